@@ -1,0 +1,21 @@
+//===- Passes.h - attn conversion passes ------------------------*- C++ -*-===//
+#ifndef ATTN_CONVERSION_PASSES_H
+#define ATTN_CONVERSION_PASSES_H
+
+#include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::attn {
+
+#define GEN_PASS_DECL
+#include "attn/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "attn/Conversion/Passes.h.inc"
+
+} // namespace mlir::attn
+
+#endif // ATTN_CONVERSION_PASSES_H

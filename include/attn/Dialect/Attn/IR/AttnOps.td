@@ -1,0 +1,161 @@
+//===- AttnOps.td - attn operations ------------------------*- tablegen -*-===//
+#ifndef ATTN_OPS_TD
+#define ATTN_OPS_TD
+
+include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Attn_FloatElt : AnyTypeOf<[F32, F16, BF16]>;
+def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+def Attn_F32Tensor : RankedTensorOf<[F32]>;
+
+//===----------------------------------------------------------------------===//
+// attn.attention
+//===----------------------------------------------------------------------===//
+
+def Attn_AttentionOp : Attn_Op<"attention", [Pure,
+    AllTypesMatch<["init", "result"]>]> {
+  let summary = "Scaled dot-product attention: softmax(scale * Q K^T + mask) V";
+  let description = [{
+    Computes, over an iteration space `(b_0, ..., b_{r-1}, m, n, d, e)` of `r`
+    batch dimensions (batch, heads, ...), query `m`, key `n`, head dim `d` and
+    value dim `e`:
+
+    ```
+    S[b, m, n] = scale * sum_d Q[b, m, d] * K[b, n, d] + mask[b, m, n]
+    S[b, m, n] = -inf                         if causal and n > m
+    P[b, m, n] = exp(S[b, m, n] - max_n S[b, m, :]) / sum_n exp(S[b, m, n] - max_n S[b, m, :])
+    O[b, m, e] = sum_n P[b, m, n] * V[b, n, e]
+    ```
+
+    The softmax is over the key axis `n`. Which operand dimension is which is
+    stated by `indexing_maps` (not guessed from position): one projected
+    permutation per operand, in the order Q, K, V, out, mask, over the
+    `r + 4` iteration dimensions above. Q uses `{b..., m, d}`, K
+    `{b..., n, d}`, V `{b..., n, e}`, out `{b..., m, e}`, each dimension
+    exactly once and in any order. The optional additive `mask` uses any
+    subset of `{b..., m, n}` (missing dimensions are broadcast) and may hold
+    `-inf`. `causal` masks keys after the query (`n > m`, aligned at the top
+    left like `torch.nn.functional.scaled_dot_product_attention(is_causal=True)`).
+
+    Inputs may be f32, f16 or bf16; scores, softmax statistics and the
+    accumulation are computed in f32 and the result is rounded once to the
+    element type of `init`. A row in which every score is `-inf` (fully
+    masked) yields 0; the unfused softmax would yield NaN there.
+
+    Example (`[B, H, S, D]` layout, causal):
+    ```mlir
+    %o = attn.attention ins(%q, %k, %v : tensor<2x8x128x64xf16>,
+           tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>) scale(%s)
+         outs(%init : tensor<2x8x128x64xf16>) causal
+         indexing_maps = [
+           affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>,
+           affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+           affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>,
+           affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>]
+         -> tensor<2x8x128x64xf16>
+    ```
+  }];
+
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+      Attn_FloatTensor:$value, F32:$scale, Attn_FloatTensor:$init,
+      Optional<Attn_FloatTensor>:$mask, AffineMapArrayAttr:$indexing_maps,
+      UnitAttr:$causal);
+  let results = (outs Attn_FloatTensor:$result);
+
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`
+        type($value) `)`
+    `scale` `(` $scale `)`
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
+    `outs` `(` $init `:` type($init) `)`
+    (`causal` $causal^)?
+    `indexing_maps` `=` $indexing_maps
+    attr-dict `->` type($result)
+  }];
+
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// Number of batch-like dimensions (r above).
+    unsigned getNumBatchDims() { return getQuery().getType().getRank() - 2; }
+    /// Positions of the named dimensions in the iteration space.
+    unsigned getMDim() { return getNumBatchDims(); }
+    unsigned getNDim() { return getNumBatchDims() + 1; }
+    unsigned getDDim() { return getNumBatchDims() + 2; }
+    unsigned getEDim() { return getNumBatchDims() + 3; }
+    AffineMap getQueryMap() { return getIndexingMapsArray()[0]; }
+    AffineMap getKeyMap() { return getIndexingMapsArray()[1]; }
+    AffineMap getValueMap() { return getIndexingMapsArray()[2]; }
+    AffineMap getOutputMap() { return getIndexingMapsArray()[3]; }
+    AffineMap getMaskMap() {
+      return getMask() ? getIndexingMapsArray()[4] : AffineMap();
+    }
+    SmallVector<AffineMap> getIndexingMapsArray() {
+      return llvm::to_vector(getIndexingMaps().getAsValueRange<AffineMapAttr>());
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// attn.online_update
+//===----------------------------------------------------------------------===//
+
+def Attn_OnlineUpdateOp : Attn_Op<"online_update", [Pure,
+    AllTypesMatch<["max", "sum", "new_max", "new_sum"]>,
+    AllTypesMatch<["acc", "new_acc"]>]> {
+  let summary = "One step of the online-softmax recurrence over a tile of keys";
+  let description = [{
+    Folds a tile of scores `S[b, m, n]` (f32, already scaled and masked) and
+    the matching values `V[b, n, e]` into the running state: row maximum
+    `max[b, m]`, row sum `sum[b, m]` and unnormalized output `acc[b, m, e]`:
+
+    ```
+    m'  = max(m, rowmax(S))
+    ms  = (m' == -inf) ? 0 : m'          // keeps fully masked rows finite
+    α   = exp(m - ms)
+    P   = exp(S - ms)
+    ℓ'  = α * ℓ + rowsum(P)
+    O'  = α * O + P V                     // V upcast to f32
+    ```
+
+    All layouts are canonical: batch dimensions first, then query, then
+    key (S, V) or value dimension (acc). Starting from `m = -inf`, `ℓ = 0`,
+    `O = 0` and applying this to every key tile, `attn.finalize` yields the
+    softmax-weighted sum.
+  }];
+
+  let arguments = (ins Attn_F32Tensor:$scores, Attn_FloatTensor:$value,
+      Attn_F32Tensor:$max, Attn_F32Tensor:$sum, Attn_F32Tensor:$acc);
+  let results = (outs Attn_F32Tensor:$new_max, Attn_F32Tensor:$new_sum,
+      Attn_F32Tensor:$new_acc);
+
+  let assemblyFormat = [{
+    $scores `,` $value `into` `(` $max `,` $sum `,` $acc `)` attr-dict `:`
+        type($scores) `,` type($value) `,` type($max) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.finalize
+//===----------------------------------------------------------------------===//
+
+def Attn_FinalizeOp : Attn_Op<"finalize", [Pure]> {
+  let summary = "The one division of the online softmax: O = acc / sum";
+  let description = [{
+    `O[b, m, e] = sum[b, m] == 0 ? 0 : acc[b, m, e] / sum[b, m]`, rounded to
+    the result element type. A zero sum only arises for a fully masked row,
+    which therefore yields 0.
+  }];
+  let arguments = (ins Attn_F32Tensor:$acc, Attn_F32Tensor:$sum);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $acc `,` $sum attr-dict `:` type($acc) `,` type($sum) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // ATTN_OPS_TD

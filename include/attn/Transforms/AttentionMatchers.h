@@ -1,0 +1,50 @@
+//===- AttentionMatchers.h - structural attention matcher -------*- C++ -*-===//
+//
+// One canonical matcher: every spelling of attention (named linalg ops,
+// generics, a linalg.softmax) is normalized into the same facts, collected in
+// AttentionMatch. Matching creates no IR; a failure carries a reason a user
+// can act on (it feeds --attn-explain).
+//
+#ifndef ATTN_TRANSFORMS_ATTENTIONMATCHERS_H
+#define ATTN_TRANSFORMS_ATTENTIONMATCHERS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace mlir::attn {
+
+/// Everything needed to build attn.attention, found by walking back from the
+/// P·V contraction.
+struct AttentionMatch {
+  Value query, key, value, mask; ///< operands after folding transposes
+  /// Maps over (b..., m, n, d, e) for query, key, value, output, mask.
+  AffineMap queryMap, keyMap, valueMap, outputMap, maskMap;
+  unsigned numBatch = 0;
+  double scale = 1.0;
+  bool causal = false;
+  Value init;                ///< the P·V destination (zero-filled)
+  Operation *root = nullptr; ///< the P·V contraction, replaced
+  Operation *softmax = nullptr;  ///< the softmax (or its last op)
+  Operation *qkContraction = nullptr;
+  /// Ops that become dead once root is replaced, consumers first.
+  SmallVector<Operation *> deadChain;
+
+  /// One line for remarks: "scale=0.125, mask=additive(b,m,n), ...".
+  std::string describe() const;
+};
+
+/// Tries to recognize attention whose P·V contraction is `root`. On failure
+/// returns failure and sets `why` to the first condition that failed.
+FailureOr<AttentionMatch> matchAttention(Operation *root, std::string &why);
+
+/// True for an op that plays the role of a softmax (linalg.softmax); used to
+/// find candidates for remarks.
+bool isSoftmaxCandidate(Operation *op);
+
+} // namespace mlir::attn
+
+#endif // ATTN_TRANSFORMS_ATTENTIONMATCHERS_H

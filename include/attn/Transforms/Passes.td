@@ -1,0 +1,60 @@
+//===- Passes.td - attn transformation passes --------------*- tablegen -*-===//
+#ifndef ATTN_TRANSFORMS_PASSES_TD
+#define ATTN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnFuse : Pass<"attn-fuse"> {
+  let summary = "Recognize softmax(scale * Q K^T + mask) V and fuse it into attn.attention";
+  let description = [{
+    Walks back from every P·V contraction through a softmax over the key axis,
+    an optional scale and additive mask, to the Q·K^T contraction, and replaces
+    the chain with one `attn.attention`. Nothing is changed unless the fused
+    op computes the same result (up to rounding): softmax over another axis,
+    scores or probabilities with other uses, accumulators that are not zero,
+    and contractions over the wrong axis are left alone. With `explain`, every
+    candidate gets a remark saying what was fused or why not.
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark for every candidate: what was fused, or why not">
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def AttnTile : Pass<"attn-tile"> {
+  let summary = "Rewrite attn.attention into an online-softmax loop over key tiles";
+  let description = [{
+    Each `attn.attention` becomes an `scf.forall` over query tiles containing an
+    `scf.for` over key/value tiles that carries the online-softmax state
+    `(m, l, acc)` (f32) through `attn.online_update`, followed by one
+    `attn.finalize`. Scores exist only as tiles of `tile-q x tile-kv`; the
+    last tile may be ragged and is handled exactly with dynamic sizes.
+  }];
+  let options = [
+    Option<"tileQ", "tile-q", "int64_t", /*default=*/"64",
+           "Query rows per tile (0: no query tiling)">,
+    Option<"tileKV", "tile-kv", "int64_t", /*default=*/"64",
+           "Keys per tile of the online-softmax loop">
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def AttnDecomposeAggregates : Pass<"attn-decompose-aggregates"> {
+  let summary = "Decompose linalg aggregate ops (linalg.softmax) left unfused";
+  let description = [{
+    Softmaxes that were not part of a fused attention are decomposed into
+    linalg.generic ops (max, sub+exp, sum, div) so the CPU pipeline can lower
+    every module, fused or not.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+#endif // ATTN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,225 @@
+//===- AttnToLinalg.cpp - attn ops -> linalg on tensors -------------------===//
+//
+// attn.online_update (canonical layout, r batch dims):
+//   m'  = max(m, rowmax(S))                   reduction over n, init m
+//   ms  = m' == -inf ? 0 : m'
+//   P   = exp(S - ms)                         [b.., tm, tn]
+//   α   = exp(m - ms)
+//   ℓ'  = α ℓ + rowsum(P)                     reduction over n, init α ℓ
+//   O'  = α O + P V                           contraction over n, init α O
+// attn.finalize: O = ℓ == 0 ? 0 : O / ℓ, rounded to the result type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_CONVERTATTNTOLINALG
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+using BodyFn = function_ref<void(OpBuilder &, Location, ValueRange)>;
+
+/// Builds generics over the loop space (b.., m, x) where x is n (S, V) or
+/// e (acc); rows are (b.., m).
+struct LoopSpace {
+  OpBuilder &b;
+  Location loc;
+  unsigned r; // batch dims
+  MLIRContext *ctx() { return b.getContext(); }
+
+  AffineMap map(unsigned numDims, ArrayRef<unsigned> dims) {
+    SmallVector<AffineExpr> res;
+    for (unsigned d : dims)
+      res.push_back(getAffineDimExpr(d, ctx()));
+    return AffineMap::get(numDims, 0, res, ctx());
+  }
+  SmallVector<unsigned> rows() {
+    return llvm::to_vector(llvm::seq<unsigned>(0, r + 1));
+  }
+  SmallVector<unsigned> rowsPlus(unsigned extra) {
+    SmallVector<unsigned> v = rows();
+    v.push_back(extra);
+    return v;
+  }
+  Value emptyLike(Value v, Type elt) {
+    return tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, v),
+                                   elt);
+  }
+  Value generic(Type resultType, ValueRange ins, Value init,
+                ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iters,
+                BodyFn body) {
+    return linalg::GenericOp::create(b, loc, resultType, ins, init, maps,
+                                     iters, body)
+        ->getResult(0);
+  }
+};
+
+Value safeMax(OpBuilder &b, Location loc, Value m) {
+  Value ninf = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value isNinf =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, ninf);
+  return arith::SelectOp::create(b, loc, isNinf, zero, m);
+}
+
+struct LowerOnlineUpdate : public OpRewritePattern<OnlineUpdateOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(OnlineUpdateOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    unsigned r = op.getScores().getType().getRank() - 2;
+    LoopSpace ls{rewriter, loc, r};
+    unsigned R = r + 2; // loops (b.., m, n)
+    auto par = utils::IteratorType::parallel;
+    auto red = utils::IteratorType::reduction;
+    SmallVector<utils::IteratorType> rowRed(r + 1, par), all(R, par);
+    rowRed.push_back(red);
+    SmallVector<utils::IteratorType> rowPar(r + 1, par);
+    AffineMap full = AffineMap::getMultiDimIdentityMap(R, rewriter.getContext());
+    AffineMap row = ls.map(R, ls.rows());
+    AffineMap rowId = AffineMap::getMultiDimIdentityMap(r + 1,
+                                                        rewriter.getContext());
+    Value s = op.getScores(), v = op.getValue(), m = op.getMax(),
+          l = op.getSum(), acc = op.getAcc();
+    Type f32 = rewriter.getF32Type();
+
+    // m' = max(m, rowmax(S))
+    Value mNew = ls.generic(m.getType(), s, m, {full, row}, rowRed,
+                            [](OpBuilder &b, Location l, ValueRange a) {
+                              linalg::YieldOp::create(
+                                  b, l, arith::MaximumFOp::create(b, l, a[0], a[1])
+                                            .getResult());
+                            });
+    // P = exp(S - ms)
+    Value p = ls.generic(s.getType(), ValueRange{s, mNew}, ls.emptyLike(s, f32),
+                         {full, row, full}, all,
+                         [](OpBuilder &b, Location l, ValueRange a) {
+                           Value d = arith::SubFOp::create(b, l, a[0],
+                                                           safeMax(b, l, a[1]));
+                           linalg::YieldOp::create(
+                               b, l, math::ExpOp::create(b, l, d).getResult());
+                         });
+    // α = exp(m - ms)
+    Value alpha = ls.generic(m.getType(), ValueRange{m, mNew},
+                             ls.emptyLike(m, f32), {rowId, rowId, rowId}, rowPar,
+                             [](OpBuilder &b, Location l, ValueRange a) {
+                               Value d = arith::SubFOp::create(
+                                   b, l, a[0], safeMax(b, l, a[1]));
+                               linalg::YieldOp::create(
+                                   b, l,
+                                   math::ExpOp::create(b, l, d).getResult());
+                             });
+    auto mul = [](OpBuilder &b, Location l, ValueRange a) {
+      linalg::YieldOp::create(b, l,
+                              arith::MulFOp::create(b, l, a[0], a[1]).getResult());
+    };
+    // ℓ' = α ℓ + rowsum(P)
+    // In place on ℓ and O, so the loop-carried buffers stay where they are.
+    Value lScaled = ls.generic(l.getType(), ValueRange{alpha}, l,
+                               {rowId, rowId}, rowPar, mul);
+    Value lNew = ls.generic(l.getType(), p, lScaled, {full, row}, rowRed,
+                            [](OpBuilder &b, Location l, ValueRange a) {
+                              linalg::YieldOp::create(
+                                  b, l,
+                                  arith::AddFOp::create(b, l, a[1], a[0])
+                                      .getResult());
+                            });
+    // O' = α O + P V   (loops b.., m, e, n)
+    AffineMap accId = AffineMap::getMultiDimIdentityMap(R, rewriter.getContext());
+    Value accScaled = ls.generic(acc.getType(), ValueRange{alpha}, acc,
+                                 {row, accId}, all, mul);
+    unsigned M = r, Ev = r + 1, Nk = r + 2;
+    SmallVector<unsigned> batch = llvm::to_vector(llvm::seq<unsigned>(0, r));
+    auto withTail = [&](std::initializer_list<unsigned> tail) {
+      SmallVector<unsigned> d = batch;
+      d.append(tail.begin(), tail.end());
+      return ls.map(R + 1, d);
+    };
+    SmallVector<utils::IteratorType> pvIters(R, par);
+    pvIters.push_back(red);
+    Value accNew = ls.generic(
+        acc.getType(), ValueRange{p, v}, accScaled,
+        {withTail({M, Nk}), withTail({Nk, Ev}), withTail({M, Ev})}, pvIters,
+        [](OpBuilder &b, Location l, ValueRange a) {
+          Value vv = a[1];
+          if (!vv.getType().isF32())
+            vv = arith::ExtFOp::create(b, l, b.getF32Type(), vv);
+          Value prod = arith::MulFOp::create(b, l, a[0], vv);
+          linalg::YieldOp::create(
+              b, l, arith::AddFOp::create(b, l, a[2], prod).getResult());
+        });
+    rewriter.replaceOp(op, {mNew, lNew, accNew});
+    return success();
+  }
+};
+
+struct LowerFinalize : public OpRewritePattern<FinalizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FinalizeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resType = cast<RankedTensorType>(op.getType());
+    unsigned R = resType.getRank();
+    LoopSpace ls{rewriter, loc, R - 2};
+    AffineMap id = AffineMap::getMultiDimIdentityMap(R, rewriter.getContext());
+    AffineMap row = ls.map(R, ls.rows());
+    SmallVector<utils::IteratorType> par(R, utils::IteratorType::parallel);
+    Type elt = resType.getElementType();
+    Value empty = ls.emptyLike(op.getAcc(), elt);
+    Value out = ls.generic(
+        empty.getType(), ValueRange{op.getAcc(), op.getSum()}, empty,
+        {id, row, id}, par, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value zero = arith::ConstantOp::create(b, l, b.getF32FloatAttr(0.0f));
+          Value isZero = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                               a[1], zero);
+          Value q = arith::DivFOp::create(b, l, a[0], a[1]);
+          Value x = arith::SelectOp::create(b, l, isZero, zero, q);
+          if (elt != x.getType())
+            x = arith::TruncFOp::create(b, l, elt, x);
+          linalg::YieldOp::create(b, l, x);
+        });
+    if (out.getType() != resType)
+      out = tensor::CastOp::create(rewriter, loc, resType, out);
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerOnlineUpdate, LowerFinalize>(patterns.getContext());
+}
+
+namespace {
+struct ConvertAttnToLinalgPass
+    : public attn::impl::ConvertAttnToLinalgBase<ConvertAttnToLinalgPass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SmallVector<AttentionOp> ops;
+    getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
+    for (AttentionOp op : ops)
+      if (failed(tileOnlineSoftmax(rewriter, op, TileOptions{})))
+        return signalPassFailure();
+    RewritePatternSet patterns(&getContext());
+    populateAttnToLinalgPatterns(patterns);
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
+  }
+};
+} // namespace

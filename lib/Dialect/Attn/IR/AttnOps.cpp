@@ -1,0 +1,184 @@
+//===- AttnOps.cpp - attn operations: verifiers ---------------------------===//
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+/// Human name of iteration dimension `dim` for diagnostics.
+static std::string dimName(unsigned dim, unsigned numBatch) {
+  if (dim < numBatch)
+    return "batch dimension " + std::to_string(dim);
+  static const char *names[] = {"query dimension 'm'", "key dimension 'n'",
+                                "head dimension 'd'", "value dimension 'e'"};
+  return names[dim - numBatch];
+}
+
+LogicalResult AttentionOp::verify() {
+  auto qType = getQuery().getType();
+  if (qType.getRank() < 2)
+    return emitOpError("expects the query to have rank >= 2 (batch..., m, d), "
+                       "got rank ")
+           << qType.getRank();
+  unsigned rank = qType.getRank();
+  unsigned numBatch = rank - 2;
+  unsigned numLoops = numBatch + 4;
+  unsigned mDim = numBatch, nDim = numBatch + 1, dDim = numBatch + 2,
+           eDim = numBatch + 3;
+
+  struct Operand {
+    StringRef name;
+    RankedTensorType type;
+    SmallVector<unsigned> required; // iteration dims it must use exactly
+    bool subsetAllowed;             // the mask may drop (broadcast) dims
+  };
+  SmallVector<unsigned> batch = llvm::to_vector(llvm::seq<unsigned>(0, numBatch));
+  auto with = [&](std::initializer_list<unsigned> extra) {
+    SmallVector<unsigned> v = batch;
+    v.append(extra.begin(), extra.end());
+    return v;
+  };
+  SmallVector<Operand> operands = {
+      {"query", qType, with({mDim, dDim}), false},
+      {"key", getKey().getType(), with({nDim, dDim}), false},
+      {"value", getValue().getType(), with({nDim, eDim}), false},
+      {"output", getInit().getType(), with({mDim, eDim}), false}};
+  if (getMask())
+    operands.push_back(
+        {"mask", getMask().getType(), with({mDim, nDim}), true});
+
+  SmallVector<AffineMap> maps = getIndexingMapsArray();
+  if (maps.size() != operands.size())
+    return emitOpError("expects ")
+           << operands.size()
+           << " indexing maps (query, key, value, output"
+           << (getMask() ? ", mask" : "") << "), got " << maps.size();
+
+  // Static size of every iteration dimension, with the operand that fixed it.
+  SmallVector<int64_t> sizes(numLoops, ShapedType::kDynamic);
+  SmallVector<StringRef> sizeFrom(numLoops);
+  for (auto [op, map] : llvm::zip(operands, maps)) {
+    auto mapAttr = AffineMapAttr::get(map);
+    if (map.getNumDims() != numLoops || map.getNumSymbols() != 0)
+      return emitOpError("expects the ")
+             << op.name << " indexing map to have " << numLoops
+             << " dimensions (" << numBatch
+             << " batch + m, n, d, e) and no symbols, got " << mapAttr;
+    if (!op.subsetAllowed && op.type.getRank() != static_cast<int64_t>(rank))
+      return emitOpError("expects the ")
+             << op.name << " to have rank " << rank << " like the query, got "
+             << op.type.getRank();
+    if (map.getNumResults() != op.type.getRank())
+      return emitOpError("expects the ")
+             << op.name << " indexing map to have " << op.type.getRank()
+             << " results (the rank of the " << op.name << "), got " << mapAttr;
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
+      return emitOpError("expects the ")
+             << op.name
+             << " indexing map to be a projected permutation, got " << mapAttr;
+    llvm::SmallBitVector used(numLoops);
+    for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
+      unsigned dim = cast<AffineDimExpr>(expr).getPosition();
+      if (!llvm::is_contained(op.required, dim))
+        return emitOpError("the ")
+               << op.name << " must not index the "
+               << dimName(dim, numBatch) << " (indexing map " << mapAttr << ")";
+      used.set(dim);
+      int64_t sz = op.type.getDimSize(pos);
+      if (ShapedType::isDynamic(sz))
+        continue;
+      if (!ShapedType::isDynamic(sizes[dim]) && sizes[dim] != sz)
+        return emitOpError("has inconsistent sizes for the ")
+               << dimName(dim, numBatch) << ": " << sizes[dim] << " in the "
+               << sizeFrom[dim] << " but " << sz << " in the " << op.name;
+      sizes[dim] = sz;
+      sizeFrom[dim] = op.name;
+    }
+    if (!op.subsetAllowed)
+      for (unsigned dim : op.required)
+        if (!used.test(dim))
+          return emitOpError("the ")
+                 << op.name << " indexing map must use the "
+                 << dimName(dim, numBatch) << ", got " << mapAttr;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// OnlineUpdateOp
+//===----------------------------------------------------------------------===//
+
+/// Checks that `a` dim `i` and `b` dim `j` agree when both are static.
+static LogicalResult checkDim(Operation *op, RankedTensorType a, unsigned i,
+                              StringRef aName, RankedTensorType b, unsigned j,
+                              StringRef bName, StringRef what) {
+  int64_t x = a.getDimSize(i), y = b.getDimSize(j);
+  if (ShapedType::isDynamic(x) || ShapedType::isDynamic(y) || x == y)
+    return success();
+  return op->emitOpError("expects ")
+         << aName << " and " << bName << " to agree on the " << what
+         << ", got " << x << " and " << y;
+}
+
+LogicalResult OnlineUpdateOp::verify() {
+  auto s = getScores().getType(), v = getValue().getType(),
+       m = getMax().getType(), acc = getAcc().getType();
+  int64_t rank = s.getRank();
+  if (rank < 2)
+    return emitOpError("expects scores of rank >= 2 (batch..., m, n), got ")
+           << rank;
+  if (v.getRank() != rank || acc.getRank() != rank || m.getRank() != rank - 1)
+    return emitOpError("expects scores, value and acc of rank ")
+           << rank << " and max/sum of rank " << rank - 1;
+  Operation *op = getOperation();
+  for (int64_t i = 0; i < rank - 2; ++i)
+    if (failed(checkDim(op, s, i, "scores", v, i, "value", "batch dimensions")) ||
+        failed(checkDim(op, s, i, "scores", acc, i, "acc", "batch dimensions")) ||
+        failed(checkDim(op, s, i, "scores", m, i, "max", "batch dimensions")))
+      return failure();
+  if (failed(checkDim(op, s, rank - 1, "scores", v, rank - 2, "value",
+                      "key dimension")) ||
+      failed(checkDim(op, s, rank - 2, "scores", m, rank - 2, "max",
+                      "query dimension")) ||
+      failed(checkDim(op, s, rank - 2, "scores", acc, rank - 2, "acc",
+                      "query dimension")) ||
+      failed(checkDim(op, v, rank - 1, "value", acc, rank - 1, "acc",
+                      "value dimension")))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// FinalizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult FinalizeOp::verify() {
+  auto acc = getAcc().getType(), sum = getSum().getType();
+  auto res = cast<RankedTensorType>(getResult().getType());
+  if (sum.getRank() + 1 != acc.getRank())
+    return emitOpError("expects sum to have rank ")
+           << acc.getRank() - 1 << " (acc without its value dimension), got "
+           << sum.getRank();
+  if (res.getRank() != acc.getRank())
+    return emitOpError("expects the result to have the shape of acc, got rank ")
+           << res.getRank() << " vs " << acc.getRank();
+  for (int64_t i = 0; i < acc.getRank(); ++i) {
+    if (failed(checkDim(*this, acc, i, "acc", res, i, "result", "shape")))
+      return failure();
+    if (i < sum.getRank() &&
+        failed(checkDim(*this, acc, i, "acc", sum, i, "sum", "row shape")))
+      return failure();
+  }
+  return success();
+}

@@ -1,0 +1,56 @@
+//===- Pipelines.cpp - --attn-cpu-pipeline --------------------------------===//
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/Conversion/Passes.h"
+#include "attn/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void attn::buildAttnCpuPipeline(OpPassManager &pm,
+                                const CpuPipelineOptions &options) {
+  if (options.fuse)
+    pm.addPass(createAttnFuse());
+  pm.addPass(createAttnTile(AttnTileOptions{options.tileQ, options.tileKV}));
+  pm.addPass(createConvertAttnToLinalg());
+  pm.addPass(createAttnDecomposeAggregates());
+  pm.addPass(createCanonicalizerPass());
+
+  bufferization::OneShotBufferizePassOptions bufOpts;
+  bufOpts.bufferizeFunctionBoundaries = true;
+  // The running max is recomputed into a fresh row buffer each key tile.
+  bufOpts.allowReturnAllocsFromLoops = true;
+  bufOpts.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufOpts));
+  bufferization::BufferDeallocationPipelineOptions deallocOpts;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
+
+  // The CPU runs query tiles one after another (after bufferization: the
+  // conversion does not handle scf.forall with tensor shared_outs).
+  pm.addNestedPass<func::FuncOp>(createForallToForLoopPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void attn::registerAttnPipelines() {
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "attn-cpu-pipeline",
+      "Fuse and tile attention, then lower the whole module to the LLVM "
+      "dialect for mlir-runner",
+      buildAttnCpuPipeline);
+}

@@ -1,0 +1,350 @@
+//===- TileOnlineSoftmax.cpp - attn.attention -> online-softmax loop ------===//
+//
+// Matches: attn.attention (any layout given by its indexing maps).
+// Produces:
+//   scf.forall over query tiles (tm rows):
+//     m = -inf, l = 0, acc = 0                      (f32 state)
+//     scf.for over key tiles (tn keys):
+//       S = scale * Q_t K_t^T + mask_t  (causal: -inf where n > m)   [tm x tn]
+//       m, l, acc = attn.online_update S, V_t into (m, l, acc)
+//     O_t = attn.finalize acc, l                     (the one divide)
+// Operands are first brought to the canonical layout (b..., rows, cols) with
+// linalg.transpose where their maps are not already canonical; that costs an
+// O(N d) copy, never an N x N one. For causal attention the key loop stops
+// at the diagonal: tiles entirely above it are never visited.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Transforms/Passes.h"
+#include "attn/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNTILE
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// Brings `v` (indexed by `map` over the attention loops) into the layout
+/// whose dims are `order` (attention loop positions), transposing if needed.
+static Value toLayout(OpBuilder &b, Location loc, Value v, AffineMap map,
+                      ArrayRef<unsigned> order) {
+  SmallVector<int64_t> perm;
+  for (unsigned dim : order)
+    perm.push_back(*map.getResultPosition(getAffineDimExpr(dim, b.getContext())));
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return v;
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, v);
+  SmallVector<OpFoldResult> permuted;
+  for (int64_t p : perm)
+    permuted.push_back(sizes[p]);
+  Value empty = tensor::EmptyOp::create(
+      b, loc, permuted, cast<ShapedType>(v.getType()).getElementType());
+  return linalg::TransposeOp::create(b, loc, v, empty, perm)->getResult(0);
+}
+
+/// min(tile, total - iv), static when it can be.
+static OpFoldResult tileSize(OpBuilder &b, Location loc, Value iv, int64_t tile,
+                             OpFoldResult total) {
+  std::optional<int64_t> st = getConstantIntValue(total);
+  if (st && (tile >= *st))
+    return b.getIndexAttr(*st);
+  if (st && *st % tile == 0)
+    return b.getIndexAttr(tile);
+  Value t = getValueOrCreateConstantIndexOp(b, loc, total);
+  Value rest = arith::SubIOp::create(b, loc, t, iv);
+  Value tileV = arith::ConstantIndexOp::create(b, loc, tile);
+  return arith::MinSIOp::create(b, loc, tileV, rest).getResult();
+}
+
+static Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> shape,
+                    float value) {
+  Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
+  Value c = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  return linalg::FillOp::create(b, loc, c, empty)->getResult(0);
+}
+
+/// A slice of `v` along its last two dims (rows at `rowOff` x `rowLen`,
+/// columns whole) keeping all leading dims.
+static Value sliceRows(OpBuilder &b, Location loc, Value v, unsigned rowDim,
+                       OpFoldResult rowOff, OpFoldResult rowLen) {
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, v);
+  SmallVector<OpFoldResult> offsets(sizes.size(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
+  offsets[rowDim] = rowOff;
+  sizes[rowDim] = rowLen;
+  return tensor::ExtractSliceOp::create(b, loc, v, offsets, sizes, strides);
+}
+
+namespace {
+/// Everything the per-tile builder needs, in canonical layout.
+struct Canonical {
+  unsigned numBatch;
+  Value q, k, v, mask;      // [b.., m, d], [b.., n, d], [b.., n, e], mask
+  SmallVector<unsigned> maskDims; // attention dims of the mask, ascending
+  SmallVector<OpFoldResult> batchSizes;
+  OpFoldResult m, n, e;
+  Value scale;
+  bool causal;
+  Type outElt;
+};
+} // namespace
+
+static Value ext(OpBuilder &b, Location loc, Value x) {
+  if (x.getType().isF32())
+    return x;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+}
+
+/// S = scale * Qt Kt^T + mask (with the causal rule), f32 [b.., tm, tn].
+static Value buildScores(OpBuilder &b, Location loc, const Canonical &c,
+                         Value qt, Value kt, Value qOff, OpFoldResult tm,
+                         Value kOff, OpFoldResult tn) {
+  MLIRContext *ctx = b.getContext();
+  unsigned r = c.numBatch;
+  SmallVector<OpFoldResult> sShape = c.batchSizes;
+  sShape.append({tm, tn});
+  Value s = filled(b, loc, sShape, 0.0f);
+
+  // Contraction over d in the loop space (b.., m, n, d).
+  SmallVector<AffineExpr> bExprs;
+  for (unsigned i = 0; i < r; ++i)
+    bExprs.push_back(getAffineDimExpr(i, ctx));
+  auto dims = [&](std::initializer_list<unsigned> tail, unsigned numDims) {
+    SmallVector<AffineExpr> res = bExprs;
+    for (unsigned t : tail)
+      res.push_back(getAffineDimExpr(t, ctx));
+    return AffineMap::get(numDims, 0, res, ctx);
+  };
+  unsigned M = r, N = r + 1, D = r + 2;
+  SmallVector<AffineMap> maps = {dims({M, D}, r + 3), dims({N, D}, r + 3),
+                                 dims({M, N}, r + 3)};
+  SmallVector<utils::IteratorType> iters(r + 2, utils::IteratorType::parallel);
+  iters.push_back(utils::IteratorType::reduction);
+  s = linalg::GenericOp::create(
+          b, loc, s.getType(), ValueRange{qt, kt}, ValueRange{s}, maps, iters,
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value prod = arith::MulFOp::create(nb, l, ext(nb, l, args[0]),
+                                               ext(nb, l, args[1]));
+            Value sum = arith::AddFOp::create(nb, l, args[2], prod);
+            linalg::YieldOp::create(nb, l, sum);
+          })
+          ->getResult(0);
+
+  // Scale, mask and causal rule in one elementwise pass over the tile.
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> emaps;
+  if (c.mask) {
+    // Slice the mask to this tile along its m and n dims.
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, c.mask);
+    SmallVector<OpFoldResult> offsets(sizes.size(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
+    SmallVector<AffineExpr> res;
+    for (auto [i, dim] : llvm::enumerate(c.maskDims)) {
+      if (dim == M) {
+        offsets[i] = qOff;
+        sizes[i] = tm;
+      } else if (dim == N) {
+        offsets[i] = kOff;
+        sizes[i] = tn;
+      }
+      res.push_back(getAffineDimExpr(dim, ctx));
+    }
+    inputs.push_back(tensor::ExtractSliceOp::create(b, loc, c.mask, offsets,
+                                                    sizes, strides));
+    emaps.push_back(AffineMap::get(r + 2, 0, res, ctx));
+  }
+  emaps.push_back(AffineMap::getMultiDimIdentityMap(r + 2, ctx));
+  SmallVector<utils::IteratorType> eiters(r + 2, utils::IteratorType::parallel);
+  Value scale = c.scale;
+  bool hasMask = static_cast<bool>(c.mask);
+  return linalg::GenericOp::create(
+             b, loc, s.getType(), inputs, ValueRange{s}, emaps, eiters,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Value x = arith::MulFOp::create(nb, l, args.back(), scale);
+               if (hasMask)
+                 x = arith::AddFOp::create(nb, l, x, ext(nb, l, args[0]));
+               if (c.causal) {
+                 Value row = arith::AddIOp::create(
+                     nb, l, linalg::IndexOp::create(nb, l, M), qOff);
+                 Value col = arith::AddIOp::create(
+                     nb, l, linalg::IndexOp::create(nb, l, N), kOff);
+                 Value above = arith::CmpIOp::create(
+                     nb, l, arith::CmpIPredicate::ugt, col, row);
+                 Value ninf = arith::ConstantOp::create(
+                     nb, l,
+                     nb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+                 x = arith::SelectOp::create(nb, l, above, ninf, x);
+               }
+               linalg::YieldOp::create(nb, l, x);
+             })
+      ->getResult(0);
+}
+
+/// The online-softmax loop for one query tile; returns O_t [b.., tm, e].
+static Value buildQueryTile(OpBuilder &b, Location loc, const Canonical &c,
+                            Value qt, Value qOff, OpFoldResult tm,
+                            int64_t keyTile) {
+  unsigned r = c.numBatch;
+  SmallVector<OpFoldResult> rowShape = c.batchSizes;
+  rowShape.push_back(tm);
+  SmallVector<OpFoldResult> accShape = rowShape;
+  accShape.push_back(c.e);
+  Value m0 = filled(b, loc, rowShape, -std::numeric_limits<float>::infinity());
+  Value l0 = filled(b, loc, rowShape, 0.0f);
+  Value acc0 = filled(b, loc, accShape, 0.0f);
+
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value step = arith::ConstantIndexOp::create(b, loc, keyTile);
+  Value ub = getValueOrCreateConstantIndexOp(b, loc, c.n);
+  if (c.causal) {
+    // Keys after the last row of this tile are masked for every row.
+    Value end = arith::AddIOp::create(
+        b, loc, qOff, getValueOrCreateConstantIndexOp(b, loc, tm));
+    ub = arith::MinSIOp::create(b, loc, ub, end);
+  }
+  auto loop = scf::ForOp::create(
+      b, loc, zero, ub, step, ValueRange{m0, l0, acc0},
+      [&](OpBuilder &nb, Location l, Value j, ValueRange state) {
+        // With the causal bound the trip count depends on the query tile, so
+        // the last key tile is only known to be ragged at run time.
+        OpFoldResult tn = c.causal ? OpFoldResult(arith::MinSIOp::create(
+                                         nb, l,
+                                         arith::ConstantIndexOp::create(
+                                             nb, l, keyTile),
+                                         arith::SubIOp::create(nb, l, ub, j))
+                                         .getResult())
+                                   : tileSize(nb, l, j, keyTile, c.n);
+        Value kt = sliceRows(nb, l, c.k, r, j, tn);
+        Value vt = sliceRows(nb, l, c.v, r, j, tn);
+        Value s = buildScores(nb, l, c, qt, kt, qOff, tm, j, tn);
+        auto upd = OnlineUpdateOp::create(nb, l, state[0].getType(),
+                                          state[1].getType(),
+                                          state[2].getType(), s, vt, state[0],
+                                          state[1], state[2]);
+        scf::YieldOp::create(nb, l, upd->getResults());
+      });
+  auto outType = RankedTensorType::get(
+      cast<RankedTensorType>(acc0.getType()).getShape(), c.outElt);
+  return FinalizeOp::create(b, loc, outType, loop.getResult(2),
+                            loop.getResult(1));
+}
+
+FailureOr<Value> mlir::attn::tileOnlineSoftmax(RewriterBase &rewriter,
+                                               AttentionOp op,
+                                               const TileOptions &options) {
+  if (options.keyTile <= 0 || options.queryTile < 0)
+    return rewriter.notifyMatchFailure(op, "tile sizes must be positive");
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  unsigned r = op.getNumBatchDims();
+  unsigned M = op.getMDim(), N = op.getNDim(), D = op.getDDim(),
+           E = op.getEDim();
+  SmallVector<unsigned> batch = llvm::to_vector(llvm::seq<unsigned>(0, r));
+  auto order = [&](std::initializer_list<unsigned> tail) {
+    SmallVector<unsigned> o = batch;
+    o.append(tail.begin(), tail.end());
+    return o;
+  };
+
+  Canonical c;
+  c.numBatch = r;
+  c.q = toLayout(rewriter, loc, op.getQuery(), op.getQueryMap(), order({M, D}));
+  c.k = toLayout(rewriter, loc, op.getKey(), op.getKeyMap(), order({N, D}));
+  c.v = toLayout(rewriter, loc, op.getValue(), op.getValueMap(), order({N, E}));
+  if (Value mask = op.getMask()) {
+    AffineMap mm = op.getMaskMap();
+    for (AffineExpr e : mm.getResults())
+      c.maskDims.push_back(cast<AffineDimExpr>(e).getPosition());
+    llvm::sort(c.maskDims);
+    c.mask = toLayout(rewriter, loc, mask, mm, c.maskDims);
+  }
+  SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(rewriter, loc, c.q);
+  c.batchSizes.assign(qSizes.begin(), qSizes.begin() + r);
+  c.m = qSizes[r];
+  c.n = tensor::getMixedSizes(rewriter, loc, c.k)[r];
+  c.e = tensor::getMixedSizes(rewriter, loc, c.v)[r + 1];
+  c.scale = op.getScale();
+  c.causal = op.getCausal();
+  c.outElt = op.getType().getElementType();
+
+  // Destination in canonical layout: the init itself when its map is.
+  SmallVector<unsigned> outOrder = order({M, E});
+  Value init = op.getInit();
+  Value canonInit = toLayout(rewriter, loc, init, op.getOutputMap(), outOrder);
+  bool outCanonical = canonInit == init;
+
+  Value result;
+  std::optional<int64_t> mStatic = getConstantIntValue(c.m);
+  if (options.queryTile == 0 || (mStatic && *mStatic <= options.queryTile)) {
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    result = buildQueryTile(rewriter, loc, c, c.q, zero, c.m, options.keyTile);
+  } else {
+    int64_t tq = options.queryTile;
+    auto forall = scf::ForallOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{c.m},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(tq)},
+        ValueRange{canonInit}, std::nullopt);
+    OpBuilder::InsertionGuard g(rewriter);
+    rewriter.setInsertionPoint(forall.getTerminator());
+    Value i = forall.getInductionVars()[0];
+    OpFoldResult tm = tileSize(rewriter, loc, i, tq, c.m);
+    Value qt = sliceRows(rewriter, loc, c.q, r, i, tm);
+    Value ot = buildQueryTile(rewriter, loc, c, qt, i, tm, options.keyTile);
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    Value shared = forall.getRegionIterArgs()[0];
+    SmallVector<OpFoldResult> sizes = c.batchSizes;
+    sizes.append({tm, c.e});
+    SmallVector<OpFoldResult> offsets(r + 2, rewriter.getIndexAttr(0));
+    offsets[r] = i;
+    SmallVector<OpFoldResult> strides(r + 2, rewriter.getIndexAttr(1));
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, ot, shared, offsets,
+                                          sizes, strides);
+    result = forall.getResult(0);
+  }
+
+  if (!outCanonical) {
+    // Write the canonical result into the caller's layout.
+    SmallVector<int64_t> perm(r + 2);
+    AffineMap om = op.getOutputMap();
+    for (unsigned i = 0; i < r + 2; ++i)
+      perm[i] = llvm::find(outOrder, om.getDimPosition(i)) - outOrder.begin();
+    result = linalg::TransposeOp::create(rewriter, loc, result, init, perm)
+                 ->getResult(0);
+  } else if (result.getType() != op.getType()) {
+    result = tensor::CastOp::create(rewriter, loc, op.getType(), result);
+  }
+  rewriter.replaceOp(op, result);
+  return result;
+}
+
+namespace {
+struct AttnTilePass : public attn::impl::AttnTileBase<AttnTilePass> {
+  using AttnTileBase::AttnTileBase;
+  void runOnOperation() override {
+    SmallVector<AttentionOp> ops;
+    getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    TileOptions options{tileQ, tileKV};
+    for (AttentionOp op : ops)
+      if (failed(tileOnlineSoftmax(rewriter, op, options))) {
+        op.emitError("cannot tile attention: tile sizes must be positive "
+                     "(tile-kv > 0, tile-q >= 0)");
+        return signalPassFailure();
+      }
+  }
+};
+} // namespace

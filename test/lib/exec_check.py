@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""Execution check: runs every function of an MLIR file through attn-opt's
+CPU pipeline and through stock mlir-opt (unfused), and compares the outputs.
+
+Each `// -----` chunk may carry a directive line
+
+    // EXEC: [@fn] [dims=2,33] [amp=1.0] [argN=mask|bias|normal] [seed=N]
+    //       [tol=1e-5] [nofuse] [pipeline=tile-q=16,tile-kv=8] [ref=tosa]
+
+`dims` fills the `?` dimensions of the arguments in order. `amp` scales the
+random normal inputs (large values give large logits). `argN=mask` fills
+argument N with 0 or -inf (the first entry of the last axis is kept finite so
+no row is fully masked); `bias` is a finite additive bias. `nofuse` states that
+attn-fuse must leave the chunk alone (a look-alike); otherwise the chunk must
+fuse. Chunks without a directive are not executed.
+
+Outputs are compared with ||out - ref|| / ||ref|| <= tol; any NaN in the fused
+output fails. Exit status 0 when every executed chunk passes.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+
+RUNNER_LIBS = ["libmlir_runner_utils.so", "libmlir_c_runner_utils.so"]
+STOCK = [
+    "--one-shot-bufferize=bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map",
+    "--convert-linalg-to-loops", "--lower-affine", "--convert-scf-to-cf",
+    "--expand-strided-metadata", "--lower-affine", "--convert-to-llvm",
+    "--reconcile-unrealized-casts",
+]
+TOSA = ["--tosa-to-linalg-pipeline", "--tosa-to-arith", "--tosa-to-tensor"]
+
+DTYPES = {"f32": np.float32, "f16": np.float16}
+
+
+def parse_tensor(t: str):
+    m = re.fullmatch(r"tensor<(.*)x(f32|f16|bf16|i1)>", t.strip())
+    if not m:
+        m0 = re.fullmatch(r"tensor<(f32|f16|bf16|i1)>", t.strip())
+        if m0:
+            return [], m0.group(1)
+        raise ValueError(f"unsupported type {t}")
+    return [None if d == "?" else int(d) for d in m.group(1).split("x")], m.group(2)
+
+
+def fmt_type(shape, elt):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + elt + ">"
+
+
+def encode(arr: np.ndarray, elt: str) -> str:
+    if elt == "bf16":
+        bits = (arr.astype(np.float32).view(np.uint32) + 0x8000) >> 16
+        raw = bits.astype("<u2").tobytes()
+    elif elt == "i1":
+        raw = arr.astype(np.uint8).tobytes()
+    else:
+        raw = arr.astype(DTYPES[elt]).astype("<" + np.dtype(DTYPES[elt]).str[1:]).tobytes()
+    return '"0x' + raw.hex().upper() + '"'
+
+
+def parse_directive(chunk: str):
+    m = re.search(r"^\s*//\s*EXEC:(.*)$", chunk, re.M)
+    if not m:
+        return None
+    opts = {"amp": 1.0, "tol": None, "fuse": True, "args": {}, "dims": [],
+            "fn": None, "seed": None, "pipeline": None, "ref": None}
+    for tok in m.group(1).split():
+        if tok.startswith("@"):
+            opts["fn"] = tok[1:]
+        elif tok == "nofuse":
+            opts["fuse"] = False
+        elif "=" in tok:
+            k, v = tok.split("=", 1)
+            if k == "dims":
+                opts["dims"] = [int(x) for x in v.split(",")]
+            elif k in ("amp", "tol"):
+                opts[k] = float(v)
+            elif k == "seed":
+                opts["seed"] = int(v)
+            elif k == "pipeline":
+                opts["pipeline"] = v.replace(",", " ")
+            elif k == "ref":
+                opts["ref"] = v
+            elif re.fullmatch(r"arg\d+", k):
+                opts["args"][int(k[3:])] = v
+            else:
+                raise ValueError(f"unknown EXEC option {tok}")
+        else:
+            raise ValueError(f"unknown EXEC option {tok}")
+    return opts
+
+
+FUNC_RE = re.compile(r"func\.func\s+@([\w$.]+)\s*\((.*?)\)\s*->\s*\(?\s*(tensor<[^>]*>)",
+                     re.S)
+
+
+def make_main(chunk: str, opts, rng):
+    funcs = FUNC_RE.findall(chunk)
+    if not funcs:
+        raise ValueError("no function returning a tensor in chunk")
+    name, args, res = funcs[0]
+    if opts["fn"]:
+        match = [f for f in funcs if f[0] == opts["fn"]]
+        name, args, res = match[0]
+    arg_types = re.findall(r"%[\w]+\s*:\s*(tensor<[^>]*>)", args)
+    dims = list(opts["dims"])
+    lines, vals = [], []
+    sizes = {}
+    for i, t in enumerate(arg_types):
+        shape, elt = parse_tensor(t)
+        conc = [d if d is not None else dims.pop(0) for d in shape]
+        kind = opts["args"].get(i, "normal")
+        if elt == "i1":
+            arr = rng.random(conc) < 0.8
+            if conc:
+                arr[..., 0] = True
+        elif kind == "mask":
+            arr = np.where(rng.random(conc) < 0.3, -np.inf, 0.0)
+            if conc:
+                arr[..., 0] = 0.0
+        elif kind == "bias":
+            arr = rng.standard_normal(conc)
+        else:
+            arr = rng.standard_normal(conc) * opts["amp"]
+        st = fmt_type(conc, elt)
+        lines.append(f"    %a{i} = arith.constant dense<{encode(np.asarray(arr), elt)}> : {st}")
+        v = f"%a{i}"
+        if st != t:
+            lines.append(f"    %c{i} = tensor.cast %a{i} : {st} to {t}")
+            v = f"%c{i}"
+        vals.append(v)
+        sizes[i] = conc
+    shape, elt = parse_tensor(res)
+    rank = len(shape)
+    lines.append(f"    %r = func.call @{name}({', '.join(vals)}) : "
+                 f"({', '.join(arg_types)}) -> {res}")
+    out = "%r"
+    if elt != "f32":
+        ftype = fmt_type(shape, "f32")
+        dyn = [f"%d{i}" for i, d in enumerate(shape) if d is None]
+        for i, d in enumerate(shape):
+            if d is None:
+                lines.append(f"    %ci{i} = arith.constant {i} : index")
+                lines.append(f"    %d{i} = tensor.dim %r, %ci{i} : {res}")
+        idmap = "affine_map<(" + ", ".join(f"i{i}" for i in range(rank)) + ") -> (" + \
+            ", ".join(f"i{i}" for i in range(rank)) + ")>"
+        par = ", ".join(['"parallel"'] * rank)
+        lines.append(f"    %e = tensor.empty({', '.join(dyn)}) : {ftype}")
+        lines.append(f"    %rf = linalg.generic {{indexing_maps = [{idmap}, {idmap}], "
+                     f"iterator_types = [{par}]}} ins(%r : {res}) outs(%e : {ftype}) {{")
+        lines.append(f"    ^bb0(%x: {elt}, %y: f32):")
+        lines.append(f"      %w = arith.extf %x : {elt} to f32")
+        lines.append("      linalg.yield %w : f32")
+        lines.append(f"    }} -> {ftype}")
+        out, res = "%rf", ftype
+    mshape, _ = parse_tensor(res)
+    mtype = "memref<" + "".join(("?" if d is None else str(d)) + "x" for d in mshape) + "f32>"
+    lines.append(f"    %m = bufferization.to_buffer {out} : {res} to {mtype}")
+    lines.append(f"    %u = memref.cast %m : {mtype} to memref<*xf32>")
+    lines.append("    func.call @printMemrefF32(%u) : (memref<*xf32>) -> ()")
+    main = ("  func.func @main() {\n" + "\n".join(lines) + "\n    return\n  }\n"
+            "  func.func private @printMemrefF32(memref<*xf32>) attributes "
+            "{llvm.emit_c_interface}\n")
+    return name, main
+
+
+def add_main(chunk: str, main: str) -> str:
+    body = "\n".join(l for l in chunk.splitlines() if not l.lstrip().startswith("// RUN"))
+    m = re.search(r"^\s*module\b[^{]*\{", body, re.M)
+    if m:
+        end = body.rstrip().rfind("}")
+        return body[:end] + main + "}\n"
+    return "module {\n" + body + "\n" + main + "}\n"
+
+
+NUM_RE = re.compile(r"-?nan|-?inf|-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?")
+
+
+def parse_output(text: str) -> np.ndarray:
+    i = text.find("data =")
+    if i < 0:
+        raise ValueError("no printed memref in output:\n" + text[-2000:])
+    toks = NUM_RE.findall(text[i + 6:])
+    return np.array([float(t) for t in toks], dtype=np.float64)
+
+
+def run(cmd, inp=None):
+    p = subprocess.run(cmd, input=inp, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"command failed ({p.returncode}): {' '.join(cmd)}\n"
+                           f"{p.stderr[-4000:]}")
+    return p.stdout
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("file")
+    ap.add_argument("--attn-opt", required=True)
+    ap.add_argument("--tools", required=True, help="LLVM bin dir (mlir-opt, mlir-runner)")
+    ap.add_argument("--libs", required=True, help="LLVM lib dir (runner utils)")
+    ap.add_argument("--transform-lib", required=True)
+    ap.add_argument("--keep", help="directory to keep generated files")
+    a = ap.parse_args()
+
+    text = open(a.file).read()
+    chunks = re.split(r"^// -----\s*$", text, flags=re.M)
+    libs = ",".join(os.path.join(a.libs, l) for l in RUNNER_LIBS)
+    runner = [os.path.join(a.tools, "mlir-runner"), "-e", "main",
+              "-entry-point-result=void", f"-shared-libs={libs}"]
+    mlir_opt = os.path.join(a.tools, "mlir-opt")
+    failures = 0
+    executed = 0
+    tmp = a.keep or tempfile.mkdtemp(prefix="attn-exec-")
+    os.makedirs(tmp, exist_ok=True)
+    for idx, chunk in enumerate(chunks):
+        opts = parse_directive(chunk)
+        if opts is None:
+            continue
+        executed += 1
+        funcs = FUNC_RE.findall(chunk)
+        fname = opts["fn"] or (funcs[0][0] if funcs else f"chunk{idx}")
+        seed = opts["seed"] if opts["seed"] is not None else zlib.crc32(fname.encode())
+        rng = np.random.default_rng(seed)
+        try:
+            name, main_fn = make_main(chunk, opts, rng)
+            prog = add_main(chunk, main_fn)
+            path = os.path.join(tmp, f"{idx:02d}_{name}.mlir")
+            with open(path, "w") as f:
+                f.write(prog)
+            fused_ir = run([a.attn_opt, path, "--attn-fuse"])
+            n_fused = fused_ir.count("attn.attention")
+            if opts["fuse"] and n_fused == 0:
+                raise RuntimeError("expected attn-fuse to fuse this chunk; it did not")
+            if not opts["fuse"] and n_fused:
+                raise RuntimeError("attn-fuse fused a look-alike that must stay unfused")
+            pipe = "--attn-cpu-pipeline"
+            if opts["pipeline"]:
+                pipe += "=" + opts["pipeline"]
+            llvm_fused = run([a.attn_opt, path, pipe])
+            out = parse_output(run(runner, llvm_fused))
+            ref_passes = []
+            if opts["ref"] == "tosa":
+                ref_passes += TOSA
+            ref_passes += [f"--transform-preload-library=transform-library-paths={a.transform_lib}",
+                           "--transform-interpreter"] + STOCK
+            llvm_ref = run([mlir_opt, path] + ref_passes)
+            ref = parse_output(run(runner, llvm_ref))
+            elt = parse_tensor([f for f in funcs if f[0] == name][0][2])[1]
+            tol = opts["tol"] or (1e-5 if elt == "f32" else 1e-2)
+            if out.shape != ref.shape:
+                raise RuntimeError(f"shape mismatch {out.shape} vs {ref.shape}")
+            if np.isnan(out).any():
+                raise RuntimeError(f"NaN in fused output ({np.isnan(out).sum()} elements)")
+            finite = ~np.isnan(ref)
+            if not finite.all():
+                raise RuntimeError("NaN in the reference output: the test input is invalid")
+            err = np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30)
+            status = "ok" if err <= tol else "FAIL"
+            print(f"{status}: @{name} fused={n_fused} rel_err={err:.3e} tol={tol:g} "
+                  f"n_out={out.size}")
+            if err > tol:
+                failures += 1
+        except Exception as e:  # report and go on with the next chunk
+            failures += 1
+            print(f"FAIL: @{fname}: {e}")
+    print(f"executed {executed} chunk(s), {failures} failure(s)")
+    if executed == 0:
+        print("no chunk carries an EXEC directive")
+        return 1
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
