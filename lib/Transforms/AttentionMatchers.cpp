@@ -348,9 +348,11 @@ std::string AttentionMatch::describe() const {
     os << cast<ShapedType>(v.getType()).getElementType();
     return s;
   };
+  char scaleStr[32];
+  snprintf(scaleStr, sizeof(scaleStr), "%g", scale);
   return llvm::formatv("scale={0}, mask={1}, causal={2}, batch dims={3}, "
                        "dtype {4} -> {5}",
-                       scale, maskStr, causal ? "yes" : "no", numBatch,
+                       scaleStr, maskStr, causal ? "yes" : "no", numBatch,
                        elt(query), elt(root->getResult(0)))
       .str();
 }
