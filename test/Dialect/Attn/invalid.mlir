@@ -1,0 +1,199 @@
+// RUN: attn-opt %s --split-input-file --verify-diagnostics
+
+func.func @query_rank_1(%q: tensor<8xf32>, %k: tensor<8xf32>, %v: tensor<8xf32>, %o: tensor<8xf32>) -> tensor<8xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{expects the query to have rank >= 2 (batch..., m, d), got rank 1}}
+  %r = attn.attention ins(%q, %k, %v : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) scale(%s)
+      outs(%o : tensor<8xf32>) indexing_maps = [] -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+func.func @wrong_number_of_maps(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{expects 4 indexing maps (query, key, value, output), got 3}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>] -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @map_wrong_num_dims(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{expects the key indexing map to have 4 dimensions (0 batch + m, n, d, e) and no symbols}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>] -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @key_rank_mismatch(%q: tensor<2x4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<2x6x8xf32>, %o: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{expects the key to have rank 3 like the query, got 2}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x8xf32>, tensor<6x8xf32>, tensor<2x6x8xf32>) scale(%s)
+      outs(%o : tensor<2x4x8xf32>)
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (n, d)>,
+                       affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>] -> tensor<2x4x8xf32>
+  return %r : tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @map_results_vs_rank(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{expects the value indexing map to have 2 results (the rank of the value)}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (e)>, affine_map<(m, n, d, e) -> (m, e)>] -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @not_projected_permutation(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{expects the query indexing map to be a projected permutation}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m + n, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>] -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @query_indexes_key_dim(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{the query must not index the key dimension 'n'}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (n, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>] -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @head_dim_mismatch(%q: tensor<4x8xf32>, %k: tensor<6x16xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{has inconsistent sizes for the head dimension 'd': 8 in the query but 16 in the key}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x16xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>] -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @kv_length_mismatch(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<7x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{has inconsistent sizes for the key dimension 'n': 6 in the key but 7 in the value}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<7x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>] -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @mask_indexes_head_dim(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %mask: tensor<4x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{the mask must not index the head dimension 'd'}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      mask(%mask : tensor<4x8xf32>) outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>,
+                       affine_map<(m, n, d, e) -> (m, d)>] -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @mask_query_len_mismatch(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %mask: tensor<5x6xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{has inconsistent sizes for the query dimension 'm': 4 in the output but 5 in the mask}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      mask(%mask : tensor<5x6xf32>) outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>,
+                       affine_map<(m, n, d, e) -> (m, n)>] -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @integer_query(%q: tensor<4x8xi32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xi32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>] -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @update_rank_mismatch(%s: tensor<4x16x32xf32>, %v: tensor<32x64xf16>,
+    %m: tensor<4x16xf32>, %l: tensor<4x16xf32>, %acc: tensor<4x16x64xf32>) {
+  // expected-error @below {{expects scores, value and acc of rank 3 and max/sum of rank 2}}
+  %m2, %l2, %acc2 = attn.online_update %s, %v into(%m, %l, %acc)
+      : tensor<4x16x32xf32>, tensor<32x64xf16>, tensor<4x16xf32>, tensor<4x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @update_key_mismatch(%s: tensor<16x32xf32>, %v: tensor<31x64xf16>,
+    %m: tensor<16xf32>, %l: tensor<16xf32>, %acc: tensor<16x64xf32>) {
+  // expected-error @below {{expects scores and value to agree on the key dimension, got 32 and 31}}
+  %m2, %l2, %acc2 = attn.online_update %s, %v into(%m, %l, %acc)
+      : tensor<16x32xf32>, tensor<31x64xf16>, tensor<16xf32>, tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @update_rows_mismatch(%s: tensor<16x32xf32>, %v: tensor<32x64xf16>,
+    %m: tensor<15xf32>, %l: tensor<15xf32>, %acc: tensor<16x64xf32>) {
+  // expected-error @below {{expects scores and max to agree on the query dimension, got 16 and 15}}
+  %m2, %l2, %acc2 = attn.online_update %s, %v into(%m, %l, %acc)
+      : tensor<16x32xf32>, tensor<32x64xf16>, tensor<15xf32>, tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @update_f16_state(%s: tensor<16x32xf32>, %v: tensor<32x64xf16>,
+    %m: tensor<16xf16>, %l: tensor<16xf16>, %acc: tensor<16x64xf32>) {
+  // expected-error @below {{operand #2 must be ranked tensor of 32-bit float values}}
+  %m2, %l2, %acc2 = attn.online_update %s, %v into(%m, %l, %acc)
+      : tensor<16x32xf32>, tensor<32x64xf16>, tensor<16xf16>, tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_sum_rank(%acc: tensor<16x64xf32>, %l: tensor<16x64xf32>) {
+  // expected-error @below {{expects sum to have rank 1 (acc without its value dimension), got 2}}
+  %o = attn.finalize %acc, %l : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x64xf16>
+  return
+}
+
+// -----
+
+func.func @finalize_shape(%acc: tensor<16x64xf32>, %l: tensor<16xf32>) {
+  // expected-error @below {{expects acc and result to agree on the shape, got 64 and 32}}
+  %o = attn.finalize %acc, %l : tensor<16x64xf32>, tensor<16xf32> -> tensor<16x32xf16>
+  return
+}

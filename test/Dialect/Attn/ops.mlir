@@ -1,0 +1,62 @@
+// RUN: attn-opt %s --split-input-file | FileCheck %s
+// Round trip: parse -> print -> parse again must give the same IR.
+// RUN: attn-opt %s --split-input-file | attn-opt --split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @attention_bhsd_causal_f16
+// CHECK: attn.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>) scale(%{{.*}}) outs(%{{.*}} : tensor<2x8x128x64xf16>) causal indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}] -> tensor<2x8x128x64xf16>
+func.func @attention_bhsd_causal_f16(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>,
+    %v: tensor<2x8x128x64xf16>, %o: tensor<2x8x128x64xf16>) -> tensor<2x8x128x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>)
+      scale(%s) outs(%o : tensor<2x8x128x64xf16>) causal
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>]
+      -> tensor<2x8x128x64xf16>
+  return %r : tensor<2x8x128x64xf16>
+}
+
+// -----
+
+// A broadcast mask (no batch dims) and the [B, S, H, D] layout, bf16.
+// CHECK-LABEL: func.func @attention_bshd_mask_bf16
+// CHECK: attn.attention {{.*}} mask(%{{.*}} : tensor<100x70xf32>) outs
+func.func @attention_bshd_mask_bf16(%q: tensor<2x100x4x32xbf16>, %k: tensor<2x70x4x32xbf16>,
+    %v: tensor<2x70x4x16xbf16>, %mask: tensor<100x70xf32>, %o: tensor<2x100x4x16xbf16>) -> tensor<2x100x4x16xbf16> {
+  %s = arith.constant 0.17677669 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x100x4x32xbf16>, tensor<2x70x4x32xbf16>, tensor<2x70x4x16xbf16>)
+      scale(%s) mask(%mask : tensor<100x70xf32>) outs(%o : tensor<2x100x4x16xbf16>)
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, m, h, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n, h, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n, h, e)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, m, h, e)>,
+                       affine_map<(b, h, m, n, d, e) -> (m, n)>]
+      -> tensor<2x100x4x16xbf16>
+  return %r : tensor<2x100x4x16xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @online_update_and_finalize
+// CHECK: %[[M:.*]], %[[L:.*]], %[[A:.*]] = attn.online_update %{{.*}}, %{{.*}} into(%{{.*}}, %{{.*}}, %{{.*}}) : tensor<4x16x32xf32>, tensor<4x32x64xf16>, tensor<4x16xf32>, tensor<4x16x64xf32>
+// CHECK: attn.finalize %[[A]], %[[L]] : tensor<4x16x64xf32>, tensor<4x16xf32> -> tensor<4x16x64xf16>
+func.func @online_update_and_finalize(%s: tensor<4x16x32xf32>, %v: tensor<4x32x64xf16>,
+    %m: tensor<4x16xf32>, %l: tensor<4x16xf32>, %acc: tensor<4x16x64xf32>) -> tensor<4x16x64xf16> {
+  %m2, %l2, %acc2 = attn.online_update %s, %v into(%m, %l, %acc)
+      : tensor<4x16x32xf32>, tensor<4x32x64xf16>, tensor<4x16xf32>, tensor<4x16x64xf32>
+  %o = attn.finalize %acc2, %l2 : tensor<4x16x64xf32>, tensor<4x16xf32> -> tensor<4x16x64xf16>
+  return %o : tensor<4x16x64xf16>
+}
+
+// -----
+
+// Dynamic sizes.
+// CHECK-LABEL: func.func @online_update_dynamic
+// CHECK: attn.online_update
+func.func @online_update_dynamic(%s: tensor<?x?xf32>, %v: tensor<?x8xf32>,
+    %m: tensor<?xf32>, %l: tensor<?xf32>, %acc: tensor<?x8xf32>) -> (tensor<?xf32>, tensor<?xf32>, tensor<?x8xf32>) {
+  %m2, %l2, %acc2 = attn.online_update %s, %v into(%m, %l, %acc)
+      : tensor<?x?xf32>, tensor<?x8xf32>, tensor<?xf32>, tensor<?x8xf32>
+  return %m2, %l2, %acc2 : tensor<?xf32>, tensor<?xf32>, tensor<?x8xf32>
+}
