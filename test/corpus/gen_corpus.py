@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""Regenerate the frontend attention corpus: JAX -> StableHLO -> upstream linalg.
+
+Each variant is an attention written the way JAX users write it. The script
+  1. lowers it on the CPU with `jax.jit(f).lower(*args).as_text()` (StableHLO),
+  2. converts the StableHLO to upstream linalg/arith/math/tensor with IREE's
+     input conversion:
+         iree-opt --inline --iree-stablehlo-to-iree-input --canonicalize IN -o OUT
+  3. post-processes the module so that only upstream dialects remain: the
+     entry function @main becomes @jax_<name> (exec_check.py adds its own
+     @main), `public` visibility and jax./mhlo. attributes are dropped, and any
+     op or attribute of a non-upstream dialect is an error;
+  4. verifies the file parses with stock `mlir-opt` (LLVM/MLIR 22) and writes
+     it as OUT_DIR/jax_<name>.mlir with a header that says how it was made and
+     an `// EXEC:` directive for test/lib/exec_check.py.
+
+Requirements (Python 3.12, as iree-base-compiler wheels need it):
+    python3.12 -m venv VENV && VENV/bin/pip install jax iree-base-compiler
+(worked with jax 0.12.0.1 / jaxlib 0.12.0.1 and iree-base-compiler 3.13.0;
+jax on the CPU needs no accelerator). iree-opt is looked up next to the
+Python interpreter, then on PATH, unless --iree-opt is given.
+
+Usage:
+    VENV/bin/python gen_corpus.py --out DIR [--iree-opt PATH] [--mlir-opt PATH]
+                                   [--only NAME ...] [--keep-stablehlo]
+"""
+from __future__ import annotations
+
+import argparse
+import inspect
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+F32, F16 = jnp.float32, jnp.float16
+
+
+def spec(shape, dtype=F32):
+    return jax.ShapeDtypeStruct(shape, dtype)
+
+
+# --------------------------------------------------------------------------
+# Variants. Layout [B, S, H, D] as in flax / jax.nn.dot_product_attention.
+# --------------------------------------------------------------------------
+
+def mha_f32(q, k, v):
+    # flax.linen.dot_product_attention style: the query is scaled by
+    # 1/sqrt(D) before Q.K^T, softmax over the keys.
+    d = q.shape[-1]
+    q = q / jnp.sqrt(d).astype(q.dtype)
+    s = jnp.einsum('bqhd,bkhd->bhqk', q, k)
+    p = jax.nn.softmax(s, axis=-1)
+    return jnp.einsum('bhqk,bkhd->bqhd', p, v)
+
+
+def gqa_causal_f32(q, k, v):
+    # 8 query heads share 2 KV heads: K/V repeated over the head axis.
+    # Causal mask from jnp.tril, applied with jnp.where(mask, s, -inf).
+    groups = q.shape[2] // k.shape[2]
+    k = jnp.repeat(k, groups, axis=2)
+    v = jnp.repeat(v, groups, axis=2)
+    s = jnp.einsum('bqhd,bkhd->bhqk', q, k) * (1.0 / math.sqrt(q.shape[-1]))
+    sq, sk = q.shape[1], k.shape[1]
+    mask = jnp.tril(jnp.ones((sq, sk), dtype=jnp.bool_))
+    s = jnp.where(mask, s, -jnp.inf)
+    p = jax.nn.softmax(s, axis=-1)
+    return jnp.einsum('bhqk,bkhd->bqhd', p, v)
+
+
+def mha_f16_softmax_f32(q, k, v):
+    # f16 inputs and contractions; the softmax is computed in f32 and the
+    # probabilities are cast back to f16 before P.V.
+    s = jnp.einsum('bqhd,bkhd->bhqk', q, k)
+    s = s.astype(jnp.float32) * (1.0 / math.sqrt(q.shape[-1]))
+    p = jax.nn.softmax(s, axis=-1).astype(jnp.float16)
+    return jnp.einsum('bhqk,bkhd->bqhd', p, v)
+
+
+def mha_bias_f32(q, k, v, bias):
+    # Additive bias [B, 1, Sq, Sk], broadcast over the heads (e.g. ALiBi or
+    # a relative-position bias); ragged sequence length.
+    s = jnp.einsum('bqhd,bkhd->bhqk', q, k) / math.sqrt(q.shape[-1])
+    s = s + bias
+    p = jax.nn.softmax(s, axis=-1)
+    return jnp.einsum('bhqk,bkhd->bqhd', p, v)
+
+
+def mha_bool_mask_f32(q, k, v, mask):
+    # Boolean mask argument [B, 1, Sq, Sk] (flax `mask=`), masked scores set
+    # to finfo(f32).min as flax does.
+    s = jnp.einsum('bqhd,bkhd->bhqk', q, k) / math.sqrt(q.shape[-1])
+    s = jnp.where(mask, s, jnp.finfo(s.dtype).min)
+    p = jax.nn.softmax(s, axis=-1)
+    return jnp.einsum('bhqk,bkhd->bqhd', p, v)
+
+
+def nn_dpa_gqa_causal_f32(q, k, v):
+    # The library entry point: jax.nn.dot_product_attention (XLA
+    # implementation), grouped-query (8 query heads, 2 KV heads), causal.
+    return jax.nn.dot_product_attention(q, k, v, is_causal=True,
+                                        implementation='xla')
+
+
+B = 2
+VARIANTS = [
+    # name, function, argument specs, EXEC directive
+    ("mha_f32", mha_f32,
+     [spec((B, 64, 4, 16))] * 3, "nofuse"),
+    ("gqa_causal_f32", gqa_causal_f32,
+     [spec((B, 128, 8, 32)), spec((B, 128, 2, 32)), spec((B, 128, 2, 32))],
+     "nofuse"),
+    ("mha_f16_softmax_f32", mha_f16_softmax_f32,
+     [spec((B, 100, 4, 32), F16)] * 3, "nofuse"),
+    ("mha_bias_f32", mha_bias_f32,
+     [spec((B, 100, 4, 16))] * 3 + [spec((B, 1, 100, 100))], "nofuse arg3=bias"),
+    ("mha_bool_mask_f32", mha_bool_mask_f32,
+     [spec((B, 64, 4, 16))] * 3 + [spec((B, 1, 64, 64), jnp.bool_)], "nofuse"),
+    ("nn_dpa_gqa_causal_f32", nn_dpa_gqa_causal_f32,
+     [spec((B, 96, 8, 16)), spec((B, 96, 2, 16)), spec((B, 96, 2, 16))],
+     "nofuse"),
+]
+
+IREE_FLAGS = ["--inline", "--iree-stablehlo-to-iree-input", "--canonicalize"]
+UPSTREAM = {"builtin", "func", "linalg", "arith", "math", "tensor", "scf",
+            "affine", "complex"}
+FOREIGN_ATTR = re.compile(r"\b(jax|mhlo|stablehlo|chlo|iree|iree_input|util|flow|hal"
+                          r"|sdy|tf)\.[\w.]+")
+
+
+def find_tool(name, given):
+    if given:
+        return given
+    cand = os.path.join(os.path.dirname(sys.executable), name)
+    if os.path.exists(cand):
+        return cand
+    found = shutil.which(name)
+    if not found:
+        sys.exit(f"gen_corpus: cannot find {name}; pass --{name}")
+    return found
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"gen_corpus: command failed: {' '.join(cmd)}\n{p.stderr}")
+    return p.stdout
+
+
+def strip_attr_dicts(text: str) -> str:
+    """Drops `{jax.* = ..., mhlo.* = ...}` argument/result/function attribute
+    dictionaries and `attributes {...}` on modules/functions whose entries
+    are all foreign."""
+    def drop(m):
+        body = m.group(1)
+        entries, cur, quoted = [], "", False
+        for ch in body:  # split on commas outside string literals
+            if ch == '"':
+                quoted = not quoted
+            if ch == "," and not quoted:
+                entries.append(cur.strip())
+                cur = ""
+            else:
+                cur += ch
+        entries.append(cur.strip())
+        keep = [e for e in entries if e and not FOREIGN_ATTR.match(e)]
+        return ("{" + ", ".join(keep) + "}") if keep else ""
+    text = re.sub(r"\s*attributes\s*\{([^{}]*)\}",
+                  lambda m: (" attributes " + drop(m)) if drop(m) else "", text)
+    text = re.sub(r"\s*\{((?:jax|mhlo)\.[^{}]*)\}", lambda m: drop(m), text)
+    return text
+
+
+def postprocess(text: str, name: str) -> str:
+    text = re.sub(r"func\.func\s+public\s+@", "func.func @", text)
+    text = re.sub(r"func\.func\s+private\s+@main\b", "func.func @main", text)
+    text = re.sub(r"@main\b", f"@jax_{name}", text)
+    text = strip_attr_dicts(text)
+    # Result lists left as `-> (tensor<...>)` after dropping the attribute.
+    text = re.sub(r"->\s*\((tensor<[^>]*>)\)\s*\{", r"-> \1 {", text)
+    # Every op must belong to an upstream dialect.
+    for m in re.finditer(r"^\s*(?:%[\w:#, %]+=\s*)?\"?([a-z_]+)\.([\w.]+)", text, re.M):
+        if m.group(1) not in UPSTREAM:
+            sys.exit(f"gen_corpus: {name}: op of a non-upstream dialect: "
+                     f"{m.group(1)}.{m.group(2)}")
+    bad = FOREIGN_ATTR.search(text) or re.search(r"[#!](iree|util|flow|hal)\b", text)
+    if bad:
+        sys.exit(f"gen_corpus: {name}: foreign attribute/type left: {bad.group(0)}")
+    return text
+
+
+def header(name, fn, directive, versions, stablehlo_cmd, iree_cmd):
+    src = textwrap.dedent(inspect.getsource(fn)).rstrip().splitlines()
+    lines = [
+        f"// jax_{name}: attention exported from JAX, converted to upstream linalg.",
+        "// Generated by test/corpus/gen_corpus.py; do not edit by hand. Regenerate with",
+        "//   VENV/bin/python test/corpus/gen_corpus.py --out test/corpus",
+        f"// Tools: {versions}",
+        "// Steps:",
+        f"//   {stablehlo_cmd}",
+        f"//   {iree_cmd}",
+        "//   post-process: @main -> @jax_" + name + ", drop `public` and jax./mhlo. attributes",
+        "//   verify: mlir-opt FILE > /dev/null (LLVM/MLIR 22)",
+        "// JAX source:",
+    ] + ["//   " + l if l else "//" for l in src] + [
+        f"// EXEC: {directive}".rstrip(),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("--iree-opt", help="iree-opt binary (iree-base-compiler)")
+    ap.add_argument("--mlir-opt", help="stock mlir-opt for verification "
+                    "(default /usr/lib/llvm-22/bin/mlir-opt or PATH)")
+    ap.add_argument("--only", nargs="*", help="variant names to generate")
+    ap.add_argument("--keep-stablehlo", action="store_true",
+                    help="also write jax_<name>.stablehlo.mlir")
+    a = ap.parse_args()
+
+    iree_opt = find_tool("iree-opt", a.iree_opt)
+    mlir_opt = a.mlir_opt or ("/usr/lib/llvm-22/bin/mlir-opt"
+                              if os.path.exists("/usr/lib/llvm-22/bin/mlir-opt")
+                              else shutil.which("mlir-opt"))
+    if not mlir_opt:
+        sys.exit("gen_corpus: cannot find mlir-opt; pass --mlir-opt")
+    try:
+        from importlib.metadata import version
+        iree_ver = version("iree-base-compiler")
+    except Exception:  # iree-opt given explicitly, package not importable
+        iree_ver = run([iree_opt, "--version"]).split("version")[1].split()[0]
+    versions = (f"jax {jax.__version__}, jaxlib {jax.lib.__version__}, "
+                f"iree-base-compiler {iree_ver}")
+
+    os.makedirs(a.out, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="attn-corpus-")
+    for name, fn, args, directive in VARIANTS:
+        if a.only and name not in a.only:
+            continue
+        shlo = jax.jit(fn).lower(*args).as_text()
+        shlo_path = os.path.join(tmp, f"jax_{name}.stablehlo.mlir")
+        with open(shlo_path, "w") as f:
+            f.write(shlo)
+        if a.keep_stablehlo:
+            shutil.copy(shlo_path, os.path.join(a.out, f"jax_{name}.stablehlo.mlir"))
+        linalg = run([iree_opt] + IREE_FLAGS + [shlo_path])
+        body = postprocess(linalg, name)
+        argdesc = ", ".join(f"{s.dtype}{list(s.shape)}" for s in args)
+        text = header(
+            name, fn, directive, versions,
+            f"jax.jit({fn.__name__}).lower({argdesc}).as_text()  -> StableHLO",
+            "iree-opt " + " ".join(IREE_FLAGS) + " jax_" + name + ".stablehlo.mlir",
+        ) + body
+        out_path = os.path.join(a.out, f"jax_{name}.mlir")
+        with open(out_path, "w") as f:
+            f.write(text)
+        run([mlir_opt, out_path, "-o", os.devnull])
+        print(f"wrote {out_path}")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
