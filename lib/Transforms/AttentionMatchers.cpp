@@ -1,110 +1,393 @@
 //===- AttentionMatchers.cpp - structural attention matcher ---------------===//
 //
-// Matches: P·V contraction <- softmax over the key axis <- elementwise
-//          scale / additive mask <- Q·K^T contraction, every link single-use.
+// Matches: a P·V contraction whose P is, up to casts, a softmax over the key
+//          axis of scores = scale * Q·K^T (+ additive mask) (with -inf
+//          selected in by a causal iota comparison or a boolean mask), and
+//          optionally the safe-softmax guard (fully -inf rows -> 0).
 // Produces: an AttentionMatch (operands, maps over (b..., m, n, d, e), scale,
-//          mask) or the first reason it is not attention.
+//          mask, causal) or the first reason it is not attention.
 //
-// Phases: walk back structurally, collect facts, validate; no IR is created
-// here, so a failed match never has anything to roll back.
+// Phases: trace P symbolically (ScoreTracer: any spelling of the softmax and
+// of the score transforms becomes one expression tree), recognize the math,
+// collect facts, validate (uses, blocks, types). No IR is created here, so a
+// failed match never has anything to roll back.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Transforms/AttentionMatchers.h"
+#include "ScoreTracer.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/Matchers.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <cstdio>
 
 using namespace mlir;
 using namespace mlir::attn;
 
+//===----------------------------------------------------------------------===//
+// Recognizing the math on traced terms
+//===----------------------------------------------------------------------===//
+
 namespace {
-
-/// The softmax link of the chain, whatever its spelling.
+/// P = softmax_n(x), possibly guarded.
 struct SoftmaxFacts {
-  Value input;      ///< the scores
-  int64_t dim = -1; ///< normalized dimension (a position in the scores)
-  SmallVector<Operation *> ops; ///< ops implementing it, consumers first
+  int x = -1;
+  int n = -1;
+  bool guarded = false;
 };
 
-/// The elementwise links between Q·K^T and the softmax, folded together:
-/// softmax input = scale * qk + bias.
-struct ScoreTransform {
+/// scores = scale * base + bias, with masks selected in.
+struct ScoreFacts {
+  int base = -1; ///< Leaf: the Q·K^T result
   double scale = 1.0;
-  Value bias;
-  AffineMap biasMap; ///< over score positions
-  SmallVector<Operation *> ops; ///< consumers first
+  int bias = -1;     ///< Leaf: additive mask
+  int boolMask = -1; ///< Leaf: i1 mask
+  bool boolMaskKeepsTrue = true;
+  bool causal = false;
 };
-
 } // namespace
 
-//===----------------------------------------------------------------------===//
-// Small structural helpers
-//===----------------------------------------------------------------------===//
+static bool isNegInf(std::optional<double> v) {
+  // -inf, or the lowest finite value of f32/f16/bf16 used as "minus infinity".
+  return v && (std::isinf(*v) ? *v < 0 : *v <= -65504.0);
+}
 
-/// The float value of a scalar constant, a splat constant tensor or a
-/// linalg.fill of a constant.
-static std::optional<double> getSplatFloat(Value v) {
-  Attribute attr;
-  if (matchPattern(v, m_Constant(&attr))) {
-    if (auto f = dyn_cast<FloatAttr>(attr))
-      return f.getValueAsDouble();
-    if (auto dense = dyn_cast<DenseFPElementsAttr>(attr))
-      if (dense.isSplat())
-        return dense.getSplatValue<APFloat>().convertToDouble();
+static bool isName(const Term &t, StringRef name) { return t.name == name; }
+
+static bool isContractionResult(Value v) {
+  auto op = v.getDefiningOp<linalg::LinalgOp>();
+  return op && linalg::isaContractionOpInterface(op);
+}
+
+/// Matches exp(x - max_n(x)) and returns x.
+static std::optional<std::pair<int, int>> matchExpShifted(ScoreTracer &tr,
+                                                          int e) {
+  e = tr.stripCasts(e);
+  const Term &ex = tr.get(e);
+  if (ex.kind != Term::Unary || !isName(ex, "math.exp"))
     return std::nullopt;
+  int sub = tr.stripCasts(ex.kids[0]);
+  const Term &s = tr.get(sub);
+  if (s.kind != Term::Binary || !isName(s, "arith.subf"))
+    return std::nullopt;
+  int mx = tr.stripCasts(s.kids[1]);
+  const Term &m = tr.get(mx);
+  if (m.kind != Term::Reduce ||
+      !(isName(m, "arith.maximumf") || isName(m, "arith.maxnumf")))
+    return std::nullopt;
+  if (!tr.equal(tr.stripCasts(m.kids[0]), tr.stripCasts(s.kids[0])))
+    return std::nullopt;
+  return std::make_pair(s.kids[0], m.dim);
+}
+
+static std::optional<SoftmaxFacts> matchSoftmaxTerm(ScoreTracer &tr, int p,
+                                                    std::string &why) {
+  p = tr.stripCasts(p);
+  const Term &t = tr.get(p);
+  if (t.kind == Term::Softmax)
+    return SoftmaxFacts{t.kids[0], t.dim, false};
+  // The safe-softmax guard: select(all_n(x == -inf), 0, softmax(x)).
+  if (t.kind == Term::Select && tr.constValue(t.kids[1]) == 0.0) {
+    std::optional<SoftmaxFacts> inner = matchSoftmaxTerm(tr, t.kids[2], why);
+    if (!inner)
+      return std::nullopt;
+    int c = tr.stripCasts(t.kids[0]);
+    const Term &all = tr.get(c);
+    bool ok = false;
+    if (all.kind == Term::Reduce && isName(all, "arith.andi") &&
+        all.dim == inner->n) {
+      const Term &eq = tr.get(tr.stripCasts(all.kids[0]));
+      ok = eq.kind == Term::Cmp && isName(eq, "arith.cmpf") &&
+           eq.pred == static_cast<int64_t>(arith::CmpFPredicate::OEQ) &&
+           isNegInf(tr.constValue(eq.kids[1])) &&
+           tr.equal(tr.stripCasts(eq.kids[0]), tr.stripCasts(inner->x));
+    }
+    if (!ok) {
+      why = "the probabilities are changed by a select between the softmax "
+            "and P·V that is not the fully-masked-row guard";
+      return std::nullopt;
+    }
+    inner->guarded = true;
+    return inner;
   }
-  if (auto fill = v.getDefiningOp<linalg::FillOp>())
-    return getSplatFloat(fill.getInputs()[0]);
+  // e / sum_n(e), e * (1 / sum_n(e)), e * reciprocal(sum).
+  if (t.kind == Term::Binary &&
+      (isName(t, "arith.divf") || isName(t, "arith.mulf"))) {
+    for (int swap = 0; swap < 2; ++swap) {
+      int e = t.kids[swap], d = t.kids[1 - swap];
+      if (isName(t, "arith.divf") && swap)
+        break;
+      int sum = tr.stripCasts(d);
+      if (isName(t, "arith.mulf")) {
+        const Term &r = tr.get(sum);
+        if (r.kind != Term::Binary || !isName(r, "arith.divf") ||
+            tr.constValue(r.kids[0]) != 1.0)
+          continue;
+        sum = tr.stripCasts(r.kids[1]);
+      }
+      const Term &s = tr.get(sum);
+      if (s.kind != Term::Reduce || !isName(s, "arith.addf"))
+        continue;
+      if (!tr.equal(tr.stripCasts(s.kids[0]), tr.stripCasts(e))) {
+        why = "the softmax normalizes by the sum of something other than its "
+              "numerator";
+        return std::nullopt;
+      }
+      auto shifted = matchExpShifted(tr, e);
+      if (!shifted) {
+        why = "the normalized values are not exp(x - max(x))";
+        return std::nullopt;
+      }
+      if (shifted->second != s.dim) {
+        why = "the softmax takes its max and its sum over different axes";
+        return std::nullopt;
+      }
+      return SoftmaxFacts{shifted->first, s.dim, false};
+    }
+  }
+  if (t.kind == Term::Unary && isName(t, "math.exp"))
+    why = "the exponentials are not normalized (no division by their sum)";
+  else if (t.kind == Term::Leaf)
+    why = "no softmax feeds this contraction";
+  else if (t.kind == Term::Binary || t.kind == Term::Select)
+    why = llvm::formatv("the probabilities are changed by '{0}' between the "
+                        "softmax and P·V",
+                        t.kind == Term::Select ? "arith.select" : t.name)
+              .str();
+  else
+    why = "no softmax feeds this contraction";
   return std::nullopt;
 }
+
+namespace {
+/// a*m + b*n + c over index terms.
+struct Linear {
+  int64_t a = 0, b = 0, c = 0;
+};
+} // namespace
+
+static std::optional<Linear> linearize(ScoreTracer &tr, int id, int mDim,
+                                       int nDim) {
+  const Term &t = tr.get(id);
+  if (t.kind == Term::Unary && isName(t, "icast"))
+    return linearize(tr, t.kids[0], mDim, nDim);
+  if (t.kind == Term::Const)
+    return Linear{0, 0, static_cast<int64_t>(t.value)};
+  if (t.kind == Term::Index) {
+    if (auto d = dyn_cast<AffineDimExpr>(t.index)) {
+      if ((int)d.getPosition() == mDim)
+        return Linear{1, 0, 0};
+      if ((int)d.getPosition() == nDim)
+        return Linear{0, 1, 0};
+    }
+    return std::nullopt;
+  }
+  if (t.kind == Term::Binary &&
+      (isName(t, "arith.addi") || isName(t, "arith.subi"))) {
+    auto x = linearize(tr, t.kids[0], mDim, nDim);
+    auto y = linearize(tr, t.kids[1], mDim, nDim);
+    if (!x || !y)
+      return std::nullopt;
+    int64_t s = isName(t, "arith.addi") ? 1 : -1;
+    return Linear{x->a + s * y->a, x->b + s * y->b, x->c + s * y->c};
+  }
+  return std::nullopt;
+}
+
+/// True if `cond` being `maskedWhen` masks exactly the keys after the query
+/// (n > m).
+static bool isCausalCondition(ScoreTracer &tr, int cond, bool maskedWhen,
+                              int mDim, int nDim) {
+  const Term &c = tr.get(tr.stripCasts(cond));
+  if (c.kind != Term::Cmp || !isName(c, "arith.cmpi"))
+    return false;
+  auto pred = static_cast<arith::CmpIPredicate>(c.pred);
+  auto lhs = linearize(tr, c.kids[0], mDim, nDim);
+  auto rhs = linearize(tr, c.kids[1], mDim, nDim);
+  if (!lhs || !rhs)
+    return false;
+  using P = arith::CmpIPredicate;
+  // Unsigned compares are only the signed ones on two bare indices.
+  bool bare = lhs->c == 0 && rhs->c == 0 && (lhs->a + lhs->b) == 1 &&
+              (rhs->a + rhs->b) == 1;
+  switch (pred) {
+  case P::ugt: case P::uge: case P::ult: case P::ule:
+    if (!bare)
+      return false;
+    pred = pred == P::ugt ? P::sgt : pred == P::uge ? P::sge
+           : pred == P::ult ? P::slt : P::sle;
+    break;
+  default:
+    break;
+  }
+  if (!maskedWhen)
+    pred = arith::invertPredicate(pred);
+  // masked iff L pred 0 with L = lhs - rhs.
+  Linear l{lhs->a - rhs->a, lhs->b - rhs->b, lhs->c - rhs->c};
+  if (l.a == 1 && l.b == -1) { // flip to n - m
+    l = Linear{-l.a, -l.b, -l.c};
+    pred = pred == P::sgt ? P::slt : pred == P::slt ? P::sgt
+           : pred == P::sge ? P::sle : pred == P::sle ? P::sge : pred;
+  }
+  if (l.a != -1 || l.b != 1)
+    return false;
+  // masked iff n - m + c pred 0; causal masks exactly n - m >= 1.
+  if (pred == P::sgt)
+    return l.c == 0;
+  if (pred == P::sge)
+    return l.c == -1;
+  return false;
+}
+
+static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
+                          ScoreFacts &f, std::string &why) {
+  x = tr.stripCasts(x);
+  const Term &t = tr.get(x);
+  auto dependsOnScores = [&](int id) {
+    return tr.containsLeaf(id, isContractionResult);
+  };
+  switch (t.kind) {
+  case Term::Leaf:
+    if (!isContractionResult(t.leaf)) {
+      why = "the softmax input is not computed from a Q·K^T contraction";
+      return false;
+    }
+    f.base = x;
+    return true;
+  case Term::Binary: {
+    if (isName(t, "arith.mulf") || isName(t, "arith.divf")) {
+      bool div = isName(t, "arith.divf");
+      for (int swap = 0; swap < (div ? 1 : 2); ++swap) {
+        std::optional<double> c = tr.constValue(t.kids[1 - swap]);
+        if (!c)
+          continue;
+        if (!analyzeScores(tr, t.kids[swap], mDim, nDim, f, why))
+          return false;
+        if (f.bias >= 0 || f.boolMask >= 0 || f.causal) {
+          why = "the mask is applied before the scale (scale * (Q·K^T + "
+                "mask)); only scale * Q·K^T + mask is fused";
+          return false;
+        }
+        if (div && *c == 0.0) {
+          why = "the scores are divided by zero";
+          return false;
+        }
+        f.scale = div ? f.scale / *c : f.scale * *c;
+        return true;
+      }
+      why = llvm::formatv("the scores are {0} by something that is not a "
+                          "constant",
+                          div ? "divided" : "multiplied")
+                .str();
+      return false;
+    }
+    if (isName(t, "arith.addf")) {
+      for (int swap = 0; swap < 2; ++swap) {
+        int s = t.kids[swap], b = t.kids[1 - swap];
+        if (!dependsOnScores(s) || dependsOnScores(b))
+          continue;
+        if (!analyzeScores(tr, s, mDim, nDim, f, why))
+          return false;
+        if (tr.constValue(b))
+          return true; // a constant shift leaves the softmax unchanged
+        int bl = tr.stripCasts(b);
+        if (tr.get(bl).kind != Term::Leaf) {
+          why = "the additive mask is an expression, not a tensor";
+          return false;
+        }
+        if (f.bias >= 0) {
+          why = "more than one additive mask is applied to the scores";
+          return false;
+        }
+        f.bias = bl;
+        return true;
+      }
+      why = "something other than a mask tensor is added to the scores";
+      return false;
+    }
+    why = llvm::formatv("the scores go through '{0}' before the softmax, "
+                        "which is not a scale or a mask",
+                        t.name)
+              .str();
+    return false;
+  }
+  case Term::Select: {
+    // select(cond, x, -inf) keeps where cond; select(cond, -inf, x) masks.
+    bool maskedWhen;
+    int other;
+    if (isNegInf(tr.constValue(t.kids[2]))) {
+      maskedWhen = false;
+      other = t.kids[1];
+    } else if (isNegInf(tr.constValue(t.kids[1]))) {
+      maskedWhen = true;
+      other = t.kids[2];
+    } else {
+      why = "the scores go through a select that does not mask with -inf";
+      return false;
+    }
+    if (!analyzeScores(tr, other, mDim, nDim, f, why))
+      return false;
+    int cond = tr.stripCasts(t.kids[0]);
+    if (isCausalCondition(tr, cond, maskedWhen, mDim, nDim)) {
+      if (f.causal) {
+        why = "the causal mask is applied twice";
+        return false;
+      }
+      f.causal = true;
+      return true;
+    }
+    const Term &c = tr.get(cond);
+    if (c.kind == Term::Leaf &&
+        cast<ShapedType>(c.leaf.getType()).getElementType().isInteger(1)) {
+      if (f.boolMask >= 0 || f.bias >= 0) {
+        why = "more than one mask is applied to the scores";
+        return false;
+      }
+      f.boolMask = cond;
+      f.boolMaskKeepsTrue = !maskedWhen;
+      return true;
+    }
+    if (c.kind == Term::Cmp && isName(c, "arith.cmpi"))
+      why = "the scores are masked by an index comparison that is not causal "
+            "(n > m); sliding windows are not fused yet";
+    else
+      why = "the scores are masked by a condition that is neither causal nor "
+            "a boolean mask tensor";
+    return false;
+  }
+  default:
+    why = "the softmax input is not scale * Q·K^T + mask";
+    return false;
+  }
+}
+
+bool mlir::attn::isSoftmaxCandidate(Operation *op) {
+  if (isa<linalg::SoftmaxOp>(op))
+    return true;
+  auto lop = dyn_cast<linalg::LinalgOp>(op);
+  if (!lop || linalg::isaContractionOpInterface(lop) || !lop.getBlock())
+    return false;
+  return llvm::any_of(lop.getBlock()->getOperations(),
+                      [](Operation &o) { return isa<math::ExpOp>(o); });
+}
+
+//===----------------------------------------------------------------------===//
+// Operand helpers
+//===----------------------------------------------------------------------===//
 
 static bool isZeroTensor(Value v) {
   std::optional<double> c = getSplatFloat(v);
   return c && *c == 0.0;
 }
 
-static bool hasSingleUse(Value v) { return v.hasOneUse(); }
-
-/// Looks through value-preserving float casts inside a region body.
-static Value stripCasts(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (!isa<arith::ExtFOp, arith::TruncFOp>(def))
-      break;
-    v = def->getOperand(0);
-  }
-  return v;
-}
-
-/// For a block argument of a linalg op body, the operand it stands for.
-static OpOperand *operandOfArg(linalg::LinalgOp op, Value v) {
-  auto arg = dyn_cast<BlockArgument>(v);
-  if (!arg || arg.getOwner() != op.getBlock())
-    return nullptr;
-  return &op->getOpOperand(arg.getArgNumber());
-}
-
-/// A float constant inside or outside the body, or a body argument whose
-/// operand is a splat.
-static std::optional<double> getBodyConstant(linalg::LinalgOp op, Value v) {
-  v = stripCasts(v);
-  if (OpOperand *operand = operandOfArg(op, v)) {
-    if (op.isDpsInit(operand))
-      return std::nullopt;
-    return getSplatFloat(operand->get());
-  }
-  return getSplatFloat(v);
-}
-
-/// Composes `map` (over some loops, results = dims of `transposed`) with the
-/// linalg.transpose that produced `transposed`: the returned map indexes the
-/// transpose's input instead.
+/// Composes `map` (results = dims of `transposed`) with the linalg.transpose
+/// that produced it: the returned map indexes the transpose's input.
 static AffineMap throughTranspose(linalg::TransposeOp t, AffineMap map) {
   ArrayRef<int64_t> perm = t.getPermutation();
   SmallVector<AffineExpr> results(perm.size());
@@ -113,215 +396,69 @@ static AffineMap throughTranspose(linalg::TransposeOp t, AffineMap map) {
   return AffineMap::get(map.getNumDims(), 0, results, map.getContext());
 }
 
-/// Follows single-use linalg.transpose producers of `v`.
-static std::pair<Value, AffineMap>
-foldTransposes(Value v, AffineMap map, SmallVectorImpl<Operation *> &dead) {
-  while (auto t = v.getDefiningOp<linalg::TransposeOp>()) {
-    if (!t->getResult(0).hasOneUse())
-      break;
-    map = throughTranspose(t, map);
-    v = t.getInput();
-    dead.push_back(t);
-  }
-  return {v, map};
-}
-
-//===----------------------------------------------------------------------===//
-// Softmax normalizers
-//===----------------------------------------------------------------------===//
-
-/// linalg.softmax
-static FailureOr<SoftmaxFacts> matchNamedSoftmax(Value p, std::string &why) {
-  auto sm = p.getDefiningOp<linalg::SoftmaxOp>();
-  if (!sm)
-    return failure();
-  SoftmaxFacts facts;
-  facts.input = sm.getInput();
-  facts.dim = sm.getDimension();
-  facts.ops.push_back(sm);
-  return facts;
-}
-
-static FailureOr<SoftmaxFacts> matchSoftmax(Value p, std::string &why) {
-  if (FailureOr<SoftmaxFacts> f = matchNamedSoftmax(p, why); succeeded(f))
-    return f;
-  return failure();
-}
-
-bool mlir::attn::isSoftmaxCandidate(Operation *op) {
-  return isa<linalg::SoftmaxOp>(op);
-}
-
-//===----------------------------------------------------------------------===//
-// Scale and mask between Q·K^T and the softmax
-//===----------------------------------------------------------------------===//
-
 namespace {
-/// The body of an elementwise op, as `scale * score + bias`.
-struct BodyAffine {
+/// An operand of Q·K^T or P·V after looking through producers that only
+/// permute or scale it.
+struct PeeledOperand {
+  Value value;
+  AffineMap map; ///< over attention loops
   double scale = 1.0;
-  OpOperand *bias = nullptr;
+  SmallVector<Operation *> ops;
 };
 } // namespace
 
-static FailureOr<BodyAffine> evalBody(linalg::LinalgOp op, Value v,
-                                      OpOperand *scoreOperand,
-                                      std::string &why) {
-  v = stripCasts(v);
-  if (OpOperand *operand = operandOfArg(op, v)) {
-    if (operand == scoreOperand)
-      return BodyAffine{};
-    why = "an elementwise op between Q·K^T and the softmax reads something "
-          "other than the scores where a score is expected";
-    return failure();
-  }
-  Operation *def = v.getDefiningOp();
-  if (!def || def->getBlock() != op.getBlock()) {
-    why = "an elementwise op between Q·K^T and the softmax does not use the "
-          "scores";
-    return failure();
-  }
-  auto scaled = [&](Value x, Value c, bool divide) -> FailureOr<BodyAffine> {
-    std::optional<double> k = getBodyConstant(op, c);
-    if (!k)
-      return failure();
-    FailureOr<BodyAffine> inner = evalBody(op, x, scoreOperand, why);
-    if (failed(inner))
-      return failure();
-    if (inner->bias) {
-      why = "the mask is added before the scale (scale * (Q·K^T + mask)); "
-            "only scale * Q·K^T + mask is fused";
-      return failure();
-    }
-    if (divide && *k == 0.0) {
-      why = "the scores are divided by zero";
-      return failure();
-    }
-    inner->scale = divide ? inner->scale / *k : inner->scale * *k;
-    return inner;
-  };
-  if (auto mul = dyn_cast<arith::MulFOp>(def)) {
-    if (auto r = scaled(mul.getLhs(), mul.getRhs(), false); succeeded(r))
-      return r;
-    if (!why.empty())
-      return failure();
-    if (auto r = scaled(mul.getRhs(), mul.getLhs(), false); succeeded(r))
-      return r;
-    if (why.empty())
-      why = "the scores are multiplied by something that is not a constant";
-    return failure();
-  }
-  if (auto div = dyn_cast<arith::DivFOp>(def)) {
-    if (auto r = scaled(div.getLhs(), div.getRhs(), true); succeeded(r))
-      return r;
-    if (why.empty())
-      why = "the scores are divided by something that is not a constant";
-    return failure();
-  }
-  if (auto add = dyn_cast<arith::AddFOp>(def)) {
-    for (auto [x, b] : {std::pair(add.getLhs(), add.getRhs()),
-                        std::pair(add.getRhs(), add.getLhs())}) {
-      OpOperand *biasOperand = operandOfArg(op, stripCasts(b));
-      if (!biasOperand || biasOperand == scoreOperand ||
-          op.isDpsInit(biasOperand))
-        continue;
-      FailureOr<BodyAffine> inner = evalBody(op, x, scoreOperand, why);
-      if (failed(inner))
-        return failure();
-      if (inner->bias) {
-        why = "more than one additive mask is applied to the scores";
-        return failure();
-      }
-      inner->bias = biasOperand;
-      return inner;
-    }
-    why = "something other than a mask operand is added to the scores";
-    return failure();
-  }
-  why = llvm::formatv("the scores go through '{0}' before the softmax, which "
-                      "is not a scale or an additive mask",
-                      def->getName().getStringRef())
-            .str();
-  return failure();
-}
-
-/// Walks back from the softmax input through elementwise scale/mask ops.
-/// Returns the Q·K^T result.
-static FailureOr<Value> matchScoreTransforms(Value scores, ScoreTransform &st,
-                                             std::string &why) {
+/// Looks through single-use transposes and a multiplication/division by a
+/// constant (scale on Q or K, as frontends often write it).
+static PeeledOperand peelOperand(Value v, AffineMap map, bool allowScale) {
+  PeeledOperand p{v, map, 1.0, {}};
   while (true) {
-    auto op = scores.getDefiningOp<linalg::LinalgOp>();
-    if (!op || linalg::isaContractionOpInterface(op))
-      return scores;
-    if (!hasSingleUse(scores)) {
-      why = "the scores have other uses besides the softmax";
-      return failure();
+    if (!p.value.hasOneUse())
+      return p;
+    if (auto t = p.value.getDefiningOp<linalg::TransposeOp>()) {
+      p.map = throughTranspose(t, p.map);
+      p.value = t.getInput();
+      p.ops.push_back(t);
+      continue;
     }
-    if (op.getNumDpsInits() != 1 || op.getNumParallelLoops() != op.getNumLoops()) {
-      why = llvm::formatv("'{0}' between Q·K^T and the softmax is not an "
-                          "elementwise op",
-                          op->getName().getStringRef())
-                .str();
-      return failure();
+    if (!allowScale || !p.value.getDefiningOp<linalg::LinalgOp>())
+      return p;
+    auto type = cast<RankedTensorType>(p.value.getType());
+    ScoreTracer tr(v.getContext());
+    int t = tr.trace(p.value, AffineMap::getMultiDimIdentityMap(
+                                  type.getRank(), v.getContext()));
+    if (t < 0)
+      return p;
+    const Term &term = tr.get(t);
+    if (term.kind != Term::Binary ||
+        !(isName(term, "arith.mulf") || isName(term, "arith.divf")))
+      return p;
+    bool div = isName(term, "arith.divf");
+    std::optional<double> c = tr.constValue(term.kids[1]);
+    int x = term.kids[0];
+    if (!c && !div) {
+      c = tr.constValue(term.kids[0]);
+      x = term.kids[1];
     }
-    OpOperand *init = op.getDpsInitOperand(0);
-    if (!op.getMatchingIndexingMap(init).isIdentity() ||
-        op.payloadUsesValueFromOperand(init)) {
-      why = "an elementwise op before the softmax permutes its result or reads "
-            "its destination";
-      return failure();
-    }
-    // The input that continues the chain: the one produced by a linalg op
-    // with an identity map (prefer a contraction or another elementwise op).
-    OpOperand *scoreOperand = nullptr;
-    for (OpOperand *in : op.getDpsInputOperands()) {
-      if (!op.getMatchingIndexingMap(in).isIdentity() ||
-          !in->get().getDefiningOp<linalg::LinalgOp>() ||
-          getSplatFloat(in->get()))
-        continue;
-      if (scoreOperand) {
-        // Two candidate chains (e.g. scores + a bias computed by linalg):
-        // pick the one that reaches a contraction producing exactly this op's
-        // operand shape; fall back to the first.
-        if (linalg::isaContractionOpInterface(
-                in->get().getDefiningOp<linalg::LinalgOp>()) &&
-            !linalg::isaContractionOpInterface(
-                scoreOperand->get().getDefiningOp<linalg::LinalgOp>()))
-          scoreOperand = in;
-        continue;
-      }
-      scoreOperand = in;
-    }
-    if (!scoreOperand) {
-      why = "the softmax input is not computed from a Q·K^T contraction";
-      return failure();
-    }
-    Value yielded = op.getBlock()->getTerminator()->getOperand(0);
-    FailureOr<BodyAffine> body = evalBody(op, yielded, scoreOperand, why);
-    if (failed(body))
-      return failure();
-    if (body->bias) {
-      if (st.bias) {
-        why = "more than one additive mask is applied to the scores";
-        return failure();
-      }
-      if (st.scale != 1.0) {
-        why = "the mask is added before the scale (scale * (Q·K^T + mask)); "
-              "only scale * Q·K^T + mask is fused";
-        return failure();
-      }
-      AffineMap m = op.getMatchingIndexingMap(body->bias);
-      if (!m.isProjectedPermutation(/*allowZeroInResults=*/false)) {
-        why = "the mask is indexed by a map that is not a projected "
-              "permutation of the score dimensions";
-        return failure();
-      }
-      st.bias = body->bias->get();
-      st.biasMap = m;
-    }
-    st.scale *= body->scale;
-    st.ops.push_back(op);
-    scores = scoreOperand->get();
+    if (!c || *c == 0.0)
+      return p;
+    const Term &leaf = tr.get(x); // no casts: the leaf keeps Q's type
+    if (leaf.kind != Term::Leaf || !leaf.access.isPermutation() ||
+        cast<ShapedType>(leaf.leaf.getType()).getElementType() !=
+            type.getElementType())
+      return p;
+    // Every traced op must feed only this chain (ending in p.value's user).
+    Operation *consumer = *p.value.getUsers().begin();
+    for (Operation *op : tr.ops)
+      for (Operation *user : op->getUsers())
+        if (!tr.ops.contains(user) && user != consumer)
+          return p;
+    SmallVector<AffineExpr> res(leaf.access.getNumResults());
+    for (unsigned i = 0; i < leaf.access.getNumResults(); ++i)
+      res[i] = p.map.getResult(leaf.access.getDimPosition(i));
+    p.map = AffineMap::get(p.map.getNumDims(), 0, res, v.getContext());
+    p.value = leaf.leaf;
+    p.scale *= div ? 1.0 / *c : *c;
+    llvm::append_range(p.ops, tr.ops);
   }
 }
 
@@ -332,7 +469,8 @@ static FailureOr<Value> matchScoreTransforms(Value scores, ScoreTransform &st,
 std::string AttentionMatch::describe() const {
   std::string maskStr = "none";
   if (mask) {
-    maskStr = "additive over (";
+    bool isBool = cast<ShapedType>(mask.getType()).getElementType().isInteger(1);
+    maskStr = isBool ? "boolean over (" : "additive over (";
     for (unsigned i = 0; i < maskMap.getNumResults(); ++i) {
       unsigned d = cast<AffineDimExpr>(maskMap.getResult(i)).getPosition();
       if (i)
@@ -350,10 +488,11 @@ std::string AttentionMatch::describe() const {
   };
   char scaleStr[32];
   snprintf(scaleStr, sizeof(scaleStr), "%g", scale);
-  return llvm::formatv("scale={0}, mask={1}, causal={2}, batch dims={3}, "
-                       "dtype {4} -> {5}",
-                       scaleStr, maskStr, causal ? "yes" : "no", numBatch,
-                       elt(query), elt(root->getResult(0)))
+  return llvm::formatv("scale={0}, mask={1}, causal={2}{3}, batch dims={4}, "
+                       "dtype {5} -> {6}",
+                       scaleStr, maskStr, causal ? "yes" : "no",
+                       guarded ? ", guarded rows" : "", numBatch, elt(query),
+                       elt(root->getResult(0)))
       .str();
 }
 
@@ -363,6 +502,7 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
     why = msg.str();
     return failure();
   };
+  MLIRContext *ctx = root->getContext();
   auto pv = dyn_cast<linalg::LinalgOp>(root);
   if (!pv || pv.getNumDpsInputs() != 2 || pv.getNumDpsInits() != 1 ||
       !pv.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(pv))
@@ -373,26 +513,32 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
   if (failed(pvDims))
     return fail("P·V is not a contraction");
 
-  // Which operand is P?
-  SoftmaxFacts sm;
-  OpOperand *pOperand = nullptr, *vOperand = nullptr;
+  // Which operand is P? Trace both; the one that is a softmax wins.
+  ScoreTracer tr(ctx);
+  std::optional<SoftmaxFacts> sm;
+  OpOperand *pOperand = nullptr;
+  std::string firstWhy;
   for (OpOperand *in : pv.getDpsInputOperands()) {
-    std::string smWhy;
-    FailureOr<SoftmaxFacts> f = matchSoftmax(in->get(), smWhy);
-    if (succeeded(f)) {
-      sm = *f;
+    auto type = cast<RankedTensorType>(in->get().getType());
+    ScoreTracer candidate(ctx);
+    int p = candidate.trace(in->get(), AffineMap::getMultiDimIdentityMap(
+                                           type.getRank(), ctx));
+    std::string smWhy = candidate.why;
+    if (p >= 0)
+      sm = matchSoftmaxTerm(candidate, p, smWhy);
+    if (sm) {
       pOperand = in;
+      tr = std::move(candidate);
       break;
     }
-    if (!smWhy.empty())
-      return fail(smWhy);
+    if (firstWhy.empty() || firstWhy == "no softmax feeds this contraction")
+      firstWhy = smWhy;
   }
   if (!pOperand)
-    return fail("no operand of the contraction is a softmax");
-  vOperand = pv.getDpsInputOperand(pOperand->getOperandNumber() == 0 ? 1 : 0);
-  if (!hasSingleUse(pOperand->get()))
-    return fail("the probabilities (softmax result) have other uses besides "
-                "P·V");
+    return fail(firstWhy.empty() ? "no softmax feeds this contraction"
+                                 : firstWhy);
+  OpOperand *vOperand =
+      pv.getDpsInputOperand(pOperand->getOperandNumber() == 0 ? 1 : 0);
   if (!isZeroTensor(pv.getDpsInitOperand(0)->get()))
     return fail("the P·V accumulator is not zero-initialized");
   if (pvDims->k.size() != 1)
@@ -401,14 +547,16 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
   AffineMap pMap = pv.getMatchingIndexingMap(pOperand);
   AffineMap vMapPV = pv.getMatchingIndexingMap(vOperand);
   AffineMap oMapPV = pv.getMatchingIndexingMap(pv.getDpsInitOperand(0));
-  if (!pMap.isProjectedPermutation(false) || !vMapPV.isProjectedPermutation(false) ||
+  if (!pMap.isProjectedPermutation(false) ||
+      !vMapPV.isProjectedPermutation(false) ||
       !oMapPV.isProjectedPermutation(false))
     return fail("P·V indexing maps are not projected permutations");
   bool pIsLhs = pOperand->getOperandNumber() == 0;
   ArrayRef<unsigned> pvM = pIsLhs ? pvDims->m : pvDims->n;
   ArrayRef<unsigned> pvE = pIsLhs ? pvDims->n : pvDims->m;
   if (pvM.size() != 1 || pvE.size() != 1)
-    return fail("P·V must have exactly one query and one value dimension");
+    return fail("P·V must have exactly one query and one value dimension "
+                "(grouped heads that K and V do not index are not fused yet)");
   if (pvDims->batch.size() + 3 != pv.getNumLoops())
     return fail("P·V has dimensions that are neither batch, query, key nor "
                 "value dimensions");
@@ -424,19 +572,18 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
     else if (d == pvM.front())
       mPos = i;
   }
-  if (sm.dim != nPos)
+  if (sm->n != nPos)
     return fail(llvm::formatv("the softmax normalizes dimension {0} of the "
                               "scores but P·V contracts dimension {1}: the "
                               "softmax is not over the key axis",
-                              sm.dim, nPos));
+                              sm->n, nPos));
 
   // Score position -> attention dimension (b..., m, n).
-  SmallVector<unsigned> posToAttn(rank);
+  SmallVector<int64_t> posToAttn(rank);
   for (unsigned i = 0, b = 0; i < rank; ++i)
     posToAttn[i] = i == (unsigned)mPos   ? numBatch
                    : i == (unsigned)nPos ? numBatch + 1
                                          : b++;
-  MLIRContext *ctx = root->getContext();
   unsigned numLoops = numBatch + 4;
   auto remap = [&](AffineMap map, ArrayRef<int64_t> loopToAttn) {
     SmallVector<AffineExpr> res;
@@ -452,19 +599,16 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
   if (llvm::is_contained(pvToAttn, -1))
     return fail("P·V has a dimension that P does not index");
 
-  // Scores: scale and mask, then Q·K^T.
-  ScoreTransform st;
-  if (!hasSingleUse(sm.input))
-    return fail("the scores have other uses besides the softmax");
-  FailureOr<Value> qkResult = matchScoreTransforms(sm.input, st, why);
-  if (failed(qkResult))
+  // The scores: scale, masks, then Q·K^T.
+  ScoreFacts sf;
+  if (!analyzeScores(tr, sm->x, mPos, nPos, sf, why))
     return failure();
-  auto qk = qkResult->getDefiningOp<linalg::LinalgOp>();
-  if (!qk || qk.getNumDpsInputs() != 2 || qk.getNumDpsInits() != 1 ||
-      !linalg::isaContractionOpInterface(qk))
+  const Term &base = tr.get(sf.base);
+  if (!base.access.isPermutation())
+    return fail("the scores broadcast the Q·K^T result");
+  auto qk = base.leaf.getDefiningOp<linalg::LinalgOp>();
+  if (qk.getNumDpsInputs() != 2 || qk.getNumDpsInits() != 1)
     return fail("the softmax input is not computed from a Q·K^T contraction");
-  if (!hasSingleUse(*qkResult))
-    return fail("the scores (Q·K^T) have other uses besides the softmax");
   if (!isZeroTensor(qk.getDpsInitOperand(0)->get()))
     return fail("the Q·K^T accumulator is not zero-initialized");
   FailureOr<linalg::ContractionDimensions> qkDims =
@@ -478,11 +622,24 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
   AffineMap sMap = qk.getMatchingIndexingMap(qk.getDpsInitOperand(0));
   if (!sMap.isProjectedPermutation(false) || sMap.getNumResults() != rank)
     return fail("Q·K^T writes its result through a non-permutation map");
+  // QK loop -> attention dim, through the score position each output dim
+  // is read at.
   SmallVector<int64_t> qkToAttn(qk.getNumLoops(), -1);
-  for (unsigned i = 0; i < rank; ++i)
-    qkToAttn[sMap.getDimPosition(i)] = posToAttn[i];
+  unsigned qkM = 0, qkN = 0;
+  for (unsigned p = 0; p < rank; ++p) {
+    unsigned scorePos = base.access.getDimPosition(p);
+    unsigned loop = sMap.getDimPosition(p);
+    qkToAttn[loop] = posToAttn[scorePos];
+    if (scorePos == (unsigned)mPos)
+      qkM = loop;
+    if (scorePos == (unsigned)nPos)
+      qkN = loop;
+    if (scorePos != (unsigned)mPos && scorePos != (unsigned)nPos &&
+        !llvm::is_contained(qkDims->batch, loop))
+      return fail("a batch dimension of the scores is not a batch dimension "
+                  "of Q·K^T");
+  }
   qkToAttn[qkDims->k.front()] = numBatch + 2;
-  unsigned qkM = sMap.getDimPosition(mPos), qkN = sMap.getDimPosition(nPos);
   OpOperand *qOperand = nullptr, *kOperand = nullptr;
   for (OpOperand *in : qk.getDpsInputOperands()) {
     AffineMap m = qk.getMatchingIndexingMap(in);
@@ -494,54 +651,96 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
   if (!qOperand || !kOperand || qOperand == kOperand)
     return fail("the scores' query and key axes do not come from different "
                 "operands of Q·K^T");
-  for (unsigned i = 0; i < rank; ++i)
-    if (i != (unsigned)mPos && i != (unsigned)nPos &&
-        !llvm::is_contained(qkDims->batch, sMap.getDimPosition(i)))
-      return fail("a batch dimension of the scores is not a batch dimension "
-                  "of Q·K^T");
+  for (OpOperand *in : qk.getDpsInputOperands())
+    if (!qk.getMatchingIndexingMap(in).isProjectedPermutation(false))
+      return fail("Q·K^T reads an operand through a non-permutation map");
 
-  auto supported = [](Value v) {
+  auto supported = [](Value v, bool allowBool = false) {
     Type t = cast<ShapedType>(v.getType()).getElementType();
-    return t.isF32() || t.isF16() || t.isBF16();
+    return t.isF32() || t.isF16() || t.isBF16() || (allowBool && t.isInteger(1));
   };
-  for (Value v : {qOperand->get(), kOperand->get(), vOperand->get(),
-                  pv.getDpsInitOperand(0)->get()})
-    if (!supported(v))
-      return fail("an operand has an element type other than f32, f16 or "
-                  "bf16");
-  if (st.bias && !supported(st.bias))
-    return fail("the mask has an element type other than f32, f16 or bf16");
 
-  // All checks passed: collect the facts.
   AttentionMatch match;
   match.numBatch = numBatch;
-  match.scale = st.scale;
   match.root = root;
   match.qkContraction = qk;
-  match.softmax = sm.ops.front();
   match.init = pv.getDpsInitOperand(0)->get();
-  llvm::append_range(match.deadChain, sm.ops);
-  llvm::append_range(match.deadChain, st.ops);
-  match.deadChain.push_back(qk);
-  std::tie(match.query, match.queryMap) = foldTransposes(
+  match.causal = sf.causal;
+  match.guarded = sm->guarded;
+  PeeledOperand q = peelOperand(
       qOperand->get(), remap(qk.getMatchingIndexingMap(qOperand), qkToAttn),
-      match.deadChain);
-  std::tie(match.key, match.keyMap) = foldTransposes(
+      /*allowScale=*/true);
+  PeeledOperand k = peelOperand(
       kOperand->get(), remap(qk.getMatchingIndexingMap(kOperand), qkToAttn),
-      match.deadChain);
-  std::tie(match.value, match.valueMap) = foldTransposes(
-      vOperand->get(), remap(vMapPV, pvToAttn), match.deadChain);
+      /*allowScale=*/true);
+  PeeledOperand v = peelOperand(vOperand->get(), remap(vMapPV, pvToAttn),
+                                /*allowScale=*/false);
+  match.query = q.value;
+  match.queryMap = q.map;
+  match.key = k.value;
+  match.keyMap = k.map;
+  match.value = v.value;
+  match.valueMap = v.map;
+  match.scale = sf.scale * q.scale * k.scale;
   match.outputMap = remap(oMapPV, pvToAttn);
-  if (st.bias) {
-    SmallVector<int64_t> posMap(posToAttn.begin(), posToAttn.end());
-    match.mask = st.bias;
-    match.maskMap = remap(st.biasMap, posMap);
+  for (Value val : {match.query, match.key, match.value, match.init})
+    if (!supported(val))
+      return fail("an operand has an element type other than f32, f16 or "
+                  "bf16");
+
+  int maskTerm = sf.bias >= 0 ? sf.bias : sf.boolMask;
+  if (maskTerm >= 0) {
+    const Term &mt = tr.get(maskTerm);
+    if (!supported(mt.leaf, /*allowBool=*/true))
+      return fail("the mask has an element type other than f32, f16, bf16 "
+                  "or i1");
+    SmallVector<AffineExpr> res;
+    auto maskType = cast<RankedTensorType>(mt.leaf.getType());
+    for (auto [i, e] : llvm::enumerate(mt.access.getResults())) {
+      if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+        if (c.getValue() != 0 || maskType.getDimSize(i) != 1)
+          return fail("the mask is read at a fixed index of a dimension "
+                      "that is not of size 1");
+        match.maskUnitDims.push_back(i);
+        continue;
+      }
+      res.push_back(getAffineDimExpr(
+          posToAttn[cast<AffineDimExpr>(e).getPosition()], ctx));
+    }
+    AffineMap mm = AffineMap::get(numLoops, 0, res, ctx);
+    if (!mm.isProjectedPermutation(false))
+      return fail("the mask is read twice along one dimension");
+    match.mask = mt.leaf;
+    match.maskMap = mm;
+    match.invertBoolMask = sf.boolMask >= 0 && !sf.boolMaskKeepsTrue;
   }
 
-  // Everything must live in the block of the root so the fused op can be
-  // built there.
-  for (Operation *op : match.deadChain)
+  // Everything the fused op replaces must feed only the attention.
+  llvm::SetVector<Operation *> chain(tr.ops.begin(), tr.ops.end());
+  chain.insert(qk);
+  for (PeeledOperand *po : {&q, &k, &v})
+    chain.insert(po->ops.begin(), po->ops.end());
+  for (Operation *op : chain) {
     if (op->getBlock() != root->getBlock())
       return fail("the attention chain spans several blocks");
+    for (Operation *user : op->getUsers())
+      if (user != root && !chain.contains(user)) {
+        if (op == qk)
+          return fail("the scores (Q·K^T) have other uses besides the "
+                      "softmax");
+        if (op == pOperand->get().getDefiningOp())
+          return fail("the probabilities (softmax result) have other uses "
+                      "besides P·V");
+        return fail(llvm::formatv("an intermediate result ('{0}') has other "
+                                  "uses besides the attention",
+                                  op->getName().getStringRef()));
+      }
+  }
+  // Consumers first: reverse program order within the block.
+  match.deadChain.assign(chain.begin(), chain.end());
+  llvm::sort(match.deadChain, [](Operation *a, Operation *b) {
+    return b->isBeforeInBlock(a);
+  });
+  match.softmax = match.deadChain.front();
   return match;
 }

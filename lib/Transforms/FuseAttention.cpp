@@ -5,6 +5,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/SetVector.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/CommandLine.h"
@@ -25,17 +27,60 @@ static llvm::cl::opt<bool>
                              "fused, or why not (same as attn-fuse{explain})"),
               llvm::cl::init(false));
 
-/// Erases `op` if nothing uses it and it has no effects, then its producers.
-static void eraseIfDead(RewriterBase &rewriter, Operation *op) {
-  if (!op || !op->use_empty() || !isMemoryEffectFree(op))
-    return;
-  SmallVector<Operation *> producers;
-  for (Value v : op->getOperands())
-    if (Operation *def = v.getDefiningOp())
-      producers.push_back(def);
-  rewriter.eraseOp(op);
-  for (Operation *def : producers)
-    eraseIfDead(rewriter, def);
+/// Erases the ops of `worklist` (and then their producers) that are unused
+/// and free of effects.
+static void eraseDead(RewriterBase &rewriter,
+                      llvm::SetVector<Operation *> worklist) {
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!op->use_empty() || !isMemoryEffectFree(op))
+      continue;
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp())
+        worklist.insert(def);
+    rewriter.eraseOp(op);
+  }
+}
+
+/// The mask as attn.attention wants it: unit dims the scores broadcast over
+/// dropped (a rank-reducing slice, no copy), "true = masked" booleans
+/// inverted.
+static Value prepareMask(RewriterBase &rewriter, Location loc,
+                         const AttentionMatch &match) {
+  Value mask = match.mask;
+  auto type = cast<RankedTensorType>(mask.getType());
+  if (!match.maskUnitDims.empty()) {
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, mask);
+    SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
+    SmallVector<int64_t> shape;
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (!llvm::is_contained(match.maskUnitDims, i))
+        shape.push_back(type.getDimSize(i));
+    auto reduced = RankedTensorType::get(shape, type.getElementType());
+    mask = tensor::ExtractSliceOp::create(rewriter, loc, reduced, mask, offsets,
+                                          sizes, strides);
+  }
+  if (match.invertBoolMask) {
+    auto t = cast<RankedTensorType>(mask.getType());
+    Value empty = tensor::EmptyOp::create(
+        rewriter, loc, tensor::getMixedSizes(rewriter, loc, mask),
+        t.getElementType());
+    AffineMap id =
+        AffineMap::getMultiDimIdentityMap(t.getRank(), rewriter.getContext());
+    SmallVector<utils::IteratorType> iters(t.getRank(),
+                                           utils::IteratorType::parallel);
+    mask = linalg::GenericOp::create(
+               rewriter, loc, t, mask, empty, ArrayRef<AffineMap>{id, id},
+               iters,
+               [](OpBuilder &b, Location l, ValueRange args) {
+                 Value one = arith::ConstantIntOp::create(b, l, 1, 1);
+                 linalg::YieldOp::create(
+                     b, l, arith::XOrIOp::create(b, l, args[0], one).getResult());
+               })
+               ->getResult(0);
+  }
+  return mask;
 }
 
 FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
@@ -48,24 +93,26 @@ FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
       rewriter, loc, rewriter.getF32FloatAttr(static_cast<float>(match.scale)));
   SmallVector<AffineMap> maps = {match.queryMap, match.keyMap, match.valueMap,
                                  match.outputMap};
-  if (match.mask)
+  Value mask;
+  if (match.mask) {
     maps.push_back(match.maskMap);
+    mask = prepareMask(rewriter, loc, match);
+  }
   auto op = AttentionOp::create(
       rewriter, loc, root->getResult(0).getType(), match.query, match.key,
-      match.value, scale, match.init, match.mask,
+      match.value, scale, match.init, mask,
       rewriter.getAffineMapArrayAttr(maps), match.causal);
   rewriter.replaceOp(root, op->getResults());
-  // The chain is single-use, consumers first: each op is dead when reached.
-  SmallVector<Operation *> producers;
+  // Consumers first: each op of the chain is dead when reached.
+  llvm::SetVector<Operation *> producers;
   for (Operation *dead : match.deadChain) {
     for (Value v : dead->getOperands())
       if (Operation *def = v.getDefiningOp())
-        producers.push_back(def);
+        producers.insert(def);
+    producers.remove(dead);
     rewriter.eraseOp(dead);
-    llvm::erase(producers, dead);
   }
-  for (Operation *def : producers)
-    eraseIfDead(rewriter, def);
+  eraseDead(rewriter, producers);
   return op;
 }
 
@@ -89,44 +136,81 @@ void mlir::attn::populateAttnFusionPatterns(RewritePatternSet &patterns) {
   patterns.add<FuseAttentionPattern>(patterns.getContext());
 }
 
+/// The contractions a softmax-like op's result reaches through elementwise
+/// ops, reductions, casts and reshapes: the P·V candidates.
+static SmallVector<Operation *> findPVCandidates(Operation *anchor) {
+  SmallVector<Operation *> found;
+  llvm::SetVector<Operation *> seen;
+  SmallVector<std::pair<Operation *, int>> stack = {{anchor, 0}};
+  while (!stack.empty()) {
+    auto [op, depth] = stack.pop_back_val();
+    if (!seen.insert(op) || depth > 16)
+      continue;
+    for (Operation *user : op->getUsers()) {
+      auto lop = dyn_cast<linalg::LinalgOp>(user);
+      if (lop && linalg::isaContractionOpInterface(lop)) {
+        if (!llvm::is_contained(found, user))
+          found.push_back(user);
+        continue;
+      }
+      if (lop || isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                     tensor::CastOp>(user))
+        stack.push_back({user, depth + 1});
+    }
+  }
+  return found;
+}
+
 namespace {
 struct AttnFusePass : public attn::impl::AttnFuseBase<AttnFusePass> {
   using AttnFuseBase::AttnFuseBase;
 
   void runOnOperation() override {
-    // Candidates are softmax-like ops; the P·V contraction that consumes one
-    // anchors the match. Walking candidates (rather than running a greedy
-    // driver) gives exactly one remark per candidate.
+    // Candidates are softmax-like ops (linalg.softmax, or a linalg op whose
+    // body exponentiates); the P·V contractions they reach anchor the match.
+    // Walking candidates (rather than running a greedy driver) gives exactly
+    // one remark per candidate.
+    bool explain = this->explain || clExplain;
     SmallVector<Operation *> candidates;
     getOperation()->walk([&](Operation *op) {
       if (isSoftmaxCandidate(op))
         candidates.push_back(op);
     });
-    bool explain = this->explain || clExplain;
     IRRewriter rewriter(&getContext());
-    for (Operation *sm : candidates) {
-      Value p = sm->getResult(0);
-      std::string why;
-      FailureOr<AttentionMatch> match = failure();
-      Operation *user = p.hasOneUse() ? *p.getUsers().begin() : nullptr;
-      if (p.use_empty())
-        why = "the softmax result is unused";
-      else if (!user)
-        why = "the probabilities (softmax result) have more than one use";
-      else
-        match = matchAttention(user, why);
-      if (failed(match)) {
+    llvm::DenseSet<Operation *> erased, tried;
+    for (Operation *anchor : candidates) {
+      if (erased.contains(anchor))
+        continue;
+      SmallVector<Operation *> roots = findPVCandidates(anchor);
+      if (roots.empty()) {
         if (explain)
-          emitRemark(sm->getLoc(), "attention not fused: ") << why;
+          emitRemark(anchor->getLoc(),
+                     "attention not fused: the softmax result does not reach "
+                     "a contraction (P·V)");
         continue;
       }
-      std::string what = match->describe();
-      Operation *qk = match->qkContraction;
-      if (explain) {
-        emitRemark(sm->getLoc(), "attention fused: ") << what;
-        emitRemark(qk->getLoc(), "Q·K^T of a fused attention (") << what << ")";
+      for (Operation *root : roots) {
+        if (erased.contains(root) || !tried.insert(root).second)
+          continue;
+        std::string why;
+        FailureOr<AttentionMatch> match = matchAttention(root, why);
+        if (failed(match)) {
+          if (explain)
+            emitRemark(anchor->getLoc(), "attention not fused: ") << why;
+          continue;
+        }
+        if (explain) {
+          std::string what = match->describe();
+          emitRemark(anchor->getLoc(), "attention fused: ") << what;
+          emitRemark(match->qkContraction->getLoc(),
+                     "Q·K^T of a fused attention (")
+              << what << ")";
+        }
+        erased.insert(root);
+        erased.insert(match->deadChain.begin(), match->deadChain.end());
+        (void)fuseAttention(rewriter, *match);
+        break;
       }
-      (void)fuseAttention(rewriter, *match);
     }
   }
 };

@@ -173,7 +173,12 @@ static Value buildScores(OpBuilder &b, Location loc, const Canonical &c,
              b, loc, s.getType(), inputs, ValueRange{s}, emaps, eiters,
              [&](OpBuilder &nb, Location l, ValueRange args) {
                Value x = arith::MulFOp::create(nb, l, args.back(), scale);
-               if (hasMask)
+               Value ninf = arith::ConstantOp::create(
+                   nb, l,
+                   nb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+               if (hasMask && args[0].getType().isInteger(1))
+                 x = arith::SelectOp::create(nb, l, args[0], x, ninf);
+               else if (hasMask)
                  x = arith::AddFOp::create(nb, l, x, ext(nb, l, args[0]));
                if (c.causal) {
                  Value row = arith::AddIOp::create(
@@ -182,9 +187,6 @@ static Value buildScores(OpBuilder &b, Location loc, const Canonical &c,
                      nb, l, linalg::IndexOp::create(nb, l, N), kOff);
                  Value above = arith::CmpIOp::create(
                      nb, l, arith::CmpIPredicate::ugt, col, row);
-                 Value ninf = arith::ConstantOp::create(
-                     nb, l,
-                     nb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
                  x = arith::SelectOp::create(nb, l, above, ninf, x);
                }
                linalg::YieldOp::create(nb, l, x);

@@ -355,7 +355,7 @@ func.func @pv_contracts_wrong_axis_rejected(%q: tensor<2x12x8xf32>, %k: tensor<2
 // CHECK-LABEL: func.func @probabilities_returned_rejected
 // CHECK-NOT: attn.attention
 // CHECK: linalg.softmax
-// EXPLAIN: remark: attention not fused: the probabilities (softmax result) have more than one use
+// EXPLAIN: remark: attention not fused: the probabilities (softmax result) have other uses besides P·V
 func.func @probabilities_returned_rejected(%q: tensor<12x8xf32>, %k: tensor<12x8xf32>, %v: tensor<12x8xf32>) -> (tensor<12x8xf32>, tensor<12x12xf32>) {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<12x12xf32>
@@ -378,7 +378,7 @@ func.func @probabilities_returned_rejected(%q: tensor<12x8xf32>, %k: tensor<12x8
 // The scores are also returned.
 // CHECK-LABEL: func.func @scores_returned_rejected
 // CHECK-NOT: attn.attention
-// EXPLAIN: remark: attention not fused: the scores have other uses besides the softmax
+// EXPLAIN: remark: attention not fused: the scores (Q·K^T) have other uses besides the softmax
 func.func @scores_returned_rejected(%q: tensor<12x8xf32>, %k: tensor<12x8xf32>, %v: tensor<12x8xf32>) -> (tensor<12x8xf32>, tensor<12x12xf32>) {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<12x12xf32>
@@ -453,7 +453,7 @@ func.func @scale_by_runtime_tensor_rejected(%q: tensor<12x8xf32>, %k: tensor<12x
 // EXEC: nofuse arg3=bias
 // CHECK-LABEL: func.func @mask_before_scale_rejected
 // CHECK-NOT: attn.attention
-// EXPLAIN: remark: attention not fused: the mask is added before the scale
+// EXPLAIN: remark: attention not fused: the mask is applied before the scale
 func.func @mask_before_scale_rejected(%q: tensor<12x8xf32>, %k: tensor<12x8xf32>, %v: tensor<12x8xf32>, %bias: tensor<12x12xf32>) -> tensor<12x8xf32> {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<12x12xf32>
@@ -483,6 +483,7 @@ func.func @mask_before_scale_rejected(%q: tensor<12x8xf32>, %k: tensor<12x8xf32>
 // CHECK-LABEL: func.func @exp_without_normalization_untouched
 // CHECK-NOT: attn.attention
 // CHECK: linalg.exp
+// EXPLAIN: remark: attention not fused: the exponentials are not normalized (no division by their sum)
 func.func @exp_without_normalization_untouched(%q: tensor<12x8xf32>, %k: tensor<12x8xf32>, %v: tensor<12x8xf32>) -> tensor<12x8xf32> {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<12x12xf32>

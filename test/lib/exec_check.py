@@ -61,7 +61,8 @@ def encode(arr: np.ndarray, elt: str) -> str:
         bits = (arr.astype(np.float32).view(np.uint32) + 0x8000) >> 16
         raw = bits.astype("<u2").tobytes()
     elif elt == "i1":
-        raw = arr.astype(np.uint8).tobytes()
+        # MLIR packs i1 dense data one bit per element, little-endian.
+        raw = np.packbits(np.asarray(arr, bool).ravel(), bitorder="little").tobytes()
     else:
         raw = arr.astype(DTYPES[elt]).astype("<" + np.dtype(DTYPES[elt]).str[1:]).tobytes()
     return '"0x' + raw.hex().upper() + '"'

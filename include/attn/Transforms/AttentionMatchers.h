@@ -23,6 +23,13 @@ struct AttentionMatch {
   Value query, key, value, mask; ///< operands after folding transposes
   /// Maps over (b..., m, n, d, e) for query, key, value, output, mask.
   AffineMap queryMap, keyMap, valueMap, outputMap, maskMap;
+  /// Unit dims of `mask` that the scores broadcast over (dropped by a
+  /// rank-reducing slice when the op is built).
+  SmallVector<int64_t> maskUnitDims;
+  /// An i1 mask given as "true where masked": inverted when the op is built
+  /// (attn.attention keeps keys where an i1 mask is true).
+  bool invertBoolMask = false;
+  bool guarded = false; ///< the safe-softmax guard was absorbed
   unsigned numBatch = 0;
   double scale = 1.0;
   bool causal = false;
@@ -41,8 +48,8 @@ struct AttentionMatch {
 /// returns failure and sets `why` to the first condition that failed.
 FailureOr<AttentionMatch> matchAttention(Operation *root, std::string &why);
 
-/// True for an op that plays the role of a softmax (linalg.softmax); used to
-/// find candidates for remarks.
+/// True for an op that starts a softmax-like chain (linalg.softmax, or a
+/// linalg op whose body has math.exp); used to find candidates for remarks.
 bool isSoftmaxCandidate(Operation *op);
 
 } // namespace mlir::attn

@@ -10,6 +10,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 def Attn_FloatElt : AnyTypeOf<[F32, F16, BF16]>;
 def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Attn_F32Tensor : RankedTensorOf<[F32]>;
+def Attn_MaskTensor : RankedTensorOf<[F32, F16, BF16, I1]>;
 
 //===----------------------------------------------------------------------===//
 // attn.attention
@@ -35,9 +36,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
     permutation per operand, in the order Q, K, V, out, mask, over the
     `r + 4` iteration dimensions above. Q uses `{b..., m, d}`, K
     `{b..., n, d}`, V `{b..., n, e}`, out `{b..., m, e}`, each dimension
-    exactly once and in any order. The optional additive `mask` uses any
-    subset of `{b..., m, n}` (missing dimensions are broadcast) and may hold
-    `-inf`. `causal` masks keys after the query (`n > m`, aligned at the top
+    exactly once and in any order. The optional `mask` uses any subset of
+    `{b..., m, n}` (missing dimensions are broadcast): a float mask is added
+    to the scores and may hold `-inf`; an i1 mask keeps the keys where it is
+    true (`S = mask ? S : -inf`). `causal` masks keys after the query (`n > m`, aligned at the top
     left like `torch.nn.functional.scaled_dot_product_attention(is_causal=True)`).
 
     Inputs may be f32, f16 or bf16; scores, softmax statistics and the
@@ -61,7 +63,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
 
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
       Attn_FloatTensor:$value, F32:$scale, Attn_FloatTensor:$init,
-      Optional<Attn_FloatTensor>:$mask, AffineMapArrayAttr:$indexing_maps,
+      Optional<Attn_MaskTensor>:$mask, AffineMapArrayAttr:$indexing_maps,
       UnitAttr:$causal);
   let results = (outs Attn_FloatTensor:$result);
 

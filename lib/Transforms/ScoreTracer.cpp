@@ -1,0 +1,346 @@
+//===- ScoreTracer.cpp - symbolic view of the softmax chain ---------------===//
+#include "ScoreTracer.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SmallBitVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+std::optional<double> mlir::attn::getSplatFloat(Value v) {
+  Attribute attr;
+  if (matchPattern(v, m_Constant(&attr))) {
+    if (auto f = dyn_cast<FloatAttr>(attr))
+      return f.getValueAsDouble();
+    if (auto i = dyn_cast<IntegerAttr>(attr))
+      return static_cast<double>(i.getValue().getSExtValue());
+    if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+      if (!dense.isSplat())
+        return std::nullopt;
+      if (isa<FloatType>(dense.getElementType()))
+        return dense.getSplatValue<APFloat>().convertToDouble();
+      if (dense.getElementType().isInteger(1))
+        return dense.getSplatValue<bool>() ? 1.0 : 0.0;
+    }
+    return std::nullopt;
+  }
+  if (auto fill = v.getDefiningOp<linalg::FillOp>())
+    return getSplatFloat(fill.getInputs()[0]);
+  return std::nullopt;
+}
+
+int ScoreTracer::add(Term t) {
+  terms.push_back(std::move(t));
+  return terms.size() - 1;
+}
+
+int ScoreTracer::stripCasts(int id) const {
+  while (id >= 0 && terms[id].kind == Term::Unary && terms[id].name == "cast")
+    id = terms[id].kids[0];
+  return id;
+}
+
+std::optional<double> ScoreTracer::constValue(int id) const {
+  id = stripCasts(id);
+  if (id >= 0 && terms[id].kind == Term::Const)
+    return terms[id].value;
+  return std::nullopt;
+}
+
+bool ScoreTracer::equal(int a, int b) const {
+  if (a == b)
+    return true;
+  if (a < 0 || b < 0)
+    return false;
+  const Term &x = terms[a], &y = terms[b];
+  if (x.kind != y.kind || x.name != y.name || x.pred != y.pred ||
+      x.value != y.value || x.dim != y.dim || x.index != y.index ||
+      x.leaf != y.leaf || x.access != y.access ||
+      x.kids.size() != y.kids.size())
+    return false;
+  for (auto [ka, kb] : llvm::zip(x.kids, y.kids))
+    if (!equal(ka, kb))
+      return false;
+  return true;
+}
+
+bool ScoreTracer::containsLeaf(int id, function_ref<bool(Value)> pred) const {
+  const Term &t = terms[id];
+  if (t.kind == Term::Leaf)
+    return pred(t.leaf);
+  return llvm::any_of(t.kids, [&](int k) { return containsLeaf(k, pred); });
+}
+
+int ScoreTracer::trace(Value t, AffineMap access) {
+  if (std::optional<double> c = getSplatFloat(t)) {
+    Term term{Term::Const};
+    term.value = *c;
+    return add(term);
+  }
+  Term leaf{Term::Leaf};
+  leaf.leaf = t;
+  leaf.access = access;
+  Operation *def = t.getDefiningOp();
+  if (!def)
+    return add(leaf);
+  if (auto sm = dyn_cast<linalg::SoftmaxOp>(def)) {
+    auto dim = dyn_cast<AffineDimExpr>(access.getResult(sm.getDimension()));
+    if (!dim)
+      return add(leaf);
+    ops.insert(def);
+    int kid = trace(sm.getInput(), access);
+    if (kid < 0)
+      return -1;
+    Term term{Term::Softmax};
+    term.dim = dim.getPosition();
+    term.kids.push_back(kid);
+    return add(term);
+  }
+  if (auto lop = dyn_cast<linalg::LinalgOp>(def))
+    return traceLinalg(lop, t, access);
+  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+    return traceReshape(def, t, access);
+  if (auto cast = dyn_cast<tensor::CastOp>(def)) {
+    ops.insert(def);
+    return trace(cast.getSource(), access);
+  }
+  return add(leaf);
+}
+
+int ScoreTracer::traceReshape(Operation *op, Value t, AffineMap access) {
+  Term leaf{Term::Leaf};
+  leaf.leaf = t;
+  leaf.access = access;
+  Value src = op->getOperand(0);
+  auto srcType = cast<RankedTensorType>(src.getType());
+  auto dstType = cast<RankedTensorType>(t.getType());
+  SmallVector<AffineExpr> results(srcType.getRank());
+  AffineExpr zero = getAffineConstantExpr(0, ctx);
+  if (auto ex = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    for (auto [srcDim, group] : llvm::enumerate(ex.getReassociationIndices())) {
+      SmallVector<int64_t> nonUnit;
+      for (int64_t d : group)
+        if (dstType.getDimSize(d) != 1)
+          nonUnit.push_back(d);
+      if (nonUnit.size() > 1)
+        return add(leaf); // a real split, not a unit-dim reshape
+      results[srcDim] =
+          nonUnit.empty() ? zero : access.getResult(nonUnit.front());
+    }
+  } else {
+    auto col = cast<tensor::CollapseShapeOp>(op);
+    for (auto [dstDim, group] : llvm::enumerate(col.getReassociationIndices())) {
+      int nonUnit = 0;
+      for (int64_t d : group) {
+        bool unit = srcType.getDimSize(d) == 1;
+        results[d] = unit ? zero : access.getResult(dstDim);
+        nonUnit += !unit;
+      }
+      if (nonUnit > 1)
+        return add(leaf); // a real merge (e.g. KV heads x group)
+    }
+  }
+  ops.insert(op);
+  return trace(src, AffineMap::get(access.getNumDims(), 0, results, ctx));
+}
+
+/// Composes an operand map (loops -> operand dims) with loopToScore.
+static AffineMap composeAccess(AffineMap m, ArrayRef<AffineExpr> loopToScore,
+                               unsigned numScoreDims, MLIRContext *ctx) {
+  SmallVector<AffineExpr> res;
+  for (AffineExpr e : m.getResults())
+    res.push_back(e.replaceDims(loopToScore));
+  return AffineMap::get(numScoreDims, 0, res, ctx);
+}
+
+int ScoreTracer::traceLinalg(linalg::LinalgOp op, Value t, AffineMap access) {
+  Term leaf{Term::Leaf};
+  leaf.leaf = t;
+  leaf.access = access;
+  if (linalg::isaContractionOpInterface(op) || !op.hasPureTensorSemantics() ||
+      op.getNumDpsInits() != 1)
+    return add(leaf);
+  unsigned numLoops = op.getNumLoops();
+  SmallVector<AffineExpr> loopToScore(numLoops);
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap out = op.getMatchingIndexingMap(init);
+  for (auto [p, e] : llvm::enumerate(out.getResults())) {
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      loopToScore[d.getPosition()] = access.getResult(p);
+    else if (!isa<AffineConstantExpr>(e))
+      return add(leaf);
+  }
+  SmallVector<unsigned> red;
+  op.getReductionDims(red);
+  if (red.size() > 1)
+    return add(leaf);
+  int reducedScoreDim = -1;
+  if (red.size() == 1) {
+    // The reduction runs over the one score dim this row tensor lacks.
+    llvm::SmallBitVector used(access.getNumDims());
+    for (AffineExpr e : access.getResults())
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        used.set(d.getPosition());
+    if (used.count() + 1 != access.getNumDims()) {
+      why = llvm::formatv("'{0}' reduces a tensor that is not a row vector of "
+                          "the scores",
+                          op->getName().getStringRef())
+                .str();
+      return -1;
+    }
+    reducedScoreDim = used.find_first_unset();
+    loopToScore[red.front()] = getAffineDimExpr(reducedScoreDim, ctx);
+  }
+  if (llvm::any_of(loopToScore, [](AffineExpr e) { return !e; }))
+    return add(leaf);
+  ops.insert(op);
+  DenseMap<Value, int> cache;
+  Block *body = op.getBlock();
+  Value yielded = body->getTerminator()->getOperand(
+      cast<OpResult>(t).getResultNumber());
+  if (red.empty())
+    return evalBody(op, yielded, loopToScore, access, cache);
+
+  // A reduction: yield combiner(E, acc), init a constant identity.
+  Value acc = body->getArgument(op.getNumDpsInputs());
+  Operation *comb = yielded.getDefiningOp();
+  while (comb && isa<arith::ExtFOp, arith::TruncFOp>(comb))
+    comb = comb->getOperand(0).getDefiningOp();
+  auto isAcc = [&](Value v) {
+    while (Operation *d = v.getDefiningOp()) {
+      if (!isa<arith::ExtFOp, arith::TruncFOp>(d))
+        break;
+      v = d->getOperand(0);
+    }
+    return v == acc;
+  };
+  if (!comb || comb->getNumOperands() != 2 || comb->getBlock() != body ||
+      !isa<arith::MaximumFOp, arith::MaxNumFOp, arith::AddFOp, arith::AndIOp,
+           arith::OrIOp>(comb)) {
+    why = llvm::formatv("the reduction '{0}' is not a max, sum, and or or",
+                        op->getName().getStringRef())
+              .str();
+    return -1;
+  }
+  Value e;
+  if (isAcc(comb->getOperand(1)))
+    e = comb->getOperand(0);
+  else if (isAcc(comb->getOperand(0)))
+    e = comb->getOperand(1);
+  else {
+    why = "a reduction does not accumulate into its destination";
+    return -1;
+  }
+  std::optional<double> iv = getSplatFloat(init->get());
+  bool okInit = false;
+  if (iv) {
+    if (isa<arith::MaximumFOp, arith::MaxNumFOp>(comb))
+      okInit = *iv <= -65504.0; // -inf or the lowest finite value
+    else if (isa<arith::AddFOp, arith::OrIOp>(comb))
+      okInit = *iv == 0.0;
+    else
+      okInit = *iv != 0.0;
+  }
+  if (!okInit) {
+    why = "a row reduction does not start from its identity (max: -inf or "
+          "the lowest value, sum: 0)";
+    return -1;
+  }
+  int kid = evalBody(op, e, loopToScore, access, cache);
+  if (kid < 0)
+    return -1;
+  Term term{Term::Reduce};
+  term.name = comb->getName().getStringRef();
+  term.dim = reducedScoreDim;
+  term.kids.push_back(kid);
+  return add(term);
+}
+
+int ScoreTracer::evalBody(linalg::LinalgOp op, Value v,
+                          ArrayRef<AffineExpr> loopToScore,
+                          AffineMap scoreAccessOfOut,
+                          DenseMap<Value, int> &cache) {
+  if (auto it = cache.find(v); it != cache.end())
+    return it->second;
+  unsigned numScore = scoreAccessOfOut.getNumDims();
+  int id = -1;
+  Block *body = op.getBlock();
+  if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == body) {
+    OpOperand &operand = op->getOpOperand(arg.getArgNumber());
+    if (!isa<RankedTensorType>(operand.get().getType())) {
+      // A scalar operand (e.g. the value of a fill).
+      id = trace(operand.get(), AffineMap::get(numScore, 0, {}, ctx));
+    } else {
+      AffineMap m = op.getMatchingIndexingMap(&operand);
+      id = trace(operand.get(), composeAccess(m, loopToScore, numScore, ctx));
+    }
+    cache[v] = id;
+    return id;
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != body) {
+    // Captured from above: a constant, or an opaque scalar.
+    id = trace(v, AffineMap::get(numScore, 0, {}, ctx));
+    cache[v] = id;
+    return id;
+  }
+  Term term{Term::Unary};
+  if (auto idx = dyn_cast<linalg::IndexOp>(def)) {
+    term.kind = Term::Index;
+    term.index = loopToScore[idx.getDim()];
+    id = add(term);
+    cache[v] = id;
+    return id;
+  }
+  if (isa<arith::ConstantOp>(def)) {
+    id = trace(v, AffineMap::get(numScore, 0, {}, ctx));
+    cache[v] = id;
+    return id;
+  }
+  if (isa<arith::ExtFOp, arith::TruncFOp>(def)) {
+    term.name = "cast";
+  } else if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+                 arith::ExtUIOp, arith::TruncIOp>(def)) {
+    term.name = "icast";
+  } else if (isa<math::ExpOp, arith::NegFOp, arith::SIToFPOp,
+                 arith::UIToFPOp>(def)) {
+    term.name = def->getName().getStringRef();
+  } else if (isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
+                 arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
+                 arith::MinNumFOp, arith::AddIOp, arith::SubIOp, arith::MulIOp,
+                 arith::AndIOp, arith::OrIOp, arith::XOrIOp>(def)) {
+    term.kind = Term::Binary;
+    term.name = def->getName().getStringRef();
+  } else if (auto c = dyn_cast<arith::CmpFOp>(def)) {
+    term.kind = Term::Cmp;
+    term.name = def->getName().getStringRef();
+    term.pred = static_cast<int64_t>(c.getPredicate());
+  } else if (auto c = dyn_cast<arith::CmpIOp>(def)) {
+    term.kind = Term::Cmp;
+    term.name = def->getName().getStringRef();
+    term.pred = static_cast<int64_t>(c.getPredicate());
+  } else if (isa<arith::SelectOp>(def)) {
+    term.kind = Term::Select;
+  } else {
+    why = llvm::formatv("'{0}' in the body of '{1}' is not part of a softmax, "
+                        "scale or mask",
+                        def->getName().getStringRef(),
+                        op->getName().getStringRef())
+              .str();
+    return -1;
+  }
+  for (Value operand : def->getOperands()) {
+    int k = evalBody(op, operand, loopToScore, scoreAccessOfOut, cache);
+    if (k < 0)
+      return -1;
+    term.kids.push_back(k);
+  }
+  id = add(term);
+  cache[v] = id;
+  return id;
+}

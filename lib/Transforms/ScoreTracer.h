@@ -1,0 +1,80 @@
+//===- ScoreTracer.h - symbolic view of the softmax chain -------*- C++ -*-===//
+//
+// Frontends spell the softmax and the score transforms in many ways: a
+// linalg.softmax, or max/sub/exp/sum/div as linalg.generic or linalg.reduce,
+// keep-dims or reduced row vectors, broadcasts, unit-dim reshapes, casts,
+// selects on iotas. The tracer turns any of them into one small expression
+// tree over the *score index space* (the dims of P), so the recognizer
+// matches math (`exp(x - max_n x) / sum_n exp(...)`) instead of op spellings.
+//
+// A tensor read at score point i through an affine `access` is traced through
+// its producer: elementwise linalg ops become their region's arithmetic,
+// single-reduction linalg ops become `Reduce(combiner, n, body)`, reshapes
+// and broadcasts only change the access. Contractions and anything unknown
+// are leaves. Every traced op is recorded so the caller can check uses.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_LIB_TRANSFORMS_SCORETRACER_H
+#define ATTN_LIB_TRANSFORMS_SCORETRACER_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/AffineMap.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::attn {
+
+/// The float value of a scalar constant, a splat constant tensor or a
+/// linalg.fill of a constant.
+std::optional<double> getSplatFloat(Value v);
+
+struct Term {
+  enum Kind { Leaf, Const, Index, Unary, Binary, Select, Cmp, Reduce, Softmax };
+  explicit Term(Kind kind) : kind(kind) {}
+  Kind kind;
+  StringRef name;           ///< op name for Unary/Binary/Cmp/Reduce
+  int64_t pred = -1;        ///< Cmp predicate
+  SmallVector<int, 3> kids; ///< term ids
+  Value leaf;               ///< Leaf
+  AffineMap access;         ///< Leaf: score space -> leaf tensor dims
+  double value = 0;         ///< Const
+  AffineExpr index;         ///< Index: score-space expression (dim or 0)
+  int dim = -1;             ///< Reduce/Softmax: the reduced score dim
+};
+
+class ScoreTracer {
+public:
+  explicit ScoreTracer(MLIRContext *ctx) : ctx(ctx) {}
+
+  /// Traces tensor `t` read at score point i through `access`. Returns a term
+  /// id, or -1 with `why` set.
+  int trace(Value t, AffineMap access);
+
+  const Term &get(int id) const { return terms[id]; }
+  /// Skips value-preserving float casts (extf/truncf).
+  int stripCasts(int id) const;
+  bool equal(int a, int b) const;
+  /// True if a leaf below `id` satisfies `pred`.
+  bool containsLeaf(int id, function_ref<bool(Value)> pred) const;
+  std::optional<double> constValue(int id) const;
+
+  /// Ops whose results were traced through (candidates to erase).
+  llvm::SetVector<Operation *> ops;
+  std::string why;
+
+private:
+  int add(Term t);
+  int evalBody(linalg::LinalgOp op, Value v, ArrayRef<AffineExpr> loopToScore,
+               AffineMap scoreAccessOfOut, DenseMap<Value, int> &cache);
+  int traceLinalg(linalg::LinalgOp op, Value t, AffineMap access);
+  int traceReshape(Operation *op, Value t, AffineMap access);
+
+  MLIRContext *ctx;
+  SmallVector<Term> terms;
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_TRANSFORMS_SCORETRACER_H
