@@ -4,6 +4,7 @@
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,6 +20,10 @@ void attn::buildAttnCpuPipeline(OpPassManager &pm,
                                 const CpuPipelineOptions &options) {
   if (options.fuse)
     pm.addPass(createAttnFuse());
+  // TOSA left unfused is lowered the standard way.
+  tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());
+  pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
+  pm.addNestedPass<func::FuncOp>(createTosaToTensorPass());
   pm.addPass(createAttnTile(AttnTileOptions{options.tileQ, options.tileKV}));
   pm.addPass(createConvertAttnToLinalg());
   pm.addPass(createAttnDecomposeAggregates());

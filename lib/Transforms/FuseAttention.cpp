@@ -3,7 +3,12 @@
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/Transforms.h"
 
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/SetVector.h"
@@ -161,57 +166,107 @@ static SmallVector<Operation *> findPVCandidates(Operation *anchor) {
   return found;
 }
 
+/// Fuses every recognized attention under `scope`; returns how many.
+static unsigned fuseIn(Operation *scope, bool explain) {
+  // Candidates are softmax-like ops (linalg.softmax, or a linalg op whose
+  // body exponentiates); the P·V contractions they reach anchor the match.
+  // Walking candidates (rather than running a greedy driver) gives exactly
+  // one remark per candidate.
+  SmallVector<Operation *> candidates;
+  scope->walk([&](Operation *op) {
+    if (isSoftmaxCandidate(op))
+      candidates.push_back(op);
+  });
+  IRRewriter rewriter(scope->getContext());
+  llvm::DenseSet<Operation *> erased, tried;
+  unsigned fused = 0;
+  for (Operation *anchor : candidates) {
+    if (erased.contains(anchor))
+      continue;
+    SmallVector<Operation *> roots = findPVCandidates(anchor);
+    if (roots.empty()) {
+      if (explain)
+        emitRemark(anchor->getLoc(),
+                   "attention not fused: the softmax result does not reach "
+                   "a contraction (P·V)");
+      continue;
+    }
+    for (Operation *root : roots) {
+      if (erased.contains(root) || !tried.insert(root).second)
+        continue;
+      std::string why;
+      FailureOr<AttentionMatch> match = matchAttention(root, why);
+      if (failed(match)) {
+        if (explain)
+          emitRemark(anchor->getLoc(), "attention not fused: ") << why;
+        continue;
+      }
+      if (explain) {
+        std::string what = match->describe();
+        emitRemark(anchor->getLoc(), "attention fused: ") << what;
+        emitRemark(match->qkContraction->getLoc(),
+                   "Q·K^T of a fused attention (")
+            << what << ")";
+      }
+      erased.insert(root);
+      erased.insert(match->deadChain.begin(), match->deadChain.end());
+      (void)fuseAttention(rewriter, *match);
+      ++fused;
+      break;
+    }
+  }
+  return fused;
+}
+
+static bool hasTosa(Operation *op) {
+  return op
+      ->walk([](Operation *o) {
+        return o->getDialect() &&
+                       o->getDialect()->getNamespace() == "tosa"
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// TOSA is recognized through its standard lowering: a clone of the function
+/// goes through tosa-to-linalg; only if attention is fused there does the
+/// clone replace the body, so TOSA without attention stays TOSA.
+static void fuseInTosaFunction(func::FuncOp func, bool explain) {
+  MLIRContext *ctx = func.getContext();
+  OwningOpRef<ModuleOp> tmp = ModuleOp::create(func.getLoc());
+  func::FuncOp clone = func.clone();
+  tmp->push_back(clone);
+  PassManager pm(ctx, ModuleOp::getOperationName());
+  tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());
+  OpPassManager &fpm = pm.nest<func::FuncOp>();
+  fpm.addPass(createTosaToArithPass());
+  fpm.addPass(createTosaToTensorPass());
+  if (failed(pm.run(*tmp))) {
+    if (explain)
+      emitRemark(func.getLoc(), "attention not fused: this TOSA function does "
+                                "not convert to linalg");
+    return;
+  }
+  if (fuseIn(clone, explain) == 0)
+    return;
+  func.getBody().takeBody(clone.getBody());
+}
+
 namespace {
 struct AttnFusePass : public attn::impl::AttnFuseBase<AttnFusePass> {
   using AttnFuseBase::AttnFuseBase;
 
   void runOnOperation() override {
-    // Candidates are softmax-like ops (linalg.softmax, or a linalg op whose
-    // body exponentiates); the P·V contractions they reach anchor the match.
-    // Walking candidates (rather than running a greedy driver) gives exactly
-    // one remark per candidate.
     bool explain = this->explain || clExplain;
-    SmallVector<Operation *> candidates;
-    getOperation()->walk([&](Operation *op) {
-      if (isSoftmaxCandidate(op))
-        candidates.push_back(op);
+    SmallVector<func::FuncOp> tosaFuncs;
+    getOperation()->walk([&](func::FuncOp f) {
+      if (hasTosa(f))
+        tosaFuncs.push_back(f);
     });
-    IRRewriter rewriter(&getContext());
-    llvm::DenseSet<Operation *> erased, tried;
-    for (Operation *anchor : candidates) {
-      if (erased.contains(anchor))
-        continue;
-      SmallVector<Operation *> roots = findPVCandidates(anchor);
-      if (roots.empty()) {
-        if (explain)
-          emitRemark(anchor->getLoc(),
-                     "attention not fused: the softmax result does not reach "
-                     "a contraction (P·V)");
-        continue;
-      }
-      for (Operation *root : roots) {
-        if (erased.contains(root) || !tried.insert(root).second)
-          continue;
-        std::string why;
-        FailureOr<AttentionMatch> match = matchAttention(root, why);
-        if (failed(match)) {
-          if (explain)
-            emitRemark(anchor->getLoc(), "attention not fused: ") << why;
-          continue;
-        }
-        if (explain) {
-          std::string what = match->describe();
-          emitRemark(anchor->getLoc(), "attention fused: ") << what;
-          emitRemark(match->qkContraction->getLoc(),
-                     "Q·K^T of a fused attention (")
-              << what << ")";
-        }
-        erased.insert(root);
-        erased.insert(match->deadChain.begin(), match->deadChain.end());
-        (void)fuseAttention(rewriter, *match);
-        break;
-      }
-    }
+    for (func::FuncOp f : tosaFuncs)
+      fuseInTosaFunction(f, explain);
+    fuseIn(getOperation(), explain);
   }
 };
 } // namespace

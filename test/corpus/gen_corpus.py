@@ -16,8 +16,19 @@ Each variant is an attention written the way JAX users write it. The script
      op or attribute of a non-upstream dialect is an error;
   4. verifies the file parses with stock `mlir-opt` (LLVM/MLIR 22) and writes
      it as OUT_DIR/jax_<name>.mlir and OUT_DIR/jax_<name>_raised.mlir
-     with a header that says how it was made and
-     an `// EXEC:` directive for test/lib/exec_check.py.
+     with a header that says how it was made, lit RUN lines, and the
+     expectations from the EXPECTED table below:
+       // RUN: attn-opt %s --attn-fuse --attn-explain -o /dev/null 2>&1 | FileCheck ...
+       // CHECK: remark: attention fused: ...     (or `attention not fused: ...`)
+       // RUN: %exec-check %s
+       // EXEC: [nofuse] [argN=bias]              (test/lib/exec_check.py)
+     The FileCheck run uses --implicit-check-not=remark:, so the CHECK lines
+     account for every remark attn-opt prints on the file.
+  5. with --attn-opt PATH, runs `attn-opt --attn-fuse --attn-explain` on each
+     written file and fails unless the remarks are exactly the expected ones.
+
+When attn-opt's behaviour on a file changes on purpose, update EXPECTED and
+regenerate (the output is deterministic: same tool versions, same bytes).
 
 Requirements (used with Python 3.12.1 from pyenv; pip only, no network at run):
     python3.12 -m venv VENV && VENV/bin/pip install jax iree-base-compiler
@@ -27,7 +38,8 @@ Python interpreter, then on PATH, unless --iree-opt is given.
 
 Usage:
     VENV/bin/python gen_corpus.py --out DIR [--iree-opt PATH] [--mlir-opt PATH]
-                                   [--only NAME ...] [--keep-stablehlo]
+                                   [--attn-opt PATH] [--only NAME ...]
+                                   [--keep-stablehlo]
 """
 from __future__ import annotations
 
@@ -117,26 +129,67 @@ def nn_dpa_gqa_causal_f32(q, k, v):
 
 
 B = 2
-# name, function, argument specs, extra EXEC options, whether attn-opt
-# --attn-fuse fuses the `_raised` form (the EXEC directive states it, so
-# exec_check.py fails when it changes). The plain form has no linalg.softmax,
-# so it is always `nofuse`.
+# name, function, argument specs, extra EXEC options (beyond `nofuse`, which
+# follows from EXPECTED). Shapes are kept small so that the whole corpus runs
+# through lit (FileCheck + exec_check.py, i.e. attn-opt's CPU pipeline and the
+# unfused mlir-runner reference) in well under a minute on 2 cores; the
+# f16 and bias variants keep the ragged length 100.
 VARIANTS = [
     ("mha_f32", mha_f32,
-     [spec((B, 64, 4, 16))] * 3, "", True),
+     [spec((B, 64, 4, 16))] * 3, ""),
     ("gqa_causal_f32", gqa_causal_f32,
-     [spec((B, 128, 8, 32)), spec((B, 128, 2, 32)), spec((B, 128, 2, 32))],
-     "", False),
+     [spec((B, 128, 8, 32)), spec((B, 128, 2, 32)), spec((B, 128, 2, 32))], ""),
     ("mha_f16_softmax_f32", mha_f16_softmax_f32,
-     [spec((B, 100, 4, 32), F16)] * 3, "", False),
+     [spec((B, 100, 4, 32), F16)] * 3, ""),
     ("mha_bias_f32", mha_bias_f32,
-     [spec((B, 100, 4, 16))] * 3 + [spec((B, 1, 100, 100))], "arg3=bias", True),
+     [spec((B, 100, 4, 16))] * 3 + [spec((B, 1, 100, 100))], "arg3=bias"),
     ("mha_bool_mask_f32", mha_bool_mask_f32,
-     [spec((B, 64, 4, 16))] * 3 + [spec((B, 1, 64, 64), jnp.bool_)], "", False),
+     [spec((B, 64, 4, 16))] * 3 + [spec((B, 1, 64, 64), jnp.bool_)], ""),
     ("nn_dpa_gqa_causal_f32", nn_dpa_gqa_causal_f32,
-     [spec((B, 96, 8, 16)), spec((B, 96, 2, 16)), spec((B, 96, 2, 16))],
-     "", False),
+     [spec((B, 96, 8, 16)), spec((B, 96, 2, 16)), spec((B, 96, 2, 16))], ""),
 ]
+
+# Expected `attn-opt --attn-fuse --attn-explain` remark per generated file
+# (file name without .mlir -> remark text after `remark: `). A file whose
+# remark starts with `attention fused:` must fuse (EXEC without `nofuse`) and
+# also gets the companion `Q·K^T of a fused attention (...)` remark; one whose
+# remark starts with `attention not fused:` must stay unfused (`EXEC: nofuse`).
+# scale= follows from the head dimension D of the variant's shapes.
+_FUSED = "attention fused: "
+_NOT_FUSED = "attention not fused: "
+_GQA_NOT_YET = (_NOT_FUSED + "P·V must have exactly one query and one value "
+                "dimension (grouped heads that K and V do not index are not "
+                "fused yet)")
+EXPECTED = {
+    "jax_mha_f32": _FUSED + "scale=0.25, mask=none, causal=no, batch dims=2, dtype f32 -> f32",
+    "jax_mha_f32_raised": _FUSED + "scale=0.25, mask=none, causal=no, batch dims=2, dtype f32 -> f32",
+    "jax_gqa_causal_f32": _FUSED + "scale=0.176777, mask=none, causal=yes, batch dims=2, dtype f32 -> f32",
+    "jax_gqa_causal_f32_raised": _FUSED + "scale=0.176777, mask=none, causal=yes, batch dims=2, dtype f32 -> f32",
+    "jax_mha_f16_softmax_f32": _FUSED + "scale=0.176777, mask=none, causal=no, batch dims=2, dtype f16 -> f16",
+    "jax_mha_f16_softmax_f32_raised": _FUSED + "scale=0.176777, mask=none, causal=no, batch dims=2, dtype f16 -> f16",
+    "jax_mha_bias_f32": _FUSED + "scale=0.25, mask=additive over (b0,m,n), causal=no, batch dims=2, dtype f32 -> f32",
+    "jax_mha_bias_f32_raised": _FUSED + "scale=0.25, mask=additive over (b0,m,n), causal=no, batch dims=2, dtype f32 -> f32",
+    "jax_mha_bool_mask_f32": _FUSED + "scale=0.25, mask=boolean over (b0,m,n), causal=no, batch dims=2, dtype f32 -> f32",
+    "jax_mha_bool_mask_f32_raised": _FUSED + "scale=0.25, mask=boolean over (b0,m,n), causal=no, batch dims=2, dtype f32 -> f32",
+    # jax.nn.dot_product_attention reshapes Q to [B, Sq, Hkv, G, D] and keeps
+    # K/V at Hkv heads, so P.V has two query-side dims (G, Sq): not fused yet.
+    "jax_nn_dpa_gqa_causal_f32": _GQA_NOT_YET,
+    "jax_nn_dpa_gqa_causal_f32_raised": _GQA_NOT_YET,
+}
+
+
+def expected_remarks(fname):
+    """All remarks attn-opt --attn-fuse --attn-explain prints on the file, in
+    order, and whether the file must fuse."""
+    if fname not in EXPECTED:
+        sys.exit(f"gen_corpus: no EXPECTED entry for {fname}")
+    r = EXPECTED[fname]
+    if r.startswith(_FUSED):
+        return [r, "Q·K^T of a fused attention (" + r[len(_FUSED):] + ")"], True
+    if r.startswith(_NOT_FUSED):
+        return [r], False
+    sys.exit(f"gen_corpus: EXPECTED[{fname}] is neither fused nor not fused: {r}")
+
 
 IREE_FLAGS = ["--inline", "--iree-stablehlo-to-iree-input", "--canonicalize"]
 RAISE_FLAGS = ["--iree-global-opt-raise-special-ops", "--canonicalize"]
@@ -209,7 +262,17 @@ def postprocess(text: str, name: str) -> str:
 
 def header(fname, fn, directive, versions, stablehlo_cmd, iree_cmd, note):
     src = textwrap.dedent(inspect.getsource(fn)).rstrip().splitlines()
+    remarks, _ = expected_remarks(fname)
+    checks = [f"// CHECK: remark: {remarks[0]}{{{{$}}}}"] + \
+        [f"// CHECK: remark: {r}" for r in remarks[1:]]
     lines = [
+        "// RUN: attn-opt %s --attn-fuse --attn-explain -o /dev/null 2>&1 \\",
+        "// RUN:   | FileCheck %s --implicit-check-not=remark:",
+        "// RUN: %exec-check %s",
+        "//",
+    ] + checks + [
+        f"// EXEC: {directive}".rstrip(),
+        "//",
         f"// {fname}: attention exported from JAX, converted to upstream linalg"
         f"{note}.",
         "// Generated by test/corpus/gen_corpus.py; do not edit by hand. Regenerate with",
@@ -221,11 +284,22 @@ def header(fname, fn, directive, versions, stablehlo_cmd, iree_cmd, note):
         f"//   post-process: @main -> @{fname}, drop `public` and jax./mhlo. attributes",
         "//   verify: mlir-opt FILE > /dev/null (LLVM/MLIR 22)",
         "// JAX source:",
-    ] + ["//   " + l if l else "//" for l in src] + [
-        f"// EXEC: {directive}".rstrip(),
-        "",
-    ]
+    ] + ["//   " + l if l else "//" for l in src] + [""]
     return "\n".join(lines)
+
+
+def check_remarks(attn_opt, path, fname):
+    """1 (and a message) unless attn-opt prints exactly the expected remarks."""
+    p = subprocess.run([attn_opt, path, "--attn-fuse", "--attn-explain",
+                        "-o", os.devnull], capture_output=True, text=True)
+    got = re.findall(r"^\S*: remark: (.*)$", p.stderr, re.M)
+    want = expected_remarks(fname)[0]
+    if p.returncode != 0 or got != want:
+        print(f"gen_corpus: {fname}: remarks differ from EXPECTED\n"
+              f"  want: {want}\n  got:  {got}" +
+              (f"\n  attn-opt exit {p.returncode}" if p.returncode else ""))
+        return 1
+    return 0
 
 
 def main():
@@ -235,6 +309,8 @@ def main():
     ap.add_argument("--iree-opt", help="iree-opt binary (iree-base-compiler)")
     ap.add_argument("--mlir-opt", help="stock mlir-opt for verification "
                     "(default /usr/lib/llvm-22/bin/mlir-opt or PATH)")
+    ap.add_argument("--attn-opt", help="check every written file's remarks "
+                    "against EXPECTED with this attn-opt")
     ap.add_argument("--only", nargs="*", help="variant names to generate")
     ap.add_argument("--keep-stablehlo", action="store_true",
                     help="also write jax_<name>.stablehlo.mlir")
@@ -256,7 +332,8 @@ def main():
 
     os.makedirs(a.out, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="attn-corpus-")
-    for name, fn, args, extra, raised_fuses in VARIANTS:
+    mismatches = 0
+    for name, fn, args, extra in VARIANTS:
         if a.only and name not in a.only:
             continue
         shlo = jax.jit(fn).lower(*args).as_text()
@@ -267,12 +344,13 @@ def main():
             shutil.copy(shlo_path, os.path.join(a.out, f"jax_{name}.stablehlo.mlir"))
         argdesc = ", ".join(f"{s.dtype}{list(s.shape)}" for s in args)
         forms = [
-            (f"jax_{name}", IREE_FLAGS, "nofuse " + extra, ""),
+            (f"jax_{name}", IREE_FLAGS, ""),
             (f"jax_{name}_raised", IREE_FLAGS + RAISE_FLAGS,
-             ("" if raised_fuses else "nofuse ") + extra,
              ", softmax raised to linalg.softmax"),
         ]
-        for fname, flags, directive, note in forms:
+        for fname, flags, note in forms:
+            fuses = expected_remarks(fname)[1]
+            directive = ("" if fuses else "nofuse ") + extra
             linalg = run([iree_opt] + flags + [shlo_path])
             body = postprocess(linalg, fname)
             text = header(
@@ -285,7 +363,11 @@ def main():
                 f.write(text)
             run([mlir_opt, out_path, "-o", os.devnull])
             print(f"wrote {out_path}")
+            if a.attn_opt:
+                mismatches += check_remarks(a.attn_opt, out_path, fname)
     shutil.rmtree(tmp, ignore_errors=True)
+    if mismatches:
+        sys.exit(f"gen_corpus: {mismatches} file(s) do not match EXPECTED")
 
 
 if __name__ == "__main__":
