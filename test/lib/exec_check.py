@@ -10,7 +10,8 @@ Each `// -----` chunk may carry a directive line
 `dims` fills the `?` dimensions of the arguments in order. `amp` scales the
 random normal inputs (large values give large logits). `argN=mask` fills
 argument N with 0 or -inf (the first entry of the last axis is kept finite so
-no row is fully masked); `bias` is a finite additive bias. `nofuse` states that
+no row is fully masked); `maskrows` also masks every third row fully (for
+programs with the safe-softmax guard); `bias` is a finite additive bias. `nofuse` states that
 attn-fuse must leave the chunk alone (a look-alike); otherwise the chunk must
 fuse. Chunks without a directive are not executed.
 
@@ -128,6 +129,14 @@ def make_main(chunk: str, opts, rng):
             arr = np.where(rng.random(conc) < 0.3, -np.inf, 0.0)
             if conc:
                 arr[..., 0] = 0.0
+        elif kind == "maskrows":
+            # Like mask, but every third row (over the last two axes) is
+            # fully masked: exercises the fully-masked-row rule.
+            arr = np.where(rng.random(conc) < 0.3, -np.inf, 0.0)
+            if conc:
+                arr[..., 0] = 0.0
+            if len(conc) >= 2:
+                arr[..., ::3, :] = -np.inf
         elif kind == "bias":
             arr = rng.standard_normal(conc)
         else:

@@ -1,0 +1,388 @@
+// RUN: attn-opt %s --attn-fuse --split-input-file --mlir-print-local-scope | FileCheck %s
+// RUN: attn-opt %s --attn-fuse --attn-explain --split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: %exec-check %s
+
+// The spellings frontends use besides linalg.softmax: decomposed softmaxes,
+// casts around them, scales on Q/K, masks computed in place, the safe-softmax
+// guard. Every positive case is also executed against stock MLIR.
+
+// Decomposed softmax as linalg.generic: max (init -inf) into a reduced row
+// vector broadcast back by maps, sub + exp in one generic, sum, divide.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @decomposed_generic_rowvector_f32
+// CHECK-NOT: math.exp
+// CHECK: attn.attention
+// EXPLAIN: remark: attention fused: scale=0.5, mask=none, causal=no, batch dims=1, dtype f32 -> f32
+func.func @decomposed_generic_rowvector_f32(%q: tensor<2x19x8xf32>, %k: tensor<2x23x8xf32>, %v: tensor<2x23x8xf32>) -> tensor<2x19x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x19x23xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x19x23xf32>) -> tensor<2x19x23xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x19x8xf32>, tensor<2x23x8xf32>) outs(%z : tensor<2x19x23xf32>) -> tensor<2x19x23xf32>
+  %er = tensor.empty() : tensor<2x19xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<2x19xf32>) -> tensor<2x19xf32>
+  %mx = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m)>],
+                        iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s : tensor<2x19x23xf32>) outs(%mi : tensor<2x19xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %h = arith.constant 0.5 : f32
+    %y = arith.mulf %x, %h : f32
+    %r = arith.maximumf %acc, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<2x19xf32>
+  %ex = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mx : tensor<2x19x23xf32>, tensor<2x19xf32>) outs(%e : tensor<2x19x23xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %h = arith.constant 0.5 : f32
+    %y = arith.mulf %x, %h : f32
+    %d = arith.subf %y, %m : f32
+    %p = math.exp %d : f32
+    linalg.yield %p : f32
+  } -> tensor<2x19x23xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%er : tensor<2x19xf32>) -> tensor<2x19xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m)>],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%ex : tensor<2x19x23xf32>) outs(%si : tensor<2x19xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x19xf32>
+  %pr = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ex, %sum : tensor<2x19x23xf32>, tensor<2x19xf32>) outs(%e : tensor<2x19x23xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %r = arith.divf %x, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<2x19x23xf32>
+  %eo = tensor.empty() : tensor<2x19x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x19x8xf32>) -> tensor<2x19x8xf32>
+  %o = linalg.batch_matmul ins(%pr, %v : tensor<2x19x23xf32>, tensor<2x23x8xf32>) outs(%zo : tensor<2x19x8xf32>) -> tensor<2x19x8xf32>
+  return %o : tensor<2x19x8xf32>
+}
+
+// -----
+
+// linalg.reduce with keep-dims through tensor.expand_shape ([M, 1]),
+// arith.maxnumf, the lowest finite value as the max's init, and the division
+// written as reciprocal then multiply. Scale 1/sqrt(d) on Q.
+// EXEC: amp=1.5
+// CHECK-LABEL: func.func @reduce_keepdims_reciprocal_scale_on_q_f32
+// CHECK: attn.attention ins(%arg0, %arg1, %arg2
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=no, batch dims=0, dtype f32 -> f32
+func.func @reduce_keepdims_reciprocal_scale_on_q_f32(%q: tensor<37x16xf32>, %k: tensor<29x16xf32>, %v: tensor<29x4xf32>) -> tensor<37x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lowest = arith.constant -3.40282347E+38 : f32
+  %eq = tensor.empty() : tensor<37x16xf32>
+  %c4 = arith.constant dense<4.0> : tensor<37x16xf32>
+  %qs = linalg.div ins(%q, %c4 : tensor<37x16xf32>, tensor<37x16xf32>) outs(%eq : tensor<37x16xf32>) -> tensor<37x16xf32>
+  %e = tensor.empty() : tensor<37x29xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<37x29xf32>) -> tensor<37x29xf32>
+  %s = linalg.matmul indexing_maps = [
+      affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%qs, %k : tensor<37x16xf32>, tensor<29x16xf32>) outs(%z : tensor<37x29xf32>) -> tensor<37x29xf32>
+  %er = tensor.empty() : tensor<37xf32>
+  %mi = linalg.fill ins(%lowest : f32) outs(%er : tensor<37xf32>) -> tensor<37xf32>
+  %mx = linalg.reduce ins(%s : tensor<37x29xf32>) outs(%mi : tensor<37xf32>) dimensions = [1]
+    (%x: f32, %acc: f32) {
+      %r = arith.maxnumf %x, %acc : f32
+      linalg.yield %r : f32
+    }
+  %mk = tensor.expand_shape %mx [[0, 1]] output_shape [37, 1] : tensor<37xf32> into tensor<37x1xf32>
+  %ex = linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m, 0)>, affine_map<(m, n) -> (m, n)>],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%s, %mk : tensor<37x29xf32>, tensor<37x1xf32>) outs(%e : tensor<37x29xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %p = math.exp %d : f32
+    linalg.yield %p : f32
+  } -> tensor<37x29xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%er : tensor<37xf32>) -> tensor<37xf32>
+  %sum = linalg.reduce ins(%ex : tensor<37x29xf32>) outs(%si : tensor<37xf32>) dimensions = [1]
+    (%x: f32, %acc: f32) {
+      %r = arith.addf %x, %acc : f32
+      linalg.yield %r : f32
+    }
+  %rc = linalg.generic {indexing_maps = [affine_map<(m) -> (m)>, affine_map<(m) -> (m)>], iterator_types = ["parallel"]}
+      ins(%sum : tensor<37xf32>) outs(%er : tensor<37xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %one = arith.constant 1.0 : f32
+    %r = arith.divf %one, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<37xf32>
+  %pr = linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m)>, affine_map<(m, n) -> (m, n)>],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%ex, %rc : tensor<37x29xf32>, tensor<37xf32>) outs(%e : tensor<37x29xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %r = arith.mulf %x, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<37x29xf32>
+  %eo = tensor.empty() : tensor<37x4xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<37x4xf32>) -> tensor<37x4xf32>
+  %o = linalg.matmul ins(%pr, %v : tensor<37x29xf32>, tensor<29x4xf32>) outs(%zo : tensor<37x4xf32>) -> tensor<37x4xf32>
+  return %o : tensor<37x4xf32>
+}
+
+// -----
+
+// f16 scores upcast to f32 for the softmax and cast back before P·V; causal
+// mask computed in place from linalg.index and selected with -inf; the scale
+// is split as sqrt(scale) on both Q and K.
+// EXEC: amp=2.0 pipeline=tile-q=8,tile-kv=16
+// CHECK-LABEL: func.func @f16_upcast_softmax_causal_split_scale
+// CHECK: attn.attention {{.*}} causal
+// EXPLAIN: remark: attention fused: scale=0.124973, mask=none, causal=yes, batch dims=1, dtype f16 -> f16
+func.func @f16_upcast_softmax_causal_split_scale(%q: tensor<2x40x64xf16>, %k: tensor<2x40x64xf16>, %v: tensor<2x40x16xf16>) -> tensor<2x40x16xf16> {
+  %zero = arith.constant 0.0 : f16
+  %zf = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e16 = tensor.empty() : tensor<2x40x64xf16>
+  %rs = arith.constant dense<0.35355339> : tensor<2x40x64xf16>
+  %qs = linalg.mul ins(%q, %rs : tensor<2x40x64xf16>, tensor<2x40x64xf16>) outs(%e16 : tensor<2x40x64xf16>) -> tensor<2x40x64xf16>
+  %ks = linalg.mul ins(%k, %rs : tensor<2x40x64xf16>, tensor<2x40x64xf16>) outs(%e16 : tensor<2x40x64xf16>) -> tensor<2x40x64xf16>
+  %e = tensor.empty() : tensor<2x40x40xf16>
+  %z = linalg.fill ins(%zero : f16) outs(%e : tensor<2x40x40xf16>) -> tensor<2x40x40xf16>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%qs, %ks : tensor<2x40x64xf16>, tensor<2x40x64xf16>) outs(%z : tensor<2x40x40xf16>) -> tensor<2x40x40xf16>
+  %ef = tensor.empty() : tensor<2x40x40xf32>
+  %sf = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x40x40xf16>) outs(%ef : tensor<2x40x40xf32>) {
+  ^bb0(%x: f16, %o: f32):
+    %w = arith.extf %x : f16 to f32
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %keep = arith.cmpi ule, %j, %i : index
+    %r = arith.select %keep, %w, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x40x40xf32>
+  %p = linalg.softmax dimension(2) ins(%sf : tensor<2x40x40xf32>) outs(%ef : tensor<2x40x40xf32>) -> tensor<2x40x40xf32>
+  %p16 = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                         iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%p : tensor<2x40x40xf32>) outs(%e : tensor<2x40x40xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<2x40x40xf16>
+  %eo = tensor.empty() : tensor<2x40x16xf16>
+  %zo = linalg.fill ins(%zero : f16) outs(%eo : tensor<2x40x16xf16>) -> tensor<2x40x16xf16>
+  %o = linalg.batch_matmul ins(%p16, %v : tensor<2x40x40xf16>, tensor<2x40x16xf16>) outs(%zo : tensor<2x40x16xf16>) -> tensor<2x40x16xf16>
+  return %o : tensor<2x40x16xf16>
+}
+
+// -----
+
+// A boolean mask applied by select (true keeps), scale and mask in one
+// generic, bf16 inputs.
+// EXEC: amp=1.0
+// CHECK-LABEL: func.func @bool_mask_select_bf16
+// CHECK: attn.attention {{.*}} mask(%{{.*}} : tensor<2x13x31xi1>)
+// EXPLAIN: remark: attention fused: scale=0.25, mask=boolean over (b0,m,n), causal=no, batch dims=1, dtype bf16 -> f32
+func.func @bool_mask_select_bf16(%q: tensor<2x13x16xbf16>, %k: tensor<2x31x16xbf16>, %v: tensor<2x31x8xbf16>, %mask: tensor<2x13x31xi1>) -> tensor<2x13x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lowest = arith.constant -3.40282347E+38 : f32
+  %e = tensor.empty() : tensor<2x13x31xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x13x31xf32>) -> tensor<2x13x31xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x13x16xbf16>, tensor<2x31x16xbf16>) outs(%z : tensor<2x13x31xf32>) -> tensor<2x13x31xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x13x31xf32>, tensor<2x13x31xi1>) outs(%e : tensor<2x13x31xf32>) {
+  ^bb0(%x: f32, %keep: i1, %o: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %c : f32
+    %r = arith.select %keep, %y, %lowest : f32
+    linalg.yield %r : f32
+  } -> tensor<2x13x31xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x13x31xf32>) outs(%e : tensor<2x13x31xf32>) -> tensor<2x13x31xf32>
+  %eo = tensor.empty() : tensor<2x13x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x13x8xf32>) -> tensor<2x13x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x13x31xf32>, tensor<2x31x8xbf16>) outs(%zo : tensor<2x13x8xf32>) -> tensor<2x13x8xf32>
+  return %o : tensor<2x13x8xf32>
+}
+
+// -----
+
+// The safe-softmax guard torch exports add: rows whose scores are all -inf
+// become 0. Fused as the kernel's fully-masked-row rule; the mask below masks
+// every third row completely.
+// EXEC: amp=1.0 arg3=maskrows
+// CHECK-LABEL: func.func @safe_softmax_guard_fully_masked_rows
+// CHECK-NOT: arith.andi
+// CHECK: attn.attention
+// EXPLAIN: remark: attention fused: scale=1, mask=additive over (b0,m,n), causal=no, guarded rows, batch dims=1, dtype f32 -> f32
+func.func @safe_softmax_guard_fully_masked_rows(%q: tensor<2x12x8xf32>, %k: tensor<2x20x8xf32>, %v: tensor<2x20x8xf32>, %mask: tensor<2x12x20xf32>) -> tensor<2x12x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %true = arith.constant true
+  %e = tensor.empty() : tensor<2x12x20xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x12x20xf32>) -> tensor<2x12x20xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x12x8xf32>, tensor<2x20x8xf32>) outs(%z : tensor<2x12x20xf32>) -> tensor<2x12x20xf32>
+  %sm = linalg.add ins(%s, %mask : tensor<2x12x20xf32>, tensor<2x12x20xf32>) outs(%e : tensor<2x12x20xf32>) -> tensor<2x12x20xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x12x20xf32>) outs(%e : tensor<2x12x20xf32>) -> tensor<2x12x20xf32>
+  %eb = tensor.empty() : tensor<2x12xi1>
+  %ti = linalg.fill ins(%true : i1) outs(%eb : tensor<2x12xi1>) -> tensor<2x12xi1>
+  %all = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m)>],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%sm : tensor<2x12x20xf32>) outs(%ti : tensor<2x12xi1>) {
+  ^bb0(%x: f32, %acc: i1):
+    %isninf = arith.cmpf oeq, %x, %ninf : f32
+    %r = arith.andi %acc, %isninf : i1
+    linalg.yield %r : i1
+  } -> tensor<2x12xi1>
+  %g = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m)>, affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%all, %p : tensor<2x12xi1>, tensor<2x12x20xf32>) outs(%e : tensor<2x12x20xf32>) {
+  ^bb0(%c: i1, %x: f32, %o: f32):
+    %r = arith.select %c, %zero, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<2x12x20xf32>
+  %eo = tensor.empty() : tensor<2x12x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x12x8xf32>) -> tensor<2x12x8xf32>
+  %o = linalg.batch_matmul ins(%g, %v : tensor<2x12x20xf32>, tensor<2x20x8xf32>) outs(%zo : tensor<2x12x8xf32>) -> tensor<2x12x8xf32>
+  return %o : tensor<2x12x8xf32>
+}
+
+// -----
+
+// Look-alikes.
+
+// Thresholding the probabilities (p < 0.05 -> 0) before P·V changes them.
+// EXEC: nofuse
+// CHECK-LABEL: func.func @thresholded_probabilities_rejected
+// CHECK-NOT: attn.attention
+// EXPLAIN: remark: attention not fused: the probabilities are changed by a select between the softmax and P·V that is not the fully-masked-row guard
+func.func @thresholded_probabilities_rejected(%q: tensor<12x8xf32>, %k: tensor<12x8xf32>, %v: tensor<12x8xf32>) -> tensor<12x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12x12xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<12x12xf32>) -> tensor<12x12xf32>
+  %s = linalg.matmul indexing_maps = [
+      affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%q, %k : tensor<12x8xf32>, tensor<12x8xf32>) outs(%z : tensor<12x12xf32>) -> tensor<12x12xf32>
+  %p = linalg.softmax dimension(1) ins(%s : tensor<12x12xf32>) outs(%e : tensor<12x12xf32>) -> tensor<12x12xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<12x12xf32>) outs(%e : tensor<12x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %th = arith.constant 0.05 : f32
+    %small = arith.cmpf olt, %x, %th : f32
+    %r = arith.select %small, %zero, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<12x12xf32>
+  %eo = tensor.empty() : tensor<12x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<12x8xf32>) -> tensor<12x8xf32>
+  %o = linalg.matmul ins(%t, %v : tensor<12x12xf32>, tensor<12x8xf32>) outs(%zo : tensor<12x8xf32>) -> tensor<12x8xf32>
+  return %o : tensor<12x8xf32>
+}
+
+// -----
+
+// Dropout-like: the probabilities are multiplied by a keep tensor.
+// EXEC: nofuse
+// CHECK-LABEL: func.func @dropout_on_probabilities_rejected
+// CHECK-NOT: attn.attention
+// EXPLAIN: remark: attention not fused: the probabilities are changed by 'arith.mulf' between the softmax and P·V
+func.func @dropout_on_probabilities_rejected(%q: tensor<12x8xf32>, %k: tensor<12x8xf32>, %v: tensor<12x8xf32>, %keep: tensor<12x12xf32>) -> tensor<12x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12x12xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<12x12xf32>) -> tensor<12x12xf32>
+  %s = linalg.matmul indexing_maps = [
+      affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%q, %k : tensor<12x8xf32>, tensor<12x8xf32>) outs(%z : tensor<12x12xf32>) -> tensor<12x12xf32>
+  %p = linalg.softmax dimension(1) ins(%s : tensor<12x12xf32>) outs(%e : tensor<12x12xf32>) -> tensor<12x12xf32>
+  %t = linalg.mul ins(%p, %keep : tensor<12x12xf32>, tensor<12x12xf32>) outs(%e : tensor<12x12xf32>) -> tensor<12x12xf32>
+  %eo = tensor.empty() : tensor<12x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<12x8xf32>) -> tensor<12x8xf32>
+  %o = linalg.matmul ins(%t, %v : tensor<12x12xf32>, tensor<12x8xf32>) outs(%zo : tensor<12x8xf32>) -> tensor<12x8xf32>
+  return %o : tensor<12x8xf32>
+}
+
+// -----
+
+// Decomposed softmax whose max runs over the queries and whose sum runs over
+// the keys.
+// EXEC: nofuse
+// CHECK-LABEL: func.func @max_and_sum_over_different_axes_rejected
+// CHECK-NOT: attn.attention
+// EXPLAIN: remark: attention not fused: the softmax takes its max and its sum over different axes
+func.func @max_and_sum_over_different_axes_rejected(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<16x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %s = linalg.matmul indexing_maps = [
+      affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%q, %k : tensor<16x8xf32>, tensor<16x8xf32>) outs(%z : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %er = tensor.empty() : tensor<16xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<16xf32>) -> tensor<16xf32>
+  %mx = linalg.reduce ins(%s : tensor<16x16xf32>) outs(%mi : tensor<16xf32>) dimensions = [0]
+    (%x: f32, %acc: f32) {
+      %r = arith.maximumf %x, %acc : f32
+      linalg.yield %r : f32
+    }
+  %ex = linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (n)>, affine_map<(m, n) -> (m, n)>],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%s, %mx : tensor<16x16xf32>, tensor<16xf32>) outs(%e : tensor<16x16xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %p = math.exp %d : f32
+    linalg.yield %p : f32
+  } -> tensor<16x16xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%er : tensor<16xf32>) -> tensor<16xf32>
+  %sum = linalg.reduce ins(%ex : tensor<16x16xf32>) outs(%si : tensor<16xf32>) dimensions = [1]
+    (%x: f32, %acc: f32) {
+      %r = arith.addf %x, %acc : f32
+      linalg.yield %r : f32
+    }
+  %pr = linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m)>, affine_map<(m, n) -> (m, n)>],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%ex, %sum : tensor<16x16xf32>, tensor<16xf32>) outs(%e : tensor<16x16xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %r = arith.divf %x, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<16x16xf32>
+  %eo = tensor.empty() : tensor<16x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %o = linalg.matmul ins(%pr, %v : tensor<16x16xf32>, tensor<16x8xf32>) outs(%zo : tensor<16x8xf32>) -> tensor<16x8xf32>
+  return %o : tensor<16x8xf32>
+}
+
+// -----
+
+// Masks n >= m (the diagonal too): not the causal rule; left alone.
+// EXEC: nofuse
+// CHECK-LABEL: func.func @strictly_past_mask_rejected
+// CHECK-NOT: attn.attention
+// EXPLAIN: remark: attention not fused: the scores are masked by an index comparison that is not causal (n > m)
+func.func @strictly_past_mask_rejected(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant -1.0e+30 : f32
+  %e = tensor.empty() : tensor<16x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %s = linalg.matmul indexing_maps = [
+      affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%q, %k : tensor<16x8xf32>, tensor<16x8xf32>) outs(%z : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<16x16xf32>) outs(%e : tensor<16x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %masked = arith.cmpi sge, %j, %i : index
+    %r = arith.select %masked, %ninf, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<16x16xf32>
+  %p = linalg.softmax dimension(1) ins(%sm : tensor<16x16xf32>) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %eo = tensor.empty() : tensor<16x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %o = linalg.matmul ins(%p, %v : tensor<16x16xf32>, tensor<16x8xf32>) outs(%zo : tensor<16x8xf32>) -> tensor<16x8xf32>
+  return %o : tensor<16x8xf32>
+}
