@@ -554,10 +554,12 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
   bool pIsLhs = pOperand->getOperandNumber() == 0;
   ArrayRef<unsigned> pvM = pIsLhs ? pvDims->m : pvDims->n;
   ArrayRef<unsigned> pvE = pIsLhs ? pvDims->n : pvDims->m;
-  if (pvM.size() != 1 || pvE.size() != 1)
-    return fail("P·V must have exactly one query and one value dimension "
-                "(grouped heads that K and V do not index are not fused yet)");
-  if (pvDims->batch.size() + 3 != pv.getNumLoops())
+  // Several P-only dims: one is the query axis, the others are batch dims
+  // V does not index (query heads sharing a K/V head).
+  if (pvM.empty() || pvE.size() != 1)
+    return fail("P·V must have a query dimension and exactly one value "
+                "dimension");
+  if (pvDims->batch.size() + pvM.size() + 2 != pv.getNumLoops())
     return fail("P·V has dimensions that are neither batch, query, key nor "
                 "value dimensions");
 
@@ -569,8 +571,8 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
     unsigned d = pMap.getDimPosition(i);
     if (d == kDim)
       nPos = i;
-    else if (d == pvM.front())
-      mPos = i;
+    else if (llvm::is_contained(pvM, d))
+      mPos = i; // the innermost P-only dim is the query axis
   }
   if (sm->n != nPos)
     return fail(llvm::formatv("the softmax normalizes dimension {0} of the "
@@ -615,10 +617,10 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
       linalg::inferContractionDims(qk);
   if (failed(qkDims) || qkDims->k.size() != 1)
     return fail("Q·K^T must contract exactly one dimension (the head dim)");
-  if (qkDims->m.size() != 1 || qkDims->n.size() != 1 ||
-      qkDims->batch.size() + 3 != qk.getNumLoops())
-    return fail("Q·K^T must have exactly one query and one key dimension "
-                "besides batch dimensions");
+  if (qkDims->m.empty() || qkDims->n.empty() ||
+      qkDims->batch.size() + qkDims->m.size() + qkDims->n.size() + 1 !=
+          qk.getNumLoops())
+    return fail("Q·K^T must have query, key and batch dimensions only");
   AffineMap sMap = qk.getMatchingIndexingMap(qk.getDpsInitOperand(0));
   if (!sMap.isProjectedPermutation(false) || sMap.getNumResults() != rank)
     return fail("Q·K^T writes its result through a non-permutation map");
@@ -635,7 +637,9 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
     if (scorePos == (unsigned)nPos)
       qkN = loop;
     if (scorePos != (unsigned)mPos && scorePos != (unsigned)nPos &&
-        !llvm::is_contained(qkDims->batch, loop))
+        !llvm::is_contained(qkDims->batch, loop) &&
+        !llvm::is_contained(qkDims->m, loop) &&
+        !llvm::is_contained(qkDims->n, loop))
       return fail("a batch dimension of the scores is not a batch dimension "
                   "of Q·K^T");
   }
@@ -651,6 +655,16 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
   if (!qOperand || !kOperand || qOperand == kOperand)
     return fail("the scores' query and key axes do not come from different "
                 "operands of Q·K^T");
+  // K may omit batch dims of Q (grouped heads) but must not add any.
+  {
+    AffineMap qm = qk.getMatchingIndexingMap(qOperand);
+    AffineMap km = qk.getMatchingIndexingMap(kOperand);
+    for (AffineExpr e : km.getResults()) {
+      unsigned d = cast<AffineDimExpr>(e).getPosition();
+      if (d != qkN && !qm.isFunctionOfDim(d))
+        return fail("K has a dimension that Q and the scores lack");
+    }
+  }
   for (OpOperand *in : qk.getDpsInputOperands())
     if (!qk.getMatchingIndexingMap(in).isProjectedPermutation(false))
       return fail("Q·K^T reads an operand through a non-permutation map");

@@ -93,6 +93,7 @@ struct Canonical {
   unsigned numBatch;
   Value q, k, v, mask;      // [b.., m, d], [b.., n, d], [b.., n, e], mask
   SmallVector<unsigned> maskDims; // attention dims of the mask, ascending
+  SmallVector<unsigned> kBatch, vBatch; // batch dims K / V index (GQA: fewer)
   SmallVector<OpFoldResult> batchSizes;
   OpFoldResult m, n, e;
   Value scale;
@@ -128,7 +129,12 @@ static Value buildScores(OpBuilder &b, Location loc, const Canonical &c,
     return AffineMap::get(numDims, 0, res, ctx);
   };
   unsigned M = r, N = r + 1, D = r + 2;
-  SmallVector<AffineMap> maps = {dims({M, D}, r + 3), dims({N, D}, r + 3),
+  SmallVector<AffineExpr> kExprs;
+  for (unsigned b : c.kBatch)
+    kExprs.push_back(getAffineDimExpr(b, ctx));
+  kExprs.append({getAffineDimExpr(N, ctx), getAffineDimExpr(D, ctx)});
+  SmallVector<AffineMap> maps = {dims({M, D}, r + 3),
+                                 AffineMap::get(r + 3, 0, kExprs, ctx),
                                  dims({M, N}, r + 3)};
   SmallVector<utils::IteratorType> iters(r + 2, utils::IteratorType::parallel);
   iters.push_back(utils::IteratorType::reduction);
@@ -228,13 +234,17 @@ static Value buildQueryTile(OpBuilder &b, Location loc, const Canonical &c,
                                          arith::SubIOp::create(nb, l, ub, j))
                                          .getResult())
                                    : tileSize(nb, l, j, keyTile, c.n);
-        Value kt = sliceRows(nb, l, c.k, r, j, tn);
-        Value vt = sliceRows(nb, l, c.v, r, j, tn);
+        Value kt = sliceRows(nb, l, c.k, c.kBatch.size(), j, tn);
+        Value vt = sliceRows(nb, l, c.v, c.vBatch.size(), j, tn);
         Value s = buildScores(nb, l, c, qt, kt, qOff, tm, j, tn);
+        DenseI64ArrayAttr vBatchAttr;
+        if (c.vBatch.size() != r)
+          vBatchAttr = nb.getDenseI64ArrayAttr(
+              llvm::to_vector_of<int64_t>(c.vBatch));
         auto upd = OnlineUpdateOp::create(nb, l, state[0].getType(),
                                           state[1].getType(),
                                           state[2].getType(), s, vt, state[0],
-                                          state[1], state[2]);
+                                          state[1], state[2], vBatchAttr);
         scf::YieldOp::create(nb, l, upd->getResults());
       });
   auto outType = RankedTensorType::get(
@@ -264,8 +274,23 @@ FailureOr<Value> mlir::attn::tileOnlineSoftmax(RewriterBase &rewriter,
   Canonical c;
   c.numBatch = r;
   c.q = toLayout(rewriter, loc, op.getQuery(), op.getQueryMap(), order({M, D}));
-  c.k = toLayout(rewriter, loc, op.getKey(), op.getKeyMap(), order({N, D}));
-  c.v = toLayout(rewriter, loc, op.getValue(), op.getValueMap(), order({N, E}));
+  // K and V keep only the batch dims they index: a K/V head shared by a
+  // group of query heads is read, never copied per query head.
+  auto present = [&](AffineMap map, std::initializer_list<unsigned> tail) {
+    SmallVector<unsigned> o;
+    for (unsigned b : batch)
+      if (map.isFunctionOfDim(b))
+        o.push_back(b);
+    SmallVector<unsigned> dims = o;
+    dims.append(tail.begin(), tail.end());
+    return std::make_pair(o, dims);
+  };
+  auto [kBatch, kOrder] = present(op.getKeyMap(), {N, D});
+  auto [vBatch, vOrder] = present(op.getValueMap(), {N, E});
+  c.kBatch = kBatch;
+  c.vBatch = vBatch;
+  c.k = toLayout(rewriter, loc, op.getKey(), op.getKeyMap(), kOrder);
+  c.v = toLayout(rewriter, loc, op.getValue(), op.getValueMap(), vOrder);
   if (Value mask = op.getMask()) {
     AffineMap mm = op.getMaskMap();
     for (AffineExpr e : mm.getResults())
@@ -276,8 +301,8 @@ FailureOr<Value> mlir::attn::tileOnlineSoftmax(RewriterBase &rewriter,
   SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(rewriter, loc, c.q);
   c.batchSizes.assign(qSizes.begin(), qSizes.begin() + r);
   c.m = qSizes[r];
-  c.n = tensor::getMixedSizes(rewriter, loc, c.k)[r];
-  c.e = tensor::getMixedSizes(rewriter, loc, c.v)[r + 1];
+  c.n = tensor::getMixedSizes(rewriter, loc, c.k)[c.kBatch.size()];
+  c.e = tensor::getMixedSizes(rewriter, loc, c.v)[c.vBatch.size() + 1];
   c.scale = op.getScale();
   c.causal = op.getCausal();
   c.outElt = op.getType().getElementType();

@@ -157,9 +157,6 @@ VARIANTS = [
 # scale= follows from the head dimension D of the variant's shapes.
 _FUSED = "attention fused: "
 _NOT_FUSED = "attention not fused: "
-_GQA_NOT_YET = (_NOT_FUSED + "P·V must have exactly one query and one value "
-                "dimension (grouped heads that K and V do not index are not "
-                "fused yet)")
 EXPECTED = {
     "jax_mha_f32": _FUSED + "scale=0.25, mask=none, causal=no, batch dims=2, dtype f32 -> f32",
     "jax_mha_f32_raised": _FUSED + "scale=0.25, mask=none, causal=no, batch dims=2, dtype f32 -> f32",
@@ -172,9 +169,10 @@ EXPECTED = {
     "jax_mha_bool_mask_f32": _FUSED + "scale=0.25, mask=boolean over (b0,m,n), causal=no, batch dims=2, dtype f32 -> f32",
     "jax_mha_bool_mask_f32_raised": _FUSED + "scale=0.25, mask=boolean over (b0,m,n), causal=no, batch dims=2, dtype f32 -> f32",
     # jax.nn.dot_product_attention reshapes Q to [B, Sq, Hkv, G, D] and keeps
-    # K/V at Hkv heads, so P.V has two query-side dims (G, Sq): not fused yet.
-    "jax_nn_dpa_gqa_causal_f32": _GQA_NOT_YET,
-    "jax_nn_dpa_gqa_causal_f32_raised": _GQA_NOT_YET,
+    # K/V at Hkv heads: the group dim G becomes a batch dim K and V do not
+    # index (grouped-query attention without a broadcast copy).
+    "jax_nn_dpa_gqa_causal_f32": _FUSED + "scale=0.25, mask=none, causal=yes, batch dims=3, dtype f32 -> f32",
+    "jax_nn_dpa_gqa_causal_f32_raised": _FUSED + "scale=0.25, mask=none, causal=yes, batch dims=3, dtype f32 -> f32",
 }
 
 

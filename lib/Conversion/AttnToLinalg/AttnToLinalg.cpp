@@ -154,9 +154,18 @@ struct LowerOnlineUpdate : public OpRewritePattern<OnlineUpdateOp> {
     };
     SmallVector<utils::IteratorType> pvIters(R, par);
     pvIters.push_back(red);
+    // V may omit batch dims (grouped-query attention): index it by the ones
+    // it has.
+    SmallVector<unsigned> vDims;
+    if (auto vb = op.getValueBatchDims())
+      for (int64_t d : *vb)
+        vDims.push_back(d);
+    else
+      vDims = batch;
+    vDims.append({Nk, Ev});
     Value accNew = ls.generic(
         acc.getType(), ValueRange{p, v}, accScaled,
-        {withTail({M, Nk}), withTail({Nk, Ev}), withTail({M, Ev})}, pvIters,
+        {withTail({M, Nk}), ls.map(R + 1, vDims), withTail({M, Ev})}, pvIters,
         [](OpBuilder &b, Location l, ValueRange a) {
           Value vv = a[1];
           if (!vv.getType().isF32())

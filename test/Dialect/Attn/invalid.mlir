@@ -34,12 +34,24 @@ func.func @map_wrong_num_dims(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tens
 
 // -----
 
-func.func @key_rank_mismatch(%q: tensor<2x4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<2x6x8xf32>, %o: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+func.func @output_rank_mismatch(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %s = arith.constant 1.0 : f32
-  // expected-error @below {{expects the key to have rank 3 like the query, got 2}}
-  %r = attn.attention ins(%q, %k, %v : tensor<2x4x8xf32>, tensor<6x8xf32>, tensor<2x6x8xf32>) scale(%s)
+  // expected-error @below {{expects the output to have rank 3 like the query, got 2}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+                       affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (m, e)>] -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @key_misses_head_dim(%q: tensor<2x4x8xf32>, %k: tensor<2x6xf32>, %v: tensor<2x6x8xf32>, %o: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{the key indexing map must use the head dimension 'd'}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x8xf32>, tensor<2x6xf32>, tensor<2x6x8xf32>) scale(%s)
       outs(%o : tensor<2x4x8xf32>)
-      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (n, d)>,
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n)>,
                        affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>] -> tensor<2x4x8xf32>
   return %r : tensor<2x4x8xf32>
 }
@@ -146,7 +158,7 @@ func.func @integer_query(%q: tensor<4x8xi32>, %k: tensor<6x8xf32>, %v: tensor<6x
 
 func.func @update_rank_mismatch(%s: tensor<4x16x32xf32>, %v: tensor<32x64xf16>,
     %m: tensor<4x16xf32>, %l: tensor<4x16xf32>, %acc: tensor<4x16x64xf32>) {
-  // expected-error @below {{expects scores, value and acc of rank 3 and max/sum of rank 2}}
+  // expected-error @below {{expects scores and acc of rank 3, value of rank 3 and max/sum of rank 2}}
   %m2, %l2, %acc2 = attn.online_update %s, %v into(%m, %l, %acc)
       : tensor<4x16x32xf32>, tensor<32x64xf16>, tensor<4x16xf32>, tensor<4x16x64xf32>
   return

@@ -38,6 +38,25 @@ func.func @attention_bshd_mask_bf16(%q: tensor<2x100x4x32xbf16>, %k: tensor<2x70
 
 // -----
 
+// Grouped-query attention: K and V omit the query-group dim g (2 KV heads
+// serve 4 query heads each), no broadcast copy.
+// CHECK-LABEL: func.func @attention_gqa_kv_omit_group_dim
+// CHECK: attn.attention
+func.func @attention_gqa_kv_omit_group_dim(%q: tensor<2x2x4x64x32xf16>, %k: tensor<2x2x64x32xf16>,
+    %v: tensor<2x2x64x32xf16>, %o: tensor<2x2x4x64x32xf16>) -> tensor<2x2x4x64x32xf16> {
+  %s = arith.constant 0.17677669 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x2x4x64x32xf16>, tensor<2x2x64x32xf16>, tensor<2x2x64x32xf16>)
+      scale(%s) outs(%o : tensor<2x2x4x64x32xf16>) causal
+      indexing_maps = [affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>]
+      -> tensor<2x2x4x64x32xf16>
+  return %r : tensor<2x2x4x64x32xf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @online_update_and_finalize
 // CHECK: %[[M:.*]], %[[L:.*]], %[[A:.*]] = attn.online_update %{{.*}}, %{{.*}} into(%{{.*}}, %{{.*}}, %{{.*}}) : tensor<4x16x32xf32>, tensor<4x32x64xf16>, tensor<4x16xf32>, tensor<4x16x64xf32>
 // CHECK: attn.finalize %[[A]], %[[L]] : tensor<4x16x64xf32>, tensor<4x16xf32> -> tensor<4x16x64xf16>

@@ -40,8 +40,8 @@ LogicalResult AttentionOp::verify() {
   struct Operand {
     StringRef name;
     RankedTensorType type;
-    SmallVector<unsigned> required; // iteration dims it must use exactly
-    bool subsetAllowed;             // the mask may drop (broadcast) dims
+    SmallVector<unsigned> allowed; // iteration dims it may index
+    SmallVector<unsigned> mustUse; // ... and those it must index
   };
   SmallVector<unsigned> batch = llvm::to_vector(llvm::seq<unsigned>(0, numBatch));
   auto with = [&](std::initializer_list<unsigned> extra) {
@@ -49,14 +49,15 @@ LogicalResult AttentionOp::verify() {
     v.append(extra.begin(), extra.end());
     return v;
   };
+  // K and V may omit batch dims (grouped-query / multi-query attention: one
+  // K/V head serves several query heads); the mask may omit any dim.
   SmallVector<Operand> operands = {
-      {"query", qType, with({mDim, dDim}), false},
-      {"key", getKey().getType(), with({nDim, dDim}), false},
-      {"value", getValue().getType(), with({nDim, eDim}), false},
-      {"output", getInit().getType(), with({mDim, eDim}), false}};
+      {"query", qType, with({mDim, dDim}), with({mDim, dDim})},
+      {"key", getKey().getType(), with({nDim, dDim}), {nDim, dDim}},
+      {"value", getValue().getType(), with({nDim, eDim}), {nDim, eDim}},
+      {"output", getInit().getType(), with({mDim, eDim}), with({mDim, eDim})}};
   if (getMask())
-    operands.push_back(
-        {"mask", getMask().getType(), with({mDim, nDim}), true});
+    operands.push_back({"mask", getMask().getType(), with({mDim, nDim}), {}});
 
   SmallVector<AffineMap> maps = getIndexingMapsArray();
   if (maps.size() != operands.size())
@@ -75,7 +76,8 @@ LogicalResult AttentionOp::verify() {
              << op.name << " indexing map to have " << numLoops
              << " dimensions (" << numBatch
              << " batch + m, n, d, e) and no symbols, got " << mapAttr;
-    if (!op.subsetAllowed && op.type.getRank() != static_cast<int64_t>(rank))
+    if (op.allowed.size() == op.mustUse.size() &&
+        op.type.getRank() != static_cast<int64_t>(rank))
       return emitOpError("expects the ")
              << op.name << " to have rank " << rank << " like the query, got "
              << op.type.getRank();
@@ -89,7 +91,7 @@ LogicalResult AttentionOp::verify() {
              << " indexing map to be a projected permutation, got " << mapAttr;
     for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
       unsigned dim = cast<AffineDimExpr>(expr).getPosition();
-      if (!llvm::is_contained(op.required, dim))
+      if (!llvm::is_contained(op.allowed, dim))
         return emitOpError("the ")
                << op.name << " must not index the "
                << dimName(dim, numBatch) << " (indexing map " << mapAttr << ")";
@@ -103,8 +105,11 @@ LogicalResult AttentionOp::verify() {
       sizes[dim] = sz;
       sizeFrom[dim] = op.name;
     }
-    // With rank == |required| results, distinct and all in `required`, every
-    // required dim is used: no separate check needed.
+    for (unsigned dim : op.mustUse)
+      if (!map.isFunctionOfDim(dim))
+        return emitOpError("the ")
+               << op.name << " indexing map must use the "
+               << dimName(dim, numBatch) << ", got " << mapAttr;
   }
   return success();
 }
@@ -132,22 +137,35 @@ LogicalResult OnlineUpdateOp::verify() {
   if (rank < 2)
     return emitOpError("expects scores of rank >= 2 (batch..., m, n), got ")
            << rank;
-  if (v.getRank() != rank || acc.getRank() != rank || m.getRank() != rank - 1)
-    return emitOpError("expects scores, value and acc of rank ")
-           << rank << " and max/sum of rank " << rank - 1;
+  // Batch dims of S that V has: all of them unless stated.
+  SmallVector<int64_t> vBatch =
+      getValueBatchDims()
+          ? llvm::to_vector(*getValueBatchDims())
+          : llvm::to_vector(llvm::seq<int64_t>(0, rank - 2));
+  for (auto [i, d] : llvm::enumerate(vBatch))
+    if (d < 0 || d >= rank - 2 || (i > 0 && d <= vBatch[i - 1]))
+      return emitOpError("expects value_batch_dims to be increasing batch "
+                         "dimensions of the scores");
+  int64_t vRank = vBatch.size() + 2;
+  if (v.getRank() != vRank || acc.getRank() != rank || m.getRank() != rank - 1)
+    return emitOpError("expects scores and acc of rank ")
+           << rank << ", value of rank " << vRank << " and max/sum of rank "
+           << rank - 1;
   Operation *op = getOperation();
   for (int64_t i = 0; i < rank - 2; ++i)
-    if (failed(checkDim(op, s, i, "scores", v, i, "value", "batch dimensions")) ||
-        failed(checkDim(op, s, i, "scores", acc, i, "acc", "batch dimensions")) ||
+    if (failed(checkDim(op, s, i, "scores", acc, i, "acc", "batch dimensions")) ||
         failed(checkDim(op, s, i, "scores", m, i, "max", "batch dimensions")))
       return failure();
-  if (failed(checkDim(op, s, rank - 1, "scores", v, rank - 2, "value",
+  for (auto [i, d] : llvm::enumerate(vBatch))
+    if (failed(checkDim(op, s, d, "scores", v, i, "value", "batch dimensions")))
+      return failure();
+  if (failed(checkDim(op, s, rank - 1, "scores", v, vRank - 2, "value",
                       "key dimension")) ||
       failed(checkDim(op, s, rank - 2, "scores", m, rank - 2, "max",
                       "query dimension")) ||
       failed(checkDim(op, s, rank - 2, "scores", acc, rank - 2, "acc",
                       "query dimension")) ||
-      failed(checkDim(op, v, rank - 1, "value", acc, rank - 1, "acc",
+      failed(checkDim(op, v, vRank - 1, "value", acc, rank - 1, "acc",
                       "value dimension")))
     return failure();
   return success();

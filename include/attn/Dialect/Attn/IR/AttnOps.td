@@ -124,13 +124,16 @@ def Attn_OnlineUpdateOp : Attn_Op<"online_update", [Pure,
     ```
 
     All layouts are canonical: batch dimensions first, then query, then
-    key (S, V) or value dimension (acc). Starting from `m = -inf`, `ℓ = 0`,
+    key (S, V) or value dimension (acc). `value_batch_dims`, when present,
+    lists the batch dimensions of S that V has (in order); V is broadcast
+    over the others (grouped-query attention), without a copy. Starting from `m = -inf`, `ℓ = 0`,
     `O = 0` and applying this to every key tile, `attn.finalize` yields the
     softmax-weighted sum.
   }];
 
   let arguments = (ins Attn_F32Tensor:$scores, Attn_FloatTensor:$value,
-      Attn_F32Tensor:$max, Attn_F32Tensor:$sum, Attn_F32Tensor:$acc);
+      Attn_F32Tensor:$max, Attn_F32Tensor:$sum, Attn_F32Tensor:$acc,
+      OptionalAttr<DenseI64ArrayAttr>:$value_batch_dims);
   let results = (outs Attn_F32Tensor:$new_max, Attn_F32Tensor:$new_sum,
       Attn_F32Tensor:$new_acc);
 

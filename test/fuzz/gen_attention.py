@@ -1,0 +1,1093 @@
+#!/usr/bin/env python3
+"""Random attention programs + differential test of attn-opt.
+
+Each case is one function computing softmax(scale * Q K^T + mask) V in a
+randomly chosen upstream-linalg spelling (named/generic/contract
+contractions, linalg.softmax or a decomposed softmax, scale on the scores or
+on Q/K, additive/causal/boolean masks, f32/f16/mixed, ragged and dynamic
+shapes, batch dims 0-2 in [B,H,S,D] or [B,S,H,D] layouts). Every case must be
+fused by `attn-opt --attn-fuse` and must compute what the unfused program
+computes: the chunk (with an `// EXEC:` line, see test/lib/exec_check.py) is
+run through `--attn-cpu-pipeline` and through stock mlir-opt (reference),
+both under mlir-runner, and ||out-ref||/||ref|| is compared with exec_check's
+tolerances.
+
+    gen_attention.py --seed 1 --count 100 [--jobs 2] [--keep DIR]
+    gen_attention.py --seed 1 --only 17 --keep /tmp/c17   # one case again
+
+Tool options are exec_check's (--attn-opt, --tools, --libs, --transform-lib);
+all have defaults (PATH, the build tree, the source tree). Exit status 0 when
+every case fused and matched; failing programs are kept and their paths
+printed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC_ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(SRC_ROOT, "test", "lib"))
+import exec_check as ec  # noqa: E402
+
+# ----------------------------------------------------------------------------
+# Running a chunk (exec_check semantics, with crash classification)
+# ----------------------------------------------------------------------------
+
+CRASH_MARKERS = ("PLEASE submit a bug report", "Assertion", "LLVM ERROR",
+                 "Stack dump")
+
+
+def add_tool_args(ap: argparse.ArgumentParser):
+    ap.add_argument("--attn-opt", help="attn-opt binary (default: PATH, then build/bin)")
+    ap.add_argument("--tools", help="LLVM bin dir with mlir-opt, mlir-runner (default: PATH)")
+    ap.add_argument("--libs", help="LLVM lib dir with the runner utils (default: TOOLS/../lib)")
+    ap.add_argument("--runner-libs", help="comma-separated runner libraries (instead of --libs)")
+    ap.add_argument("--transform-lib", help="softmax decomposition transform library "
+                    "(default: test/lib/decompose-softmax.mlir)")
+    ap.add_argument("--timeout", type=float, default=120.0,
+                    help="seconds per tool invocation (a hang counts as a crash)")
+
+
+class Tools:
+    def __init__(self, a):
+        attn = a.attn_opt or shutil.which("attn-opt") or os.path.join(
+            SRC_ROOT, "build", "bin", "attn-opt")
+        if os.sep not in attn and shutil.which(attn):
+            attn = shutil.which(attn)
+        self.attn_opt = os.path.abspath(attn)
+        tools = a.tools
+        if not tools:
+            mo = shutil.which("mlir-opt") or "/usr/lib/llvm-22/bin/mlir-opt"
+            tools = os.path.dirname(os.path.realpath(mo))
+        self.mlir_opt = os.path.join(tools, "mlir-opt")
+        if a.runner_libs:
+            libs = a.runner_libs
+        else:
+            libdir = a.libs or os.path.normpath(os.path.join(tools, "..", "lib"))
+            libs = ",".join(os.path.join(libdir, l) for l in ec.RUNNER_LIBS)
+        self.runner = [os.path.join(tools, "mlir-runner"), "-e", "main",
+                       "-entry-point-result=void", f"-shared-libs={libs}"]
+        self.transform_lib = a.transform_lib or os.path.join(
+            SRC_ROOT, "test", "lib", "decompose-softmax.mlir")
+        self.timeout = a.timeout
+
+
+class ToolFailure(Exception):
+    def __init__(self, kind, msg):
+        super().__init__(msg)
+        self.kind = kind  # "crash" or "error"
+
+
+def is_crash(rc: int, stderr: str) -> bool:
+    return rc < 0 or rc not in (0, 1) or any(m in stderr for m in CRASH_MARKERS)
+
+
+def run_tool(cmd, timeout, inp=None, what=""):
+    try:
+        p = subprocess.run(cmd, input=inp, capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ToolFailure("crash", f"{what}: timed out after {timeout:.0f}s: "
+                          f"{' '.join(cmd[:3])}")
+    if is_crash(p.returncode, p.stderr):
+        sig = ""
+        if p.returncode < 0:
+            try:
+                sig = f" ({signal.Signals(-p.returncode).name})"
+            except ValueError:
+                pass
+        raise ToolFailure("crash", f"{what}: exit {p.returncode}{sig}: "
+                          f"{' '.join(cmd[:3])}\n{p.stderr[-3000:]}")
+    if p.returncode != 0:
+        raise ToolFailure("error", f"{what}: exit {p.returncode}: "
+                          f"{' '.join(cmd[:3])}\n{p.stderr[-3000:]}")
+    return p.stdout
+
+
+def make_main(chunk: str, opts, rng):
+    """exec_check.make_main, plus `argN=keepmask` for an i1 argument that is
+    "true = masked" (mostly false, the first entry of the last axis false)."""
+    inv = [i for i, k in opts["args"].items() if k == "keepmask"]
+    if not inv:
+        return ec.make_main(chunk, opts, rng)
+    # Generate with exec_check, then replace the inverted i1 constants.
+    name, main = ec.make_main(chunk, opts, rng)
+    lines = main.split("\n")
+    for i in inv:
+        for j, l in enumerate(lines):
+            m = re.match(rf"(\s*%a{i} = arith.constant dense<)(\"0x[0-9A-F]*\")(> : (tensor<.*>))$", l)
+            if m:
+                shape, elt = ec.parse_tensor(m.group(4))
+                arr = rng.random(shape) < 0.25
+                if shape:
+                    arr[..., 0] = False
+                lines[j] = m.group(1) + ec.encode(arr, elt) + m.group(3)
+    return name, "\n".join(lines)
+
+
+def check_chunk(chunk: str, tools: Tools, path: str, expect_fuse=True):
+    """Runs one `// -----` chunk with an EXEC line. Returns (status, detail)
+    with status one of ok, mismatch, nofuse, fused_lookalike, crash, error,
+    refnan. Writes the full program (chunk + @main) to `path`."""
+    opts = ec.parse_directive(chunk)
+    funcs = ec.FUNC_RE.findall(chunk)
+    fname = opts["fn"] or (funcs[0][0] if funcs else "chunk")
+    seed = opts["seed"] if opts["seed"] is not None else zlib.crc32(fname.encode())
+    rng = np.random.default_rng(seed)
+    try:
+        name, main_fn = make_main(chunk, opts, rng)
+    except Exception as e:  # noqa: BLE001
+        return "error", f"cannot build @main: {e}"
+    prog = ec.add_main(chunk, main_fn)
+    with open(path, "w") as f:
+        f.write(prog)
+    to = tools.timeout
+    try:
+        fused_ir = run_tool([tools.attn_opt, path, "--attn-fuse"], to, what="attn-fuse")
+        n_fused = fused_ir.count("attn.attention")
+        if expect_fuse is True and n_fused == 0:
+            return "nofuse", "attn-fuse did not fuse"
+        if expect_fuse is False and n_fused:
+            return "fused_lookalike", "attn-fuse fused a look-alike"
+        pipe = "--attn-cpu-pipeline"
+        if opts["pipeline"]:
+            pipe += "=" + opts["pipeline"]
+        llvm_fused = run_tool([tools.attn_opt, path, pipe], to, what="attn-cpu-pipeline")
+        out = ec.parse_output(run_tool(tools.runner, to, llvm_fused, what="mlir-runner (fused)"))
+        ref_passes = []
+        if opts["ref"] == "tosa":
+            ref_passes += ec.TOSA
+        ref_passes += [f"--transform-preload-library=transform-library-paths={tools.transform_lib}",
+                       "--transform-interpreter"] + ec.STOCK
+        llvm_ref = run_tool([tools.mlir_opt, path] + ref_passes, to, what="mlir-opt (reference)")
+        ref = ec.parse_output(run_tool(tools.runner, to, llvm_ref, what="mlir-runner (reference)"))
+    except ToolFailure as e:
+        return e.kind, str(e)
+    except ValueError as e:
+        return "error", str(e)
+    elt = ec.parse_tensor([f for f in funcs if f[0] == name][0][2])[1]
+    tol = opts["tol"] or (1e-5 if elt == "f32" else 1e-2)
+    if np.isnan(ref).any():
+        return "refnan", f"NaN in the reference ({np.isnan(ref).sum()} elements)"
+    if out.shape != ref.shape:
+        return "mismatch", f"shape mismatch {out.shape} vs {ref.shape}"
+    if np.isnan(out).any():
+        return "mismatch", f"NaN in fused output ({np.isnan(out).sum()} elements), fused={n_fused}"
+    err = np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30)
+    if not err <= tol:
+        return "mismatch", f"rel_err={err:.3e} > tol={tol:g} fused={n_fused}"
+    return "ok", f"rel_err={err:.3e} fused={n_fused}"
+
+
+# ----------------------------------------------------------------------------
+# The generator
+# ----------------------------------------------------------------------------
+
+NEG_INF = {"f32": "0xFF800000", "f16": "0xFC00"}
+LOWEST = {"f32": "-3.40282347E+38", "f16": "-6.550400e+04"}
+UNIT = "_1"  # a unit dim in a layout
+
+
+def fmt_float(x: float, elt: str) -> str:
+    s = repr(float(x))
+    if "e" not in s and "." not in s:
+        s += ".0"
+    return s
+
+
+class Emitter:
+    def __init__(self, sizes, dyn):
+        self.sizes = sizes
+        self.dyn = dyn
+        self.lines = []
+        self.n = 0
+        self.dimval = {}
+        self.consts = {}
+
+    def fresh(self, p="v"):
+        self.n += 1
+        return f"%{p}{self.n}"
+
+    def ty(self, dims, elt):
+        if not dims:
+            return f"tensor<{elt}>"
+        parts = []
+        for d in dims:
+            if d == UNIT:
+                parts.append("1")
+            elif d in self.dyn:
+                parts.append("?")
+            else:
+                parts.append(str(self.sizes[d]))
+        return "tensor<" + "x".join(parts) + "x" + elt + ">"
+
+    def emit(self, line):
+        self.lines.append("  " + line)
+
+    def const(self, value: str, elt: str):
+        key = (value, elt)
+        if key not in self.consts:
+            v = self.fresh("c")
+            self.emit(f"{v} = arith.constant {value} : {elt}")
+            self.consts[key] = v
+        return self.consts[key]
+
+    def empty(self, dims, elt):
+        v = self.fresh("e")
+        dv = [self.dimval[d] for d in dims if d in self.dyn]
+        self.emit(f"{v} = tensor.empty({', '.join(dv)}) : {self.ty(dims, elt)}")
+        return v
+
+    def fill(self, dims, elt, value):
+        c = self.const(value, elt)
+        e = self.empty(dims, elt)
+        v = self.fresh("f")
+        t = self.ty(dims, elt)
+        self.emit(f"{v} = linalg.fill ins({c} : {elt}) outs({e} : {t}) -> {t}")
+        return v
+
+    def splat(self, dims, elt, value, rng):
+        """A constant tensor: dense splat (static shapes) or a fill."""
+        if not any(d in self.dyn for d in dims) and rng.random() < 0.6:
+            v = self.fresh("k")
+            self.emit(f"{v} = arith.constant dense<{value}> : {self.ty(dims, elt)}")
+            return v
+        return self.fill(dims, elt, value)
+
+    @staticmethod
+    def amap(loops, res):
+        return f"affine_map<({', '.join(loops)}) -> ({', '.join(res)})>"
+
+    @staticmethod
+    def res_of(dims):
+        return ["0" if d == UNIT else d for d in dims]
+
+    def generic(self, ins, out_dims, out_elt, loops, red, body, init=None,
+                out_res=None):
+        """ins: [(value, dims, elt)], body(args, acc) -> (lines, yielded)."""
+        maps = [self.amap(loops, self.res_of(d)) for _, d, _ in ins]
+        maps.append(self.amap(loops, out_res or self.res_of(out_dims)))
+        if init is None:
+            init = self.empty(out_dims, out_elt)
+        iters = ", ".join('"reduction"' if l in red else '"parallel"' for l in loops)
+        ot = self.ty(out_dims, out_elt)
+        v = self.fresh("g")
+        ins_s = ""
+        if ins:
+            ins_s = (f" ins({', '.join(x for x, _, _ in ins)} : "
+                     f"{', '.join(self.ty(d, e) for _, d, e in ins)})")
+        self.emit(f"{v} = linalg.generic {{indexing_maps = [{', '.join(maps)}], "
+                  f"iterator_types = [{iters}]}}{ins_s} outs({init} : {ot}) {{")
+        args = [self.fresh("a") for _ in ins]
+        acc = self.fresh("o")
+        sig = ", ".join(f"{a}: {e}" for a, (_, _, e) in zip(args, ins))
+        sig = (sig + ", " if sig else "") + f"{acc}: {out_elt}"
+        self.emit(f"^bb0({sig}):")
+        blines, y = body(args, acc)
+        for l in blines:
+            self.emit("  " + l)
+        self.emit(f"  linalg.yield {y} : {out_elt}")
+        self.emit(f"}} -> {ot}")
+        return v
+
+    def cast(self, x, dims, src, dst, rng):
+        if src == dst:
+            return x
+        op = "arith.extf" if (src, dst) == ("f16", "f32") else "arith.truncf"
+        loops = list(dims)
+        r = self.fresh("t")
+
+        def body(a, o):
+            return [f"{r} = {op} {a[0]} : {src} to {dst}"], r
+        return self.generic([(x, dims, src)], dims, dst, loops, set(), body)
+
+
+def perm_loops(rng, loops, p=0.3):
+    loops = list(loops)
+    if rng.random() < p:
+        rng.shuffle(loops)
+    return loops
+
+
+class Case:
+    """One random attention function. `desc` says what was chosen."""
+
+    def __init__(self, rng, name):
+        self.rng = rng
+        self.name = name
+        self.desc = []
+        self.exec_args = {}
+        self.tol = None
+
+    def pick(self, label, options, p=None):
+        i = self.rng.choice(len(options), p=p)
+        v = options[i]
+        self.desc.append(f"{label}={v}")
+        return v
+
+    def chance(self, label, p):
+        v = bool(self.rng.random() < p)
+        if v:
+            self.desc.append(label)
+        return v
+
+    def generate(self) -> str:
+        rng = self.rng
+        nb = int(self.pick("batch_dims", [0, 1, 2], p=[0.25, 0.4, 0.35]))
+        bdims = [f"b{i}" for i in range(nb)]
+        seq_sizes = [1, 2, 3, 5, 7, 8, 16, 17, 33, 64, 65, 100]
+        sizes = {"m": int(rng.choice(seq_sizes)), "n": int(rng.choice(seq_sizes)),
+                 "d": int(rng.choice([1, 3, 4, 8, 16, 17, 32])),
+                 "e": int(rng.choice([1, 3, 4, 8, 16, 32]))}
+        for b in bdims:
+            sizes[b] = int(rng.choice([1, 2, 3]))
+        # Keep the scores and the printed output small.
+        def total(ds):
+            return int(np.prod([sizes[d] for d in ds]))
+        while total(bdims + ["m", "n"]) > 60000 or total(bdims + ["m", "e"]) > 12000:
+            k = max(["m", "n", "e"], key=lambda x: sizes[x])
+            sizes[k] = max(1, sizes[k] // 2)
+        self.desc.append("sizes=" + ",".join(f"{k}{v}" for k, v in sizes.items()))
+
+        dtype = self.pick("dtype", ["f32", "f16", "f16in_f32qk", "f16in_f32qk_truncP",
+                                    "f16_upcast_softmax"],
+                          p=[0.45, 0.15, 0.15, 0.1, 0.15])
+        in_t = "f32" if dtype == "f32" else "f16"
+        s_t = {"f32": "f32", "f16": "f16", "f16in_f32qk": "f32",
+               "f16in_f32qk_truncP": "f32", "f16_upcast_softmax": "f16"}[dtype]
+        sm_t = "f16" if dtype == "f16" else "f32"
+        p_t = {"f32": "f32", "f16": "f16", "f16in_f32qk": "f32",
+               "f16in_f32qk_truncP": "f16", "f16_upcast_softmax": "f16"}[dtype]
+        o_t = {"f32": "f32", "f16": "f16", "f16in_f32qk": "f32",
+               "f16in_f32qk_truncP": "f16", "f16_upcast_softmax": "f16"}[dtype]
+
+        # Layouts of Q/K/V ([b.., s, d] in some order).
+        if nb == 2:
+            lay = self.pick("layout", ["bhsd", "bshd"])
+            def L(s, d):
+                return ["b0", "b1", s, d] if lay == "bhsd" else ["b0", s, "b1", d]
+        elif nb == 1:
+            lay = self.pick("layout", ["bsd", "sbd"], p=[0.8, 0.2])
+            def L(s, d):
+                return ["b0", s, d] if lay == "bsd" else [s, "b0", d]
+        else:
+            lay = "sd"
+            def L(s, d):
+                return [s, d]
+        q_dims = L("m", "d")
+        k_dims = L("n", "d")
+        v_dims = L("n", "e")
+        o_dims = L("m", "e")
+
+        named_ok = (nb == 0) or (nb == 1 and lay == "bsd")
+        qk_form = self.pick("qk", ["generic", "contract", "named"] if named_ok else
+                            ["generic", "contract"])
+        pv_form = self.pick("pv", ["generic", "contract", "named"] if named_ok else
+                            ["generic", "contract"])
+        named = "linalg.matmul" if nb == 0 else "linalg.batch_matmul"
+
+        # Score layout.
+        score = bdims + ["m", "n"]
+        if qk_form != "named" and pv_form != "named" and rng.random() < 0.3:
+            score = list(score)
+            rng.shuffle(score)
+            self.desc.append("score_layout=" + "".join(s[0] for s in score))
+        kt_mode = "none"
+        if qk_form == "named":
+            kt_mode = self.pick("kt", ["maps", "stored", "transpose_op"])
+            if kt_mode == "stored":
+                k_dims = bdims + ["d", "n"]
+        elif rng.random() < 0.2:
+            k_dims = k_dims[:-2] + [k_dims[-1], k_dims[-2]]
+            self.desc.append("k_stored_transposed")
+        vt_mode = "none"
+        if pv_form == "named":
+            vt_mode = self.pick("vt", ["normal", "maps"], p=[0.7, 0.3])
+            if vt_mode == "maps":
+                v_dims = bdims + ["e", "n"]
+            o_dims = bdims + ["m", "e"]
+        else:
+            if rng.random() < 0.15:
+                v_dims = v_dims[:-2] + [v_dims[-1], v_dims[-2]]
+                self.desc.append("v_stored_transposed")
+            if rng.random() < 0.2:
+                o_dims = o_dims[:-2] + [o_dims[-1], o_dims[-2]]
+                self.desc.append("out_transposed")
+
+        dyn = set()
+        if self.chance("dynamic", 0.15):
+            dyn = {d for d in ["m", "n"] + bdims[:1] if rng.random() < 0.6} or {"n"}
+        E = Emitter(sizes, dyn)
+
+        # Masks.
+        mask = self.pick("mask", ["none", "bias", "causal", "bool", "bias+causal",
+                                  "bool+causal"], p=[0.3, 0.2, 0.2, 0.15, 0.08, 0.07])
+        args = [("%q", q_dims, in_t), ("%k", k_dims, in_t), ("%v", v_dims, in_t)]
+        bias_dims = bool_dims = None
+        if "bias" in mask or "bool" in mask:
+            # Keep n last so that the first entry of the last axis is a key.
+            md = [d for d in bdims + ["m"] if rng.random() < 0.75] + ["n"]
+            if "m" not in md and rng.random() < 0.7:
+                md.insert(len(md) - 1, "m")
+            # Unit dims standing for broadcast batch dims / heads.
+            md2 = []
+            for d in bdims + ["m", "n"]:
+                if d in md:
+                    md2.append(d)
+                elif d != "n" and rng.random() < 0.3:
+                    md2.append(UNIT)
+            if "bias" in mask:
+                bias_dims = md2
+                kind = self.pick("bias_kind", ["bias", "mask"])
+                args.append(("%bias", bias_dims, sm_t))
+                self.exec_args[len(args) - 1] = kind
+            else:
+                bool_dims = md2
+                args.append(("%bmask", bool_dims, "i1"))
+        for d in sorted(dyn):
+            for a, dims, _ in args:
+                if d in dims:
+                    break
+
+        hdr_args = ", ".join(f"{a}: {E.ty(d, t)}" for a, d, t in args)
+        exec_dims = []
+        for a, dims, _ in args:
+            for d in dims:
+                if d in dyn:
+                    exec_dims.append(sizes[d])
+        # Dims of dynamic sizes.
+        for d in sorted(dyn):
+            for a, dims, t in args[:3]:
+                if d in dims:
+                    c = E.const(str(dims.index(d)), "index")
+                    v = E.fresh("dim")
+                    E.emit(f"{v} = tensor.dim {a}, {c} : {E.ty(dims, t)}")
+                    E.dimval[d] = v
+                    break
+
+        q, k, v = "%q", "%k", "%v"
+        scale_total = 1.0
+
+        # Scale on Q or K.
+        def scale_operand(x, dims, which):
+            nonlocal scale_total
+            how = self.pick(f"scale_{which}", ["generic_mul", "generic_div", "named_mul"])
+            c = float(rng.choice([0.5, 0.25, 0.125, 0.3535533905932738,
+                                  1.0 / np.sqrt(sizes["d"]), 2.0, 0.7]))
+            if how == "generic_div":
+                c = 1.0 / c
+            cs = fmt_float(c, in_t)
+            loops = perm_loops(rng, dims, 0.2)
+            if how == "named_mul":
+                kk = E.splat(dims, in_t, cs, rng)
+                e = E.empty(dims, in_t)
+                r = E.fresh("s")
+                t = E.ty(dims, in_t)
+                a, b = (x, kk) if rng.random() < 0.5 else (kk, x)
+                E.emit(f"{r} = linalg.mul ins({a}, {b} : {t}, {t}) outs({e} : {t}) -> {t}")
+                scale_total *= c
+                return r
+            cv = E.const(cs, in_t)
+            r = E.fresh("t")
+            if how == "generic_mul":
+                scale_total *= c
+                ops = (f"{r} = arith.mulf {{a}}, {cv} : {in_t}" if rng.random() < 0.5
+                       else f"{r} = arith.mulf {cv}, {{a}} : {in_t}")
+            else:
+                scale_total /= c
+                ops = f"{r} = arith.divf {{a}}, {cv} : {in_t}"
+            return E.generic([(x, dims, in_t)], dims, in_t, loops, set(),
+                             lambda a, o: ([ops.format(a=a[0])], r))
+
+        scale_where = self.pick("scale", ["none", "scores", "q", "k", "q+scores"],
+                                p=[0.2, 0.45, 0.2, 0.05, 0.1])
+        if "q" in scale_where.split("+"):
+            q = scale_operand(q, q_dims, "q")
+        if scale_where == "k":
+            k = scale_operand(k, k_dims, "k")
+
+        # ---- Q K^T
+        zero_s = E.fill(score, s_t, "0.0")
+        st = E.ty(score, s_t)
+        if qk_form == "named":
+            if kt_mode == "transpose_op":
+                kt_dims = bdims + ["d", "n"]
+                et = E.empty(kt_dims, in_t)
+                kt = E.fresh("kt")
+                perm = "[1, 0]" if nb == 0 else "[0, 2, 1]"
+                E.emit(f"{kt} = linalg.transpose ins({k} : {E.ty(k_dims, in_t)}) "
+                       f"outs({et} : {E.ty(kt_dims, in_t)}) permutation = {perm}")
+                k, k_dims_used = kt, kt_dims
+            else:
+                k_dims_used = k_dims
+            sc = E.fresh("qk")
+            maps = ""
+            if kt_mode == "maps":
+                lp = bdims + ["m", "n", "d"]
+                maps = (" indexing_maps = [" + ", ".join(
+                    E.amap(lp, r) for r in [q_dims, k_dims, score]) + "]")
+            E.emit(f"{sc} = {named}{maps} ins({q}, {k} : {E.ty(q_dims, in_t)}, "
+                   f"{E.ty(k_dims_used, in_t)}) outs({zero_s} : {st}) -> {st}")
+        else:
+            loops = perm_loops(rng, bdims + ["m", "n", "d"], 0.4)
+            ins = [(q, q_dims, in_t), (k, k_dims, in_t)]
+            if rng.random() < 0.25:
+                ins.reverse()
+                self.desc.append("qk_operands_swapped")
+            if qk_form == "contract":
+                sc = E.fresh("qk")
+                maps = ", ".join(E.amap(loops, d) for d in [ins[0][1], ins[1][1], score])
+                E.emit(f"{sc} = linalg.contract indexing_maps = [{maps}] ins({ins[0][0]}, "
+                       f"{ins[1][0]} : {E.ty(ins[0][1], in_t)}, {E.ty(ins[1][1], in_t)}) "
+                       f"outs({zero_s} : {st}) -> {st}")
+            else:
+                def body(a, o):
+                    ls = []
+                    x, y = a
+                    if in_t != s_t:
+                        x2, y2 = E.fresh("x"), E.fresh("x")
+                        ls += [f"{x2} = arith.extf {x} : {in_t} to {s_t}",
+                               f"{y2} = arith.extf {y} : {in_t} to {s_t}"]
+                        x, y = x2, y2
+                    m, r = E.fresh("m"), E.fresh("r")
+                    ls.append(f"{m} = arith.mulf {x}, {y} : {s_t}")
+                    ls.append(f"{r} = arith.addf {o}, {m} : {s_t}" if rng.random() < 0.7
+                              else f"{r} = arith.addf {m}, {o} : {s_t}")
+                    return ls, r
+                sc = E.generic(ins, score, s_t, loops, {"d"}, body, init=zero_s)
+
+        x = sc
+        # Upcast the scores for the softmax.
+        x = E.cast(x, score, s_t, sm_t, rng)
+        if s_t != sm_t:
+            self.desc.append("upcast")
+        t = sm_t
+
+        # ---- scale on the scores (+ optionally a bias in the same generic)
+        fused_bias = False
+        if "scores" in scale_where.split("+"):
+            how = self.pick("scale_scores", ["named_mul", "named_div", "generic_mul",
+                                             "generic_div", "generic_mul_bias"]
+                            if bias_dims is not None else
+                            ["named_mul", "named_div", "generic_mul", "generic_div"])
+            c = float(rng.choice([0.5, 0.25, 0.125, 1.0 / np.sqrt(sizes["d"]), 2.0,
+                                  0.1767766952966369, -0.5, 1.0]))
+            if how.endswith("div"):
+                c = float(rng.choice([2.0, 4.0, 8.0, np.sqrt(sizes["d"]), 5.656854249492381]))
+            cs = fmt_float(c, t)
+            tt = E.ty(score, t)
+            if how.startswith("named"):
+                kk = E.splat(score, t, cs, rng)
+                e = E.empty(score, t)
+                r = E.fresh("sc")
+                op = "linalg.mul" if how == "named_mul" else "linalg.div"
+                a, b = (x, kk)
+                if op == "linalg.mul" and rng.random() < 0.5:
+                    a, b = kk, x
+                E.emit(f"{r} = {op} ins({a}, {b} : {tt}, {tt}) outs({e} : {tt}) -> {tt}")
+                x = r
+            else:
+                inside = rng.random() < 0.4
+                loops = perm_loops(rng, score, 0.3)
+                ins = [(x, score, t)]
+                if how == "generic_mul_bias":
+                    ins.append(("%bias", bias_dims, t))
+                    fused_bias = True
+
+                def body(a, o, how=how, cs=cs, inside=inside):
+                    ls = []
+                    if inside:
+                        cv = E.fresh("ci")
+                        ls.append(f"{cv} = arith.constant {cs} : {t}")
+                    else:
+                        cv = E.const(cs, t)
+                    r = E.fresh("y")
+                    if how == "generic_div":
+                        ls.append(f"{r} = arith.divf {a[0]}, {cv} : {t}")
+                    elif rng.random() < 0.5:
+                        ls.append(f"{r} = arith.mulf {a[0]}, {cv} : {t}")
+                    else:
+                        ls.append(f"{r} = arith.mulf {cv}, {a[0]} : {t}")
+                    if how == "generic_mul_bias":
+                        w = E.fresh("w")
+                        ls.append(f"{w} = arith.addf {r}, {a[1]} : {t}")
+                        r = w
+                    return ls, r
+                x = E.generic(ins, score, t, loops, set(), body)
+            scale_total *= (1.0 / c if how.endswith("div") else c)
+
+        # ---- constant shift (softmax-invariant)
+        if self.chance("const_shift", 0.05):
+            cv = E.const("0.5", t)
+            r = E.fresh("y")
+            x = E.generic([(x, score, t)], score, t, list(score), set(),
+                          lambda a, o: ([f"{r} = arith.addf {a[0]}, {cv} : {t}"], r))
+
+        # ---- masks
+        def add_bias(x):
+            how = self.pick("bias_add", ["generic", "named_add_bcast"]
+                            if UNIT not in bias_dims else ["generic"], p=None)
+            tt = E.ty(score, t)
+            if how == "generic":
+                loops = perm_loops(rng, score, 0.3)
+                ins = [(x, score, t), ("%bias", bias_dims, t)]
+                swap = rng.random() < 0.5
+                if rng.random() < 0.3:
+                    ins.reverse()
+                r = E.fresh("w")
+
+                def body(a, o):
+                    xs, bs = (a[0], a[1]) if ins[0][0] == x else (a[1], a[0])
+                    return ([f"{r} = arith.addf {bs}, {xs} : {t}" if swap else
+                             f"{r} = arith.addf {xs}, {bs} : {t}"], r)
+                return E.generic(ins, score, t, loops, set(), body)
+            # linalg.broadcast of the bias to the score shape, then linalg.add
+            b = "%bias"
+            if bias_dims != score:
+                missing = [i for i, d in enumerate(score) if d not in bias_dims]
+                src = [d for d in score if d in bias_dims]
+                if src != bias_dims:  # bias dims in another order: no broadcast op
+                    return add_bias_generic_fallback(x)
+                eb = E.empty(score, t)
+                b = E.fresh("bb")
+                E.emit(f"{b} = linalg.broadcast ins(%bias : {E.ty(bias_dims, t)}) "
+                       f"outs({eb} : {tt}) dimensions = [{', '.join(map(str, missing))}]")
+            e = E.empty(score, t)
+            r = E.fresh("w")
+            a1, a2 = (x, b) if rng.random() < 0.5 else (b, x)
+            E.emit(f"{r} = linalg.add ins({a1}, {a2} : {tt}, {tt}) outs({e} : {tt}) -> {tt}")
+            return r
+
+        def add_bias_generic_fallback(x):
+            r = E.fresh("w")
+            return E.generic([(x, score, t), ("%bias", bias_dims, t)], score, t,
+                             list(score), set(),
+                             lambda a, o: ([f"{r} = arith.addf {a[0]}, {a[1]} : {t}"], r))
+
+        def fill_value():
+            return self.pick("mask_fill", [NEG_INF[t], LOWEST[t]])
+
+        def causal(x):
+            how = self.pick("causal", ["index", "index_cast", "iota_jax"], p=[0.5, 0.2, 0.3])
+            fv = fill_value()
+            if how == "iota_jax":
+                # JAX: iota tensors, a compare, a broadcast, a splat, a select.
+                it = "i32"
+                mn = ["m", "n"]
+                io = []
+                for dname in ("m", "n"):
+                    r1, r2 = E.fresh("ix"), E.fresh("ic")
+                    io.append(E.generic([], mn, it, ["m", "n"], set(),
+                                        lambda a, o, dname=dname, r1=r1, r2=r2: (
+                                            [f"{r1} = linalg.index {['m', 'n'].index(dname)} : index",
+                                             f"{r2} = arith.index_cast {r1} : index to {it}"], r2)))
+                pred = self.pick("causal_pred", ["sge_m_n", "sgt_n_m", "sle_n_m", "slt_m_n"])
+                keep = pred in ("sge_m_n", "sle_n_m")
+                p, lhs, rhs = {"sge_m_n": ("sge", 0, 1), "sgt_n_m": ("sgt", 1, 0),
+                               "sle_n_m": ("sle", 1, 0), "slt_m_n": ("slt", 0, 1)}[pred]
+                rc = E.fresh("cmp")
+                cond = E.generic([(io[0], mn, it), (io[1], mn, it)], mn, "i1", ["m", "n"], set(),
+                                 lambda a, o: ([f"{rc} = arith.cmpi {p}, {a[lhs]}, {a[rhs]} : {it}"], rc))
+                bc = E.generic([(cond, mn, "i1")], score, "i1", list(score), set(),
+                               lambda a, o: ([], a[0]))
+                # -inf splat from a 0-d constant, broadcast.
+                c0 = E.fresh("k")
+                E.emit(f"{c0} = arith.constant dense<{fv}> : tensor<{t}>")
+                spl = E.generic([(c0, [], t)], score, t, list(score), set(),
+                                lambda a, o: ([], a[0]))
+                rs = E.fresh("sel")
+                ins = [(bc, score, "i1"), (x, score, t), (spl, score, t)]
+                return E.generic(ins, score, t, list(score), set(),
+                                 lambda a, o: ([f"{rs} = arith.select {a[0]}, {a[1]}, {a[2]} : {t}"
+                                                if keep else
+                                                f"{rs} = arith.select {a[0]}, {a[2]}, {a[1]} : {t}"], rs))
+            loops = perm_loops(rng, score, 0.3)
+            mi, ni = loops.index("m"), loops.index("n")
+            pred = self.pick("causal_pred", ["sgt_n_m", "sge_m_n", "sle_n_m", "slt_m_n",
+                                             "ugt_n_m", "uge_m_n", "slt_n_m1", "sge_n_m1"])
+            cv = E.const(fv, t)
+
+            def body(a, o):
+                ls = []
+                i, j = E.fresh("i"), E.fresh("j")
+                ls += [f"{i} = linalg.index {mi} : index", f"{j} = linalg.index {ni} : index"]
+                ity = "index"
+                if how == "index_cast":
+                    ity = str(rng.choice(["i32", "i64"]))
+                    i2, j2 = E.fresh("i"), E.fresh("j")
+                    ls += [f"{i2} = arith.index_cast {i} : index to {ity}",
+                           f"{j2} = arith.index_cast {j} : index to {ity}"]
+                    i, j = i2, j2
+                c = E.fresh("cmp")
+                if pred in ("slt_n_m1", "sge_n_m1"):
+                    one = E.fresh("one")
+                    i1 = E.fresh("i")
+                    ls += [f"{one} = arith.constant 1 : {ity}",
+                           f"{i1} = arith.addi {i}, {one} : {ity}"]
+                    if pred == "slt_n_m1":  # keep n < m + 1
+                        ls.append(f"{c} = arith.cmpi slt, {j}, {i1} : {ity}")
+                        keep = True
+                    else:  # mask n >= m + 1
+                        ls.append(f"{c} = arith.cmpi sge, {j}, {i1} : {ity}")
+                        keep = False
+                else:
+                    p, l, r_, keep = {"sgt_n_m": ("sgt", j, i, False),
+                                      "sge_m_n": ("sge", i, j, True),
+                                      "sle_n_m": ("sle", j, i, True),
+                                      "slt_m_n": ("slt", i, j, False),
+                                      "ugt_n_m": ("ugt", j, i, False),
+                                      "uge_m_n": ("uge", i, j, True)}[pred]
+                    ls.append(f"{c} = arith.cmpi {p}, {l}, {r_} : {ity}")
+                s = E.fresh("sel")
+                ls.append(f"{s} = arith.select {c}, {a[0]}, {cv} : {t}" if keep else
+                          f"{s} = arith.select {c}, {cv}, {a[0]} : {t}")
+                return ls, s
+            return E.generic([(x, score, t)], score, t, loops, set(), body)
+
+        def bool_mask(x):
+            fv = fill_value()
+            inverted = self.chance("bool_true_masks", 0.3)
+            if inverted:
+                self.exec_args[len(args) - 1] = "keepmask"
+            loops = perm_loops(rng, score, 0.3)
+            ins = [("%bmask", bool_dims, "i1"), (x, score, t)]
+            if rng.random() < 0.3:  # JAX: broadcast the i1 mask first
+                bm = E.generic([ins[0]], score, "i1", list(score), set(),
+                               lambda a, o: ([], a[0]))
+                ins[0] = (bm, score, "i1")
+                self.desc.append("bool_bcast_op")
+            s = E.fresh("sel")
+            cv = E.const(fv, t)
+            return E.generic(ins, score, t, loops, set(),
+                             lambda a, o: ([f"{s} = arith.select {a[0]}, {cv}, {a[1]} : {t}"
+                                            if inverted else
+                                            f"{s} = arith.select {a[0]}, {a[1]}, {cv} : {t}"], s))
+
+        if mask == "bias" and not fused_bias:
+            x = add_bias(x)
+        elif mask == "causal":
+            x = causal(x)
+        elif mask == "bool":
+            x = bool_mask(x)
+        elif mask == "bias+causal":
+            if fused_bias or rng.random() < 0.5:
+                if not fused_bias:
+                    x = add_bias(x)
+                x = causal(x)
+            else:
+                x = causal(x)
+                x = add_bias(x)
+        elif mask == "bool+causal":
+            if rng.random() < 0.5:
+                x = bool_mask(causal(x))
+            else:
+                x = causal(bool_mask(x))
+
+        # ---- softmax
+        npos = score.index("n")
+        row = [d for d in score if d != "n"]
+        keep_dims = [UNIT if d == "n" else d for d in score]
+        tt = E.ty(score, t)
+        guard = mask in ("causal", "bool+causal", "bias+causal") and self.chance("guard", 0.15)
+        sx = x
+        if self.pick("softmax", ["op", "decomposed"], p=[0.4, 0.6]) == "op":
+            e = E.empty(score, t)
+            p = E.fresh("p")
+            E.emit(f"{p} = linalg.softmax dimension({npos}) ins({x} : {tt}) "
+                   f"outs({e} : {tt}) -> {tt}")
+        else:
+            def reduce(src, combiner, init_value):
+                """Row reduction of src over n; returns (value, dims read as)."""
+                form = self.pick("reduce", ["generic", "linalg.reduce", "generic_keepdims"],
+                                 p=[0.5, 0.25, 0.25])
+                if form == "generic_keepdims":
+                    init = E.fill(keep_dims, t, init_value)
+                    loops = perm_loops(rng, score, 0.3)
+                    r = E.fresh("red")
+                    sw = rng.random() < 0.5
+                    val = E.generic([(src, score, t)], keep_dims, t, loops, {"n"},
+                                    lambda a, o: ([f"{r} = {combiner} {o}, {a[0]} : {t}" if sw
+                                                   else f"{r} = {combiner} {a[0]}, {o} : {t}"], r),
+                                    init=init)
+                    return val, keep_dims
+                init = E.fill(row, t, init_value)
+                if form == "linalg.reduce":
+                    r = E.fresh("red")
+                    val = E.fresh("rd")
+                    ia, oa = E.fresh("in"), E.fresh("init")
+                    E.emit(f"{val} = linalg.reduce ins({src} : {tt}) outs({init} : "
+                           f"{E.ty(row, t)}) dimensions = [{npos}]")
+                    E.emit(f"  ({ia}: {t}, {oa}: {t}) {{")
+                    E.emit(f"    {r} = {combiner} {ia}, {oa} : {t}")
+                    E.emit(f"    linalg.yield {r} : {t}")
+                    E.emit("  }")
+                else:
+                    loops = perm_loops(rng, score, 0.3)
+                    r = E.fresh("red")
+                    sw = rng.random() < 0.5
+                    val = E.generic([(src, score, t)], row, t, loops, {"n"},
+                                    lambda a, o: ([f"{r} = {combiner} {o}, {a[0]} : {t}" if sw
+                                                   else f"{r} = {combiner} {a[0]}, {o} : {t}"], r),
+                                    init=init)
+                # How consumers read it: as a row, via expand_shape, or broadcast.
+                use = self.pick("row_use", ["map", "expand_shape", "broadcast"],
+                                p=[0.5, 0.3, 0.2])
+                if use == "map":
+                    return val, row
+                if use == "expand_shape":
+                    # Group the unit dim with a neighbour.
+                    groups = [[i] for i in range(len(row))]
+                    if not row:
+                        return val, row
+                    if npos < len(row):
+                        groups[npos] = [npos, npos + 1]
+                        for g in groups[npos + 1:]:
+                            g[0] += 1
+                    else:
+                        groups[-1] = [npos - 1, npos]
+                    shape = []
+                    for d in keep_dims:
+                        shape.append(E.dimval[d] if d in E.dyn else
+                                     ("1" if d == UNIT else str(sizes[d])))
+                    ex = E.fresh("ks")
+                    E.emit(f"{ex} = tensor.expand_shape {val} {groups} output_shape "
+                           f"[{', '.join(shape)}] : {E.ty(row, t)} into {E.ty(keep_dims, t)}")
+                    return ex, keep_dims
+                eb = E.empty(score, t)
+                if rng.random() < 0.5:
+                    b = E.fresh("bc")
+                    E.emit(f"{b} = linalg.broadcast ins({val} : {E.ty(row, t)}) "
+                           f"outs({eb} : {tt}) dimensions = [{npos}]")
+                    return b, score
+                b = E.generic([(val, row, t)], score, t, list(score), set(),
+                              lambda a, o: ([], a[0]), init=eb)
+                return b, score
+
+            mx_init = self.pick("max_init", [NEG_INF[t], LOWEST[t]])
+            mx_comb = self.pick("max_op", ["arith.maximumf", "arith.maxnumf"])
+            mx, mx_dims = reduce(x, mx_comb, mx_init)
+            if self.chance("sub_exp_split", 0.4):
+                r = E.fresh("d")
+                sub = E.generic([(x, score, t), (mx, mx_dims, t)], score, t,
+                                perm_loops(rng, score, 0.2), set(),
+                                lambda a, o: ([f"{r} = arith.subf {a[0]}, {a[1]} : {t}"], r))
+                r2 = E.fresh("ex")
+                if rng.random() < 0.5:
+                    ex = E.generic([(sub, score, t)], score, t, list(score), set(),
+                                   lambda a, o: ([f"{r2} = math.exp {a[0]} : {t}"], r2))
+                else:
+                    e = E.empty(score, t)
+                    ex = E.fresh("ex")
+                    E.emit(f"{ex} = linalg.exp ins({sub} : {tt}) outs({e} : {tt}) -> {tt}")
+            else:
+                r, r2 = E.fresh("d"), E.fresh("ex")
+                ex = E.generic([(x, score, t), (mx, mx_dims, t)], score, t,
+                               perm_loops(rng, score, 0.2), set(),
+                               lambda a, o: ([f"{r} = arith.subf {a[0]}, {a[1]} : {t}",
+                                              f"{r2} = math.exp {r} : {t}"], r2))
+            sm, sm_dims = reduce(ex, "arith.addf", "0.0")
+            norm = self.pick("normalize", ["div", "recip_mul", "recip_mul_inline"])
+            if norm == "div":
+                r = E.fresh("pn")
+                p = E.generic([(ex, score, t), (sm, sm_dims, t)], score, t,
+                              perm_loops(rng, score, 0.2), set(),
+                              lambda a, o: ([f"{r} = arith.divf {a[0]}, {a[1]} : {t}"], r))
+            elif norm == "recip_mul":
+                one = E.const("1.0", t)
+                rr = E.fresh("rc")
+                rec = E.generic([(sm, sm_dims, t)], sm_dims, t,
+                                [d for d in sm_dims if d != UNIT] if UNIT not in sm_dims else
+                                [d for d in score if d != "n"] + ["n"],
+                                set(), lambda a, o: ([f"{rr} = arith.divf {one}, {a[0]} : {t}"], rr),
+                                out_res=None) if UNIT not in sm_dims else None
+                if rec is None:  # keep-dims row: iterate over the row dims only
+                    lp = [d for d in score if d != "n"]
+                    rec = E.generic([(sm, keep_dims, t)], keep_dims, t, lp + [], set(),
+                                    lambda a, o: ([f"{rr} = arith.divf {one}, {a[0]} : {t}"], rr))
+                r = E.fresh("pn")
+                sw = rng.random() < 0.5
+                p = E.generic([(ex, score, t), (rec, sm_dims, t)], score, t,
+                              perm_loops(rng, score, 0.2), set(),
+                              lambda a, o: ([f"{r} = arith.mulf {a[1]}, {a[0]} : {t}" if sw else
+                                             f"{r} = arith.mulf {a[0]}, {a[1]} : {t}"], r))
+            else:
+                one = E.const("1.0", t)
+                rr, r = E.fresh("rc"), E.fresh("pn")
+                p = E.generic([(ex, score, t), (sm, sm_dims, t)], score, t,
+                              perm_loops(rng, score, 0.2), set(),
+                              lambda a, o: ([f"{rr} = arith.divf {one}, {a[1]} : {t}",
+                                             f"{r} = arith.mulf {a[0]}, {rr} : {t}"], r))
+        if guard:
+            # select(all_n(x == -inf), 0, softmax(x))
+            ni = E.const(NEG_INF[t], t)
+            tr = E.const("true", "i1")
+            ai = E.fill(row, "i1", "true")
+            c, r = E.fresh("eq"), E.fresh("all")
+            allm = E.generic([(sx, score, t)], row, "i1", list(score), {"n"},
+                             lambda a, o: ([f"{c} = arith.cmpf oeq, {a[0]}, {ni} : {t}",
+                                            f"{r} = arith.andi {c}, {o} : i1"], r), init=ai)
+            z = E.const("0.0", t)
+            s = E.fresh("gs")
+            p = E.generic([(allm, row, "i1"), (p, score, t)], score, t, list(score), set(),
+                          lambda a, o: ([f"{s} = arith.select {a[0]}, {z}, {a[1]} : {t}"], s))
+            del tr
+
+        # Cast P for P·V.
+        p = E.cast(p, score, t, p_t, rng)
+
+        # ---- P V
+        zero_o = E.fill(o_dims, o_t, "0.0")
+        ot = E.ty(o_dims, o_t)
+        if pv_form == "named":
+            maps = ""
+            if vt_mode == "maps":
+                lp = bdims + ["m", "e", "n"]
+                maps = (" indexing_maps = [" + ", ".join(
+                    E.amap(lp, r) for r in [score, v_dims, o_dims]) + "]")
+            o = E.fresh("out")
+            E.emit(f"{o} = {named}{maps} ins({p}, {v} : {E.ty(score, p_t)}, "
+                   f"{E.ty(v_dims, in_t)}) outs({zero_o} : {ot}) -> {ot}")
+        else:
+            loops = perm_loops(rng, bdims + ["m", "e", "n"], 0.4)
+            ins = [(p, score, p_t), (v, v_dims, in_t)]
+            if rng.random() < 0.3:
+                ins.reverse()
+                self.desc.append("pv_operands_swapped")
+            if pv_form == "contract":
+                o = E.fresh("out")
+                maps = ", ".join(E.amap(loops, d) for d in [ins[0][1], ins[1][1], o_dims])
+                E.emit(f"{o} = linalg.contract indexing_maps = [{maps}] ins({ins[0][0]}, "
+                       f"{ins[1][0]} : {E.ty(ins[0][1], ins[0][2])}, {E.ty(ins[1][1], ins[1][2])}) "
+                       f"outs({zero_o} : {ot}) -> {ot}")
+            else:
+                def body(a, acc):
+                    ls, vals = [], []
+                    for val, (_, _, et) in zip(a, ins):
+                        if et != o_t:
+                            c = E.fresh("x")
+                            ls.append(f"{c} = arith.extf {val} : {et} to {o_t}")
+                            val = c
+                        vals.append(val)
+                    m, r = E.fresh("m"), E.fresh("r")
+                    ls.append(f"{m} = arith.mulf {vals[0]}, {vals[1]} : {o_t}")
+                    ls.append(f"{r} = arith.addf {acc}, {m} : {o_t}")
+                    return ls, r
+                o = E.generic(ins, o_dims, o_t, loops, {"n"}, body, init=zero_o)
+        E.emit(f"return {o} : {ot}")
+
+        # EXEC line.
+        amp = 1.0
+        if o_t == "f32" and in_t == "f32" and rng.random() < 0.2:
+            amp = float(rng.choice([4.0, 8.0, 16.0]))
+        elif in_t == "f16":
+            amp = float(rng.choice([0.5, 1.0, 1.5]))
+        tq = int(rng.choice([0, 1, 2, 4, 8, 16, 32, 64]))
+        tkv = int(rng.choice([1, 2, 3, 4, 8, 16, 32, 64]))
+        if dtype == "f16in_f32qk_truncP" and o_t == "f32":
+            self.tol = 5e-3
+        ex = [f"@{self.name}", f"amp={amp:g}", f"pipeline=tile-q={tq},tile-kv={tkv}",
+              f"seed={int(rng.integers(1 << 30))}"]
+        if exec_dims:
+            ex.append("dims=" + ",".join(map(str, exec_dims)))
+        for i, kd in sorted(self.exec_args.items()):
+            ex.append(f"arg{i}={kd}")
+        if self.tol:
+            ex.append(f"tol={self.tol:g}")
+        self.desc.append(f"scale_total={scale_total:g}")
+        head = [f"// {self.name}: " + " ".join(self.desc), "// EXEC: " + " ".join(ex)]
+        body = "\n".join(E.lines)
+        fn = (f"func.func @{self.name}({hdr_args}) -> {ot} {{\n{body}\n}}\n")
+        return "\n".join(head) + "\n" + fn
+
+
+def case_rng(seed: int, index: int):
+    return np.random.default_rng([seed, index])
+
+
+def generate(seed: int, index: int) -> str:
+    return Case(case_rng(seed, index), f"case_{seed}_{index}").generate()
+
+
+# ----------------------------------------------------------------------------
+# Driver
+# ----------------------------------------------------------------------------
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--count", type=int, default=50)
+    ap.add_argument("--only", type=int, nargs="*", help="run only these case indices")
+    ap.add_argument("--keep", help="directory for the generated cases (default: a temp "
+                    "dir, removed unless something fails)")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--print-only", action="store_true",
+                    help="write the cases as one `// -----` file to stdout, run nothing")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    add_tool_args(ap)
+    a = ap.parse_args()
+
+    indices = a.only if a.only else list(range(a.count))
+    if a.print_only:
+        print("\n// -----\n\n".join(generate(a.seed, i) for i in indices))
+        return 0
+    tools = Tools(a)
+    tmp = a.keep or tempfile.mkdtemp(prefix="attn-gen-")
+    os.makedirs(tmp, exist_ok=True)
+    lock = threading.Lock()
+    stats = {}
+    failures = []
+    t0 = time.time()
+
+    def one(i):
+        chunk = generate(a.seed, i)
+        base = os.path.join(tmp, f"case_{a.seed}_{i}")
+        with open(base + ".mlir", "w") as f:
+            f.write(chunk)
+        t = time.time()
+        status, detail = check_chunk(chunk, tools, base + ".full.mlir")
+        dt = time.time() - t
+        with lock:
+            stats[status] = stats.get(status, 0) + 1
+            if status != "ok":
+                failures.append((i, status, detail, base + ".mlir"))
+                print(f"FAIL[{status}] case {i}: {base}.mlir\n  "
+                      f"{chunk.splitlines()[0][3:]}\n  {detail.strip()[:1500]}", flush=True)
+            elif a.verbose:
+                print(f"ok case {i} ({dt:.1f}s) {detail}", flush=True)
+
+    if a.jobs > 1:
+        with ThreadPoolExecutor(a.jobs) as pool:
+            list(pool.map(one, indices))
+    else:
+        for i in indices:
+            one(i)
+    dt = time.time() - t0
+    summary = ", ".join(f"{k}={v}" for k, v in sorted(stats.items()))
+    print(f"gen_attention: seed={a.seed} cases={len(indices)} {summary} "
+          f"time={dt:.1f}s")
+    if failures:
+        print("failing programs (chunk; the .full.mlir next to it has @main):")
+        for i, status, _, path in sorted(failures):
+            print(f"  [{status}] {path}")
+        return 1
+    if not a.keep:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
