@@ -386,3 +386,45 @@ func.func @strictly_past_mask_rejected(%q: tensor<16x8xf32>, %k: tensor<16x8xf32
   %o = linalg.matmul ins(%p, %v : tensor<16x16xf32>, tensor<16x8xf32>) outs(%zo : tensor<16x8xf32>) -> tensor<16x8xf32>
   return %o : tensor<16x8xf32>
 }
+
+// -----
+
+// Grouped-query attention through the maps: 2 K/V heads each serve a group
+// of 3 query heads; K and V never index the group dim g, so nothing is
+// broadcast. The op keeps K/V at their own rank.
+// EXEC: amp=1.0 pipeline=tile-q=8,tile-kv=8
+// CHECK-LABEL: func.func @gqa_group_dim_through_maps_f32
+// CHECK: attn.attention ins(%arg0, %arg1, %arg2 : tensor<2x2x3x20x8xf32>, tensor<2x2x27x8xf32>, tensor<2x2x27x8xf32>)
+// CHECK-SAME: affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d4, d5)>
+// EXPLAIN: remark: attention fused: scale=0.353553, mask=none, causal=no, batch dims=3, dtype f32 -> f32
+func.func @gqa_group_dim_through_maps_f32(%q: tensor<2x2x3x20x8xf32>, %k: tensor<2x2x27x8xf32>, %v: tensor<2x2x27x8xf32>) -> tensor<2x2x3x20x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x2x3x20x27xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x2x3x20x27xf32>) -> tensor<2x2x3x20x27xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, g, m, n, d) -> (b, h, g, m, d)>,
+                                        affine_map<(b, h, g, m, n, d) -> (b, h, n, d)>,
+                                        affine_map<(b, h, g, m, n, d) -> (b, h, g, m, n)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x2x3x20x8xf32>, tensor<2x2x27x8xf32>) outs(%z : tensor<2x2x3x20x27xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x3x20x27xf32>
+  %c = arith.constant dense<0.35355339> : tensor<2x2x3x20x27xf32>
+  %sc = linalg.mul ins(%s, %c : tensor<2x2x3x20x27xf32>, tensor<2x2x3x20x27xf32>) outs(%e : tensor<2x2x3x20x27xf32>) -> tensor<2x2x3x20x27xf32>
+  %p = linalg.softmax dimension(4) ins(%sc : tensor<2x2x3x20x27xf32>) outs(%e : tensor<2x2x3x20x27xf32>) -> tensor<2x2x3x20x27xf32>
+  %eo = tensor.empty() : tensor<2x2x3x20x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x2x3x20x8xf32>) -> tensor<2x2x3x20x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, g, m, e, n) -> (b, h, g, m, n)>,
+                                        affine_map<(b, h, g, m, e, n) -> (b, h, n, e)>,
+                                        affine_map<(b, h, g, m, e, n) -> (b, h, g, m, e)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<2x2x3x20x27xf32>, tensor<2x2x27x8xf32>) outs(%zo : tensor<2x2x3x20x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x3x20x8xf32>
+  return %o : tensor<2x2x3x20x8xf32>
+}

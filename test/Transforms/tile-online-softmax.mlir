@@ -93,3 +93,26 @@ func.func @bshd_layout_with_mask(%q: tensor<2x48x4x32xbf16>, %k: tensor<2x40x4x3
       -> tensor<2x48x4x16xbf16>
   return %r : tensor<2x48x4x16xbf16>
 }
+
+// -----
+
+// Grouped-query attention: K/V are sliced and read at their own rank (no
+// broadcast over the group dim); the update is told which batch dims V has.
+// CHECK-LABEL: func.func @gqa_kv_without_group_dim
+// CHECK-NOT: linalg.broadcast
+// CHECK: scf.for
+// CHECK:   tensor.extract_slice %{{.*}}[0, 0, %{{.*}}, 0] [2, 2, 16, 32] [1, 1, 1, 1] : tensor<2x2x64x32xf16> to tensor<2x2x16x32xf16>
+// CHECK:   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>]
+// CHECK:   attn.online_update {{.*}} {value_batch_dims = array<i64: 0, 1>} : tensor<2x2x4x32x16xf32>, tensor<2x2x16x32xf16>
+func.func @gqa_kv_without_group_dim(%q: tensor<2x2x4x64x32xf16>, %k: tensor<2x2x64x32xf16>,
+    %v: tensor<2x2x64x32xf16>, %o: tensor<2x2x4x64x32xf16>) -> tensor<2x2x4x64x32xf16> {
+  %s = arith.constant 0.17677669 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x2x4x64x32xf16>, tensor<2x2x64x32xf16>, tensor<2x2x64x32xf16>)
+      scale(%s) outs(%o : tensor<2x2x4x64x32xf16>)
+      indexing_maps = [affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>]
+      -> tensor<2x2x4x64x32xf16>
+  return %r : tensor<2x2x4x64x32xf16>
+}

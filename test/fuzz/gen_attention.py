@@ -241,7 +241,10 @@ class Emitter:
         key = (value, elt)
         if key not in self.consts:
             v = self.fresh("c")
-            self.emit(f"{v} = arith.constant {value} : {elt}")
+            if elt == "i1":
+                self.emit(f"{v} = arith.constant {value}")
+            else:
+                self.emit(f"{v} = arith.constant {value} : {elt}")
             self.consts[key] = v
         return self.consts[key]
 
@@ -302,6 +305,13 @@ class Emitter:
         self.emit(f"  linalg.yield {y} : {out_elt}")
         self.emit(f"}} -> {ot}")
         return v
+
+    def generic_id(self, ins, dims, elt, body):
+        """Elementwise generic over `dims` (unit dims get a loop of their own)."""
+        ren = ["u" if d == UNIT else d for d in dims]
+        self.sizes["u"] = 1
+        ins2 = [(v, ["u" if d == UNIT else d for d in ds], e) for v, ds, e in ins]
+        return self.generic(ins2, ren, elt, ren, set(), body)
 
     def cast(self, x, dims, src, dst, rng):
         if src == dst:
@@ -457,11 +467,6 @@ class Case:
             else:
                 bool_dims = md2
                 args.append(("%bmask", bool_dims, "i1"))
-        for d in sorted(dyn):
-            for a, dims, _ in args:
-                if d in dims:
-                    break
-
         hdr_args = ", ".join(f"{a}: {E.ty(d, t)}" for a, d, t in args)
         exec_dims = []
         for a, dims, _ in args:
@@ -607,13 +612,15 @@ class Case:
                     ins.append(("%bias", bias_dims, t))
                     fused_bias = True
 
+                cv_out = None if inside else E.const(cs, t)
+
                 def body(a, o, how=how, cs=cs, inside=inside):
                     ls = []
                     if inside:
                         cv = E.fresh("ci")
                         ls.append(f"{cv} = arith.constant {cs} : {t}")
                     else:
-                        cv = E.const(cs, t)
+                        cv = cv_out
                     r = E.fresh("y")
                     if how == "generic_div":
                         ls.append(f"{r} = arith.divf {a[0]}, {cv} : {t}")
@@ -908,15 +915,8 @@ class Case:
             elif norm == "recip_mul":
                 one = E.const("1.0", t)
                 rr = E.fresh("rc")
-                rec = E.generic([(sm, sm_dims, t)], sm_dims, t,
-                                [d for d in sm_dims if d != UNIT] if UNIT not in sm_dims else
-                                [d for d in score if d != "n"] + ["n"],
-                                set(), lambda a, o: ([f"{rr} = arith.divf {one}, {a[0]} : {t}"], rr),
-                                out_res=None) if UNIT not in sm_dims else None
-                if rec is None:  # keep-dims row: iterate over the row dims only
-                    lp = [d for d in score if d != "n"]
-                    rec = E.generic([(sm, keep_dims, t)], keep_dims, t, lp + [], set(),
-                                    lambda a, o: ([f"{rr} = arith.divf {one}, {a[0]} : {t}"], rr))
+                rec = E.generic_id([(sm, sm_dims, t)], sm_dims, t,
+                                   lambda a, o: ([f"{rr} = arith.divf {one}, {a[0]} : {t}"], rr))
                 r = E.fresh("pn")
                 sw = rng.random() < 0.5
                 p = E.generic([(ex, score, t), (rec, sm_dims, t)], score, t,
@@ -933,7 +933,6 @@ class Case:
         if guard:
             # select(all_n(x == -inf), 0, softmax(x))
             ni = E.const(NEG_INF[t], t)
-            tr = E.const("true", "i1")
             ai = E.fill(row, "i1", "true")
             c, r = E.fresh("eq"), E.fresh("all")
             allm = E.generic([(sx, score, t)], row, "i1", list(score), {"n"},
@@ -943,7 +942,6 @@ class Case:
             s = E.fresh("gs")
             p = E.generic([(allm, row, "i1"), (p, score, t)], score, t, list(score), set(),
                           lambda a, o: ([f"{s} = arith.select {a[0]}, {z}, {a[1]} : {t}"], s))
-            del tr
 
         # Cast P for P·V.
         p = E.cast(p, score, t, p_t, rng)
