@@ -50,6 +50,7 @@ struct ScoreFacts {
   int boolMask = -1; ///< Leaf: i1 mask
   bool boolMaskKeepsTrue = true;
   bool causal = false;
+  std::optional<int64_t> window;
 };
 } // namespace
 
@@ -200,11 +201,29 @@ static std::optional<Linear> linearize(ScoreTracer &tr, int id, int mDim,
   return std::nullopt;
 }
 
-/// True if `cond` being `maskedWhen` masks exactly the keys after the query
-/// (n > m).
-static bool isCausalCondition(ScoreTracer &tr, int cond, bool maskedWhen,
-                              int mDim, int nDim) {
+namespace {
+/// Masks computed from query/key indices.
+struct IndexMask {
+  bool causal = false;
+  std::optional<int64_t> window;
+};
+} // namespace
+
+/// Classifies `cond` (which masks a key when it equals `maskedWhen`) as the
+/// causal rule (n > m), a sliding window (m - n >= W), or a conjunction of
+/// them. Returns false for anything else.
+static bool classifyIndexMask(ScoreTracer &tr, int cond, bool maskedWhen,
+                              int mDim, int nDim, IndexMask &out) {
   const Term &c = tr.get(tr.stripCasts(cond));
+  if (c.kind == Term::Binary && isName(c, "arith.xori") &&
+      tr.constValue(c.kids[1]) == 1.0)
+    return classifyIndexMask(tr, c.kids[0], !maskedWhen, mDim, nDim, out);
+  // masked = a | b, or keep = a & b: each side masks on its own.
+  if (c.kind == Term::Binary &&
+      ((maskedWhen && isName(c, "arith.ori")) ||
+       (!maskedWhen && isName(c, "arith.andi"))))
+    return classifyIndexMask(tr, c.kids[0], maskedWhen, mDim, nDim, out) &&
+           classifyIndexMask(tr, c.kids[1], maskedWhen, mDim, nDim, out);
   if (c.kind != Term::Cmp || !isName(c, "arith.cmpi"))
     return false;
   auto pred = static_cast<arith::CmpIPredicate>(c.pred);
@@ -213,12 +232,13 @@ static bool isCausalCondition(ScoreTracer &tr, int cond, bool maskedWhen,
   if (!lhs || !rhs)
     return false;
   using P = arith::CmpIPredicate;
-  // Unsigned compares are only the signed ones on two bare indices.
-  bool bare = lhs->c == 0 && rhs->c == 0 && (lhs->a + lhs->b) == 1 &&
-              (rhs->a + rhs->b) == 1;
+  // Unsigned compares are the signed ones only on non-negative operands:
+  // bare indices plus non-negative constants.
+  bool nonNeg = lhs->c >= 0 && rhs->c >= 0 && lhs->a >= 0 && lhs->b >= 0 &&
+                rhs->a >= 0 && rhs->b >= 0;
   switch (pred) {
   case P::ugt: case P::uge: case P::ult: case P::ule:
-    if (!bare)
+    if (!nonNeg)
       return false;
     pred = pred == P::ugt ? P::sgt : pred == P::uge ? P::sge
            : pred == P::ult ? P::slt : P::sle;
@@ -228,20 +248,32 @@ static bool isCausalCondition(ScoreTracer &tr, int cond, bool maskedWhen,
   }
   if (!maskedWhen)
     pred = arith::invertPredicate(pred);
-  // masked iff L pred 0 with L = lhs - rhs.
+  // masked iff L pred 0 with L = lhs - rhs; normalize to L = n - m + c.
   Linear l{lhs->a - rhs->a, lhs->b - rhs->b, lhs->c - rhs->c};
-  if (l.a == 1 && l.b == -1) { // flip to n - m
+  if (l.a == 1 && l.b == -1) {
     l = Linear{-l.a, -l.b, -l.c};
     pred = pred == P::sgt ? P::slt : pred == P::slt ? P::sgt
            : pred == P::sge ? P::sle : pred == P::sle ? P::sge : pred;
   }
   if (l.a != -1 || l.b != 1)
     return false;
-  // masked iff n - m + c pred 0; causal masks exactly n - m >= 1.
-  if (pred == P::sgt)
-    return l.c == 0;
-  if (pred == P::sge)
-    return l.c == -1;
+  std::optional<int64_t> window;
+  bool causal = false;
+  switch (pred) {
+  case P::sgt: causal = l.c == 0; break;  // n - m >= 1 - c
+  case P::sge: causal = l.c == -1; break; // n - m >= -c
+  case P::slt: window = l.c + 1; break;   // m - n >= c + 1
+  case P::sle: window = l.c; break;       // m - n >= c
+  default: break;
+  }
+  if (causal) {
+    out.causal = true;
+    return true;
+  }
+  if (window && *window >= 1) {
+    out.window = out.window ? std::min(*out.window, *window) : *window;
+    return true;
+  }
   return false;
 }
 
@@ -334,12 +366,11 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
     if (!analyzeScores(tr, other, mDim, nDim, f, why))
       return false;
     int cond = tr.stripCasts(t.kids[0]);
-    if (isCausalCondition(tr, cond, maskedWhen, mDim, nDim)) {
-      if (f.causal) {
-        why = "the causal mask is applied twice";
-        return false;
-      }
-      f.causal = true;
+    IndexMask im;
+    if (classifyIndexMask(tr, cond, maskedWhen, mDim, nDim, im)) {
+      f.causal |= im.causal;
+      if (im.window)
+        f.window = f.window ? std::min(*f.window, *im.window) : *im.window;
       return true;
     }
     const Term &c = tr.get(cond);
@@ -354,8 +385,8 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
       return true;
     }
     if (c.kind == Term::Cmp && isName(c, "arith.cmpi"))
-      why = "the scores are masked by an index comparison that is not causal "
-            "(n > m); sliding windows are not fused yet";
+      why = "the scores are masked by an index comparison that is neither "
+            "causal (n > m) nor a sliding window (m - n >= W)";
     else
       why = "the scores are masked by a condition that is neither causal nor "
             "a boolean mask tensor";
@@ -488,9 +519,12 @@ std::string AttentionMatch::describe() const {
   };
   char scaleStr[32];
   snprintf(scaleStr, sizeof(scaleStr), "%g", scale);
+  std::string causalStr = causal ? "yes" : "no";
+  if (window)
+    causalStr += ", window=" + std::to_string(*window);
   return llvm::formatv("scale={0}, mask={1}, causal={2}{3}, batch dims={4}, "
                        "dtype {5} -> {6}",
-                       scaleStr, maskStr, causal ? "yes" : "no",
+                       scaleStr, maskStr, causalStr,
                        guarded ? ", guarded rows" : "", numBatch, elt(query),
                        elt(root->getResult(0)))
       .str();
@@ -680,6 +714,7 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
   match.qkContraction = qk;
   match.init = pv.getDpsInitOperand(0)->get();
   match.causal = sf.causal;
+  match.window = sf.window;
   match.guarded = sm->guarded;
   PeeledOperand q = peelOperand(
       qOperand->get(), remap(qk.getMatchingIndexingMap(qOperand), qkToAttn),

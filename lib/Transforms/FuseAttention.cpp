@@ -106,7 +106,8 @@ FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
   auto op = AttentionOp::create(
       rewriter, loc, root->getResult(0).getType(), match.query, match.key,
       match.value, scale, match.init, mask,
-      rewriter.getAffineMapArrayAttr(maps), match.causal);
+      rewriter.getAffineMapArrayAttr(maps), match.causal,
+      match.window ? rewriter.getI64IntegerAttr(*match.window) : IntegerAttr());
   rewriter.replaceOp(root, op->getResults());
   // Consumers first: each op of the chain is dead when reached.
   llvm::SetVector<Operation *> producers;

@@ -98,6 +98,7 @@ struct Canonical {
   OpFoldResult m, n, e;
   Value scale;
   bool causal;
+  std::optional<int64_t> window;
   Type outElt;
 };
 } // namespace
@@ -186,14 +187,24 @@ static Value buildScores(OpBuilder &b, Location loc, const Canonical &c,
                  x = arith::SelectOp::create(nb, l, args[0], x, ninf);
                else if (hasMask)
                  x = arith::AddFOp::create(nb, l, x, ext(nb, l, args[0]));
-               if (c.causal) {
+               if (c.causal || c.window) {
                  Value row = arith::AddIOp::create(
                      nb, l, linalg::IndexOp::create(nb, l, M), qOff);
                  Value col = arith::AddIOp::create(
                      nb, l, linalg::IndexOp::create(nb, l, N), kOff);
-                 Value above = arith::CmpIOp::create(
-                     nb, l, arith::CmpIPredicate::ugt, col, row);
-                 x = arith::SelectOp::create(nb, l, above, ninf, x);
+                 if (c.causal) {
+                   Value above = arith::CmpIOp::create(
+                       nb, l, arith::CmpIPredicate::ugt, col, row);
+                   x = arith::SelectOp::create(nb, l, above, ninf, x);
+                 }
+                 if (c.window) {
+                   // m - n >= W  <=>  m >= n + W (no negative indices).
+                   Value w = arith::ConstantIndexOp::create(nb, l, *c.window);
+                   Value reach = arith::AddIOp::create(nb, l, col, w);
+                   Value far = arith::CmpIOp::create(
+                       nb, l, arith::CmpIPredicate::uge, row, reach);
+                   x = arith::SelectOp::create(nb, l, far, ninf, x);
+                 }
                }
                linalg::YieldOp::create(nb, l, x);
              })
@@ -216,18 +227,28 @@ static Value buildQueryTile(OpBuilder &b, Location loc, const Canonical &c,
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value step = arith::ConstantIndexOp::create(b, loc, keyTile);
   Value ub = getValueOrCreateConstantIndexOp(b, loc, c.n);
+  Value lb = zero;
+  if (c.window) {
+    // Keys before the first row's window are masked for every row.
+    Value reach = arith::ConstantIndexOp::create(b, loc, *c.window - 1);
+    Value start = arith::SubIOp::create(b, loc, qOff, reach);
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                          qOff, reach);
+    lb = arith::SelectOp::create(b, loc, inRange, start, zero);
+  }
   if (c.causal) {
     // Keys after the last row of this tile are masked for every row.
     Value end = arith::AddIOp::create(
         b, loc, qOff, getValueOrCreateConstantIndexOp(b, loc, tm));
     ub = arith::MinSIOp::create(b, loc, ub, end);
   }
+  bool dynamicBounds = c.causal || c.window;
   auto loop = scf::ForOp::create(
-      b, loc, zero, ub, step, ValueRange{m0, l0, acc0},
+      b, loc, lb, ub, step, ValueRange{m0, l0, acc0},
       [&](OpBuilder &nb, Location l, Value j, ValueRange state) {
         // With the causal bound the trip count depends on the query tile, so
         // the last key tile is only known to be ragged at run time.
-        OpFoldResult tn = c.causal ? OpFoldResult(arith::MinSIOp::create(
+        OpFoldResult tn = dynamicBounds ? OpFoldResult(arith::MinSIOp::create(
                                          nb, l,
                                          arith::ConstantIndexOp::create(
                                              nb, l, keyTile),
@@ -305,6 +326,7 @@ FailureOr<Value> mlir::attn::tileOnlineSoftmax(RewriterBase &rewriter,
   c.e = tensor::getMixedSizes(rewriter, loc, c.v)[c.vBatch.size() + 1];
   c.scale = op.getScale();
   c.causal = op.getCausal();
+  c.window = op.getWindow();
   c.outElt = op.getType().getElementType();
 
   // Destination in canonical layout: the init itself when its map is.

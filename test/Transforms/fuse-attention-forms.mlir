@@ -362,7 +362,7 @@ func.func @max_and_sum_over_different_axes_rejected(%q: tensor<16x8xf32>, %k: te
 // EXEC: nofuse
 // CHECK-LABEL: func.func @strictly_past_mask_rejected
 // CHECK-NOT: attn.attention
-// EXPLAIN: remark: attention not fused: the scores are masked by an index comparison that is not causal (n > m)
+// EXPLAIN: remark: attention not fused: the scores are masked by an index comparison that is neither causal (n > m) nor a sliding window (m - n >= W)
 func.func @strictly_past_mask_rejected(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x8xf32>) -> tensor<16x8xf32> {
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant -1.0e+30 : f32
@@ -427,4 +427,45 @@ func.func @gqa_group_dim_through_maps_f32(%q: tensor<2x2x3x20x8xf32>, %k: tensor
     linalg.yield %r : f32
   } -> tensor<2x2x3x20x8xf32>
   return %o : tensor<2x2x3x20x8xf32>
+}
+
+// -----
+
+// Causal sliding window (each query sees itself and the 6 keys before it),
+// written as one keep condition: n <= m && m - n < 7. The tiled loop starts
+// at the window of the tile's first row and stops at the diagonal.
+// EXEC: amp=1.0 pipeline=tile-q=8,tile-kv=4
+// CHECK-LABEL: func.func @causal_sliding_window_f32
+// CHECK: attn.attention {{.*}} causal window = 7
+// EXPLAIN: remark: attention fused: scale=0.5, mask=none, causal=yes, window=7, batch dims=1, dtype f32 -> f32
+func.func @causal_sliding_window_f32(%q: tensor<2x33x4xf32>, %k: tensor<2x33x4xf32>, %v: tensor<2x33x4xf32>) -> tensor<2x33x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x33x33xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x33x33xf32>) -> tensor<2x33x33xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x33x4xf32>, tensor<2x33x4xf32>) outs(%z : tensor<2x33x33xf32>) -> tensor<2x33x33xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x33x33xf32>) outs(%e : tensor<2x33x33xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %h = arith.constant 0.5 : f32
+    %y = arith.mulf %x, %h : f32
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %c7 = arith.constant 7 : index
+    %past = arith.cmpi ule, %j, %i : index
+    %d = arith.subi %i, %j : index
+    %near = arith.cmpi slt, %d, %c7 : index
+    %keep = arith.andi %past, %near : i1
+    %r = arith.select %keep, %y, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x33x33xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x33x33xf32>) outs(%e : tensor<2x33x33xf32>) -> tensor<2x33x33xf32>
+  %eo = tensor.empty() : tensor<2x33x4xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x33x4xf32>) -> tensor<2x33x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x33x33xf32>, tensor<2x33x4xf32>) outs(%zo : tensor<2x33x4xf32>) -> tensor<2x33x4xf32>
+  return %o : tensor<2x33x4xf32>
 }

@@ -116,3 +116,27 @@ func.func @gqa_kv_without_group_dim(%q: tensor<2x2x4x64x32xf16>, %k: tensor<2x2x
       -> tensor<2x2x4x64x32xf16>
   return %r : tensor<2x2x4x64x32xf16>
 }
+
+// -----
+
+// A sliding window: the key loop starts at the first row's window
+// (max(0, i - (W - 1))) and keys with m - n >= W are masked in the tile.
+// CHECK-LABEL: func.func @sliding_window_bounds
+// CHECK: scf.forall (%[[I:.*]]) =
+// CHECK:   %[[W1:.*]] = arith.constant 15 : index
+// CHECK:   %[[ST:.*]] = arith.subi %[[I]], %[[W1]] : index
+// CHECK:   %[[IN:.*]] = arith.cmpi sgt, %[[I]], %[[W1]] : index
+// CHECK:   %[[LB:.*]] = arith.select %[[IN]], %[[ST]], %{{.*}} : index
+// CHECK:   scf.for %{{.*}} = %[[LB]] to
+// CHECK:     arith.constant 16 : index
+// CHECK:     arith.cmpi uge
+// CHECK:     attn.online_update
+func.func @sliding_window_bounds(%q: tensor<128x32xf16>, %k: tensor<128x32xf16>, %v: tensor<128x32xf16>, %o: tensor<128x32xf16>) -> tensor<128x32xf16> {
+  %s = arith.constant 0.17677669 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<128x32xf16>, tensor<128x32xf16>, tensor<128x32xf16>)
+      scale(%s) outs(%o : tensor<128x32xf16>) window = 16
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>]
+      -> tensor<128x32xf16>
+  return %r : tensor<128x32xf16>
+}

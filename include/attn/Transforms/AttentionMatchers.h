@@ -13,6 +13,7 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::attn {
@@ -33,6 +34,7 @@ struct AttentionMatch {
   unsigned numBatch = 0;
   double scale = 1.0;
   bool causal = false;
+  std::optional<int64_t> window; ///< sliding window: keys m - n >= W masked
   Value init;                ///< the P·V destination (zero-filled)
   Operation *root = nullptr; ///< the P·V contraction, replaced
   Operation *softmax = nullptr;  ///< the softmax (or its last op)

@@ -27,6 +27,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
     ```
     S[b, m, n] = scale * sum_d Q[b, m, d] * K[b, n, d] + mask[b, m, n]
     S[b, m, n] = -inf                         if causal and n > m
+    S[b, m, n] = -inf                         if window = W and m - n >= W
     P[b, m, n] = exp(S[b, m, n] - max_n S[b, m, :]) / sum_n exp(S[b, m, n] - max_n S[b, m, :])
     O[b, m, e] = sum_n P[b, m, n] * V[b, n, e]
     ```
@@ -41,6 +42,9 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
     to the scores and may hold `-inf`; an i1 mask keeps the keys where it is
     true (`S = mask ? S : -inf`). `causal` masks keys after the query (`n > m`, aligned at the top
     left like `torch.nn.functional.scaled_dot_product_attention(is_causal=True)`).
+    `window = W` (a sliding window, as Mistral and gpt-oss use it) masks keys
+    `W` or more positions before the query, so each query sees at most the
+    `W` keys `m - W < n` (with `causal`: `m - W < n <= m`).
 
     Inputs may be f32, f16 or bf16; scores, softmax statistics and the
     accumulation are computed in f32 and the result is rounded once to the
@@ -64,7 +68,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
       Attn_FloatTensor:$value, F32:$scale, Attn_FloatTensor:$init,
       Optional<Attn_MaskTensor>:$mask, AffineMapArrayAttr:$indexing_maps,
-      UnitAttr:$causal);
+      UnitAttr:$causal, OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$window);
   let results = (outs Attn_FloatTensor:$result);
 
   let assemblyFormat = [{
@@ -74,6 +78,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
     (`mask` `(` $mask^ `:` type($mask) `)`)?
     `outs` `(` $init `:` type($init) `)`
     (`causal` $causal^)?
+    (`window` `=` $window^)?
     `indexing_maps` `=` $indexing_maps
     attr-dict `->` type($result)
   }];
