@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -520,6 +521,8 @@ std::string AttentionMatch::describe() const {
   char scaleStr[32];
   snprintf(scaleStr, sizeof(scaleStr), "%g", scale);
   std::string causalStr = causal ? "yes" : "no";
+  if (sink)
+    maskStr += ", sink";
   if (window)
     causalStr += ", window=" + std::to_string(*window);
   return llvm::formatv("scale={0}, mask={1}, causal={2}{3}, batch dims={4}, "
@@ -635,6 +638,44 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
   if (llvm::is_contained(pvToAttn, -1))
     return fail("P·V has a dimension that P does not index");
 
+  // Attention sinks: softmax over concat(S, sink) along the keys with the
+  // sink column sliced off before P·V.
+  int sinkTerm = -1;
+  Operation *sinkConcat = nullptr;
+  {
+    const Term &xt = tr.get(tr.stripCasts(sm->x));
+    auto cat = xt.kind == Term::Leaf
+                   ? xt.leaf.getDefiningOp<tensor::ConcatOp>()
+                   : tensor::ConcatOp();
+    if (cat) {
+      auto catDim = dyn_cast<AffineDimExpr>(xt.access.getResult(cat.getDim()));
+      if (!catDim || (int64_t)catDim.getPosition() != nPos ||
+          cat.getInputs().size() != 2)
+        return fail("the scores are concatenated along a dimension other "
+                    "than the keys, or with more than one extra column");
+      Value s0 = cat.getInputs()[0], s1 = cat.getInputs()[1];
+      auto t0 = cast<RankedTensorType>(s0.getType());
+      auto t1 = cast<RankedTensorType>(s1.getType());
+      if (t1.getDimSize(cat.getDim()) != 1 || !t0.hasStaticShape() ||
+          tr.slices.size() != 1 ||
+          cast<RankedTensorType>(tr.slices.front()->getResult(0).getType())
+                  .getShape() != t0.getShape())
+        return fail("the scores get an extra column that is not an attention "
+                    "sink sliced off before P·V");
+      sinkConcat = cat;
+      sm->x = tr.trace(s0, xt.access);
+      sinkTerm = tr.trace(s1, xt.access);
+      if (sm->x < 0 || sinkTerm < 0)
+        return fail(tr.why);
+      sinkTerm = tr.stripCasts(sinkTerm);
+      const Term &st = tr.get(sinkTerm);
+      if (st.kind != Term::Leaf || st.access.isFunctionOfDim(nPos))
+        return fail("the extra score column is not one sink logit per row");
+    } else if (!tr.slices.empty()) {
+      return fail("the probabilities are sliced between the softmax and P·V");
+    }
+  }
+
   // The scores: scale, masks, then Q·K^T.
   ScoreFacts sf;
   if (!analyzeScores(tr, sm->x, mPos, nPos, sf, why))
@@ -737,36 +778,56 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
       return fail("an operand has an element type other than f32, f16 or "
                   "bf16");
 
+  // A leaf read from score space becomes an operand with a map over the
+  // attention loops; fixed (unit) indices are recorded to be sliced away.
+  auto leafOperand = [&](const Term &lt, Value &value, AffineMap &map,
+                         SmallVector<int64_t> &unitDims) -> LogicalResult {
+    SmallVector<AffineExpr> res;
+    auto type = cast<RankedTensorType>(lt.leaf.getType());
+    for (auto [i, e] : llvm::enumerate(lt.access.getResults())) {
+      if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+        if (c.getValue() != 0 || type.getDimSize(i) != 1) {
+          why = "a mask or sink is read at a fixed index of a dimension that "
+                "is not of size 1";
+          return failure();
+        }
+        unitDims.push_back(i);
+        continue;
+      }
+      res.push_back(getAffineDimExpr(
+          posToAttn[cast<AffineDimExpr>(e).getPosition()], ctx));
+    }
+    map = AffineMap::get(numLoops, 0, res, ctx);
+    if (!map.isProjectedPermutation(false)) {
+      why = "a mask or sink is read twice along one dimension";
+      return failure();
+    }
+    value = lt.leaf;
+    return success();
+  };
   int maskTerm = sf.bias >= 0 ? sf.bias : sf.boolMask;
   if (maskTerm >= 0) {
     const Term &mt = tr.get(maskTerm);
     if (!supported(mt.leaf, /*allowBool=*/true))
       return fail("the mask has an element type other than f32, f16, bf16 "
                   "or i1");
-    SmallVector<AffineExpr> res;
-    auto maskType = cast<RankedTensorType>(mt.leaf.getType());
-    for (auto [i, e] : llvm::enumerate(mt.access.getResults())) {
-      if (auto c = dyn_cast<AffineConstantExpr>(e)) {
-        if (c.getValue() != 0 || maskType.getDimSize(i) != 1)
-          return fail("the mask is read at a fixed index of a dimension "
-                      "that is not of size 1");
-        match.maskUnitDims.push_back(i);
-        continue;
-      }
-      res.push_back(getAffineDimExpr(
-          posToAttn[cast<AffineDimExpr>(e).getPosition()], ctx));
-    }
-    AffineMap mm = AffineMap::get(numLoops, 0, res, ctx);
-    if (!mm.isProjectedPermutation(false))
-      return fail("the mask is read twice along one dimension");
-    match.mask = mt.leaf;
-    match.maskMap = mm;
+    if (failed(leafOperand(mt, match.mask, match.maskMap, match.maskUnitDims)))
+      return failure();
     match.invertBoolMask = sf.boolMask >= 0 && !sf.boolMaskKeepsTrue;
+  }
+  if (sinkTerm >= 0) {
+    const Term &st = tr.get(sinkTerm);
+    if (!supported(st.leaf))
+      return fail("the sink has an element type other than f32, f16 or bf16");
+    if (failed(leafOperand(st, match.sink, match.sinkMap, match.sinkUnitDims)))
+      return failure();
   }
 
   // Everything the fused op replaces must feed only the attention.
   llvm::SetVector<Operation *> chain(tr.ops.begin(), tr.ops.end());
   chain.insert(qk);
+  if (sinkConcat)
+    chain.insert(sinkConcat);
   for (PeeledOperand *po : {&q, &k, &v})
     chain.insert(po->ops.begin(), po->ops.end());
   for (Operation *op : chain) {

@@ -50,22 +50,28 @@ static void eraseDead(RewriterBase &rewriter,
 /// The mask as attn.attention wants it: unit dims the scores broadcast over
 /// dropped (a rank-reducing slice, no copy), "true = masked" booleans
 /// inverted.
-static Value prepareMask(RewriterBase &rewriter, Location loc,
-                         const AttentionMatch &match) {
-  Value mask = match.mask;
+static Value dropUnitDims(RewriterBase &rewriter, Location loc, Value mask,
+                          ArrayRef<int64_t> unitDims) {
   auto type = cast<RankedTensorType>(mask.getType());
-  if (!match.maskUnitDims.empty()) {
+  if (unitDims.empty())
+    return mask;
+  {
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, mask);
     SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
     SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
     SmallVector<int64_t> shape;
     for (int64_t i = 0; i < type.getRank(); ++i)
-      if (!llvm::is_contained(match.maskUnitDims, i))
+      if (!llvm::is_contained(unitDims, i))
         shape.push_back(type.getDimSize(i));
     auto reduced = RankedTensorType::get(shape, type.getElementType());
-    mask = tensor::ExtractSliceOp::create(rewriter, loc, reduced, mask, offsets,
-                                          sizes, strides);
+    return tensor::ExtractSliceOp::create(rewriter, loc, reduced, mask,
+                                          offsets, sizes, strides);
   }
+}
+
+static Value prepareMask(RewriterBase &rewriter, Location loc,
+                         const AttentionMatch &match) {
+  Value mask = dropUnitDims(rewriter, loc, match.mask, match.maskUnitDims);
   if (match.invertBoolMask) {
     auto t = cast<RankedTensorType>(mask.getType());
     Value empty = tensor::EmptyOp::create(
@@ -98,14 +104,18 @@ FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
       rewriter, loc, rewriter.getF32FloatAttr(static_cast<float>(match.scale)));
   SmallVector<AffineMap> maps = {match.queryMap, match.keyMap, match.valueMap,
                                  match.outputMap};
-  Value mask;
+  Value mask, sink;
   if (match.mask) {
     maps.push_back(match.maskMap);
     mask = prepareMask(rewriter, loc, match);
   }
+  if (match.sink) {
+    maps.push_back(match.sinkMap);
+    sink = dropUnitDims(rewriter, loc, match.sink, match.sinkUnitDims);
+  }
   auto op = AttentionOp::create(
       rewriter, loc, root->getResult(0).getType(), match.query, match.key,
-      match.value, scale, match.init, mask,
+      match.value, scale, match.init, mask, sink,
       rewriter.getAffineMapArrayAttr(maps), match.causal,
       match.window ? rewriter.getI64IntegerAttr(*match.window) : IntegerAttr());
   rewriter.replaceOp(root, op->getResults());
@@ -160,7 +170,7 @@ static SmallVector<Operation *> findPVCandidates(Operation *anchor) {
         continue;
       }
       if (lop || isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-                     tensor::CastOp>(user))
+                     tensor::CastOp, tensor::ExtractSliceOp>(user))
         stack.push_back({user, depth + 1});
     }
   }

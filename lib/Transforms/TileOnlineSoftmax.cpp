@@ -94,6 +94,8 @@ struct Canonical {
   Value q, k, v, mask;      // [b.., m, d], [b.., n, d], [b.., n, e], mask
   SmallVector<unsigned> maskDims; // attention dims of the mask, ascending
   SmallVector<unsigned> kBatch, vBatch; // batch dims K / V index (GQA: fewer)
+  Value sink;                     // [sinkDims...] sink logits, or null
+  SmallVector<unsigned> sinkDims; // attention dims of the sink, ascending
   SmallVector<OpFoldResult> batchSizes;
   OpFoldResult m, n, e;
   Value scale;
@@ -222,6 +224,51 @@ static Value buildQueryTile(OpBuilder &b, Location loc, const Canonical &c,
   accShape.push_back(c.e);
   Value m0 = filled(b, loc, rowShape, -std::numeric_limits<float>::infinity());
   Value l0 = filled(b, loc, rowShape, 0.0f);
+  if (c.sink) {
+    // The sink is the first "key" every row has seen: m = sink, ℓ = 1
+    // (exp(sink - sink)), acc = 0, so it joins the normalization only.
+    MLIRContext *ctx = b.getContext();
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, c.sink);
+    SmallVector<OpFoldResult> offsets(sizes.size(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
+    SmallVector<AffineExpr> res;
+    for (auto [i, dim] : llvm::enumerate(c.sinkDims)) {
+      if (dim == r) {
+        offsets[i] = qOff;
+        sizes[i] = tm;
+      }
+      res.push_back(getAffineDimExpr(dim, ctx));
+    }
+    Value st =
+        tensor::ExtractSliceOp::create(b, loc, c.sink, offsets, sizes, strides);
+    AffineMap sinkMap = AffineMap::get(r + 1, 0, res, ctx);
+    AffineMap rowId = AffineMap::getMultiDimIdentityMap(r + 1, ctx);
+    SmallVector<utils::IteratorType> par(r + 1, utils::IteratorType::parallel);
+    auto fromSink = [&](Value init, bool sumOfOne) {
+      return linalg::GenericOp::create(
+                 b, loc, init.getType(), st, init,
+                 ArrayRef<AffineMap>{sinkMap, rowId}, par,
+                 [&](OpBuilder &nb, Location l, ValueRange args) {
+                   Value x = ext(nb, l, args[0]);
+                   if (sumOfOne) {
+                     Value ninf = arith::ConstantOp::create(
+                         nb, l, nb.getF32FloatAttr(
+                                    -std::numeric_limits<float>::infinity()));
+                     Value none = arith::CmpFOp::create(
+                         nb, l, arith::CmpFPredicate::OEQ, x, ninf);
+                     Value zero = arith::ConstantOp::create(
+                         nb, l, nb.getF32FloatAttr(0.0f));
+                     Value one = arith::ConstantOp::create(
+                         nb, l, nb.getF32FloatAttr(1.0f));
+                     x = arith::SelectOp::create(nb, l, none, zero, one);
+                   }
+                   linalg::YieldOp::create(nb, l, x);
+                 })
+          ->getResult(0);
+    };
+    m0 = fromSink(m0, false);
+    l0 = fromSink(l0, true);
+  }
   Value acc0 = filled(b, loc, accShape, 0.0f);
 
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -318,6 +365,13 @@ FailureOr<Value> mlir::attn::tileOnlineSoftmax(RewriterBase &rewriter,
       c.maskDims.push_back(cast<AffineDimExpr>(e).getPosition());
     llvm::sort(c.maskDims);
     c.mask = toLayout(rewriter, loc, mask, mm, c.maskDims);
+  }
+  if (Value sink = op.getSink()) {
+    AffineMap sm = op.getSinkMap();
+    for (AffineExpr e : sm.getResults())
+      c.sinkDims.push_back(cast<AffineDimExpr>(e).getPosition());
+    llvm::sort(c.sinkDims);
+    c.sink = toLayout(rewriter, loc, sink, sm, c.sinkDims);
   }
   SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(rewriter, loc, c.q);
   c.batchSizes.assign(qSizes.begin(), qSizes.begin() + r);

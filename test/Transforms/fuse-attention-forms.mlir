@@ -469,3 +469,75 @@ func.func @causal_sliding_window_f32(%q: tensor<2x33x4xf32>, %k: tensor<2x33x4xf
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x33x33xf32>, tensor<2x33x4xf32>) outs(%zo : tensor<2x33x4xf32>) -> tensor<2x33x4xf32>
   return %o : tensor<2x33x4xf32>
 }
+
+// -----
+
+// Attention sinks as gpt-oss writes them: a per-head sink logit broadcast to
+// one extra score column, softmax over keys + sink, the column sliced off
+// before P·V. Fused as the initial state m = sink, ℓ = 1 of the online
+// softmax: the extra column never exists. Causal as well.
+// EXEC: amp=1.5 pipeline=tile-q=8,tile-kv=8
+// CHECK-LABEL: func.func @attention_sink_gpt_oss
+// CHECK-NOT: tensor.concat
+// CHECK: attn.attention {{.*}} sink(%arg3 : tensor<4xf32>) {{.*}} causal
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, sink, causal=yes, batch dims=1, dtype f32 -> f32
+func.func @attention_sink_gpt_oss(%q: tensor<4x21x16xf32>, %k: tensor<4x21x16xf32>, %v: tensor<4x21x8xf32>, %sinks: tensor<4xf32>) -> tensor<4x21x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<4x21x21xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x21x21xf32>) -> tensor<4x21x21xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<4x21x16xf32>, tensor<4x21x16xf32>) outs(%z : tensor<4x21x21xf32>) -> tensor<4x21x21xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<4x21x21xf32>) outs(%e : tensor<4x21x21xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %c : f32
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %future = arith.cmpi ugt, %j, %i : index
+    %r = arith.select %future, %ninf, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<4x21x21xf32>
+  %es = tensor.empty() : tensor<4x21x1xf32>
+  %sb = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%sinks : tensor<4xf32>) outs(%es : tensor<4x21x1xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<4x21x1xf32>
+  %cat = tensor.concat dim(2) %sm, %sb : (tensor<4x21x21xf32>, tensor<4x21x1xf32>) -> tensor<4x21x22xf32>
+  %e22 = tensor.empty() : tensor<4x21x22xf32>
+  %p = linalg.softmax dimension(2) ins(%cat : tensor<4x21x22xf32>) outs(%e22 : tensor<4x21x22xf32>) -> tensor<4x21x22xf32>
+  %pk = tensor.extract_slice %p[0, 0, 0] [4, 21, 21] [1, 1, 1] : tensor<4x21x22xf32> to tensor<4x21x21xf32>
+  %eo = tensor.empty() : tensor<4x21x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x21x8xf32>) -> tensor<4x21x8xf32>
+  %o = linalg.batch_matmul ins(%pk, %v : tensor<4x21x21xf32>, tensor<4x21x8xf32>) outs(%zo : tensor<4x21x8xf32>) -> tensor<4x21x8xf32>
+  return %o : tensor<4x21x8xf32>
+}
+
+// -----
+
+// The last column of a softmax is dropped but it is a score column like any
+// other (not a separate sink): slicing the probabilities is not attention.
+// EXEC: nofuse
+// CHECK-LABEL: func.func @sliced_probabilities_rejected
+// CHECK-NOT: attn.attention
+// EXPLAIN: remark: attention not fused: the probabilities are sliced between the softmax and P·V
+func.func @sliced_probabilities_rejected(%q: tensor<12x8xf32>, %k: tensor<13x8xf32>, %v: tensor<12x8xf32>) -> tensor<12x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12x13xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<12x13xf32>) -> tensor<12x13xf32>
+  %s = linalg.matmul indexing_maps = [
+      affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%q, %k : tensor<12x8xf32>, tensor<13x8xf32>) outs(%z : tensor<12x13xf32>) -> tensor<12x13xf32>
+  %p = linalg.softmax dimension(1) ins(%s : tensor<12x13xf32>) outs(%e : tensor<12x13xf32>) -> tensor<12x13xf32>
+  %pk = tensor.extract_slice %p[0, 0] [12, 12] [1, 1] : tensor<12x13xf32> to tensor<12x12xf32>
+  %eo = tensor.empty() : tensor<12x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<12x8xf32>) -> tensor<12x8xf32>
+  %o = linalg.matmul ins(%pk, %v : tensor<12x12xf32>, tensor<12x8xf32>) outs(%zo : tensor<12x8xf32>) -> tensor<12x8xf32>
+  return %o : tensor<12x8xf32>
+}

@@ -30,6 +30,10 @@ struct AttentionMatch {
   /// An i1 mask given as "true where masked": inverted when the op is built
   /// (attn.attention keeps keys where an i1 mask is true).
   bool invertBoolMask = false;
+  /// Attention sink logits (one per row), with their map and unit dims.
+  Value sink;
+  AffineMap sinkMap;
+  SmallVector<int64_t> sinkUnitDims;
   bool guarded = false; ///< the safe-softmax guard was absorbed
   unsigned numBatch = 0;
   double scale = 1.0;

@@ -58,13 +58,16 @@ LogicalResult AttentionOp::verify() {
       {"output", getInit().getType(), with({mDim, eDim}), with({mDim, eDim})}};
   if (getMask())
     operands.push_back({"mask", getMask().getType(), with({mDim, nDim}), {}});
+  if (getSink())
+    operands.push_back({"sink", getSink().getType(), with({mDim}), {}});
 
   SmallVector<AffineMap> maps = getIndexingMapsArray();
   if (maps.size() != operands.size())
     return emitOpError("expects ")
            << operands.size()
            << " indexing maps (query, key, value, output"
-           << (getMask() ? ", mask" : "") << "), got " << maps.size();
+           << (getMask() ? ", mask" : "") << (getSink() ? ", sink" : "")
+           << "), got " << maps.size();
 
   // Static size of every iteration dimension, with the operand that fixed it.
   SmallVector<int64_t> sizes(numLoops, ShapedType::kDynamic);

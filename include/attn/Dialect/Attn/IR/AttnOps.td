@@ -16,7 +16,7 @@ def Attn_MaskTensor : RankedTensorOf<[F32, F16, BF16, I1]>;
 // attn.attention
 //===----------------------------------------------------------------------===//
 
-def Attn_AttentionOp : Attn_Op<"attention", [Pure,
+def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
     AllTypesMatch<["init", "result"]>]> {
   let summary = "Scaled dot-product attention: softmax(scale * Q K^T + mask) V";
   let description = [{
@@ -34,7 +34,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
 
     The softmax is over the key axis `n`. Which operand dimension is which is
     stated by `indexing_maps` (not guessed from position): one projected
-    permutation per operand, in the order Q, K, V, out, mask, over the
+    permutation per operand, in the order Q, K, V, out, mask, sink, over the
     `r + 4` iteration dimensions above. Q uses `{b..., m, d}`, K
     `{b..., n, d}`, V `{b..., n, e}`, out `{b..., m, e}`, each dimension
     exactly once and in any order. The optional `mask` uses any subset of
@@ -45,6 +45,12 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
     `window = W` (a sliding window, as Mistral and gpt-oss use it) masks keys
     `W` or more positions before the query, so each query sees at most the
     `W` keys `m - W < n` (with `causal`: `m - W < n <= m`).
+
+    The optional `sink` (attention sinks, as gpt-oss writes them) is one more
+    logit per row that takes part in the normalization but has no value:
+    `P[b, m, n] = exp(S[b, m, n] - M) / (exp(sink - M) + sum_n exp(S - M))`
+    with `M` the max over the keys and the sink. Its map uses batch dims and
+    `m` only; it is never materialized as an extra score column.
 
     Inputs may be f32, f16 or bf16; scores, softmax statistics and the
     accumulation are computed in f32 and the result is rounded once to the
@@ -67,7 +73,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
 
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
       Attn_FloatTensor:$value, F32:$scale, Attn_FloatTensor:$init,
-      Optional<Attn_MaskTensor>:$mask, AffineMapArrayAttr:$indexing_maps,
+      Optional<Attn_MaskTensor>:$mask, Optional<Attn_FloatTensor>:$sink,
+      AffineMapArrayAttr:$indexing_maps,
       UnitAttr:$causal, OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$window);
   let results = (outs Attn_FloatTensor:$result);
 
@@ -76,6 +83,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
         type($value) `)`
     `scale` `(` $scale `)`
     (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`sink` `(` $sink^ `:` type($sink) `)`)?
     `outs` `(` $init `:` type($init) `)`
     (`causal` $causal^)?
     (`window` `=` $window^)?
@@ -99,6 +107,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
     AffineMap getOutputMap() { return getIndexingMapsArray()[3]; }
     AffineMap getMaskMap() {
       return getMask() ? getIndexingMapsArray()[4] : AffineMap();
+    }
+    AffineMap getSinkMap() {
+      return getSink() ? getIndexingMapsArray()[getMask() ? 5 : 4]
+                       : AffineMap();
     }
     SmallVector<AffineMap> getIndexingMapsArray() {
       return llvm::to_vector(getIndexingMaps().getAsValueRange<AffineMapAttr>());
