@@ -494,6 +494,157 @@ static PeeledOperand peelOperand(Value v, AffineMap map, bool allowScale) {
   }
 }
 
+namespace {
+/// K or V as collapse_shape(broadcast(src)) merging (kv heads, group).
+struct RepeatedHeads {
+  Value src;
+  SmallVector<int64_t> srcLoops; ///< attention loop per src dim, -1: kv head
+  unsigned headLoop = 0;         ///< the attention loop of the merged head dim
+  int64_t kvHeads = 0, groups = 0;
+  SmallVector<Operation *> ops;
+};
+} // namespace
+
+static std::optional<RepeatedHeads> matchRepeatedHeads(Value v, AffineMap map) {
+  auto col = v.getDefiningOp<tensor::CollapseShapeOp>();
+  if (!col || !v.hasOneUse())
+    return std::nullopt;
+  Value b = col.getSrc();
+  auto bop = b.getDefiningOp<linalg::LinalgOp>();
+  if (!bop || !b.hasOneUse() || bop.getNumDpsInputs() != 1 ||
+      bop.getNumDpsInits() != 1 ||
+      bop.getNumParallelLoops() != bop.getNumLoops() ||
+      !bop.hasPureTensorSemantics())
+    return std::nullopt;
+  Value yielded = bop.getBlock()->getTerminator()->getOperand(0);
+  if (yielded != bop.getBlock()->getArgument(0))
+    return std::nullopt; // not a pure broadcast
+  AffineMap out = bop.getMatchingIndexingMap(bop.getDpsInitOperand(0));
+  AffineMap in = bop.getMatchingIndexingMap(bop.getDpsInputOperand(0));
+  if (!out.isIdentity() || !in.isProjectedPermutation(false))
+    return std::nullopt;
+  auto bType = cast<RankedTensorType>(b.getType());
+  SmallVector<ReassociationIndices> groups = col.getReassociationIndices();
+  int64_t merged = -1;
+  for (auto [j, g] : llvm::enumerate(groups)) {
+    if (g.size() == 1)
+      continue;
+    if (g.size() != 2 || merged >= 0)
+      return std::nullopt;
+    merged = j;
+  }
+  if (merged < 0)
+    return std::nullopt;
+  int64_t a = groups[merged][0], rep = groups[merged][1];
+  if (!in.isFunctionOfDim(a) || in.isFunctionOfDim(rep) ||
+      bType.isDynamicDim(a) || bType.isDynamicDim(rep))
+    return std::nullopt;
+  RepeatedHeads r;
+  r.src = bop.getDpsInputOperand(0)->get();
+  r.headLoop = map.getDimPosition(merged);
+  r.kvHeads = bType.getDimSize(a);
+  r.groups = bType.getDimSize(rep);
+  for (unsigned p = 0; p < in.getNumResults(); ++p) {
+    int64_t q = in.getDimPosition(p);
+    if (q == a) {
+      r.srcLoops.push_back(-1);
+      continue;
+    }
+    int64_t j = llvm::find_if(groups, [&](const ReassociationIndices &g) {
+                  return llvm::is_contained(g, q);
+                }) - groups.begin();
+    r.srcLoops.push_back(map.getDimPosition(j));
+  }
+  r.ops = {col, bop};
+  return r;
+}
+
+/// Rewrites `match` so the repeated K (and V) heads are read before the
+/// repeat: the head loop h splits into (kv head, group), the other operands
+/// that index h are viewed through an expand_shape.
+static LogicalResult splitRepeatedHeads(AttentionMatch &match,
+                                        const RepeatedHeads &rk,
+                                        const std::optional<RepeatedHeads> &rv,
+                                        std::string &why) {
+  MLIRContext *ctx = match.queryMap.getContext();
+  unsigned h = rk.headLoop;
+  if (h >= match.numBatch) {
+    why = "the repeated K/V dimension is not a batch (head) dimension";
+    return failure();
+  }
+  unsigned numLoops = match.queryMap.getNumDims() + 1;
+  auto renumber = [&](unsigned i) { return i <= h ? i : i + 1; };
+  // Old map -> new map; the operand dim indexed by h (if any) is split.
+  auto split = [&](AffineMap &m, int64_t &expandDim, Value v) -> LogicalResult {
+    SmallVector<AffineExpr> res;
+    expandDim = -1;
+    for (auto [p, e] : llvm::enumerate(m.getResults())) {
+      unsigned i = cast<AffineDimExpr>(e).getPosition();
+      if (i == h) {
+        auto t = cast<RankedTensorType>(v.getType());
+        if (t.getDimSize(p) != rk.kvHeads * rk.groups) {
+          why = "the repeated heads do not match the query heads";
+          return failure();
+        }
+        expandDim = p;
+        res.push_back(getAffineDimExpr(h, ctx));
+        res.push_back(getAffineDimExpr(h + 1, ctx));
+        continue;
+      }
+      res.push_back(getAffineDimExpr(renumber(i), ctx));
+    }
+    m = AffineMap::get(numLoops, 0, res, ctx);
+    return success();
+  };
+  auto srcMap = [&](const RepeatedHeads &r) {
+    SmallVector<AffineExpr> res;
+    for (int64_t l : r.srcLoops)
+      res.push_back(getAffineDimExpr(l < 0 ? h : renumber(l), ctx));
+    return AffineMap::get(numLoops, 0, res, ctx);
+  };
+  if (rv && (rv->headLoop != h || rv->groups != rk.groups)) {
+    why = "K and V repeat their heads differently";
+    return failure();
+  }
+  AffineMap qm = match.queryMap, om = match.outputMap, vm = match.valueMap;
+  if (failed(split(qm, match.queryExpandDim, match.query)) ||
+      failed(split(om, match.outputExpandDim, match.init)))
+    return failure();
+  match.queryMap = qm;
+  match.outputMap = om;
+  if (rv) {
+    match.value = rv->src;
+    match.valueMap = srcMap(*rv);
+  } else {
+    if (failed(split(vm, match.valueExpandDim, match.value)))
+      return failure();
+    match.valueMap = vm;
+  }
+  match.key = rk.src;
+  match.keyMap = srcMap(rk);
+  if (match.mask) {
+    AffineMap mm = match.maskMap;
+    if (failed(split(mm, match.maskExpandDim, match.mask)))
+      return failure();
+    match.maskMap = mm;
+  }
+  if (match.sink) {
+    AffineMap sm = match.sinkMap;
+    if (failed(split(sm, match.sinkExpandDim, match.sink)))
+      return failure();
+    match.sinkMap = sm;
+  }
+  if ((match.mask && !match.maskUnitDims.empty() && match.maskExpandDim >= 0) ||
+      (match.sink && !match.sinkUnitDims.empty() && match.sinkExpandDim >= 0)) {
+    why = "a mask with broadcast unit dims indexes the repeated heads";
+    return failure();
+  }
+  match.numBatch += 1;
+  match.kvHeads = rk.kvHeads;
+  match.groups = rk.groups;
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // The matcher
 //===----------------------------------------------------------------------===//
@@ -523,6 +674,9 @@ std::string AttentionMatch::describe() const {
   std::string causalStr = causal ? "yes" : "no";
   if (sink)
     maskStr += ", sink";
+  if (groups)
+    maskStr += ", kv heads " + std::to_string(kvHeads) + " x group " +
+               std::to_string(groups);
   if (window)
     causalStr += ", window=" + std::to_string(*window);
   return llvm::formatv("scale={0}, mask={1}, causal={2}{3}, batch dims={4}, "
@@ -823,8 +977,20 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
       return failure();
   }
 
+  // Repeated K/V heads (GQA written with a broadcast): read them unrepeated.
+  SmallVector<Operation *> repeatOps;
+  if (std::optional<RepeatedHeads> rk = matchRepeatedHeads(k.value, k.map)) {
+    std::optional<RepeatedHeads> rv = matchRepeatedHeads(v.value, v.map);
+    if (failed(splitRepeatedHeads(match, *rk, rv, why)))
+      return failure();
+    llvm::append_range(repeatOps, rk->ops);
+    if (rv)
+      llvm::append_range(repeatOps, rv->ops);
+  }
+
   // Everything the fused op replaces must feed only the attention.
   llvm::SetVector<Operation *> chain(tr.ops.begin(), tr.ops.end());
+  chain.insert(repeatOps.begin(), repeatOps.end());
   chain.insert(qk);
   if (sinkConcat)
     chain.insert(sinkConcat);

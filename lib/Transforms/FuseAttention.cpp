@@ -94,6 +94,33 @@ static Value prepareMask(RewriterBase &rewriter, Location loc,
   return mask;
 }
 
+/// Views dim `dim` of `v` as (kvHeads, groups): a reshape, no copy.
+static Value expandHeads(RewriterBase &rewriter, Location loc, Value v,
+                         int64_t dim, int64_t kvHeads, int64_t groups) {
+  if (dim < 0)
+    return v;
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<ReassociationIndices> reassoc;
+  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> sizes;
+  SmallVector<OpFoldResult> srcSizes = tensor::getMixedSizes(rewriter, loc, v);
+  for (int64_t i = 0, o = 0; i < type.getRank(); ++i) {
+    if (i == dim) {
+      reassoc.push_back({o, o + 1});
+      shape.append({kvHeads, groups});
+      sizes.append({rewriter.getIndexAttr(kvHeads), rewriter.getIndexAttr(groups)});
+      o += 2;
+      continue;
+    }
+    reassoc.push_back({o++});
+    shape.push_back(type.getDimSize(i));
+    sizes.push_back(srcSizes[i]);
+  }
+  auto expanded = RankedTensorType::get(shape, type.getElementType());
+  return tensor::ExpandShapeOp::create(rewriter, loc, expanded, v, reassoc,
+                                       sizes);
+}
+
 FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
                                                  const AttentionMatch &match) {
   Operation *root = match.root;
@@ -113,12 +140,27 @@ FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
     maps.push_back(match.sinkMap);
     sink = dropUnitDims(rewriter, loc, match.sink, match.sinkUnitDims);
   }
+  auto heads = [&](Value v, int64_t dim) {
+    return expandHeads(rewriter, loc, v, dim, match.kvHeads, match.groups);
+  };
+  Value query = heads(match.query, match.queryExpandDim);
+  Value value = heads(match.value, match.valueExpandDim);
+  Value init = heads(match.init, match.outputExpandDim);
+  if (mask)
+    mask = heads(mask, match.maskExpandDim);
+  if (sink)
+    sink = heads(sink, match.sinkExpandDim);
   auto op = AttentionOp::create(
-      rewriter, loc, root->getResult(0).getType(), match.query, match.key,
-      match.value, scale, match.init, mask, sink,
-      rewriter.getAffineMapArrayAttr(maps), match.causal,
+      rewriter, loc, init.getType(), query, match.key, value, scale, init,
+      mask, sink, rewriter.getAffineMapArrayAttr(maps), match.causal,
       match.window ? rewriter.getI64IntegerAttr(*match.window) : IntegerAttr());
-  rewriter.replaceOp(root, op->getResults());
+  Value result = op.getResult();
+  if (match.outputExpandDim >= 0)
+    result = tensor::CollapseShapeOp::create(
+        rewriter, loc, root->getResult(0).getType(), result,
+        cast<tensor::ExpandShapeOp>(init.getDefiningOp())
+            .getReassociationIndices());
+  rewriter.replaceOp(root, result);
   // Consumers first: each op of the chain is dead when reached.
   llvm::SetVector<Operation *> producers;
   for (Operation *dead : match.deadChain) {

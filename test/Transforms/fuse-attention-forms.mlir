@@ -541,3 +541,53 @@ func.func @sliced_probabilities_rejected(%q: tensor<12x8xf32>, %k: tensor<13x8xf
   %o = linalg.matmul ins(%pk, %v : tensor<12x12xf32>, tensor<12x8xf32>) outs(%zo : tensor<12x8xf32>) -> tensor<12x8xf32>
   return %o : tensor<12x8xf32>
 }
+
+// -----
+
+// GQA written as torch exports it: K/V heads repeated by linalg.broadcast to
+// [B, Hkv, G, S, D] and tensor.collapse_shape to [B, H, S, D]. Fused without
+// the repeat: Q and the output are viewed as [B, Hkv, G, S, D] (reshapes),
+// K and V are read at their 2 heads.
+// EXEC: amp=1.0
+// CHECK-LABEL: func.func @gqa_repeat_broadcast_collapse_f16
+// CHECK-NOT: linalg.broadcast
+// CHECK: %[[QX:.*]] = tensor.expand_shape %arg0 {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 3, 24, 16]
+// CHECK: %[[O:.*]] = attn.attention ins(%[[QX]], %arg1, %arg2 : tensor<1x2x3x24x16xf16>, tensor<1x2x24x16xf16>, tensor<1x2x24x16xf16>)
+// CHECK: tensor.collapse_shape %[[O]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x3x24x16xf16> into tensor<1x6x24x16xf16>
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, kv heads 2 x group 3, causal=no, batch dims=3, dtype f16 -> f16
+func.func @gqa_repeat_broadcast_collapse_f16(%q: tensor<1x6x24x16xf16>, %k: tensor<1x2x24x16xf16>, %v: tensor<1x2x24x16xf16>) -> tensor<1x6x24x16xf16> {
+  %zero = arith.constant 0.0 : f16
+  %eb = tensor.empty() : tensor<1x2x3x24x16xf16>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x24x16xf16>) outs(%eb : tensor<1x2x3x24x16xf16>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x3x24x16xf16> into tensor<1x6x24x16xf16>
+  %vb = linalg.broadcast ins(%v : tensor<1x2x24x16xf16>) outs(%eb : tensor<1x2x3x24x16xf16>) dimensions = [2]
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x3x24x16xf16> into tensor<1x6x24x16xf16>
+  %e = tensor.empty() : tensor<1x6x24x24xf16>
+  %z = linalg.fill ins(%zero : f16) outs(%e : tensor<1x6x24x24xf16>) -> tensor<1x6x24x24xf16>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>,
+                                        affine_map<(b, h, m, n, d) -> (b, h, n, d)>,
+                                        affine_map<(b, h, m, n, d) -> (b, h, m, n)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %kr : tensor<1x6x24x16xf16>, tensor<1x6x24x16xf16>) outs(%z : tensor<1x6x24x24xf16>) {
+  ^bb0(%a: f16, %b: f16, %acc: f16):
+    %m = arith.mulf %a, %b : f16
+    %r = arith.addf %acc, %m : f16
+    linalg.yield %r : f16
+  } -> tensor<1x6x24x24xf16>
+  %c = arith.constant dense<0.25> : tensor<1x6x24x24xf16>
+  %sc = linalg.mul ins(%s, %c : tensor<1x6x24x24xf16>, tensor<1x6x24x24xf16>) outs(%e : tensor<1x6x24x24xf16>) -> tensor<1x6x24x24xf16>
+  %p = linalg.softmax dimension(3) ins(%sc : tensor<1x6x24x24xf16>) outs(%e : tensor<1x6x24x24xf16>) -> tensor<1x6x24x24xf16>
+  %eo = tensor.empty() : tensor<1x6x24x16xf16>
+  %zo = linalg.fill ins(%zero : f16) outs(%eo : tensor<1x6x24x16xf16>) -> tensor<1x6x24x16xf16>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, e, n) -> (b, h, m, n)>,
+                                        affine_map<(b, h, m, e, n) -> (b, h, n, e)>,
+                                        affine_map<(b, h, m, e, n) -> (b, h, m, e)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %vr : tensor<1x6x24x24xf16>, tensor<1x6x24x16xf16>) outs(%zo : tensor<1x6x24x16xf16>) {
+  ^bb0(%a: f16, %b: f16, %acc: f16):
+    %m = arith.mulf %a, %b : f16
+    %r = arith.addf %acc, %m : f16
+    linalg.yield %r : f16
+  } -> tensor<1x6x24x16xf16>
+  return %o : tensor<1x6x24x16xf16>
+}

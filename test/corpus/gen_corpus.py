@@ -160,8 +160,10 @@ _NOT_FUSED = "attention not fused: "
 EXPECTED = {
     "jax_mha_f32": _FUSED + "scale=0.25, mask=none, causal=no, batch dims=2, dtype f32 -> f32",
     "jax_mha_f32_raised": _FUSED + "scale=0.25, mask=none, causal=no, batch dims=2, dtype f32 -> f32",
-    "jax_gqa_causal_f32": _FUSED + "scale=0.176777, mask=none, causal=yes, batch dims=2, dtype f32 -> f32",
-    "jax_gqa_causal_f32_raised": _FUSED + "scale=0.176777, mask=none, causal=yes, batch dims=2, dtype f32 -> f32",
+    # jnp.repeat of K/V heads (broadcast + collapse_shape) is read unrepeated:
+    # the 8 query heads are viewed as 2 KV heads x 4.
+    "jax_gqa_causal_f32": _FUSED + "scale=0.176777, mask=none, kv heads 2 x group 4, causal=yes, batch dims=3, dtype f32 -> f32",
+    "jax_gqa_causal_f32_raised": _FUSED + "scale=0.176777, mask=none, kv heads 2 x group 4, causal=yes, batch dims=3, dtype f32 -> f32",
     "jax_mha_f16_softmax_f32": _FUSED + "scale=0.176777, mask=none, causal=no, batch dims=2, dtype f16 -> f16",
     "jax_mha_f16_softmax_f32_raised": _FUSED + "scale=0.176777, mask=none, causal=no, batch dims=2, dtype f16 -> f16",
     "jax_mha_bias_f32": _FUSED + "scale=0.25, mask=additive over (b0,m,n), causal=no, batch dims=2, dtype f32 -> f32",

@@ -2,8 +2,8 @@
 // RUN:   | FileCheck %s --implicit-check-not=remark:
 // RUN: %exec-check %s
 //
-// CHECK: remark: attention fused: scale=0.176777, mask=none, causal=yes, batch dims=2, dtype f32 -> f32{{$}}
-// CHECK: remark: Q·K^T of a fused attention (scale=0.176777, mask=none, causal=yes, batch dims=2, dtype f32 -> f32)
+// CHECK: remark: attention fused: scale=0.176777, mask=none, kv heads 2 x group 4, causal=yes, batch dims=3, dtype f32 -> f32{{$}}
+// CHECK: remark: Q·K^T of a fused attention (scale=0.176777, mask=none, kv heads 2 x group 4, causal=yes, batch dims=3, dtype f32 -> f32)
 // EXEC:
 //
 // jax_gqa_causal_f32_raised: attention exported from JAX, converted to upstream linalg, softmax raised to linalg.softmax.

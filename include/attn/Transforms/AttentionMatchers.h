@@ -30,6 +30,14 @@ struct AttentionMatch {
   /// An i1 mask given as "true where masked": inverted when the op is built
   /// (attn.attention keeps keys where an i1 mask is true).
   bool invertBoolMask = false;
+  /// Grouped-query attention written as repeated K/V heads (a broadcast then
+  /// a collapse_shape, as jnp.repeat / torch expand+reshape write it): the
+  /// head dim of the other operands is viewed as (kv heads, group) with a
+  /// tensor.expand_shape at these operand dims (-1: untouched), K/V read
+  /// their heads before the repeat. Maps above already use the split loops.
+  int64_t kvHeads = 0, groups = 0;
+  int64_t queryExpandDim = -1, valueExpandDim = -1, outputExpandDim = -1,
+          maskExpandDim = -1, sinkExpandDim = -1;
   /// Attention sink logits (one per row), with their map and unit dims.
   Value sink;
   AffineMap sinkMap;
