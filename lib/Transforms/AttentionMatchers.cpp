@@ -452,7 +452,8 @@ static PeeledOperand peelOperand(Value v, AffineMap map, bool allowScale) {
       p.ops.push_back(t);
       continue;
     }
-    if (!allowScale || !p.value.getDefiningOp<linalg::LinalgOp>())
+    auto producer = p.value.getDefiningOp<linalg::LinalgOp>();
+    if (!producer || linalg::isaContractionOpInterface(producer))
       return p;
     auto type = cast<RankedTensorType>(p.value.getType());
     ScoreTracer tr(v.getContext());
@@ -461,7 +462,20 @@ static PeeledOperand peelOperand(Value v, AffineMap map, bool allowScale) {
     if (t < 0)
       return p;
     const Term &term = tr.get(t);
-    if (term.kind != Term::Binary ||
+    // A transposing (or copying) generic: read its input instead.
+    if (term.kind == Term::Leaf && term.leaf != p.value &&
+        term.access.isPermutation() &&
+        cast<ShapedType>(term.leaf.getType()).getElementType() ==
+            type.getElementType()) {
+      SmallVector<AffineExpr> res(term.access.getNumResults());
+      for (unsigned i = 0; i < term.access.getNumResults(); ++i)
+        res[i] = p.map.getResult(term.access.getDimPosition(i));
+      p.map = AffineMap::get(p.map.getNumDims(), 0, res, v.getContext());
+      p.value = term.leaf;
+      llvm::append_range(p.ops, tr.ops);
+      continue;
+    }
+    if (!allowScale || term.kind != Term::Binary ||
         !(isName(term, "arith.mulf") || isName(term, "arith.divf")))
       return p;
     bool div = isName(term, "arith.divf");

@@ -591,3 +591,38 @@ func.func @gqa_repeat_broadcast_collapse_f16(%q: tensor<1x6x24x16xf16>, %k: tens
   } -> tensor<1x6x24x16xf16>
   return %o : tensor<1x6x24x16xf16>
 }
+
+// -----
+
+// K transposed by a transposing linalg.generic (as some exporters write
+// linalg.transpose), then a plain matmul; V transposed the same way.
+// EXEC: amp=1.0
+// CHECK-LABEL: func.func @k_v_transposed_by_generic_f32
+// CHECK-NOT: linalg.generic
+// CHECK: attn.attention ins(%arg0, %arg1, %arg2 : tensor<9x16xf32>, tensor<16x11xf32>, tensor<4x11xf32>)
+// CHECK-SAME: affine_map<(d0, d1, d2, d3) -> (d2, d1)>, affine_map<(d0, d1, d2, d3) -> (d3, d1)>
+func.func @k_v_transposed_by_generic_f32(%q: tensor<9x16xf32>, %kt: tensor<16x11xf32>, %vt: tensor<4x11xf32>) -> tensor<9x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ek = tensor.empty() : tensor<11x16xf32>
+  %k = linalg.generic {indexing_maps = [affine_map<(i, j) -> (j, i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%kt : tensor<16x11xf32>) outs(%ek : tensor<11x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<11x16xf32>
+  %ev = tensor.empty() : tensor<11x4xf32>
+  %v = linalg.generic {indexing_maps = [affine_map<(i, j) -> (j, i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%vt : tensor<4x11xf32>) outs(%ev : tensor<11x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<11x4xf32>
+  %e = tensor.empty() : tensor<9x11xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<9x11xf32>) -> tensor<9x11xf32>
+  %s = linalg.matmul indexing_maps = [
+      affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%q, %k : tensor<9x16xf32>, tensor<11x16xf32>) outs(%z : tensor<9x11xf32>) -> tensor<9x11xf32>
+  %p = linalg.softmax dimension(1) ins(%s : tensor<9x11xf32>) outs(%e : tensor<9x11xf32>) -> tensor<9x11xf32>
+  %eo = tensor.empty() : tensor<9x4xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<9x4xf32>) -> tensor<9x4xf32>
+  %o = linalg.matmul ins(%p, %v : tensor<9x11xf32>, tensor<11x4xf32>) outs(%zo : tensor<9x4xf32>) -> tensor<9x4xf32>
+  return %o : tensor<9x4xf32>
+}
