@@ -52,6 +52,7 @@ struct ScoreFacts {
   bool boolMaskKeepsTrue = true;
   bool causal = false;
   std::optional<int64_t> window;
+  std::optional<double> maskValue; ///< the select's fill (-inf or lowest)
 };
 } // namespace
 
@@ -330,6 +331,10 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
         if (tr.constValue(b))
           return true; // a constant shift leaves the softmax unchanged
         int bl = tr.stripCasts(b);
+        if (tr.get(bl).kind == Term::Leaf &&
+            !isa<RankedTensorType>(tr.get(bl).leaf.getType()))
+          return true; // so does a runtime scalar
+
         if (tr.get(bl).kind != Term::Leaf) {
           why = "the additive mask is an expression, not a tensor";
           return false;
@@ -354,16 +359,26 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
     // select(cond, x, -inf) keeps where cond; select(cond, -inf, x) masks.
     bool maskedWhen;
     int other;
+    std::optional<double> fill;
     if (isNegInf(tr.constValue(t.kids[2]))) {
       maskedWhen = false;
       other = t.kids[1];
+      fill = tr.constValue(t.kids[2]);
     } else if (isNegInf(tr.constValue(t.kids[1]))) {
       maskedWhen = true;
       other = t.kids[2];
+      fill = tr.constValue(t.kids[1]);
     } else {
       why = "the scores go through a select that does not mask with -inf";
       return false;
     }
+    // The fill is kept exactly: a finite one (JAX's finfo.min) makes fully
+    // masked rows average V, -inf makes them 0.
+    if (f.maskValue && *f.maskValue != *fill) {
+      why = "the masks fill the scores with different values";
+      return false;
+    }
+    f.maskValue = fill;
     if (!analyzeScores(tr, other, mDim, nDim, f, why))
       return false;
     int cond = tr.stripCasts(t.kids[0]);
@@ -375,7 +390,7 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
       return true;
     }
     const Term &c = tr.get(cond);
-    if (c.kind == Term::Leaf &&
+    if (c.kind == Term::Leaf && isa<RankedTensorType>(c.leaf.getType()) &&
         cast<ShapedType>(c.leaf.getType()).getElementType().isInteger(1)) {
       if (f.boolMask >= 0 || f.bias >= 0) {
         why = "more than one mask is applied to the scores";
@@ -701,8 +716,13 @@ std::string AttentionMatch::describe() const {
       .str();
 }
 
-FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
-                                                     std::string &why) {
+/// The matcher proper. `queryChoice` picks which P-only dim is the query
+/// axis when there are several (0: innermost); `numChoices` reports how many
+/// there are.
+static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
+                                                      std::string &why,
+                                                      unsigned queryChoice,
+                                                      unsigned &numChoices) {
   auto fail = [&](const Twine &msg) -> FailureOr<AttentionMatch> {
     why = msg.str();
     return failure();
@@ -772,13 +792,19 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
   unsigned numBatch = rank - 2;
   unsigned kDim = pvDims->k.front();
   int64_t nPos = -1, mPos = -1;
+  SmallVector<int64_t> queryCandidates; // P-only dims, innermost first
   for (unsigned i = 0; i < rank; ++i) {
     unsigned d = pMap.getDimPosition(i);
     if (d == kDim)
       nPos = i;
     else if (llvm::is_contained(pvM, d))
-      mPos = i; // the innermost P-only dim is the query axis
+      queryCandidates.insert(queryCandidates.begin(), i);
   }
+  numChoices = queryCandidates.size();
+  if (queryChoice >= numChoices)
+    return fail("no query dimension left to try");
+  // The others are batch dims K and V do not index (grouped heads).
+  mPos = queryCandidates[queryChoice];
   if (sm->n != nPos)
     return fail(llvm::formatv("the softmax normalizes dimension {0} of the "
                               "scores but P·V contracts dimension {1}: the "
@@ -924,6 +950,8 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
   match.init = pv.getDpsInitOperand(0)->get();
   match.causal = sf.causal;
   match.window = sf.window;
+  if (sf.maskValue && !std::isinf(*sf.maskValue))
+    match.maskValue = sf.maskValue;
   match.guarded = sm->guarded;
   PeeledOperand q = peelOperand(
       qOperand->get(), remap(qk.getMatchingIndexingMap(qOperand), qkToAttn),
@@ -1033,4 +1061,22 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
   });
   match.softmax = match.deadChain.front();
   return match;
+}
+
+FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,
+                                                     std::string &why) {
+  // With grouped heads P has several query-like dims; the one the causal or
+  // window mask compares with the keys is the query axis. Try each.
+  unsigned numChoices = 1;
+  std::string firstWhy;
+  for (unsigned c = 0; c < numChoices; ++c) {
+    std::string w;
+    FailureOr<AttentionMatch> m = matchWithQueryChoice(root, w, c, numChoices);
+    if (succeeded(m))
+      return m;
+    if (c == 0)
+      firstWhy = w;
+  }
+  why = firstWhy;
+  return failure();
 }

@@ -153,7 +153,9 @@ FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
   auto op = AttentionOp::create(
       rewriter, loc, init.getType(), query, match.key, value, scale, init,
       mask, sink, rewriter.getAffineMapArrayAttr(maps), match.causal,
-      match.window ? rewriter.getI64IntegerAttr(*match.window) : IntegerAttr());
+      match.window ? rewriter.getI64IntegerAttr(*match.window) : IntegerAttr(),
+      match.maskValue ? rewriter.getF32FloatAttr(*match.maskValue)
+                      : FloatAttr());
   Value result = op.getResult();
   if (match.outputExpandDim >= 0)
     result = tensor::CollapseShapeOp::create(

@@ -18,8 +18,11 @@ std::optional<double> mlir::attn::getSplatFloat(Value v) {
   if (matchPattern(v, m_Constant(&attr))) {
     if (auto f = dyn_cast<FloatAttr>(attr))
       return f.getValueAsDouble();
-    if (auto i = dyn_cast<IntegerAttr>(attr))
+    if (auto i = dyn_cast<IntegerAttr>(attr)) {
+      if (i.getType().isInteger(1)) // true is 1, not -1
+        return i.getValue().isOne() ? 1.0 : 0.0;
       return static_cast<double>(i.getValue().getSExtValue());
+    }
     if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
       if (!dense.isSplat())
         return std::nullopt;
@@ -136,14 +139,27 @@ int ScoreTracer::traceReshape(Operation *op, Value t, AffineMap access) {
   AffineExpr zero = getAffineConstantExpr(0, ctx);
   if (auto ex = dyn_cast<tensor::ExpandShapeOp>(op)) {
     for (auto [srcDim, group] : llvm::enumerate(ex.getReassociationIndices())) {
-      SmallVector<int64_t> nonUnit;
-      for (int64_t d : group)
+      if (group.size() == 1) {
+        results[srcDim] = access.getResult(group.front());
+        continue;
+      }
+      // The dst dims of the group that carry a score dim; unit dims added
+      // by keep-dims are read at the fixed index 0.
+      SmallVector<int64_t> carried, nonUnit;
+      for (int64_t d : group) {
+        if (isa<AffineDimExpr>(access.getResult(d)))
+          carried.push_back(d);
         if (dstType.getDimSize(d) != 1)
           nonUnit.push_back(d);
+      }
       if (nonUnit.size() > 1)
         return add(leaf); // a real split, not a unit-dim reshape
+      if (carried.size() > 1)
+        carried = nonUnit;
+      if (carried.size() > 1)
+        return add(leaf);
       results[srcDim] =
-          nonUnit.empty() ? zero : access.getResult(nonUnit.front());
+          carried.empty() ? zero : access.getResult(carried.front());
     }
   } else {
     auto col = cast<tensor::CollapseShapeOp>(op);
@@ -156,6 +172,8 @@ int ScoreTracer::traceReshape(Operation *op, Value t, AffineMap access) {
       }
       if (nonUnit > 1)
         return add(leaf); // a real merge (e.g. KV heads x group)
+      if (nonUnit == 0) // all unit: the last one carries the dst index
+        results[group.back()] = access.getResult(dstDim);
     }
   }
   ops.insert(op);
@@ -318,8 +336,15 @@ int ScoreTracer::evalBody(linalg::LinalgOp op, Value v,
   if (isa<arith::ExtFOp, arith::TruncFOp>(def)) {
     term.name = "cast";
   } else if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-                 arith::ExtUIOp, arith::TruncIOp>(def)) {
+                 arith::ExtUIOp>(def) &&
+             (def->getResult(0).getType().isIndex() ||
+              def->getResult(0).getType().getIntOrFloatBitWidth() >= 32)) {
+    // Index arithmetic survives casts to >= 32 bits (sequence lengths stay
+    // far below 2^31); narrower casts wrap and keep their own name.
     term.name = "icast";
+  } else if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+                 arith::ExtUIOp, arith::TruncIOp>(def)) {
+    term.name = def->getName().getStringRef();
   } else if (isa<math::ExpOp, arith::NegFOp, arith::SIToFPOp,
                  arith::UIToFPOp>(def)) {
     term.name = def->getName().getStringRef();

@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
 #include <limits>
 
 namespace mlir::attn {
@@ -101,6 +102,11 @@ struct Canonical {
   Value scale;
   bool causal;
   std::optional<int64_t> window;
+  float maskValue = -std::numeric_limits<float>::infinity();
+  /// Skip key tiles the causal/window rule masks entirely. Exact only when
+  /// masked keys count as -inf: with a finite mask value they still take
+  /// part in fully masked rows.
+  bool skipMaskedTiles = true;
   Type outElt;
 };
 } // namespace
@@ -183,8 +189,7 @@ static Value buildScores(OpBuilder &b, Location loc, const Canonical &c,
              [&](OpBuilder &nb, Location l, ValueRange args) {
                Value x = arith::MulFOp::create(nb, l, args.back(), scale);
                Value ninf = arith::ConstantOp::create(
-                   nb, l,
-                   nb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+                   nb, l, nb.getF32FloatAttr(c.maskValue));
                if (hasMask && args[0].getType().isInteger(1))
                  x = arith::SelectOp::create(nb, l, args[0], x, ninf);
                else if (hasMask)
@@ -275,7 +280,7 @@ static Value buildQueryTile(OpBuilder &b, Location loc, const Canonical &c,
   Value step = arith::ConstantIndexOp::create(b, loc, keyTile);
   Value ub = getValueOrCreateConstantIndexOp(b, loc, c.n);
   Value lb = zero;
-  if (c.window) {
+  if (c.window && c.skipMaskedTiles) {
     // Keys before the first row's window are masked for every row.
     Value reach = arith::ConstantIndexOp::create(b, loc, *c.window - 1);
     Value start = arith::SubIOp::create(b, loc, qOff, reach);
@@ -283,7 +288,7 @@ static Value buildQueryTile(OpBuilder &b, Location loc, const Canonical &c,
                                           qOff, reach);
     lb = arith::SelectOp::create(b, loc, inRange, start, zero);
   }
-  if (c.causal) {
+  if (c.causal && c.skipMaskedTiles) {
     // Keys after the last row of this tile are masked for every row.
     Value end = arith::AddIOp::create(
         b, loc, qOff, getValueOrCreateConstantIndexOp(b, loc, tm));
@@ -381,6 +386,10 @@ FailureOr<Value> mlir::attn::tileOnlineSoftmax(RewriterBase &rewriter,
   c.scale = op.getScale();
   c.causal = op.getCausal();
   c.window = op.getWindow();
+  if (std::optional<APFloat> mv = op.getMaskValue()) {
+    c.maskValue = mv->convertToFloat();
+    c.skipMaskedTiles = std::isinf(c.maskValue);
+  }
   c.outElt = op.getType().getElementType();
 
   // Destination in canonical layout: the init itself when its map is.

@@ -47,6 +47,8 @@ struct AttentionMatch {
   double scale = 1.0;
   bool causal = false;
   std::optional<int64_t> window; ///< sliding window: keys m - n >= W masked
+  /// A finite score for masked keys (the program's own fill); unset: -inf.
+  std::optional<double> maskValue;
   Value init;                ///< the P·V destination (zero-filled)
   Operation *root = nullptr; ///< the P·V contraction, replaced
   Operation *softmax = nullptr;  ///< the softmax (or its last op)

@@ -46,6 +46,11 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
     `W` or more positions before the query, so each query sees at most the
     `W` keys `m - W < n` (with `causal`: `m - W < n <= m`).
 
+    `mask_value` (default `-inf`) is the score a key masked by `causal`,
+    `window` or an i1 mask gets. Frontends that mask with the lowest finite
+    value (JAX's `finfo.min`) keep their semantics exactly: a row whose keys
+    are all masked averages V uniformly instead of giving 0.
+
     The optional `sink` (attention sinks, as gpt-oss writes them) is one more
     logit per row that takes part in the normalization but has no value:
     `P[b, m, n] = exp(S[b, m, n] - M) / (exp(sink - M) + sum_n exp(S - M))`
@@ -75,7 +80,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
       Attn_FloatTensor:$value, F32:$scale, Attn_FloatTensor:$init,
       Optional<Attn_MaskTensor>:$mask, Optional<Attn_FloatTensor>:$sink,
       AffineMapArrayAttr:$indexing_maps,
-      UnitAttr:$causal, OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$window);
+      UnitAttr:$causal, OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$window,
+      OptionalAttr<F32Attr>:$mask_value);
   let results = (outs Attn_FloatTensor:$result);
 
   let assemblyFormat = [{
@@ -87,6 +93,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
     `outs` `(` $init `:` type($init) `)`
     (`causal` $causal^)?
     (`window` `=` $window^)?
+    (`mask_value` `=` $mask_value^)?
     `indexing_maps` `=` $indexing_maps
     attr-dict `->` type($result)
   }];
