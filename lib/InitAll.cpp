@@ -8,10 +8,15 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 void mlir::attn::registerAllAttnDialects(DialectRegistry &registry) {
   registry.insert<AttnDialect, linalg::LinalgDialect, math::MathDialect,
                   scf::SCFDialect>();
+  // --attn-gpu-pipeline serializes gpu.modules through LLVM IR and NVVM.
+  registerAllToLLVMIRTranslations(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
 }
 
 void mlir::attn::registerAttnPasses() {

@@ -8,6 +8,8 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
@@ -52,7 +54,27 @@ void attn::buildAttnCpuPipeline(OpPassManager &pm,
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+void attn::buildAttnGpuPipeline(OpPassManager &pm,
+                                const GpuPipelineOptions &options) {
+  pm.addPass(createAttnFuse());
+  pm.addPass(createConvertAttnToGPU(ConvertAttnToGPUOptions{options.threads}));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = options.chip;
+  nvvm.cubinFeatures = options.chip == "sm_80" ? "+ptx70" : "+ptx80";
+  nvvm.cubinFormat = options.format;
+  nvvm.kernelUseBarePtrCallConv = true;
+  nvvm.optLevel = 3;
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+}
+
 void attn::registerAttnPipelines() {
+  PassPipelineRegistration<GpuPipelineOptions>(
+      "attn-gpu-pipeline",
+      "Fuse attention and compile it to a GPU kernel (PTX or cubin in a "
+      "gpu.binary)",
+      buildAttnGpuPipeline);
   PassPipelineRegistration<CpuPipelineOptions>(
       "attn-cpu-pipeline",
       "Fuse and tile attention, then lower the whole module to the LLVM "

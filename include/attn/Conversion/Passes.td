@@ -19,4 +19,28 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Turn the module's attention into a gpu.launch kernel";
+  let description = [{
+    The module's one `attn.attention` (static shapes, constant scale) becomes
+    `func.func @attn_fwd(q, k, v, [mask], [sink], out)` on memrefs launching
+    one thread per query row over the online-softmax recurrence (f32 state,
+    `α = exp(m - m')` rescales, one divide). Every other function is
+    dropped; the module gets an `attn.bundle` attribute (arguments, grid,
+    block) that `attn-bundle` turns into the bundle manifest. A SIMT
+    baseline: no shared memory or tensor cores yet.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"128",
+           "Threads per block (query rows per block)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

@@ -21,11 +21,27 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(true)};
 };
 
+struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("Target: sm_80 or sm_90a"),
+      llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Binary format: isa (PTX text) or bin (cubin, ptxas)"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<int64_t> threads{
+      *this, "threads", llvm::cl::desc("Threads per block"),
+      llvm::cl::init(128)};
+};
+
+/// fuse -> attn-to-gpu -> kernel outlining -> NVVM -> PTX/cubin.
+void buildAttnGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options);
+
 /// fuse -> tile -> attn-to-linalg -> bufferize -> loops -> LLVM dialect, for
 /// a whole module that mlir-runner can execute.
 void buildAttnCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 
-/// Registers --attn-cpu-pipeline.
+/// Registers --attn-cpu-pipeline and --attn-gpu-pipeline.
 void registerAttnPipelines();
 
 } // namespace mlir::attn

@@ -1,0 +1,54 @@
+// RUN: attn-opt %s --convert-attn-to-gpu --split-input-file --verify-diagnostics | FileCheck %s
+
+// One thread per query row; grid = (ceil(M / threads), flattened batch).
+// The key loop carries (m, ℓ) and rescales by α = exp(m - m'); the output is
+// divided once. Causal rows stop at the diagonal.
+// CHECK: module attributes {attn.bundle = {args = [{dtype = "float16", map = {{.*}}, name = "q", shape = array<i64: 2, 4, 100, 64>}
+// CHECK-SAME: block = array<i64: 128, 1, 1>
+// CHECK-SAME: causal = true
+// CHECK-SAME: grid = array<i64: 1, 8, 1>
+// CHECK-SAME: gpu.container_module
+// CHECK-LABEL: func.func @attn_fwd
+// CHECK-SAME: (%[[Q:.*]]: memref<2x4x100x64xf16>, %[[K:.*]]: memref<2x4x100x64xf16>, %[[V:.*]]: memref<2x4x100x64xf16>, %[[O:.*]]: memref<2x4x100x64xf16>)
+// CHECK: gpu.launch
+// CHECK:   memref.alloca() : memref<64xf32>
+// CHECK:   %[[UB:.*]] = arith.minui
+// CHECK:   scf.for %{{.*}} = %{{.*}} to %[[UB]] step %{{.*}} iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}) -> (f32, f32)
+// CHECK:     %[[MN:.*]] = arith.maximumf %[[M]], %{{.*}} : f32
+// CHECK:     %[[ALPHA:.*]] = nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
+// CHECK:     %[[P:.*]] = nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
+// CHECK:     arith.mulf %[[ALPHA]], %[[L]] : f32
+// CHECK:   arith.divf
+// CHECK:   memref.store %{{.*}}, %[[O]]
+// CHECK-NOT: func.func @attention
+func.func @attention(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x100x64xf16>, %v: tensor<2x4x100x64xf16>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x100x64xf16>, tensor<2x4x100x64xf16>, tensor<2x4x100x64xf16>)
+      scale(%s) outs(%o : tensor<2x4x100x64xf16>) causal
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>]
+      -> tensor<2x4x100x64xf16>
+  return %r : tensor<2x4x100x64xf16>
+}
+
+// -----
+
+// expected-error @below {{the GPU kernel path takes a module with exactly one attention (after --attn-fuse), found 0}}
+module {
+  func.func @no_attention(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}
+
+// -----
+
+func.func @dynamic(%q: tensor<?x64xf16>, %k: tensor<?x64xf16>, %v: tensor<?x64xf16>, %o: tensor<?x64xf16>) -> tensor<?x64xf16> {
+  %s = arith.constant 0.125 : f32
+  // expected-error @below {{the GPU kernel needs static shapes; 'q' has type 'tensor<?x64xf16>'}}
+  %r = attn.attention ins(%q, %k, %v : tensor<?x64xf16>, tensor<?x64xf16>, tensor<?x64xf16>)
+      scale(%s) outs(%o : tensor<?x64xf16>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>]
+      -> tensor<?x64xf16>
+  return %r : tensor<?x64xf16>
+}

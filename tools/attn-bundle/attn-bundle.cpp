@@ -1,0 +1,179 @@
+//===- attn-bundle.cpp - MLIR attention -> kernel bundle ------------------===//
+//
+//   attn-bundle in.mlir -o DIR [--chip=sm_90a] [--block-threads=128]
+//
+// Fuses the module's attention, compiles it with --attn-gpu-pipeline and
+// writes DIR/kernel.ptx, DIR/kernel.cubin (ptxas) and DIR/manifest.json:
+// kernel name, argument order/dtypes/shapes, grid, block, shared memory and
+// the attention it computes. Loading the bundle needs no MLIR (see
+// python/attn_opt/bundle.py).
+//
+//===----------------------------------------------------------------------===//
+#include "attn/InitAll.h"
+#include "attn/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+                                      cl::init("-"));
+static cl::opt<std::string> outDir("o", cl::desc("Bundle directory"),
+                                   cl::Required);
+static cl::opt<std::string> chip("chip", cl::desc("sm_80 or sm_90a"),
+                                 cl::init("sm_90a"));
+static cl::opt<int64_t> threads("block-threads", cl::desc("Threads per block"),
+                                cl::init(128));
+
+/// Runs the GPU pipeline on `module` and returns the kernel object bytes.
+static FailureOr<std::string> compile(ModuleOp module, StringRef format) {
+  PassManager pm(module.getContext());
+  attn::GpuPipelineOptions options;
+  options.chip = chip;
+  options.format = format.str();
+  options.threads = threads;
+  attn::buildAttnGpuPipeline(pm, options);
+  if (failed(pm.run(module)))
+    return failure();
+  std::string bytes;
+  module.walk([&](gpu::BinaryOp bin) {
+    for (Attribute a : bin.getObjects())
+      if (auto obj = dyn_cast<gpu::ObjectAttr>(a))
+        bytes = obj.getObject().getValue().str();
+  });
+  if (bytes.empty()) {
+    module.emitError("the GPU pipeline produced no kernel object");
+    return failure();
+  }
+  return bytes;
+}
+
+static llvm::json::Value toJson(Attribute a) {
+  if (auto d = dyn_cast<DictionaryAttr>(a)) {
+    llvm::json::Object o;
+    for (NamedAttribute n : d)
+      o[n.getName().getValue()] = toJson(n.getValue());
+    return o;
+  }
+  if (auto arr = dyn_cast<ArrayAttr>(a)) {
+    llvm::json::Array v;
+    for (Attribute x : arr)
+      v.push_back(toJson(x));
+    return v;
+  }
+  if (auto arr = dyn_cast<DenseI64ArrayAttr>(a)) {
+    llvm::json::Array v;
+    for (int64_t x : arr.asArrayRef())
+      v.push_back(x);
+    return v;
+  }
+  if (auto s = dyn_cast<StringAttr>(a))
+    return s.getValue().str();
+  if (auto b = dyn_cast<BoolAttr>(a))
+    return b.getValue();
+  if (auto i = dyn_cast<IntegerAttr>(a))
+    return i.getInt();
+  if (auto f = dyn_cast<FloatAttr>(a)) {
+    double v = f.getValueAsDouble();
+    if (std::isinf(v))
+      return nullptr; // JSON has no infinity: null means -inf
+    return v;
+  }
+  if (auto m = dyn_cast<AffineMapAttr>(a)) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    m.print(os);
+    return s;
+  }
+  return nullptr;
+}
+
+static LogicalResult writeFile(StringRef path, StringRef bytes) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    llvm::errs() << "attn-bundle: cannot write " << path << ": "
+                 << ec.message() << "\n";
+    return failure();
+  }
+  os << bytes;
+  return success();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "attn-bundle: MLIR attention -> kernel bundle\n");
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  attn::registerAllAttnDialects(registry);
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(inputFile, &context);
+  if (!module)
+    return 1;
+  OwningOpRef<ModuleOp> forCubin = module->clone();
+
+  FailureOr<std::string> ptx = compile(*module, "isa");
+  if (failed(ptx))
+    return 1;
+  auto info = (*module)->getAttrOfType<DictionaryAttr>("attn.bundle");
+  if (!info) {
+    llvm::errs() << "attn-bundle: no kernel description in the module\n";
+    return 1;
+  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir)) {
+    llvm::errs() << "attn-bundle: cannot create " << outDir << ": "
+                 << ec.message() << "\n";
+    return 1;
+  }
+  SmallString<256> path(outDir);
+  llvm::sys::path::append(path, "kernel.ptx");
+  if (failed(writeFile(path, *ptx)))
+    return 1;
+
+  llvm::json::Object manifest;
+  manifest["format"] = "attn-opt-bundle/1";
+  manifest["chip"] = chip.getValue();
+  manifest["ptx"] = "kernel.ptx";
+  // ptxas from /usr/local/cuda; a bundle without a cubin still loads (the
+  // driver JIT-compiles the PTX).
+  FailureOr<std::string> cubin = compile(*forCubin, "bin");
+  if (succeeded(cubin)) {
+    path = outDir;
+    llvm::sys::path::append(path, "kernel.cubin");
+    if (succeeded(writeFile(path, *cubin)))
+      manifest["cubin"] = "kernel.cubin";
+  }
+  llvm::json::Object attention;
+  for (NamedAttribute n : info) {
+    StringRef k = n.getName().getValue();
+    if (k == "kernel" || k == "args" || k == "grid" || k == "block" ||
+        k == "shared_bytes")
+      manifest[k] = toJson(n.getValue());
+    else
+      attention[k] = toJson(n.getValue());
+  }
+  if (!attention.get("window"))
+    attention["window"] = nullptr;
+  manifest["attention"] = std::move(attention);
+  path = outDir;
+  llvm::sys::path::append(path, "manifest.json");
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
+  return failed(writeFile(path, text)) ? 1 : 0;
+}
