@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -53,6 +54,7 @@ struct ScoreFacts {
   bool causal = false;
   std::optional<int64_t> window;
   std::optional<double> maskValue; ///< the select's fill (-inf or lowest)
+  bool shifted = false; ///< a row-uniform shift was dropped (exact w/o sink)
 };
 } // namespace
 
@@ -328,12 +330,16 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
           continue;
         if (!analyzeScores(tr, s, mDim, nDim, f, why))
           return false;
-        if (tr.constValue(b))
-          return true; // a constant shift leaves the softmax unchanged
+        if (tr.constValue(b)) {
+          f.shifted = true; // a constant shift leaves the softmax unchanged
+          return true;
+        }
         int bl = tr.stripCasts(b);
         if (tr.get(bl).kind == Term::Leaf &&
-            !isa<RankedTensorType>(tr.get(bl).leaf.getType()))
-          return true; // so does a runtime scalar
+            !isa<RankedTensorType>(tr.get(bl).leaf.getType())) {
+          f.shifted = true; // so does a runtime scalar
+          return true;
+        }
 
         if (tr.get(bl).kind != Term::Leaf) {
           why = "the additive mask is an expression, not a tensor";
@@ -743,16 +749,32 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
   std::optional<SoftmaxFacts> sm;
   OpOperand *pOperand = nullptr;
   std::string firstWhy;
+  tensor::ExtractSliceOp pSlice;
   for (OpOperand *in : pv.getDpsInputOperands()) {
     auto type = cast<RankedTensorType>(in->get().getType());
     ScoreTracer candidate(ctx);
-    int p = candidate.trace(in->get(), AffineMap::getMultiDimIdentityMap(
-                                           type.getRank(), ctx));
+    // P may be a leading slice of the softmax (an attention sink's column
+    // dropped); what it slices is decided below.
+    Value pv0 = in->get();
+    auto slice = pv0.getDefiningOp<tensor::ExtractSliceOp>();
+    if (slice && slice.getSourceType().getRank() == type.getRank() &&
+        llvm::all_of(slice.getMixedOffsets(),
+                     [](OpFoldResult o) { return isConstantIntValue(o, 0); }) &&
+        llvm::all_of(slice.getMixedStrides(),
+                     [](OpFoldResult o) { return isConstantIntValue(o, 1); })) {
+      candidate.ops.insert(slice);
+      pv0 = slice.getSource();
+    } else {
+      slice = nullptr;
+    }
+    int p = candidate.trace(pv0, AffineMap::getMultiDimIdentityMap(
+                                     type.getRank(), ctx));
     std::string smWhy = candidate.why;
     if (p >= 0)
       sm = matchSoftmaxTerm(candidate, p, smWhy);
     if (sm) {
       pOperand = in;
+      pSlice = slice;
       tr = std::move(candidate);
       break;
     }
@@ -851,9 +873,7 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
       auto t0 = cast<RankedTensorType>(s0.getType());
       auto t1 = cast<RankedTensorType>(s1.getType());
       if (t1.getDimSize(cat.getDim()) != 1 || !t0.hasStaticShape() ||
-          tr.slices.size() != 1 ||
-          cast<RankedTensorType>(tr.slices.front()->getResult(0).getType())
-                  .getShape() != t0.getShape())
+          !pSlice || pSlice.getType().getShape() != t0.getShape())
         return fail("the scores get an extra column that is not an attention "
                     "sink sliced off before P·V");
       sinkConcat = cat;
@@ -865,7 +885,7 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
       const Term &st = tr.get(sinkTerm);
       if (st.kind != Term::Leaf || st.access.isFunctionOfDim(nPos))
         return fail("the extra score column is not one sink logit per row");
-    } else if (!tr.slices.empty()) {
+    } else if (pSlice) {
       return fail("the probabilities are sliced between the softmax and P·V");
     }
   }
@@ -874,6 +894,9 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
   ScoreFacts sf;
   if (!analyzeScores(tr, sm->x, mPos, nPos, sf, why))
     return failure();
+  if (sf.shifted && sinkTerm >= 0)
+    return fail("the scores are shifted by a constant, which changes their "
+                "weight against the attention sink");
   const Term &base = tr.get(sf.base);
   if (!base.access.isPermutation())
     return fail("the scores broadcast the Q·K^T result");

@@ -5,7 +5,6 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -109,18 +108,6 @@ int ScoreTracer::trace(Value t, AffineMap access) {
     return traceLinalg(lop, t, access);
   if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
     return traceReshape(def, t, access);
-  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
-    if (slice.getSourceType().getRank() == slice.getType().getRank() &&
-        llvm::all_of(slice.getMixedOffsets(),
-                     [](OpFoldResult o) { return isConstantIntValue(o, 0); }) &&
-        llvm::all_of(slice.getMixedStrides(),
-                     [](OpFoldResult o) { return isConstantIntValue(o, 1); })) {
-      ops.insert(def);
-      slices.push_back(def);
-      return trace(slice.getSource(), access);
-    }
-    return add(leaf);
-  }
   if (auto cast = dyn_cast<tensor::CastOp>(def)) {
     ops.insert(def);
     return trace(cast.getSource(), access);

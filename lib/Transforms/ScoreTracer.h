@@ -62,9 +62,7 @@ public:
 
   /// Ops whose results were traced through (candidates to erase).
   llvm::SetVector<Operation *> ops;
-  /// Leading-slice views traced through (offsets 0, strides 1): the caller
-  /// decides whether they are legal (an attention sink drops its column).
-  SmallVector<Operation *> slices;
+
   std::string why;
 
 private:
