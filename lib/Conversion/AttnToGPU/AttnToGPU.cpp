@@ -67,6 +67,13 @@ struct KernelBuilder {
                                      "ex2.approx.ftz.f32 $0, $1;", Value())
         ->getResult(0);
   }
+  /// a * b + c, contractible into one fma by the backend (no libdevice).
+  Value fma(Value a, Value x, Value c) {
+    auto fm = arith::FastMathFlagsAttr::get(b.getContext(),
+                                            arith::FastMathFlags::contract);
+    Value prod = arith::MulFOp::create(b, loc, a, x, fm);
+    return arith::AddFOp::create(b, loc, prod, c, fm);
+  }
   Value ext(Value x) {
     if (x.getType().isF32())
       return x;
@@ -197,22 +204,14 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   Value c0 = kb.cIdx(0);
   Type f32 = b.getF32Type();
 
-  // The query row, in f32, kept per thread.
-  Value qReg = memref::AllocaOp::create(b, loc, MemRefType::get({D}, f32));
-  Value acc = memref::AllocaOp::create(b, loc, MemRefType::get({E}, f32));
-  scf::ForOp::create(b, loc, c0, kb.cIdx(D), c1, ValueRange{},
-                     [&](OpBuilder &nb, Location l, Value d, ValueRange) {
-                       loops[r + 2] = d;
-                       Value x = kb.ext(kb.load(memArg("q"), mapOf("q"), loops));
-                       memref::StoreOp::create(nb, l, x, qReg, d);
-                       scf::YieldOp::create(nb, l);
-                     });
+  // The query row and the accumulator live in registers: the d and e loops
+  // are unrolled (static head dims), so each thread keeps D + E f32 values.
+  SmallVector<Value> qv;
+  for (int64_t d = 0; d < D; ++d) {
+    loops[r + 2] = kb.cIdx(d);
+    qv.push_back(kb.ext(kb.load(memArg("q"), mapOf("q"), loops)));
+  }
   Value zero = kb.cF32(0.0f);
-  scf::ForOp::create(b, loc, c0, kb.cIdx(E), c1, ValueRange{},
-                     [&](OpBuilder &nb, Location l, Value e, ValueRange) {
-                       memref::StoreOp::create(nb, l, zero, acc, e);
-                       scf::YieldOp::create(nb, l);
-                     });
   Value ninf = kb.cF32(-std::numeric_limits<float>::infinity());
   Value m0 = ninf, l0 = zero;
   if (Value sink = memArg("sink")) {
@@ -239,21 +238,19 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   }
   Value maskFill = kb.cF32(kb.maskValue);
   Value scaleV = kb.cF32(kb.scale);
+  SmallVector<Value> init = {m0, l0};
+  init.append(E, zero);
   auto keyLoop = scf::ForOp::create(
-      b, loc, lb, ub, c1, ValueRange{m0, l0},
+      b, loc, lb, ub, c1, init,
       [&](OpBuilder &nb, Location l, Value n, ValueRange state) {
         loops[r + 1] = n;
-        auto dot = scf::ForOp::create(
-            nb, l, c0, kb.cIdx(D), c1, ValueRange{zero},
-            [&](OpBuilder &ib, Location il, Value d, ValueRange s) {
-              loops[r + 2] = d;
-              Value q = memref::LoadOp::create(ib, il, qReg, d);
-              Value k = kb.ext(kb.load(memArg("k"), mapOf("k"), loops));
-              Value prod = arith::MulFOp::create(ib, il, q, k);
-              scf::YieldOp::create(
-                  ib, il, arith::AddFOp::create(ib, il, s[0], prod).getResult());
-            });
-        Value s = arith::MulFOp::create(nb, l, dot.getResult(0), scaleV);
+        Value s = zero;
+        for (int64_t d = 0; d < D; ++d) {
+          loops[r + 2] = kb.cIdx(d);
+          Value k = kb.ext(kb.load(memArg("k"), mapOf("k"), loops));
+          s = kb.fma(qv[d], k, s);
+        }
+        s = arith::MulFOp::create(nb, l, s, scaleV);
         if (Value mask = memArg("mask")) {
           Value mv = kb.load(mask, mapOf("mask"), loops);
           if (mv.getType().isInteger(1))
@@ -279,42 +276,35 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         Value ms = arith::SelectOp::create(nb, l, isNinf, zero, mNew);
         Value alpha = kb.exp(arith::SubFOp::create(nb, l, state[0], ms));
         Value p = kb.exp(arith::SubFOp::create(nb, l, s, ms));
-        Value lNew = arith::AddFOp::create(
-            nb, l, arith::MulFOp::create(nb, l, alpha, state[1]), p);
-        scf::ForOp::create(
-            nb, l, c0, kb.cIdx(E), c1, ValueRange{},
-            [&](OpBuilder &ib, Location il, Value e, ValueRange) {
-              loops[r + 3] = e;
-              Value a = memref::LoadOp::create(ib, il, acc, e);
-              Value vv = kb.ext(kb.load(memArg("v"), mapOf("v"), loops));
-              Value na = arith::AddFOp::create(
-                  ib, il, arith::MulFOp::create(ib, il, alpha, a),
-                  arith::MulFOp::create(ib, il, p, vv));
-              memref::StoreOp::create(ib, il, na, acc, e);
-              scf::YieldOp::create(ib, il);
-            });
-        scf::YieldOp::create(nb, l, ValueRange{mNew, lNew});
+        Value lNew = kb.fma(alpha, state[1], p);
+        SmallVector<Value> next = {mNew, lNew};
+        for (int64_t e = 0; e < E; ++e) {
+          loops[r + 3] = kb.cIdx(e);
+          Value vv = kb.ext(kb.load(memArg("v"), mapOf("v"), loops));
+          // O' = α O + p v
+          next.push_back(
+              kb.fma(p, vv, arith::MulFOp::create(nb, l, alpha, state[2 + e])));
+        }
+        scf::YieldOp::create(nb, l, next);
       });
   Value lFinal = keyLoop.getResult(1);
   Value empty =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lFinal, zero);
+  Value inv = arith::DivFOp::create(b, loc, kb.cF32(1.0f), lFinal);
   Value outMem = memArg("out");
   Type outElt = cast<MemRefType>(outMem.getType()).getElementType();
-  scf::ForOp::create(
-      b, loc, c0, kb.cIdx(E), c1, ValueRange{},
-      [&](OpBuilder &nb, Location l, Value e, ValueRange) {
-        loops[r + 3] = e;
-        Value a = memref::LoadOp::create(nb, l, acc, e);
-        Value o = arith::SelectOp::create(
-            nb, l, empty, zero, arith::DivFOp::create(nb, l, a, lFinal));
-        if (outElt != f32)
-          o = arith::TruncFOp::create(nb, l, outElt, o);
-        SmallVector<Value> idx;
-        for (AffineExpr ex : mapOf("out").getResults())
-          idx.push_back(loops[cast<AffineDimExpr>(ex).getPosition()]);
-        memref::StoreOp::create(nb, l, o, outMem, idx);
-        scf::YieldOp::create(nb, l);
-      });
+  for (int64_t e = 0; e < E; ++e) {
+    loops[r + 3] = kb.cIdx(e);
+    Value o = arith::SelectOp::create(
+        b, loc, empty, zero,
+        arith::MulFOp::create(b, loc, keyLoop.getResult(2 + e), inv));
+    if (outElt != f32)
+      o = arith::TruncFOp::create(b, loc, outElt, o);
+    SmallVector<Value> idx;
+    for (AffineExpr ex : mapOf("out").getResults())
+      idx.push_back(loops[cast<AffineDimExpr>(ex).getPosition()]);
+    memref::StoreOp::create(b, loc, o, outMem, idx);
+  }
 
   // Describe the kernel for attn-bundle.
   SmallVector<Attribute> argAttrs;
