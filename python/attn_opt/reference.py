@@ -1,0 +1,368 @@
+"""A reference for what a bundle computes, in numpy (float64) or torch (float32).
+
+    S = scale * Q K^T (+ float mask)                      per batch index, [m, n]
+    S = mask_value  where a bool mask is False, causal and n > m, or window
+                    and m - n >= window                  (mask_value: -inf by default)
+    M = max(max_n S, sink);  Ms = 0 if M == -inf else M
+    P = exp(S - Ms);  l = sum_n P (+ exp(sink - Ms))
+    O = 0 if l == 0 else (P V) / l
+
+So a row whose scores are all -inf gives 0, and with a finite mask_value a
+row whose keys are all masked averages V uniformly. Operands are read
+through the manifest's layouts (bundle.py), missing (or size-1 mask/sink)
+dimensions broadcast. The work is cut into chunks of at most `budget`
+score elements, and `rows` restricts it to some query rows (for problems too
+large to check whole). The same code runs on numpy arrays (CPU tests) and on
+torch tensors (the GPU checks); torch is imported only by `TorchOps`.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Mapping, Optional, Sequence
+
+from .bundle import Manifest
+
+# ---------------------------------------------------------------------------
+# Array backends: the dozen operations the reference needs.
+# ---------------------------------------------------------------------------
+
+
+class NumpyOps:
+    def __init__(self, dtype: Any = None) -> None:
+        import numpy as np
+        self.np = np
+        self.dtype = dtype or np.float64
+
+    def asarray(self, x: Any) -> Any:
+        x = self.np.asarray(x)
+        return x if x.dtype == bool else x.astype(self.dtype)
+
+    def permute(self, x: Any, perm: Sequence[int]) -> Any:
+        return self.np.transpose(x, perm)
+
+    def take(self, x: Any, idx: Any, axis: int) -> Any:
+        return self.np.take(x, idx, axis=axis)
+
+    def index(self, idx: Sequence[int]) -> Any:
+        return self.np.asarray(idx, dtype=self.np.int64)
+
+    def amax(self, x: Any) -> Any:
+        return self.np.max(x, axis=-1, keepdims=True)
+
+    def rowsum(self, x: Any) -> Any:
+        return self.np.sum(x, axis=-1, keepdims=True)
+
+    def exp(self, x: Any) -> Any:
+        with self.np.errstate(over="ignore", under="ignore"):
+            return self.np.exp(x)
+
+    def maximum(self, a: Any, b: Any) -> Any:
+        return self.np.maximum(a, b)
+
+    def where(self, c: Any, a: Any, b: Any) -> Any:
+        return self.np.where(c, a, b)
+
+    def empty(self, shape: Sequence[int]) -> Any:
+        return self.np.empty(tuple(shape), dtype=self.dtype)
+
+    def f64(self, x: Any) -> Any:
+        return self.np.asarray(x, dtype=self.np.float64)
+
+
+class TorchOps:
+    def __init__(self, device: Any = "cuda", dtype: Any = None) -> None:
+        import torch
+        self.torch = torch
+        self.device = device
+        self.dtype = dtype or torch.float32
+
+    def asarray(self, x: Any) -> Any:
+        t = self.torch.as_tensor(x, device=self.device)
+        return t if t.dtype == self.torch.bool else t.to(self.dtype)
+
+    def permute(self, x: Any, perm: Sequence[int]) -> Any:
+        return x.permute(*perm)
+
+    def take(self, x: Any, idx: Any, axis: int) -> Any:
+        return self.torch.index_select(x, axis % x.dim(), idx)
+
+    def index(self, idx: Sequence[int]) -> Any:
+        if isinstance(idx, range):
+            return self.torch.arange(idx.start, idx.stop, idx.step,
+                                     dtype=self.torch.int64, device=self.device)
+        return self.torch.as_tensor(list(idx), dtype=self.torch.int64,
+                                    device=self.device)
+
+    def amax(self, x: Any) -> Any:
+        return self.torch.amax(x, dim=-1, keepdim=True)
+
+    def rowsum(self, x: Any) -> Any:
+        return self.torch.sum(x, dim=-1, keepdim=True)
+
+    def exp(self, x: Any) -> Any:
+        return self.torch.exp(x)
+
+    def maximum(self, a: Any, b: Any) -> Any:
+        return self.torch.maximum(a, b)
+
+    def where(self, c: Any, a: Any, b: Any) -> Any:
+        return self.torch.where(c, a, b)
+
+    def empty(self, shape: Sequence[int]) -> Any:
+        return self.torch.empty(tuple(shape), dtype=self.dtype, device=self.device)
+
+    def f64(self, x: Any) -> Any:
+        return self.torch.as_tensor(x, device=self.device).double()
+
+
+# ---------------------------------------------------------------------------
+# Layouts
+# ---------------------------------------------------------------------------
+
+def to_canonical(ops: Any, x: Any, dims: Sequence[str],
+                 target: Sequence[str]) -> Any:
+    """x (axes named by `dims`) as a view/array with axes `target`; target
+    dims that x lacks get size 1."""
+    perm = [list(dims).index(t) for t in target if t in dims]
+    extra = [d for d in dims if d not in target]
+    if extra:
+        raise ValueError(f"dims {extra} of {list(dims)} not in {list(target)}")
+    y = ops.permute(x, perm)
+    shape = []
+    it = iter(y.shape)
+    for t in target:
+        shape.append(next(it) if t in dims else 1)
+    return y.reshape(shape)
+
+
+def canonical_target(man: Manifest, name: str) -> Sequence[str]:
+    b = list(man.batch_names)
+    return {"q": b + ["m", "d"], "k": b + ["n", "d"], "v": b + ["n", "e"],
+            "out": b + ["m", "e"], "mask": b + ["m", "n"],
+            "sink": b + ["m"]}[name]
+
+
+def canonical(ops: Any, man: Manifest, name: str, x: Any) -> Any:
+    spec = man.arg(name)
+    assert spec is not None, name
+    return to_canonical(ops, x, spec.dims, canonical_target(man, name))
+
+
+# ---------------------------------------------------------------------------
+# The reference
+# ---------------------------------------------------------------------------
+
+def reference(man: Manifest, inputs: Mapping[str, Any], ops: Any,
+              rows: Optional[Sequence[int]] = None,
+              budget: int = 1 << 26) -> Any:
+    """Canonical [b..., len(rows) or M, e] output in `ops.dtype`."""
+    att = man.attention
+    sizes = man.sizes()
+    r = att.batch_dims
+    M, N, E = sizes["m"], sizes["n"], sizes["e"]
+    bsizes = [sizes[b] for b in man.batch_names]
+    row_list = list(range(M)) if rows is None else [int(i) for i in rows]
+    R = len(row_list)
+
+    def load(name: str) -> Any:
+        x = inputs.get(name)
+        if x is None:
+            return None
+        return canonical(ops, man, name, ops.asarray(x))
+
+    q, k, v = load("q"), load("k"), load("v")
+    mask, sink = load("mask"), load("sink")
+    if sink is not None:
+        sink = sink.reshape(list(sink.shape) + [1])  # [b..., m, 1]
+    if rows is not None:
+        idx = ops.index(row_list)
+        q = ops.take(q, idx, -2)
+        if mask is not None and mask.shape[-2] != 1:
+            mask = ops.take(mask, idx, -2)
+        if sink is not None and sink.shape[-2] != 1:
+            sink = ops.take(sink, idx, -2)
+    mv = att.mask_value
+    out = ops.empty(bsizes + [R, E])
+
+    # Chunks: query rows, then slices of the first batch dim.
+    per_row = max(1, math.prod(bsizes[1:]) * N)
+    rows_fit = max(1, budget // per_row)
+    if rows_fit >= R and r >= 1:
+        cm, cb = R, max(1, min(bsizes[0], rows_fit // max(R, 1)))
+    else:
+        cm, cb = min(R, rows_fit), 1
+    nb = bsizes[0] if r >= 1 else 1
+
+    def bslice(x: Any, b0: int, b1: int) -> Any:
+        if x is None or r == 0 or x.shape[0] == 1:
+            return x
+        return x[b0:b1]
+
+    def rslice(x: Any, i0: int, i1: int) -> Any:
+        if x is None or x.shape[-2] == 1:
+            return x
+        return x[..., i0:i1, :]
+
+    for b0 in range(0, nb, cb):
+        b1 = min(nb, b0 + cb)
+        qb, kb, vb = bslice(q, b0, b1), bslice(k, b0, b1), bslice(v, b0, b1)
+        mb, sb = bslice(mask, b0, b1), bslice(sink, b0, b1)
+        for i0 in range(0, R, max(cm, 1)):
+            i1 = min(R, i0 + cm)
+            s = (rslice(qb, i0, i1) @ kb.swapaxes(-1, -2)) * att.scale
+            mc = rslice(mb, i0, i1)
+            if mc is not None:
+                if str(mc.dtype).endswith("bool"):
+                    s = ops.where(mc, s, mv)
+                else:
+                    s = s + mc
+            if att.causal or att.window is not None:
+                m_idx = ops.index(row_list[i0:i1]).reshape(-1, 1)
+                n_idx = ops.index(range(N)).reshape(1, -1)
+                if att.causal:
+                    s = ops.where(n_idx > m_idx, mv, s)
+                if att.window is not None:
+                    s = ops.where(m_idx - n_idx >= att.window, mv, s)
+            mx = ops.amax(s)
+            sc = rslice(sb, i0, i1)
+            if sc is not None:
+                mx = ops.maximum(mx, sc)
+            ms = ops.where(mx == -math.inf, 0.0, mx)
+            p = ops.exp(s - ms)
+            denom = ops.rowsum(p)
+            if sc is not None:
+                denom = denom + ops.exp(sc - ms)
+            o = p @ vb
+            safe = ops.where(denom == 0, 1.0, denom)
+            o = ops.where(denom == 0, 0.0, o / safe)
+            if r >= 1:
+                out[b0:b1, ..., i0:i1, :] = o
+            else:
+                out[i0:i1, :] = o
+    return out
+
+
+def select_rows(M: int, max_rows: int, seed: int = 0) -> Optional[Sequence[int]]:
+    """All rows (None) when M <= max_rows, else the first and last few and a
+    seeded random sample in between, sorted."""
+    if M <= max_rows:
+        return None
+    import random
+    edge = min(16, max_rows // 4)
+    chosen = set(range(edge)) | set(range(M - edge, M))
+    rng = random.Random(seed)
+    rest = [i for i in range(edge, M - edge)]
+    chosen |= set(rng.sample(rest, max_rows - len(chosen)))
+    return sorted(chosen)
+
+
+def rows_for_budget(man: Manifest, flops: float, seed: int = 0
+                    ) -> Optional[Sequence[int]]:
+    """Query rows to check so that the reference costs about `flops`."""
+    s = man.sizes()
+    per_row = 2.0 * s["n"] * (s["d"] + s["e"]) * math.prod(
+        s[b] for b in man.batch_names)
+    return select_rows(s["m"], max(8, int(flops // per_row)), seed)
+
+
+def rel_error(ops: Any, out: Any, ref: Any) -> float:
+    """||out - ref|| / ||ref|| in float64 (absolute when ref is 0); NaN when
+    out has a NaN."""
+    o, rr = ops.f64(out), ops.f64(ref)
+    num = float(((o - rr) ** 2).sum()) ** 0.5
+    den = float((rr ** 2).sum()) ** 0.5
+    return num / den if den > 0 else num
+
+
+def make_inputs(man: Manifest, ops: Any, seed: int,
+                fully_masked_rows: int = 2) -> Dict[str, Any]:
+    """Random inputs of the manifest's shapes/dtypes: q, k, v, sink ~ N(0, 1);
+    a bool mask keeps ~85% of keys, a float mask is N(0, 1) with ~10% -inf;
+    `fully_masked_rows` query rows of the mask mask every key. Returns
+    backend arrays of the manifest dtypes (numpy: bfloat16 unsupported)."""
+    out: Dict[str, Any] = {}
+    is_torch = isinstance(ops, TorchOps)
+    if is_torch:
+        torch = ops.torch
+        gen = torch.Generator(device=ops.device).manual_seed(seed)
+
+        def randn(shape: Sequence[int]) -> Any:
+            return torch.randn(tuple(shape), generator=gen, device=ops.device)
+
+        def rand(shape: Sequence[int]) -> Any:
+            return torch.rand(tuple(shape), generator=gen, device=ops.device)
+
+        def cast(x: Any, dt: str) -> Any:
+            return x.to(getattr(torch, dt)).contiguous()
+    else:
+        np = ops.np
+        rng = np.random.default_rng(seed)
+
+        def randn(shape: Sequence[int]) -> Any:
+            return rng.standard_normal(tuple(shape))
+
+        def rand(shape: Sequence[int]) -> Any:
+            return rng.random(tuple(shape))
+
+        def cast(x: Any, dt: str) -> Any:
+            if dt == "bfloat16":
+                raise ValueError("numpy has no bfloat16")
+            return np.ascontiguousarray(np.asarray(x).astype(dt))
+
+    for spec in man.args:
+        if spec.name == "out":
+            continue
+        if spec.name != "mask":
+            out[spec.name] = cast(randn(spec.shape), spec.dtype)
+            continue
+        # Masked keys: ~15% (bool) or ~10% (-inf in a float mask), plus a few
+        # whole query rows when the mask has both m and n.
+        dead = rand(spec.shape) >= (0.85 if spec.dtype == "bool" else 0.9)
+        if fully_masked_rows > 0 and "m" in spec.dims and "n" in spec.dims:
+            ax = spec.dims.index("m")
+            M = spec.shape[ax]
+            if M > 1:
+                sel = [slice(None)] * len(spec.shape)
+                for i in sorted({(7 * j + 3) % M for j in range(fully_masked_rows)}):
+                    sel[ax] = slice(i, i + 1)
+                    dead[tuple(sel)] = True
+        if spec.dtype == "bool":
+            out["mask"] = cast(~dead, "bool")
+        else:
+            out["mask"] = cast(ops.where(dead, -math.inf, randn(spec.shape)),
+                               spec.dtype)
+    return out
+
+
+def make_problem(dtype: str = "float16", batch: Sequence[int] = (2,), M: int = 8,
+                 N: int = 8, D: int = 4, E: Optional[int] = None, *,
+                 causal: bool = False, window: Optional[int] = None,
+                 mask: Optional[str] = None, sink: bool = False,
+                 mask_value: Optional[float] = None, scale: Optional[float] = None,
+                 layout: Optional[Mapping[str, Sequence[str]]] = None,
+                 shapes: Optional[Mapping[str, Sequence[int]]] = None) -> Manifest:
+    """A manifest (no kernel files) for an attention problem: for tests, the
+    GPU self-check and benchmark configs with no bundle. `mask` is its dtype
+    (None: no mask); `layout` maps an operand to its dims (default
+    canonical); `shapes` overrides a shape (a size-1 mask dim broadcasts)."""
+    from .bundle import FORMAT, parse_manifest
+    E = D if E is None else E
+    r = len(batch)
+    b = [f"b{i}" for i in range(r)]
+    size = dict(zip(b, batch), m=M, n=N, d=D, e=E)
+    dims = {"q": b + ["m", "d"], "k": b + ["n", "d"], "v": b + ["n", "e"],
+            "mask": b + ["m", "n"], "sink": b + ["m"], "out": b + ["m", "e"]}
+    dims.update({k: list(v) for k, v in (layout or {}).items()})
+    names = ["q", "k", "v"] + (["mask"] if mask else []) + (["sink"] if sink else []) + ["out"]
+    args = []
+    for n in names:
+        shape = list((shapes or {}).get(n, [size[x] for x in dims[n]]))
+        args.append({"name": n, "dtype": mask if n == "mask" else dtype,
+                     "shape": shape})
+    obj = {"format": FORMAT, "kernel": "reference", "chip": "", "ptx": "none.ptx",
+           "args": args, "grid": [1, 1, 1], "block": [1, 1, 1], "shared_bytes": 0,
+           "attention": {"scale": 1.0 / math.sqrt(D) if scale is None else scale,
+                         "causal": causal, "window": window,
+                         "mask_value": mask_value, "batch_dims": r,
+                         "layout": {n: dims[n] for n in names}}}
+    return parse_manifest(obj)

@@ -1,0 +1,375 @@
+"""Kernel bundles without a GPU: manifest parsing and validation, argument
+checks, attn-bundle invocation. Launching is tested only where torch sees a
+CUDA device (never in CI)."""
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import attn_opt
+from attn_opt import bundle
+from attn_opt.bundle import BundleError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def ptx_for(kernel, n):
+    params = ",\n".join(f"\t.param .u64 .ptr .align 1 {kernel}_param_{i}" for i in range(n))
+    return (f"//\n.version 8.0\n.target sm_90a\n.address_size 64\n\n"
+            f".visible .entry {kernel}(\n{params}\n)\n{{\n\tret;\n}}\n")
+
+
+def manifest(**over):
+    """A valid manifest: [B=2, H=4, S, D] f16 with a bool mask, as dicts."""
+    m = {
+        "format": "attn-opt-bundle/1", "kernel": "attn_fwd_kernel",
+        "chip": "sm_90a", "ptx": "kernel.ptx", "cubin": "kernel.cubin",
+        "args": [
+            {"name": "q", "dtype": "float16", "shape": [2, 4, 33, 64]},
+            {"name": "k", "dtype": "float16", "shape": [2, 4, 47, 64]},
+            {"name": "v", "dtype": "float16", "shape": [2, 4, 47, 32]},
+            {"name": "mask", "dtype": "bool", "shape": [2, 4, 33, 47]},
+            {"name": "out", "dtype": "float16", "shape": [2, 4, 33, 32]},
+        ],
+        "grid": [1, 8, 1], "block": [128, 1, 1], "shared_bytes": 0,
+        "attention": {"scale": 0.125, "causal": True, "window": None,
+                      "mask_value": None, "batch_dims": 2},
+    }
+    m.update(over)
+    return m
+
+
+@pytest.fixture
+def fake_bundle(tmp_path):
+    def make(obj=None, nparams=None, cubin=True):
+        d = tmp_path / "bundle"
+        d.mkdir(exist_ok=True)
+        obj = manifest() if obj is None else obj
+        (d / "manifest.json").write_text(json.dumps(obj))
+        n = len(obj["args"]) if nparams is None else nparams
+        (d / "kernel.ptx").write_text(ptx_for(obj["kernel"], n))
+        if cubin:
+            (d / "kernel.cubin").write_bytes(b"\x7fELF fake")
+        return d
+    return make
+
+
+# --- manifest -----------------------------------------------------------------
+
+def test_read_manifest(fake_bundle):
+    m = attn_opt.read_manifest(fake_bundle())
+    assert m.kernel == "attn_fwd_kernel" and m.chip == "sm_90a"
+    assert [a.name for a in m.args] == ["q", "k", "v", "mask", "out"]
+    assert m.inputs == ("q", "k", "v", "mask")
+    assert m.arg("q").dims == ("b0", "b1", "m", "d")
+    assert m.arg("mask").dims == ("b0", "b1", "m", "n")
+    assert m.arg("out").nbytes == 2 * 4 * 33 * 32 * 2
+    assert m.sizes() == {"b0": 2, "b1": 4, "m": 33, "n": 47, "d": 64, "e": 32}
+    att = m.attention
+    assert att.causal and att.window is None and att.scale == 0.125
+    assert att.mask_value == float("-inf")  # null means -inf
+    assert m.grid == (1, 8, 1) and m.block == (128, 1, 1)
+
+
+def test_attn_bundle_conventions():
+    """What attn-bundle writes today: per-arg affine maps, window 0 for none,
+    -inf as null, finite mask values as numbers."""
+    obj = manifest()
+    for a, res in zip(obj["args"], ["(d0, d1, d2, d4)", "(d0, d1, d3, d4)",
+                                    "(d0, d1, d3, d5)", "(d0, d1, d2, d3)",
+                                    "(d0, d1, d2, d5)"]):
+        a["map"] = f"affine_map<(d0, d1, d2, d3, d4, d5) -> {res}>"
+    obj["attention"].update(window=0, mask_value=-3.4028234663852886e38)
+    m = bundle.parse_manifest(obj)
+    assert m.attention.window is None
+    assert m.attention.mask_value == -3.4028234663852886e38
+    assert m.arg("v").dims == ("b0", "b1", "n", "e")
+
+
+def test_layouts_bshd_and_gqa():
+    """[B, S, H, D] through attention.layout (names or positions); K/V of a
+    grouped-query attention lack the group dim."""
+    obj = manifest(args=[
+        {"name": "q", "dtype": "bfloat16", "shape": [2, 33, 8, 64]},
+        {"name": "k", "dtype": "bfloat16", "shape": [2, 47, 4, 64]},
+        {"name": "v", "dtype": "bfloat16", "shape": [2, 47, 4, 64]},
+        {"name": "out", "dtype": "bfloat16", "shape": [2, 33, 8, 64]},
+    ])
+    obj["attention"]["layout"] = {
+        "q": ["b0", "m", "b1", "d"], "out": [0, 2, 1, 5],
+        "k": "(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1, d4)",
+        "v": ["b0", "n", "b1", "e"]}
+    with pytest.raises(BundleError, match="'k' has b1=4 but other arguments have b1=8"):
+        bundle.parse_manifest(obj)
+    obj["attention"]["batch_dims"] = 3
+    obj["args"][0]["shape"] = [2, 33, 4, 2, 64]
+    obj["args"][3]["shape"] = [2, 33, 4, 2, 64]
+    obj["attention"]["layout"] = {
+        "q": ["b0", "m", "b1", "b2", "d"], "out": ["b0", "m", "b1", "b2", "e"],
+        "k": ["b0", "n", "b1", "d"], "v": ["b0", "n", "b1", "e"]}
+    m = bundle.parse_manifest(obj)
+    assert m.sizes() == {"b0": 2, "b1": 4, "b2": 2, "m": 33, "n": 47, "d": 64, "e": 64}
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda m: m.update(format="attn-opt-bundle/2"), "format 'attn-opt-bundle/2'"),
+    (lambda m: m.pop("grid"), "missing 'grid'"),
+    (lambda m: m.update(block=[2048, 1, 1]), "more than 1024 threads"),
+    (lambda m: m.update(grid=[1, 0, 1]), "'grid' must be >= 1"),
+    (lambda m: m.update(ptx="../x.ptx"), "file name inside the bundle"),
+    (lambda m: m["args"][1].update(dtype="float64"), "'k' has dtype 'float64'"),
+    (lambda m: m["args"][1].update(dtype="bool"), "only 'mask' may be bool"),
+    (lambda m: m["args"][1].update(name="key"), "unknown argument name 'key'"),
+    (lambda m: m["args"].pop(4), "no 'out' argument"),
+    (lambda m: m["args"][2].update(shape=[2, 4, 46, 32]), "'v' has n=46"),
+    (lambda m: m["args"][0].update(shape=[2, 4, 33, 64, 1]),
+     "'q' has shape [2, 4, 33, 64, 1] (rank 5) and no layout"),
+    (lambda m: m["attention"].update(layout={"q": ["b0", "b1", "n", "d"]}),
+     "allowed"),
+    (lambda m: m["attention"].update(layout={"q": ["b0", "m", "m", "d"]}),
+     "repeats a dimension"),
+    (lambda m: m["attention"].update(layout={"q": ["b0", "b1", "m", "x"]}),
+     "bad layout entry 'x'"),
+    (lambda m: m["attention"].update(window=-2), "window must be null or a positive"),
+    (lambda m: m["attention"].update(mask_value="lots"), "mask_value must be a number"),
+    (lambda m: m["attention"].pop("scale"), "lacks 'scale'"),
+])
+def test_bad_manifests(edit, message):
+    obj = manifest()
+    edit(obj)
+    with pytest.raises(BundleError, match=message.replace("[", r"\[").replace("(", r"\(")
+                       .replace(")", r"\)").replace("]", r"\]")):
+        bundle.parse_manifest(obj)
+
+
+def test_unreadable_manifest(tmp_path):
+    with pytest.raises(BundleError, match="cannot read"):
+        attn_opt.read_manifest(tmp_path)
+    (tmp_path / "manifest.json").write_text("{nope")
+    with pytest.raises(BundleError, match="not valid JSON"):
+        attn_opt.read_manifest(tmp_path)
+
+
+# --- bundle files -----------------------------------------------------------------
+
+def test_open_bundle(fake_bundle):
+    b = bundle.open_bundle(fake_bundle())
+    assert b.ptx.startswith(b"//") and b.cubin == b"\x7fELF fake"
+
+
+def test_ptx_params_must_match_args(fake_bundle):
+    d = fake_bundle(nparams=14)
+    with pytest.raises(BundleError, match=r"takes 14 parameters .* \(5\)"):
+        bundle.open_bundle(d)
+    assert bundle.open_bundle(d, check_params=False).manifest.kernel == "attn_fwd_kernel"
+
+
+def test_ptx_entry_params():
+    ptx = (".visible .entry k(\n\t.param .u64 k_param_0,\n\t.param .f32 k_param_1,\n"
+           "\t.param .u64 .ptr .global .align 16 k_param_2\n)\n")
+    assert bundle.ptx_entry_params(ptx, "k") == [".u64", ".f32", ".u64"]
+    assert bundle.ptx_entry_params(ptx, "other") is None
+
+
+def test_missing_image(fake_bundle):
+    d = fake_bundle(cubin=False)
+    (d / "kernel.ptx").unlink()
+    obj = manifest()
+    del obj["cubin"]
+    (d / "manifest.json").write_text(json.dumps(obj))
+    with pytest.raises(BundleError, match="kernel.ptx is missing"):
+        bundle.open_bundle(d)
+
+
+# --- argument binding and checks (numpy arrays stand in for tensors) ----------------
+
+def arrays(m, **over):
+    xs = {a.name: np.zeros(a.shape, dtype=a.dtype) for a in m.args}
+    xs.update(over)
+    return xs
+
+
+def test_bind_args():
+    m = bundle.parse_manifest(manifest())
+    xs = arrays(m)
+    b = bundle.bind_args(m, [xs["q"], xs["k"], xs["v"], xs["mask"]], {})
+    assert b["out"] is None and b["mask"] is xs["mask"]
+    b = bundle.bind_args(m, [xs["q"], xs["k"]], {"v": xs["v"], "mask": xs["mask"],
+                                                 "out": xs["out"]})
+    assert b["out"] is xs["out"]
+    with pytest.raises(TypeError, match=r"missing \['mask'\]"):
+        bundle.bind_args(m, [xs["q"], xs["k"], xs["v"]], {})
+    with pytest.raises(TypeError, match="takes 4 inputs"):
+        bundle.bind_args(m, list(xs.values()), {})
+    with pytest.raises(TypeError, match="unexpected argument 'sink'"):
+        bundle.bind_args(m, [xs["q"], xs["k"], xs["v"], xs["mask"]], {"sink": xs["q"]})
+    with pytest.raises(TypeError, match="'q' given twice"):
+        bundle.bind_args(m, [xs["q"]], {"q": xs["q"]})
+
+
+def test_check_args_messages():
+    m = bundle.parse_manifest(manifest())
+    bundle.check_args(m, arrays(m))
+    with pytest.raises(BundleError, match="'k' must be float16, got float32"):
+        bundle.check_args(m, arrays(m, k=np.zeros((2, 4, 47, 64), np.float32)))
+    with pytest.raises(BundleError, match=r"'v' must have shape \[2, 4, 47, 32\] "
+                       r"\(layout \['b0', 'b1', 'n', 'e'\]\), got \[2, 4, 47, 64\]"):
+        bundle.check_args(m, arrays(m, v=np.zeros((2, 4, 47, 64), np.float16)))
+    with pytest.raises(BundleError, match="'mask' must be bool, got float16"):
+        bundle.check_args(m, arrays(m, mask=np.zeros((2, 4, 33, 47), np.float16)))
+    q_t = np.zeros((2, 4, 64, 33), np.float16).swapaxes(-1, -2)
+    with pytest.raises(BundleError, match="'q' must be contiguous"):
+        bundle.check_args(m, arrays(m, q=q_t))
+
+
+def test_dtype_name_reads_torch_style():
+    class FakeTorchDtype:
+        def __str__(self):
+            return "torch.bfloat16"
+
+    class T:
+        dtype = FakeTorchDtype()
+    assert bundle.dtype_name(T()) == "bfloat16"
+    assert bundle.dtype_name(np.zeros(1, bool)) == "bool"
+
+
+# --- compile(): attn-bundle --------------------------------------------------------
+
+def test_compile_without_attn_bundle(monkeypatch, tmp_path):
+    monkeypatch.setenv("ATTN_BUNDLE", str(tmp_path / "no-such-attn-bundle"))
+    with pytest.raises(FileNotFoundError, match="ATTN_BUNDLE=.*does not exist"):
+        attn_opt.compile_bundle("func.func @f() { return }\n", tmp_path / "out")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        attn_opt.compile_bundle("x", tmp_path / "out", attn_bundle=str(tmp_path / "nope"))
+
+
+FAKE_TOOL = """#!{python}
+import json, pathlib, sys
+args = sys.argv[1:]
+src, out, chip = args[0], args[args.index("-o") + 1], args[-1].split("=", 1)[1]
+text = pathlib.Path(src).read_text()
+if "bad" in text:
+    sys.stderr.write(src + ":1:1: error: no attention here\\n")
+    sys.exit(1)
+d = pathlib.Path(out)
+d.mkdir(parents=True, exist_ok=True)
+m = json.loads({manifest!r})
+m["chip"] = chip
+(d / "manifest.json").write_text(json.dumps(m))
+(d / "kernel.ptx").write_text(text)
+"""
+
+
+@pytest.fixture
+def fake_tool(tmp_path):
+    tool = tmp_path / "attn-bundle"
+    tool.write_text(FAKE_TOOL.format(python=sys.executable,
+                                     manifest=json.dumps(manifest())))
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    return tool
+
+
+def test_compile_runs_attn_bundle(fake_tool, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTN_BUNDLE", str(fake_tool))
+    out = attn_opt.compile_bundle("// text\nfunc.func @f() { return }\n",
+                                  tmp_path / "b1", chip="sm_80")
+    assert out == tmp_path / "b1"
+    assert attn_opt.read_manifest(out).chip == "sm_80"
+    assert (out / "kernel.ptx").read_text().startswith("// text")
+    src = tmp_path / "in.mlir"
+    src.write_text("// from a file\n")
+    for s in (src, str(src)):
+        out = attn_opt.compile_bundle(s, tmp_path / "b2")
+        assert (out / "kernel.ptx").read_text() == "// from a file\n"
+
+
+def test_compile_error_carries_diagnostics(fake_tool, tmp_path):
+    with pytest.raises(attn_opt.CompileError) as info:
+        attn_opt.compile_bundle("bad\n", tmp_path / "b", attn_bundle=str(fake_tool))
+    assert "exit 1" in str(info.value)
+    assert "error: no attention here" in info.value.diagnostics
+
+
+def test_import_does_not_load_torch():
+    code = ("import sys, attn_opt, attn_opt.reference; "
+            "assert 'torch' not in sys.modules")
+    import subprocess
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+# --- the real attn-bundle (when built) --------------------------------------------
+
+PROGRAM = """func.func @attention(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x100x64xf16>, %v: tensor<2x4x100x64xf16>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x100x64xf16>, tensor<2x4x100x64xf16>, tensor<2x4x100x64xf16>)
+      scale(%s) outs(%o : tensor<2x4x100x64xf16>) causal
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>]
+      -> tensor<2x4x100x64xf16>
+  return %r : tensor<2x4x100x64xf16>
+}
+"""
+
+
+def _real_attn_bundle():
+    try:
+        return attn_opt.find_attn_bundle()
+    except FileNotFoundError:
+        return None
+
+
+needs_attn_bundle = pytest.mark.skipif(_real_attn_bundle() is None,
+                                       reason="attn-bundle not built")
+
+
+@needs_attn_bundle
+def test_real_attn_bundle_manifest(tmp_path):
+    out = attn_opt.compile_bundle(PROGRAM, tmp_path / "b")
+    m = attn_opt.read_manifest(out)
+    assert m.inputs == ("q", "k", "v")
+    assert m.attention.causal and m.attention.scale == 0.125
+    assert m.sizes() == {"b0": 2, "b1": 4, "m": 100, "n": 100, "d": 64, "e": 64}
+    assert m.arg("out").dims == ("b0", "b1", "m", "e")
+    assert (out / m.ptx).is_file()
+
+
+@needs_attn_bundle
+def test_real_attn_bundle_kernel_takes_one_pointer_per_arg(tmp_path):
+    """The launch contract: the PTX entry's parameters are exactly the
+    manifest's args, each one 64-bit pointer."""
+    out = attn_opt.compile_bundle(PROGRAM, tmp_path / "b")
+    bundle.open_bundle(out, check_params=True)
+
+
+# --- on a GPU only ------------------------------------------------------------------
+
+def _cuda():
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+@pytest.mark.skipif(_real_attn_bundle() is None or not _cuda(),
+                    reason="needs attn-bundle, torch and a CUDA GPU")
+def test_launch_matches_reference(tmp_path):
+    import torch
+    from attn_opt.reference import TorchOps, make_inputs, reference, rel_error
+    out_dir = attn_opt.compile_bundle(PROGRAM, tmp_path / "b")
+    kernel = attn_opt.load_bundle(out_dir)
+    ops = TorchOps()
+    inputs = make_inputs(kernel.manifest, ops, seed=0)
+    out = kernel.empty_out().fill_(float("nan"))
+    kernel(inputs["q"], inputs["k"], inputs["v"], out=out)
+    torch.cuda.synchronize()
+    ref = reference(kernel.manifest, inputs, ops)
+    assert not torch.isnan(out).any()
+    assert rel_error(ops, out.float(), ref) < 1e-2
+    with pytest.raises(BundleError, match="must be float16"):
+        kernel(inputs["q"].float(), inputs["k"], inputs["v"])

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Writes small attention programs that cover what a bundle can express and
+compiles each with attn-bundle (here, where MLIR is) into
+test/Integration/GPU/bundles/NAME, for run_gpu_checks.py on the GPU machine.
+
+    python3 test/Integration/GPU/make_check_bundles.py [--out DIR] [--chip sm_90a] [--only SUBSTR]
+
+Cases: f32/f16/bf16; [B,H,S,D] and [B,S,H,D] layouts; no batch dims; E != D;
+ragged M, N (not multiples of the block); M != N with causal (top-left);
+bool and float masks (the float one broadcast over heads); a per-head sink;
+sliding windows with and without causal; a finite mask_value (fully masked
+rows average V); grouped-query attention (K/V without the group dim).
+The MLIR sources go to a temporary directory (lit would take .mlir files
+under test/ for tests). A case attn-bundle rejects is reported and skipped;
+the exit status is 1 if any was.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+MLIR_DT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "bool": "i1"}
+
+
+@dataclass
+class Case:
+    dtype: str
+    dims: Dict[str, int]                   # iteration dims in order: batch..., m, n, d, e
+    q: Sequence[str]
+    k: Sequence[str]
+    v: Sequence[str]
+    out: Sequence[str]
+    mask: Optional[Sequence[str]] = None
+    mask_dtype: str = "bool"
+    sink: Optional[Sequence[str]] = None
+    causal: bool = False
+    window: Optional[int] = None
+    mask_value: Optional[float] = None
+    scale: Optional[float] = None
+    extra: List[str] = field(default_factory=list)
+
+
+def tensor(shape_dims: Sequence[str], dims: Dict[str, int], dt: str) -> str:
+    return "tensor<" + "".join(f"{dims[x]}x" for x in shape_dims) + MLIR_DT[dt] + ">"
+
+
+def program(c: Case) -> str:
+    it = list(c.dims)
+    amap = lambda ds: f"affine_map<({', '.join(it)}) -> ({', '.join(ds)})>"  # noqa: E731
+    tq, tk, tv, to = (tensor(x, c.dims, c.dtype) for x in (c.q, c.k, c.v, c.out))
+    params = [f"%q: {tq}", f"%k: {tk}", f"%v: {tv}"]
+    maps = [amap(c.q), amap(c.k), amap(c.v), amap(c.out)]
+    clauses = ""
+    if c.mask is not None:
+        tm = tensor(c.mask, c.dims, c.mask_dtype)
+        params.append(f"%mask: {tm}")
+        clauses += f" mask(%mask : {tm})"
+        maps.append(amap(c.mask))
+    if c.sink is not None:
+        ts = tensor(c.sink, c.dims, c.dtype)
+        params.append(f"%sink: {ts}")
+        clauses += f" sink(%sink : {ts})"
+        maps.append(amap(c.sink))
+    params.append(f"%o: {to}")
+    attrs = ("causal " if c.causal else "") + \
+        (f"window = {c.window} " if c.window else "") + \
+        (f"mask_value = {c.mask_value!r} " if c.mask_value is not None else "")
+    scale = c.scale if c.scale is not None else 1.0 / math.sqrt(c.dims["d"])
+    return f"""func.func @attention({', '.join(params)}) -> {to} {{
+  %s = arith.constant {scale!r} : f32
+  %r = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tv}) scale(%s){clauses}
+      outs(%o : {to}) {attrs}indexing_maps = [{', '.join(maps)}] -> {to}
+  return %r : {to}
+}}
+"""
+
+
+def bhsd(b: int, h: int, m: int, n: int, d: int, e: Optional[int] = None) -> Dict:
+    return dict(dims={"b": b, "h": h, "m": m, "n": n, "d": d, "e": e or d},
+                q=["b", "h", "m", "d"], k=["b", "h", "n", "d"],
+                v=["b", "h", "n", "e"], out=["b", "h", "m", "e"])
+
+
+def b_only(b: int, m: int, n: int, d: int, e: Optional[int] = None) -> Dict:
+    return dict(dims={"b": b, "m": m, "n": n, "d": d, "e": e or d},
+                q=["b", "m", "d"], k=["b", "n", "d"], v=["b", "n", "e"],
+                out=["b", "m", "e"])
+
+
+CASES: Dict[str, Case] = {
+    "f16_bhsd_causal": Case("float16", **bhsd(2, 4, 100, 100, 64), causal=True),
+    "f16_bhsd_full": Case("float16", **bhsd(2, 4, 200, 200, 64)),
+    "bf16_ragged_e32": Case("bfloat16", **b_only(2, 33, 47, 64, 32)),
+    "f32_bhsd": Case("float32", **bhsd(2, 2, 130, 70, 32)),
+    "f32_bshd": Case("float32", dims={"b": 2, "h": 3, "m": 77, "n": 77, "d": 32, "e": 32},
+                     q=["b", "m", "h", "d"], k=["b", "n", "h", "d"],
+                     v=["b", "n", "h", "e"], out=["b", "m", "h", "e"], causal=True),
+    "f32_nobatch": Case("float32", dims={"m": 200, "n": 150, "d": 64, "e": 64},
+                        q=["m", "d"], k=["n", "d"], v=["n", "e"], out=["m", "e"]),
+    "f16_boolmask": Case("float16", **b_only(2, 33, 47, 64), mask=["b", "m", "n"]),
+    "f16_floatmask_over_heads": Case("float16", **bhsd(2, 4, 100, 120, 64),
+                                     mask=["b", "m", "n"], mask_dtype="float16"),
+    "f32_sink_per_head_causal": Case("float32", **bhsd(2, 4, 64, 64, 32),
+                                     sink=["h"], causal=True),
+    "bf16_sink_per_row": Case("bfloat16", **bhsd(1, 2, 90, 90, 64), sink=["b", "h", "m"]),
+    "f16_window_causal": Case("float16", **bhsd(1, 2, 300, 300, 64), causal=True, window=37),
+    "f16_window": Case("float16", **bhsd(1, 2, 300, 300, 64), window=50),
+    "f32_boolmask_finite_fill": Case("float32", **b_only(2, 40, 50, 32),
+                                     mask=["b", "m", "n"], mask_value=-3.4028234663852886e38),
+    "f32_causal_window_finite_fill": Case("float32", **bhsd(1, 2, 70, 70, 32), causal=True,
+                                          window=9, mask_value=-1.0e9),
+    "f16_gqa_causal": Case("float16", dims={"b": 2, "h": 2, "g": 4, "m": 64, "n": 80,
+                                            "d": 64, "e": 64},
+                           q=["b", "h", "g", "m", "d"], k=["b", "h", "n", "d"],
+                           v=["b", "h", "n", "e"], out=["b", "h", "g", "m", "e"],
+                           causal=True),
+    "f16_causal_m_lt_n": Case("float16", **bhsd(1, 2, 64, 300, 64), causal=True),
+    "bf16_causal_1k_d128": Case("bfloat16", **bhsd(1, 8, 1024, 1024, 128), causal=True),
+    "f16_scale_1": Case("float16", **bhsd(1, 2, 128, 128, 64), scale=1.0),
+}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=str(HERE / "bundles"))
+    ap.add_argument("--chip", default="sm_90a")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--attn-bundle", default=str(ROOT / "build" / "bin" / "attn-bundle"))
+    ap.add_argument("--print", action="store_true", help="print the programs, compile nothing")
+    a = ap.parse_args()
+    out = Path(a.out)
+    failed = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, case in CASES.items():
+            if a.only and a.only not in name:
+                continue
+            src = Path(tmp) / f"{name}.mlir"
+            src.write_text(program(case))
+            if a.print:
+                print(f"// {name}\n{src.read_text()}")
+                continue
+            p = subprocess.run([a.attn_bundle, str(src), "-o", str(out / name),
+                                f"--chip={a.chip}"], capture_output=True, text=True)
+            if p.returncode != 0:
+                failed.append(name)
+                print(f"FAIL {name}:\n{p.stderr[-1500:]}", file=sys.stderr)
+            else:
+                print(f"wrote {out / name}")
+    if failed:
+        print(f"{len(failed)} case(s) not compiled: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
