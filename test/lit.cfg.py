@@ -8,7 +8,7 @@ config.test_format = lit.formats.ShTest(not lit_config.isWindows)
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
-config.excludes = ["lib", "repro", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.excludes = ["lib", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
 
 bin_dir = os.path.join(config.attn_obj_root, "bin")
 config.environment["PATH"] = os.pathsep.join(

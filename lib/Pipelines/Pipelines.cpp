@@ -54,12 +54,17 @@ void attn::buildAttnCpuPipeline(OpPassManager &pm,
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-void attn::buildAttnGpuPipeline(OpPassManager &pm,
-                                const GpuPipelineOptions &options) {
+void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
+                                      const GpuPipelineOptions &options) {
   pm.addPass(createAttnFuse());
   pm.addPass(createConvertAttnToGPU(ConvertAttnToGPUOptions{options.threads}));
-  pm.addPass(createCanonicalizerPass());
+  // Outline before any canonicalization: hoisted constants would otherwise
+  // become kernel parameters. The kernel takes one pointer per tensor.
   pm.addPass(createGpuKernelOutliningPass());
+}
+
+void attn::buildAttnGpuBinaryPipeline(OpPassManager &pm,
+                                      const GpuPipelineOptions &options) {
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
   nvvm.cubinFeatures = options.chip == "sm_80" ? "+ptx70" : "+ptx80";
@@ -67,6 +72,12 @@ void attn::buildAttnGpuPipeline(OpPassManager &pm,
   nvvm.kernelUseBarePtrCallConv = true;
   nvvm.optLevel = 3;
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+}
+
+void attn::buildAttnGpuPipeline(OpPassManager &pm,
+                                const GpuPipelineOptions &options) {
+  buildAttnGpuKernelPipeline(pm, options);
+  buildAttnGpuBinaryPipeline(pm, options);
 }
 
 void attn::registerAttnPipelines() {

@@ -330,6 +330,13 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
           continue;
         if (!analyzeScores(tr, s, mDim, nDim, f, why))
           return false;
+        // The fused op adds the mask first and selects after; with a finite
+        // fill the order shows (fill + -inf is -inf, not the fill).
+        if (f.maskValue && !std::isinf(*f.maskValue) && !tr.constValue(b)) {
+          why = "a finite mask fill is applied before an additive mask; only "
+                "the other order is fused";
+          return false;
+        }
         if (tr.constValue(b)) {
           f.shifted = true; // a constant shift leaves the softmax unchanged
           return true;
@@ -378,15 +385,16 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
       why = "the scores go through a select that does not mask with -inf";
       return false;
     }
+    if (!analyzeScores(tr, other, mDim, nDim, f, why))
+      return false;
     // The fill is kept exactly: a finite one (JAX's finfo.min) makes fully
-    // masked rows average V, -inf makes them 0.
+    // masked rows average V, -inf makes them 0. Set after the inner scores
+    // are analyzed: masks inside were applied before this one.
     if (f.maskValue && *f.maskValue != *fill) {
       why = "the masks fill the scores with different values";
       return false;
     }
     f.maskValue = fill;
-    if (!analyzeScores(tr, other, mDim, nDim, f, why))
-      return false;
     int cond = tr.stripCasts(t.kids[0]);
     IndexMask im;
     if (classifyIndexMask(tr, cond, maskedWhen, mDim, nDim, im)) {
@@ -749,32 +757,16 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
   std::optional<SoftmaxFacts> sm;
   OpOperand *pOperand = nullptr;
   std::string firstWhy;
-  tensor::ExtractSliceOp pSlice;
   for (OpOperand *in : pv.getDpsInputOperands()) {
     auto type = cast<RankedTensorType>(in->get().getType());
     ScoreTracer candidate(ctx);
-    // P may be a leading slice of the softmax (an attention sink's column
-    // dropped); what it slices is decided below.
-    Value pv0 = in->get();
-    auto slice = pv0.getDefiningOp<tensor::ExtractSliceOp>();
-    if (slice && slice.getSourceType().getRank() == type.getRank() &&
-        llvm::all_of(slice.getMixedOffsets(),
-                     [](OpFoldResult o) { return isConstantIntValue(o, 0); }) &&
-        llvm::all_of(slice.getMixedStrides(),
-                     [](OpFoldResult o) { return isConstantIntValue(o, 1); })) {
-      candidate.ops.insert(slice);
-      pv0 = slice.getSource();
-    } else {
-      slice = nullptr;
-    }
-    int p = candidate.trace(pv0, AffineMap::getMultiDimIdentityMap(
-                                     type.getRank(), ctx));
+    int p = candidate.trace(in->get(), AffineMap::getMultiDimIdentityMap(
+                                           type.getRank(), ctx));
     std::string smWhy = candidate.why;
     if (p >= 0)
       sm = matchSoftmaxTerm(candidate, p, smWhy);
     if (sm) {
       pOperand = in;
-      pSlice = slice;
       tr = std::move(candidate);
       break;
     }
@@ -873,19 +865,22 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
       auto t0 = cast<RankedTensorType>(s0.getType());
       auto t1 = cast<RankedTensorType>(s1.getType());
       if (t1.getDimSize(cat.getDim()) != 1 || !t0.hasStaticShape() ||
-          !pSlice || pSlice.getType().getShape() != t0.getShape())
+          tr.slices.size() != 1 ||
+          cast<RankedTensorType>(tr.slices.front()->getResult(0).getType())
+                  .getShape() != t0.getShape())
         return fail("the scores get an extra column that is not an attention "
                     "sink sliced off before P·V");
       sinkConcat = cat;
-      sm->x = tr.trace(s0, xt.access);
-      sinkTerm = tr.trace(s1, xt.access);
+      AffineMap access = xt.access; // trace() grows the term list
+      sm->x = tr.trace(s0, access);
+      sinkTerm = tr.trace(s1, access);
       if (sm->x < 0 || sinkTerm < 0)
         return fail(tr.why);
       sinkTerm = tr.stripCasts(sinkTerm);
       const Term &st = tr.get(sinkTerm);
       if (st.kind != Term::Leaf || st.access.isFunctionOfDim(nPos))
         return fail("the extra score column is not one sink logit per row");
-    } else if (pSlice) {
+    } else if (!tr.slices.empty()) {
       return fail("the probabilities are sliced between the softmax and P·V");
     }
   }

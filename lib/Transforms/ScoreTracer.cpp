@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -108,6 +109,26 @@ int ScoreTracer::trace(Value t, AffineMap access) {
     return traceLinalg(lop, t, access);
   if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
     return traceReshape(def, t, access);
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+    // A leading slice (offsets 0, strides 1) of a computed tensor is traced
+    // through and recorded: the caller decides whether it is legal (an
+    // attention sink drops its column). A slice of a plain tensor stays a
+    // leaf: it is a view the fused op can read as it is.
+    if (slice.getSourceType().getRank() != slice.getType().getRank() ||
+        !llvm::all_of(slice.getMixedOffsets(),
+                      [](OpFoldResult o) { return isConstantIntValue(o, 0); }) ||
+        !llvm::all_of(slice.getMixedStrides(),
+                      [](OpFoldResult o) { return isConstantIntValue(o, 1); }))
+      return add(leaf);
+    int src = trace(slice.getSource(), access);
+    if (src < 0)
+      return -1;
+    if (terms[src].kind == Term::Leaf)
+      return add(leaf);
+    ops.insert(def);
+    slices.push_back(def);
+    return src;
+  }
   if (auto cast = dyn_cast<tensor::CastOp>(def)) {
     ops.insert(def);
     return trace(cast.getSource(), access);

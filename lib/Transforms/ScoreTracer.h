@@ -62,7 +62,8 @@ public:
 
   /// Ops whose results were traced through (candidates to erase).
   llvm::SetVector<Operation *> ops;
-
+  /// Leading slices of computed tensors traced through (see trace()).
+  SmallVector<Operation *> slices;
   std::string why;
 
 private:

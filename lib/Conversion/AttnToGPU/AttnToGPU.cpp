@@ -192,11 +192,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
   gpu::TerminatorOp::create(b, loc);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  c1 = kb.cIdx(1); // defined in the kernel: nothing but the tensors is passed
 
   // Loop values (b..., m, n, d, e); n, d, e filled in by the loops.
   SmallVector<Value> loops(r + 4);
   Value rest = launch.getBlockIds().y;
-  for (int64_t i = r - 1; i >= 0; --i) {
+  for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i) {
     loops[i] = arith::RemUIOp::create(b, loc, rest, kb.cIdx(sizes[i]));
     rest = arith::DivUIOp::create(b, loc, rest, kb.cIdx(sizes[i]));
   }

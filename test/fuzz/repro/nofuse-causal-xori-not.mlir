@@ -1,10 +1,10 @@
+// STATUS: fixed in 373d94a (fused as causal)
 // Missed fusion: causal written as keep = not(n > m) with arith.xori %c,
 // %true. classifyIndexMask only flips on xori with a constant equal to 1.0,
 // but getSplatFloat turns the i1 `true` IntegerAttr into getSExtValue() =
 // -1.0, so the branch never fires ("neither causal nor a boolean mask").
 // Expected: fused as causal (EXEC below requires fusion).
 // RUN: %exec-check %s
-// XFAIL: *
 // EXEC: amp=1.0 pipeline=tile-q=8,tile-kv=4
 func.func @causal_xori_not(%q: tensor<2x17x4xf32>, %k: tensor<2x17x4xf32>, %v: tensor<2x17x4xf32>) -> tensor<2x17x4xf32> {
   %zero = arith.constant 0.0 : f32

@@ -1,3 +1,4 @@
+// STATUS: fixed in 373d94a (fused)
 // Missed fusion: decomposed softmax whose row max/sum are brought to
 // keep-dims shape [B, M, 1] with tensor.expand_shape, with batch B = 1 (any
 // other size-1 dim of the row vector, e.g. M = 1, does the same). The same
@@ -8,7 +9,6 @@
 // Batch 1 is the common inference case (torch exports keepdims this way).
 // Expected: fused. gen_attention.py avoids this form unless --include-known.
 // RUN: %exec-check %s
-// XFAIL: *
 // EXEC: amp=1.0
 func.func @keepdims_expand_batch1(%q: tensor<1x5x4xf32>, %k: tensor<1x7x4xf32>, %v: tensor<1x7x3xf32>) -> tensor<1x5x3xf32> {
   %zero = arith.constant 0.0 : f32

@@ -1,3 +1,4 @@
+// STATUS: fixed in 373d94a (narrowing casts are no longer looked through: not fused)
 // Wrong numbers: a causal mask computed on indices narrowed to i8
 // (arith.index_cast index -> i8; trunci is treated the same). linearize()
 // looks through every integer cast ("icast") as if it preserved the value,
@@ -7,8 +8,7 @@
 // program. Expected: only casts that cannot wrap (to a type wide enough for
 // the static sizes, or index<->i64) are looked through; otherwise no fusion.
 // RUN: %exec-check %s
-// XFAIL: *
-// EXEC: amp=1.0 pipeline=tile-q=8,tile-kv=4
+// EXEC: nofuse
 func.func @causal_i8_wrap(%q: tensor<2x200x4xf32>, %k: tensor<2x200x4xf32>, %v: tensor<2x200x4xf32>) -> tensor<2x200x4xf32> {
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant 0xFF800000 : f32

@@ -1,0 +1,16 @@
+// A fixed-seed sample of the two fuzzers (see the scripts' docstrings).
+// gen_attention.py: random attention programs in the spellings attn-fuse
+// supports; each must fuse and match the unfused program under mlir-runner.
+// mutate.py: mutants of the lit corpus; attn-opt must not crash and
+// whatever it fuses must match. Larger runs: drop --count/--seed, e.g.
+//   python3 test/fuzz/gen_attention.py --seed 123 --count 500 --jobs 2
+//   python3 test/fuzz/mutate.py --seed 123 --count 1000 --jobs 2
+//
+// RUN: rm -rf %t.gen %t.mut
+// RUN: %python %S/gen_attention.py --seed 1 --count 40 --attn-opt %attn_obj_root/bin/attn-opt --runner-libs %runner-libs --transform-lib %attn_src_root/test/lib/decompose-softmax.mlir --keep %t.gen | FileCheck %s --check-prefix=GEN
+// RUN: %python %S/mutate.py --seed 1 --count 150 --attn-opt %attn_obj_root/bin/attn-opt --runner-libs %runner-libs --transform-lib %attn_src_root/test/lib/decompose-softmax.mlir --keep %t.mut | FileCheck %s --check-prefix=MUT
+
+// GEN: gen_attention: seed=1 cases=40 ok=40
+// MUT: mutate: seed=1 mutants=150
+// MUT-SAME: mismatches=0
+// MUT-SAME: pipeline_errors=0 crashes=0 broken_ir=0
