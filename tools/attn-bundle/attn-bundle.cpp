@@ -38,14 +38,35 @@ static cl::opt<std::string> chip("chip", cl::desc("sm_80 or sm_90a"),
 static cl::opt<int64_t> threads("block-threads", cl::desc("Threads per block"),
                                 cl::init(128));
 
-/// Runs the GPU pipeline on `module` and returns the kernel object bytes.
-static FailureOr<std::string> compile(ModuleOp module, StringRef format) {
-  PassManager pm(module.getContext());
+/// Runs the GPU pipeline on `module` and returns the kernel object bytes;
+/// `paramOrder` receives, for each kernel parameter, the host argument
+/// (q, k, v, ...) it is: outlining orders parameters by first use.
+static FailureOr<std::string> compile(ModuleOp module, StringRef format,
+                                      SmallVectorImpl<int64_t> &paramOrder) {
   attn::GpuPipelineOptions options;
   options.chip = chip;
   options.format = format.str();
   options.threads = threads;
-  attn::buildAttnGpuPipeline(pm, options);
+  PassManager kernelPm(module.getContext());
+  attn::buildAttnGpuKernelPipeline(kernelPm, options);
+  if (failed(kernelPm.run(module)))
+    return failure();
+  paramOrder.clear();
+  WalkResult walk = module.walk([&](gpu::LaunchFuncOp launch) {
+    for (Value v : launch.getKernelOperands()) {
+      auto arg = dyn_cast<BlockArgument>(v);
+      if (!arg) {
+        launch.emitError("kernel parameter is not a tensor argument");
+        return WalkResult::interrupt();
+      }
+      paramOrder.push_back(arg.getArgNumber());
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  PassManager pm(module.getContext());
+  attn::buildAttnGpuBinaryPipeline(pm, options);
   if (failed(pm.run(module)))
     return failure();
   std::string bytes;
@@ -127,7 +148,8 @@ int main(int argc, char **argv) {
     return 1;
   OwningOpRef<ModuleOp> forCubin = module->clone();
 
-  FailureOr<std::string> ptx = compile(*module, "isa");
+  SmallVector<int64_t> paramOrder, cubinOrder;
+  FailureOr<std::string> ptx = compile(*module, "isa", paramOrder);
   if (failed(ptx))
     return 1;
   auto info = (*module)->getAttrOfType<DictionaryAttr>("attn.bundle");
@@ -151,8 +173,8 @@ int main(int argc, char **argv) {
   manifest["ptx"] = "kernel.ptx";
   // ptxas from /usr/local/cuda; a bundle without a cubin still loads (the
   // driver JIT-compiles the PTX).
-  FailureOr<std::string> cubin = compile(*forCubin, "bin");
-  if (succeeded(cubin)) {
+  FailureOr<std::string> cubin = compile(*forCubin, "bin", cubinOrder);
+  if (succeeded(cubin) && cubinOrder == paramOrder) {
     path = outDir;
     llvm::sys::path::append(path, "kernel.cubin");
     if (succeeded(writeFile(path, *cubin)))
@@ -161,11 +183,19 @@ int main(int argc, char **argv) {
   llvm::json::Object attention;
   for (NamedAttribute n : info) {
     StringRef k = n.getName().getValue();
-    if (k == "kernel" || k == "args" || k == "grid" || k == "block" ||
-        k == "shared_bytes")
+    if (k == "args") {
+      // In kernel parameter order.
+      auto args = cast<ArrayAttr>(n.getValue());
+      llvm::json::Array ordered;
+      for (int64_t i : paramOrder)
+        ordered.push_back(toJson(args[i]));
+      manifest[k] = std::move(ordered);
+    } else if (k == "kernel" || k == "grid" || k == "block" ||
+               k == "shared_bytes") {
       manifest[k] = toJson(n.getValue());
-    else
+    } else {
       attention[k] = toJson(n.getValue());
+    }
   }
   if (!attention.get("window"))
     attention["window"] = nullptr;

@@ -34,8 +34,13 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::init(128)};
 };
 
-/// fuse -> attn-to-gpu -> kernel outlining -> NVVM -> PTX/cubin.
+/// fuse -> attn-to-gpu -> kernel outlining -> NVVM -> PTX/cubin, and its
+/// two halves (attn-bundle reads the kernel's parameter order in between).
 void buildAttnGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options);
+void buildAttnGpuKernelPipeline(OpPassManager &pm,
+                                const GpuPipelineOptions &options);
+void buildAttnGpuBinaryPipeline(OpPassManager &pm,
+                                const GpuPipelineOptions &options);
 
 /// fuse -> tile -> attn-to-linalg -> bufferize -> loops -> LLVM dialect, for
 /// a whole module that mlir-runner can execute.
