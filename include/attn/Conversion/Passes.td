@@ -38,6 +38,8 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::NVVM::NVVMDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::vector::VectorDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];

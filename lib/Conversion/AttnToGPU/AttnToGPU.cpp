@@ -28,6 +28,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -99,6 +101,306 @@ static std::string dtypeName(Type t) {
   if (t.isInteger(1))
     return "bool";
   return "unknown";
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor-core kernel (mma.sync m16n8k16)
+//===----------------------------------------------------------------------===//
+//
+// Block: 4 warps x 16 query rows. Per key tile of 64:
+//   S = Q K^T      8 n-blocks x (D/16) mma.sync, f32 accumulate
+//   S *= scale * log2(e); masked keys -> -inf   (exp2 domain)
+//   m' = max(m, rowmax(S))   (quad shuffles)    α = 2^(m - m')
+//   P = 2^(S - m') kept in registers, re-packed as the A operand of P·V
+//   ℓ = α ℓ + rowsum(P) (per thread; reduced once at the end)
+//   O = α O + P V   (D/8... E/8 n-blocks of mma.sync)
+// Operands are read straight from global memory (two halves per load for
+// Q/K; V element-wise): the next steps are shared memory, cp.async and
+// ldmatrix (docs/performance.md).
+
+static constexpr int64_t kMmaRowsPerBlock = 64;
+static constexpr int64_t kMmaThreads = 128;
+static constexpr int64_t kMmaKeyTile = 64;
+
+template <typename MemArgFn, typename MapOfFn>
+static bool mmaEligible(AttentionOp op, MemArgFn memArg, MapOfFn mapOf,
+                        int64_t D, int64_t E) {
+  // bf16 operands do not lower through nvgpu.mma.sync in MLIR 22 (the
+  // conversion leaves an unrealized cast): bf16 stays on the SIMT kernel.
+  Type t = op.getQuery().getType().getElementType();
+  if (!t.isF16() ||
+      op.getKey().getType().getElementType() != t ||
+      op.getValue().getType().getElementType() != t)
+    return false;
+  if (op.getMask() || op.getSink() ||
+      (op.getMaskValue() && !op.getMaskValue()->isInfinity()))
+    return false;
+  if (D % 16 != 0 || E % 8 != 0 || D > 256 || E > 256)
+    return false;
+  unsigned r = op.getNumBatchDims();
+  auto lastIs = [&](StringRef name, unsigned dim) {
+    AffineMap m = mapOf(name);
+    return m.getNumResults() > 0 &&
+           cast<AffineDimExpr>(m.getResults().back()).getPosition() == dim;
+  };
+  // Q and K rows are read two halves at a time along d.
+  return lastIs("q", r + 2) && lastIs("k", r + 2);
+}
+
+template <typename MemArgFn, typename MapOfFn>
+static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
+                           ArrayRef<int64_t> sizes, unsigned r, int64_t gridX,
+                           int64_t batch) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  AttentionOp op = kb.op;
+  int64_t M = sizes[r], N = sizes[r + 1], D = sizes[r + 2], E = sizes[r + 3];
+  Type elt = op.getQuery().getType().getElementType();
+  Type f32 = b.getF32Type();
+  auto outMem = memArg("out");
+  Type outElt = cast<MemRefType>(outMem.getType()).getElementType();
+
+  Value c1h = kb.cIdx(1);
+  auto launch = gpu::LaunchOp::create(b, loc, kb.cIdx(gridX), kb.cIdx(batch),
+                                      c1h, kb.cIdx(kMmaThreads), c1h, c1h);
+  func::ReturnOp::create(b, loc);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value tid = launch.getThreadIds().x;
+  Value c0 = kb.cIdx(0), c1 = kb.cIdx(1);
+  Value warp = arith::DivUIOp::create(b, loc, tid, kb.cIdx(32));
+  Value lane = arith::RemUIOp::create(b, loc, tid, kb.cIdx(32));
+  Value g = arith::DivUIOp::create(b, loc, lane, kb.cIdx(4));
+  Value c2 = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, kb.cIdx(4)), kb.cIdx(2));
+  auto add = [&](Value x, int64_t k) -> Value {
+    return k ? arith::AddIOp::create(b, loc, x, kb.cIdx(k)).getResult() : x;
+  };
+  auto addv = [&](Value x, Value y) -> Value {
+    return arith::AddIOp::create(b, loc, x, y);
+  };
+  auto clamp = [&](Value x, int64_t hi) -> Value {
+    return arith::MinUIOp::create(b, loc, x, kb.cIdx(hi - 1));
+  };
+  Value rowBase = addv(
+      arith::MulIOp::create(b, loc, launch.getBlockIds().x,
+                            kb.cIdx(kMmaRowsPerBlock)),
+      arith::MulIOp::create(b, loc, warp, kb.cIdx(16)));
+  Value rows[2] = {addv(rowBase, g), add(addv(rowBase, g), 8)};
+  Value rowsC[2] = {clamp(rows[0], M), clamp(rows[1], M)};
+
+  SmallVector<Value> loops(r + 4);
+  Value rest = launch.getBlockIds().y;
+  for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i) {
+    loops[i] = arith::RemUIOp::create(b, loc, rest, kb.cIdx(sizes[i]));
+    rest = arith::DivUIOp::create(b, loc, rest, kb.cIdx(sizes[i]));
+  }
+  auto indices = [&](StringRef name) {
+    SmallVector<Value> idx;
+    for (AffineExpr e : mapOf(name).getResults())
+      idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
+    return idx;
+  };
+  auto pairType = VectorType::get({2}, elt);
+  auto fragA = VectorType::get({4, 2}, elt);
+  auto fragB = VectorType::get({2, 2}, elt);
+  auto fragC = VectorType::get({2, 2}, f32);
+  // Two consecutive halves along the operand's last dim.
+  auto load2 = [&](StringRef name) -> Value {
+    return vector::LoadOp::create(b, loc, pairType, memArg(name),
+                                  indices(name));
+  };
+  auto pack = [&](VectorType t, ArrayRef<Value> pairs) -> Value {
+    Value v = arith::ConstantOp::create(b, loc, t, b.getZeroAttr(t));
+    for (auto [i, p] : llvm::enumerate(pairs))
+      v = vector::InsertOp::create(b, loc, p, v, ArrayRef<int64_t>{(int64_t)i});
+    return v;
+  };
+  auto mma = [&](Value a, Value bb, Value c) -> Value {
+    return nvgpu::MmaSyncOp::create(b, loc, a, bb, c,
+                                    ArrayRef<int64_t>{16, 8, 16});
+  };
+
+  // Q fragments for the whole row block, once.
+  SmallVector<Value> qFrag;
+  for (int64_t ks = 0; ks < D / 16; ++ks) {
+    SmallVector<Value> pairs;
+    for (int64_t part = 0; part < 4; ++part) {
+      loops[r] = rowsC[part % 2];
+      loops[r + 2] = add(c2, ks * 16 + (part / 2) * 8);
+      pairs.push_back(load2("q"));
+    }
+    qFrag.push_back(pack(fragA, pairs));
+  }
+
+  // Keys the warp's 16 rows can see.
+  Value lb = c0, ub = kb.cIdx(N);
+  std::optional<int64_t> window = op.getWindow();
+  if (op.getCausal())
+    ub = arith::MinUIOp::create(b, loc, ub, add(rowBase, 16));
+  if (window) {
+    Value reach = kb.cIdx(*window - 1);
+    Value far = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                      rowBase, reach);
+    lb = arith::SelectOp::create(
+        b, loc, far, arith::SubIOp::create(b, loc, rowBase, reach), c0);
+  }
+  Value zero = kb.cF32(0.0f);
+  Value ninf = kb.cF32(-std::numeric_limits<float>::infinity());
+  Value zeroC = arith::ConstantOp::create(b, loc, fragC, b.getZeroAttr(fragC));
+  int64_t eBlocks = E / 8;
+  SmallVector<Value> init = {ninf, ninf, zero, zero};
+  init.append(eBlocks, zeroC);
+  Value scaleLog2 = kb.cF32(kb.scale * 1.4426950408889634f);
+  auto quadMax = [&](Value x) -> Value {
+    for (int32_t off : {1, 2}) {
+      Value o = gpu::ShuffleOp::create(b, loc, x, off, 32,
+                                       gpu::ShuffleMode::XOR)
+                    .getShuffleResult();
+      x = arith::MaximumFOp::create(b, loc, x, o);
+    }
+    return x;
+  };
+  auto quadSum = [&](Value x) -> Value {
+    for (int32_t off : {1, 2}) {
+      Value o = gpu::ShuffleOp::create(b, loc, x, off, 32,
+                                       gpu::ShuffleMode::XOR)
+                    .getShuffleResult();
+      x = arith::AddFOp::create(b, loc, x, o);
+    }
+    return x;
+  };
+  auto ex2 = [&](Value x) -> Value {
+    return NVVM::InlinePtxOp::create(b, loc, TypeRange{f32}, ValueRange{x},
+                                     ValueRange{}, "ex2.approx.ftz.f32 $0, $1;",
+                                     Value())
+        ->getResult(0);
+  };
+
+  auto loop = scf::ForOp::create(
+      b, loc, lb, ub, kb.cIdx(kMmaKeyTile), init,
+      [&](OpBuilder &, Location, Value n0, ValueRange st) {
+        // S = Q K^T for 8 blocks of 8 keys.
+        SmallVector<Value> s(8 * 4); // [nb][h][j]
+        for (int64_t nb = 0; nb < 8; ++nb) {
+          Value key = addv(add(n0, nb * 8), g);
+          loops[r + 1] = clamp(key, N);
+          Value acc = zeroC;
+          for (int64_t ks = 0; ks < D / 16; ++ks) {
+            SmallVector<Value> pairs;
+            for (int64_t part = 0; part < 2; ++part) {
+              loops[r + 2] = add(c2, ks * 16 + part * 8);
+              pairs.push_back(load2("k"));
+            }
+            acc = mma(qFrag[ks], pack(fragB, pairs), acc);
+          }
+          for (int64_t h = 0; h < 2; ++h)
+            for (int64_t j = 0; j < 2; ++j) {
+              Value x = vector::ExtractOp::create(b, loc, acc,
+                                                  ArrayRef<int64_t>{h, j});
+              x = arith::MulFOp::create(b, loc, x, scaleLog2);
+              Value col = addv(add(n0, nb * 8 + j), c2);
+              Value masked = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::uge, col, kb.cIdx(N));
+              if (op.getCausal())
+                masked = arith::OrIOp::create(
+                    b, loc, masked,
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                          col, rows[h]));
+              if (window)
+                masked = arith::OrIOp::create(
+                    b, loc, masked,
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                          rows[h], add(col, *window)));
+              s[nb * 4 + h * 2 + j] =
+                  arith::SelectOp::create(b, loc, masked, ninf, x);
+            }
+        }
+        // Online softmax per row half h (rows g and g + 8).
+        Value alpha[2], ms[2];
+        SmallVector<Value> next(4);
+        for (int64_t h = 0; h < 2; ++h) {
+          Value mt = s[h * 2];
+          for (int64_t nb = 0; nb < 8; ++nb)
+            for (int64_t j = 0; j < 2; ++j)
+              mt = arith::MaximumFOp::create(b, loc, mt, s[nb * 4 + h * 2 + j]);
+          mt = quadMax(mt);
+          Value mNew = arith::MaximumFOp::create(b, loc, st[h], mt);
+          Value isNinf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                               mNew, ninf);
+          ms[h] = arith::SelectOp::create(b, loc, isNinf, zero, mNew);
+          alpha[h] = ex2(arith::SubFOp::create(b, loc, st[h], ms[h]));
+          next[h] = mNew;
+        }
+        Value lsum[2] = {zero, zero};
+        for (int64_t nb = 0; nb < 8; ++nb)
+          for (int64_t h = 0; h < 2; ++h)
+            for (int64_t j = 0; j < 2; ++j) {
+              Value &x = s[nb * 4 + h * 2 + j];
+              x = ex2(arith::SubFOp::create(b, loc, x, ms[h]));
+              lsum[h] = arith::AddFOp::create(b, loc, lsum[h], x);
+            }
+        for (int64_t h = 0; h < 2; ++h)
+          next[2 + h] = kb.fma(alpha[h], st[2 + h], lsum[h]);
+        // O = α O + P V.
+        Value alphaC = vector::FromElementsOp::create(
+            b, loc, fragC, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
+        SmallVector<Value> o;
+        for (int64_t eb = 0; eb < eBlocks; ++eb)
+          o.push_back(arith::MulFOp::create(b, loc, st[4 + eb], alphaC));
+        for (int64_t kk = 0; kk < kMmaKeyTile / 16; ++kk) {
+          SmallVector<Value> pairs;
+          for (int64_t part = 0; part < 4; ++part) {
+            int64_t nb = 2 * kk + part / 2, h = part % 2;
+            Value lo = arith::TruncFOp::create(b, loc, elt, s[nb * 4 + h * 2]);
+            Value hi =
+                arith::TruncFOp::create(b, loc, elt, s[nb * 4 + h * 2 + 1]);
+            pairs.push_back(vector::FromElementsOp::create(
+                b, loc, pairType, ValueRange{lo, hi}));
+          }
+          Value pA = pack(fragA, pairs);
+          Value keyBase = addv(add(n0, kk * 16), c2);
+          for (int64_t eb = 0; eb < eBlocks; ++eb) {
+            loops[r + 3] = add(g, eb * 8);
+            SmallVector<Value> vals;
+            for (int64_t k : {0, 1, 8, 9}) {
+              loops[r + 1] = clamp(add(keyBase, k), N);
+              vals.push_back(memref::LoadOp::create(b, loc, memArg("v"),
+                                                    indices("v")));
+            }
+            Value vB = vector::FromElementsOp::create(b, loc, fragB, vals);
+            o[eb] = mma(pA, vB, o[eb]);
+          }
+        }
+        next.append(o.begin(), o.end());
+        scf::YieldOp::create(b, loc, next);
+      });
+
+  // One divide per row; rows past M are not stored.
+  for (int64_t h = 0; h < 2; ++h) {
+    Value l = quadSum(loop.getResult(2 + h));
+    Value empty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
+    Value inv = arith::SelectOp::create(
+        b, loc, empty, zero, arith::DivFOp::create(b, loc, kb.cF32(1.0f), l));
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          rows[h], kb.cIdx(M));
+    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    loops[r] = rows[h];
+    for (int64_t eb = 0; eb < eBlocks; ++eb)
+      for (int64_t j = 0; j < 2; ++j) {
+        Value x = vector::ExtractOp::create(b, loc, loop.getResult(4 + eb),
+                                            ArrayRef<int64_t>{h, j});
+        x = arith::MulFOp::create(b, loc, x, inv);
+        if (outElt != f32)
+          x = arith::TruncFOp::create(b, loc, outElt, x);
+        loops[r + 3] = add(c2, eb * 8 + j);
+        memref::StoreOp::create(b, loc, x, outMem, indices("out"));
+      }
+  }
+  gpu::TerminatorOp::create(b, loc);
+  (void)c1;
 }
 
 static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
@@ -176,7 +478,13 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   int64_t batch = 1;
   for (unsigned i = 0; i < r; ++i)
     batch *= sizes[i];
-  int64_t gridX = (M + threads - 1) / threads;
+  bool useMma = mmaEligible(op, memArg, mapOf, D, E);
+  int64_t rowsPerBlock = useMma ? kMmaRowsPerBlock : threads;
+  int64_t blockThreads = useMma ? kMmaThreads : threads;
+  int64_t gridX = (M + rowsPerBlock - 1) / rowsPerBlock;
+  if (useMma) {
+    buildMmaKernel(kb, memArg, mapOf, sizes, r, gridX, batch);
+  } else {
 
   Value c1 = kb.cIdx(1);
   auto launch = gpu::LaunchOp::create(b, loc, kb.cIdx(gridX), kb.cIdx(batch),
@@ -307,6 +615,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     memref::StoreOp::create(b, loc, o, outMem, idx);
   }
 
+  }
   // Describe the kernel for attn-bundle.
   SmallVector<Attribute> argAttrs;
   for (auto &[name, v] : args) {
@@ -322,13 +631,14 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       b.getNamedAttr("kernel", b.getStringAttr("attn_fwd_kernel")),
       b.getNamedAttr("args", b.getArrayAttr(argAttrs)),
       b.getNamedAttr("grid", b.getDenseI64ArrayAttr({gridX, batch, 1})),
-      b.getNamedAttr("block", b.getDenseI64ArrayAttr({threads, 1, 1})),
+      b.getNamedAttr("block", b.getDenseI64ArrayAttr({blockThreads, 1, 1})),
+      b.getNamedAttr("tensor_cores", b.getBoolAttr(useMma)),
       b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(0)),
       b.getNamedAttr("scale", b.getF32FloatAttr(kb.scale)),
       b.getNamedAttr("causal", b.getBoolAttr(op.getCausal())),
       b.getNamedAttr("mask_value", b.getF32FloatAttr(kb.maskValue)),
       b.getNamedAttr("batch_dims", b.getI64IntegerAttr(r))};
-  if (window)
+  if (std::optional<int64_t> window = op.getWindow())
     info.push_back(b.getNamedAttr("window", b.getI64IntegerAttr(*window)));
   module->setAttr("attn.bundle", b.getDictionaryAttr(info));
   return success();
