@@ -143,8 +143,9 @@ static bool mmaEligible(AttentionOp op, MemArgFn memArg, MapOfFn mapOf,
     return m.getNumResults() > 0 &&
            cast<AffineDimExpr>(m.getResults().back()).getPosition() == dim;
   };
-  // Q and K rows are read two halves at a time along d.
-  return lastIs("q", r + 2) && lastIs("k", r + 2);
+  // Q and K rows are read along d, V rows along e, 8 halves at a time.
+  return lastIs("q", r + 2) && lastIs("k", r + 2) && lastIs("v", r + 3) &&
+         D % 8 == 0 && E % 8 == 0;
 }
 
 template <typename MemArgFn, typename MapOfFn>
@@ -161,9 +162,21 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
   Type outElt = cast<MemRefType>(outMem.getType()).getElementType();
 
   Value c1h = kb.cIdx(1);
-  auto launch = gpu::LaunchOp::create(b, loc, kb.cIdx(gridX), kb.cIdx(batch),
-                                      c1h, kb.cIdx(kMmaThreads), c1h, c1h);
+  // K and V tiles staged in shared memory, rows padded by 8 halves so that
+  // the fragment reads of one warp spread over the banks.
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  auto kTileType =
+      MemRefType::get({kMmaKeyTile, D + 8}, elt, AffineMap(), workgroup);
+  auto vTileType =
+      MemRefType::get({kMmaKeyTile, E + 8}, elt, AffineMap(), workgroup);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, kb.cIdx(gridX), kb.cIdx(batch), c1h, kb.cIdx(kMmaThreads), c1h,
+      c1h, /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      ValueRange{}, TypeRange{kTileType, vTileType});
   func::ReturnOp::create(b, loc);
+  Value kTile = launch.getWorkgroupAttributions()[0];
+  Value vTile = launch.getWorkgroupAttributions()[1];
   b.setInsertionPointToStart(&launch.getBody().front());
   Value tid = launch.getThreadIds().x;
   Value c0 = kb.cIdx(0), c1 = kb.cIdx(1);
@@ -235,14 +248,17 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
   // Keys the warp's 16 rows can see.
   Value lb = c0, ub = kb.cIdx(N);
   std::optional<int64_t> window = op.getWindow();
+  // Bounds are per block (all warps meet at the barriers).
+  Value blockRow = arith::MulIOp::create(b, loc, launch.getBlockIds().x,
+                                         kb.cIdx(kMmaRowsPerBlock));
   if (op.getCausal())
-    ub = arith::MinUIOp::create(b, loc, ub, add(rowBase, 16));
+    ub = arith::MinUIOp::create(b, loc, ub, add(blockRow, kMmaRowsPerBlock));
   if (window) {
     Value reach = kb.cIdx(*window - 1);
     Value far = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                      rowBase, reach);
+                                      blockRow, reach);
     lb = arith::SelectOp::create(
-        b, loc, far, arith::SubIOp::create(b, loc, rowBase, reach), c0);
+        b, loc, far, arith::SubIOp::create(b, loc, blockRow, reach), c0);
   }
   Value zero = kb.cF32(0.0f);
   Value ninf = kb.cF32(-std::numeric_limits<float>::infinity());
@@ -279,18 +295,47 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
   auto loop = scf::ForOp::create(
       b, loc, lb, ub, kb.cIdx(kMmaKeyTile), init,
       [&](OpBuilder &, Location, Value n0, ValueRange st) {
+        // Stage the K and V tiles: 16-byte coalesced loads by all threads.
+        auto chunk8 = VectorType::get({8}, elt);
+        auto stage = [&](StringRef name, Value tile, int64_t width,
+                         unsigned dim) {
+          int64_t chunks = kMmaKeyTile * width / 8;
+          for (int64_t it = 0; it < (chunks + kMmaThreads - 1) / kMmaThreads;
+               ++it) {
+            Value i = add(tid, it * kMmaThreads);
+            Value keyLocal = arith::DivUIOp::create(b, loc, i,
+                                                    kb.cIdx(width / 8));
+            Value col = arith::MulIOp::create(
+                b, loc,
+                arith::RemUIOp::create(b, loc, i, kb.cIdx(width / 8)),
+                kb.cIdx(8));
+            Value valid = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ult, i, kb.cIdx(chunks));
+            auto ifOp = scf::IfOp::create(b, loc, valid, false);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+            loops[r + 1] = clamp(addv(n0, keyLocal), N);
+            loops[dim] = col;
+            Value v = vector::LoadOp::create(b, loc, chunk8, memArg(name),
+                                             indices(name));
+            vector::StoreOp::create(b, loc, v, tile, ValueRange{keyLocal, col});
+          }
+        };
+        stage("k", kTile, D, r + 2);
+        stage("v", vTile, E, r + 3);
+        gpu::BarrierOp::create(b, loc);
+
         // S = Q K^T for 8 blocks of 8 keys.
         SmallVector<Value> s(8 * 4); // [nb][h][j]
         for (int64_t nb = 0; nb < 8; ++nb) {
-          Value key = addv(add(n0, nb * 8), g);
-          loops[r + 1] = clamp(key, N);
+          Value keyLocal = add(g, nb * 8);
           Value acc = zeroC;
           for (int64_t ks = 0; ks < D / 16; ++ks) {
             SmallVector<Value> pairs;
-            for (int64_t part = 0; part < 2; ++part) {
-              loops[r + 2] = add(c2, ks * 16 + part * 8);
-              pairs.push_back(load2("k"));
-            }
+            for (int64_t part = 0; part < 2; ++part)
+              pairs.push_back(vector::LoadOp::create(
+                  b, loc, pairType, kTile,
+                  ValueRange{keyLocal, add(c2, ks * 16 + part * 8)}));
             acc = mma(qFrag[ks], pack(fragB, pairs), acc);
           }
           for (int64_t h = 0; h < 2; ++h)
@@ -358,20 +403,20 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
                 b, loc, pairType, ValueRange{lo, hi}));
           }
           Value pA = pack(fragA, pairs);
-          Value keyBase = addv(add(n0, kk * 16), c2);
+          Value keyBase = add(c2, kk * 16);
           for (int64_t eb = 0; eb < eBlocks; ++eb) {
-            loops[r + 3] = add(g, eb * 8);
+            Value e = add(g, eb * 8);
             SmallVector<Value> vals;
-            for (int64_t k : {0, 1, 8, 9}) {
-              loops[r + 1] = clamp(add(keyBase, k), N);
-              vals.push_back(memref::LoadOp::create(b, loc, memArg("v"),
-                                                    indices("v")));
-            }
+            for (int64_t k : {0, 1, 8, 9})
+              vals.push_back(memref::LoadOp::create(
+                  b, loc, vTile, ValueRange{add(keyBase, k), e}));
             Value vB = vector::FromElementsOp::create(b, loc, fragB, vals);
             o[eb] = mma(pA, vB, o[eb]);
           }
         }
         next.append(o.begin(), o.end());
+        // Everyone is done with the tiles before the next key tile lands.
+        gpu::BarrierOp::create(b, loc);
         scf::YieldOp::create(b, loc, next);
       });
 
