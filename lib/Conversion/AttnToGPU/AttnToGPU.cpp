@@ -125,10 +125,8 @@ static constexpr int64_t kMmaKeyTile = 64;
 template <typename MemArgFn, typename MapOfFn>
 static bool mmaEligible(AttentionOp op, MemArgFn memArg, MapOfFn mapOf,
                         int64_t D, int64_t E) {
-  // bf16 operands do not lower through nvgpu.mma.sync in MLIR 22 (the
-  // conversion leaves an unrealized cast): bf16 stays on the SIMT kernel.
   Type t = op.getQuery().getType().getElementType();
-  if (!t.isF16() ||
+  if (!(t.isF16() || t.isBF16()) ||
       op.getKey().getType().getElementType() != t ||
       op.getValue().getType().getElementType() != t)
     return false;
@@ -228,9 +226,36 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
       v = vector::InsertOp::create(b, loc, p, v, ArrayRef<int64_t>{(int64_t)i});
     return v;
   };
+  // bf16 operands do not lower through nvgpu.mma.sync in MLIR 22 (the
+  // conversion leaves an unrealized cast), so bf16 issues the same
+  // instruction through inline PTX on the packed registers.
+  auto regs = [&](Value frag, int64_t n) {
+    SmallVector<Value> out;
+    auto i32x1 = VectorType::get({1}, b.getI32Type());
+    for (int64_t i = 0; i < n; ++i) {
+      Value pair = vector::ExtractOp::create(b, loc, frag, ArrayRef<int64_t>{i});
+      Value asInt = vector::BitCastOp::create(b, loc, i32x1, pair);
+      out.push_back(
+          vector::ExtractOp::create(b, loc, asInt, ArrayRef<int64_t>{0}));
+    }
+    return out;
+  };
   auto mma = [&](Value a, Value bb, Value c) -> Value {
-    return nvgpu::MmaSyncOp::create(b, loc, a, bb, c,
-                                    ArrayRef<int64_t>{16, 8, 16});
+    if (elt.isF16())
+      return nvgpu::MmaSyncOp::create(b, loc, a, bb, c,
+                                      ArrayRef<int64_t>{16, 8, 16});
+    SmallVector<Value> ins = regs(a, 4);
+    llvm::append_range(ins, regs(bb, 2));
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t j = 0; j < 2; ++j)
+        ins.push_back(
+            vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{h, j}));
+    auto ptx = NVVM::InlinePtxOp::create(
+        b, loc, TypeRange{f32, f32, f32, f32}, ins, ValueRange{},
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+        "{$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",
+        Value());
+    return vector::FromElementsOp::create(b, loc, fragC, ptx->getResults());
   };
 
   // Q fragments for the whole row block, once.
