@@ -1,15 +1,48 @@
 // RUN: attn-opt %s --convert-attn-to-gpu --split-input-file --verify-diagnostics | FileCheck %s
 
-// One thread per query row; grid = (ceil(M / threads), flattened batch).
+// f16/bf16 with contiguous head dims: the tensor-core kernel. Blocks of 4
+// warps x 16 rows; K/V tiles of 64 keys staged in shared memory (padded
+// rows); S = Q K^T and O += P V on mma.sync m16n8k16 with P re-packed from
+// the S registers; row max/sum over the quad with xor shuffles; exp2.
+// CHECK: module attributes {attn.bundle = {{.*}}block = array<i64: 128, 1, 1>
+// CHECK-SAME: grid = array<i64: 2, 8, 1>
+// CHECK-SAME: tensor_cores = true
+// CHECK-LABEL: func.func @attn_fwd
+// CHECK: gpu.launch {{.*}} workgroup(%[[KT:.*]] : memref<64x72xf16, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<64x72xf16, #gpu.address_space<workgroup>>)
+// CHECK:   scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>,
+// CHECK:     vector.load {{.*}} : memref<2x4x100x64xf16>, vector<8xf16>
+// CHECK:     vector.store {{.*}}, %[[KT]]
+// CHECK:     gpu.barrier
+// CHECK:     nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK:     gpu.shuffle xor
+// CHECK:     nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
+// CHECK:     memref.load %[[VT]]
+// CHECK:     nvgpu.mma.sync
+// CHECK:     gpu.barrier
+// CHECK:   arith.divf
+// CHECK-NOT: func.func @attention
+func.func @attention(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x100x64xf16>, %v: tensor<2x4x100x64xf16>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x100x64xf16>, tensor<2x4x100x64xf16>, tensor<2x4x100x64xf16>)
+      scale(%s) outs(%o : tensor<2x4x100x64xf16>) causal
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>]
+      -> tensor<2x4x100x64xf16>
+  return %r : tensor<2x4x100x64xf16>
+}
+
+// -----
+
+// f32: the SIMT kernel. One thread per query row; grid = (ceil(M / threads), flattened batch).
 // The key loop carries (m, ℓ) and rescales by α = exp(m - m'); the output is
 // divided once. Causal rows stop at the diagonal.
-// CHECK: module attributes {attn.bundle = {args = [{dtype = "float16", map = {{.*}}, name = "q", shape = array<i64: 2, 4, 100, 64>}
+// CHECK: module attributes {attn.bundle = {args = [{dtype = "float32", map = {{.*}}, name = "q", shape = array<i64: 2, 4, 100, 64>}
 // CHECK-SAME: block = array<i64: 128, 1, 1>
 // CHECK-SAME: causal = true
 // CHECK-SAME: grid = array<i64: 1, 8, 1>
 // CHECK-SAME: gpu.container_module
 // CHECK-LABEL: func.func @attn_fwd
-// CHECK-SAME: (%[[Q:.*]]: memref<2x4x100x64xf16>, %[[K:.*]]: memref<2x4x100x64xf16>, %[[V:.*]]: memref<2x4x100x64xf16>, %[[O:.*]]: memref<2x4x100x64xf16>)
+// CHECK-SAME: (%[[Q:.*]]: memref<2x4x100x64xf32>, %[[K:.*]]: memref<2x4x100x64xf32>, %[[V:.*]]: memref<2x4x100x64xf32>, %[[O:.*]]: memref<2x4x100x64xf32>)
 // CHECK: gpu.launch
 // CHECK-NOT: memref.alloca
 // CHECK:   %[[UB:.*]] = arith.minui
@@ -23,14 +56,14 @@
 // CHECK:   arith.divf
 // CHECK:   memref.store %{{.*}}, %[[O]]
 // CHECK-NOT: func.func @attention
-func.func @attention(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x100x64xf16>, %v: tensor<2x4x100x64xf16>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
+func.func @attention(%q: tensor<2x4x100x64xf32>, %k: tensor<2x4x100x64xf32>, %v: tensor<2x4x100x64xf32>, %o: tensor<2x4x100x64xf32>) -> tensor<2x4x100x64xf32> {
   %s = arith.constant 0.125 : f32
-  %r = attn.attention ins(%q, %k, %v : tensor<2x4x100x64xf16>, tensor<2x4x100x64xf16>, tensor<2x4x100x64xf16>)
-      scale(%s) outs(%o : tensor<2x4x100x64xf16>) causal
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>)
+      scale(%s) outs(%o : tensor<2x4x100x64xf32>) causal
       indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
                        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>]
-      -> tensor<2x4x100x64xf16>
-  return %r : tensor<2x4x100x64xf16>
+      -> tensor<2x4x100x64xf32>
+  return %r : tensor<2x4x100x64xf32>
 }
 
 // -----
