@@ -2,7 +2,8 @@
 
 // f16/bf16 with contiguous head dims: the tensor-core kernel. Blocks of 4
 // warps x 16 rows; K/V tiles of 64 keys staged in shared memory (padded
-// rows); S = Q K^T and O += P V on mma.sync m16n8k16 with P re-packed from
+// rows) and read with ldmatrix (.trans for V); S = Q K^T and O += P V on
+// mma.sync m16n8k16 with P re-packed from
 // the S registers; row max/sum over the quad with xor shuffles; exp2.
 // CHECK: module attributes {attn.bundle = {{.*}}block = array<i64: 128, 1, 1>
 // CHECK-SAME: grid = array<i64: 2, 8, 1>
@@ -13,10 +14,11 @@
 // CHECK:     vector.load {{.*}} : memref<2x4x100x64xf16>, vector<8xf16>
 // CHECK:     vector.store {{.*}}, %[[KT]]
 // CHECK:     gpu.barrier
+// CHECK:     nvgpu.ldmatrix %[[KT]]{{.*}} {numTiles = 4 : i32, transpose = false}
 // CHECK:     nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // CHECK:     gpu.shuffle xor
 // CHECK:     nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
-// CHECK:     memref.load %[[VT]]
+// CHECK:     nvgpu.ldmatrix %[[VT]]{{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK:     nvgpu.mma.sync
 // CHECK:     gpu.barrier
 // CHECK:   arith.divf

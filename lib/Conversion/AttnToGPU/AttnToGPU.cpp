@@ -183,6 +183,18 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
   Value g = arith::DivUIOp::create(b, loc, lane, kb.cIdx(4));
   Value c2 = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, lane, kb.cIdx(4)), kb.cIdx(2));
+  // ldmatrix addressing: lane l points at row l % 8 of 8x8 tile l / 8.
+  bool useLdMatrix = elt.isF16();
+  Value laneRow = arith::RemUIOp::create(b, loc, lane, kb.cIdx(8));
+  Value tileIdx = arith::DivUIOp::create(b, loc, lane, kb.cIdx(8));
+  // K tiles step along d by 8: column (l / 8) * 8.
+  Value laneTile8 = arith::MulIOp::create(b, loc, tileIdx, kb.cIdx(8));
+  // V tiles: (l / 8) % 2 picks keys +0/+8, l / 16 picks the e-block.
+  Value laneHalf8 = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, tileIdx, kb.cIdx(2)),
+      kb.cIdx(8));
+  Value laneTile16 = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lane, kb.cIdx(16)), kb.cIdx(8));
   auto add = [&](Value x, int64_t k) -> Value {
     return k ? arith::AddIOp::create(b, loc, x, kb.cIdx(k)).getResult() : x;
   };
@@ -355,13 +367,35 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
         for (int64_t nb = 0; nb < 8; ++nb) {
           Value keyLocal = add(g, nb * 8);
           Value acc = zeroC;
-          for (int64_t ks = 0; ks < D / 16; ++ks) {
-            SmallVector<Value> pairs;
-            for (int64_t part = 0; part < 2; ++part)
-              pairs.push_back(vector::LoadOp::create(
-                  b, loc, pairType, kTile,
-                  ValueRange{keyLocal, add(c2, ks * 16 + part * 8)}));
-            acc = mma(qFrag[ks], pack(fragB, pairs), acc);
+          if (useLdMatrix && D % 32 == 0) {
+            // ldmatrix x4: lanes 8i..8i+7 address rows of 8x8 tile i =
+            // (keys nb*8.., d = 2 k-steps x 2 halves); the four results are
+            // the B fragments (K^T) of two k-steps.
+            Value key = add(laneRow, nb * 8);
+            for (int64_t ks = 0; ks < D / 16; ks += 2) {
+              Value col = addv(laneTile8, kb.cIdx(ks * 16));
+              Value frags = nvgpu::LdMatrixOp::create(
+                  b, loc, fragA, kTile, ValueRange{key, col},
+                  /*transpose=*/false, /*numTiles=*/4);
+              for (int64_t half = 0; half < 2; ++half) {
+                Value bf = pack(fragB, {vector::ExtractOp::create(
+                                            b, loc, frags,
+                                            ArrayRef<int64_t>{2 * half}),
+                                        vector::ExtractOp::create(
+                                            b, loc, frags,
+                                            ArrayRef<int64_t>{2 * half + 1})});
+                acc = mma(qFrag[ks + half], bf, acc);
+              }
+            }
+          } else {
+            for (int64_t ks = 0; ks < D / 16; ++ks) {
+              SmallVector<Value> pairs;
+              for (int64_t part = 0; part < 2; ++part)
+                pairs.push_back(vector::LoadOp::create(
+                    b, loc, pairType, kTile,
+                    ValueRange{keyLocal, add(c2, ks * 16 + part * 8)}));
+              acc = mma(qFrag[ks], pack(fragB, pairs), acc);
+            }
           }
           for (int64_t h = 0; h < 2; ++h)
             for (int64_t j = 0; j < 2; ++j) {
@@ -429,6 +463,27 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
           }
           Value pA = pack(fragA, pairs);
           Value keyBase = add(c2, kk * 16);
+          if (useLdMatrix && eBlocks % 2 == 0) {
+            // ldmatrix.trans x4 on V rows: tiles (keys kk*16 + 0/8, e-block
+            // eb / eb+1) give the B fragments of two e-blocks.
+            Value key = addv(add(laneRow, kk * 16), laneHalf8);
+            for (int64_t eb = 0; eb < eBlocks; eb += 2) {
+              Value col = addv(laneTile16, kb.cIdx(eb * 8));
+              Value frags = nvgpu::LdMatrixOp::create(
+                  b, loc, fragA, vTile, ValueRange{key, col},
+                  /*transpose=*/true, /*numTiles=*/4);
+              for (int64_t half = 0; half < 2; ++half) {
+                Value vB = pack(fragB, {vector::ExtractOp::create(
+                                            b, loc, frags,
+                                            ArrayRef<int64_t>{2 * half}),
+                                        vector::ExtractOp::create(
+                                            b, loc, frags,
+                                            ArrayRef<int64_t>{2 * half + 1})});
+                o[eb + half] = mma(pA, vB, o[eb + half]);
+              }
+            }
+            continue;
+          }
           for (int64_t eb = 0; eb < eBlocks; ++eb) {
             Value e = add(g, eb * 8);
             SmallVector<Value> vals;
