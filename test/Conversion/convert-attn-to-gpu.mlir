@@ -1,7 +1,8 @@
 // RUN: attn-opt %s --convert-attn-to-gpu --split-input-file --verify-diagnostics | FileCheck %s
 
 // f16/bf16 with contiguous head dims: the tensor-core kernel. Blocks of 4
-// warps x 16 rows; K/V tiles of 64 keys staged in shared memory (padded
+// warps x 16 rows; K/V tiles of 64 keys double-buffered in shared memory by
+// cp.async (the next tile streams in while this one is used; padded
 // rows) and read with ldmatrix (.trans for V); S = Q K^T and O += P V on
 // mma.sync m16n8k16 with P re-packed from
 // the S registers; row max/sum over the quad with xor shuffles; exp2.
@@ -9,10 +10,13 @@
 // CHECK-SAME: grid = array<i64: 2, 8, 1>
 // CHECK-SAME: tensor_cores = true
 // CHECK-LABEL: func.func @attn_fwd
-// CHECK: gpu.launch {{.*}} workgroup(%[[KT:.*]] : memref<64x72xf16, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<64x72xf16, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch {{.*}} workgroup(%[[KT:.*]] : memref<2x64x72xf16, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<2x64x72xf16, #gpu.address_space<workgroup>>)
+// CHECK:   nvgpu.device_async_copy {{.*}}, %[[KT]]
+// CHECK:   nvgpu.device_async_create_group
 // CHECK:   scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>,
-// CHECK:     vector.load {{.*}} : memref<2x4x100x64xf16>, vector<8xf16>
-// CHECK:     vector.store {{.*}}, %[[KT]]
+// CHECK:     nvgpu.device_async_copy
+// CHECK:     %[[G:.*]] = nvgpu.device_async_create_group
+// CHECK:     nvgpu.device_async_wait %[[G]] {numGroups = 1 : i32}
 // CHECK:     gpu.barrier
 // CHECK:     nvgpu.ldmatrix %[[KT]]{{.*}} {numTiles = 4 : i32, transpose = false}
 // CHECK:     nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>

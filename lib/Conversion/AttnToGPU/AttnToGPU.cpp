@@ -143,7 +143,7 @@ static bool mmaEligible(AttentionOp op, MemArgFn memArg, MapOfFn mapOf,
   };
   // Q and K rows are read along d, V rows along e, 8 halves at a time.
   return lastIs("q", r + 2) && lastIs("k", r + 2) && lastIs("v", r + 3) &&
-         D % 8 == 0 && E % 8 == 0;
+         D % 16 == 0 && E % 16 == 0;
 }
 
 template <typename MemArgFn, typename MapOfFn>
@@ -164,10 +164,12 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
   // the fragment reads of one warp spread over the banks.
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                               gpu::AddressSpace::Workgroup);
+  // Two buffers each: the next tile streams in (cp.async) while this one is
+  // used.
   auto kTileType =
-      MemRefType::get({kMmaKeyTile, D + 8}, elt, AffineMap(), workgroup);
+      MemRefType::get({2, kMmaKeyTile, D + 8}, elt, AffineMap(), workgroup);
   auto vTileType =
-      MemRefType::get({kMmaKeyTile, E + 8}, elt, AffineMap(), workgroup);
+      MemRefType::get({2, kMmaKeyTile, E + 8}, elt, AffineMap(), workgroup);
   auto launch = gpu::LaunchOp::create(
       b, loc, kb.cIdx(gridX), kb.cIdx(batch), c1h, kb.cIdx(kMmaThreads), c1h,
       c1h, /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
@@ -329,37 +331,43 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
         ->getResult(0);
   };
 
+  // Issue the asynchronous copies of the K and V tiles starting at key n0
+  // into buffer `buf`: 16-byte cp.async per thread, rows past N clamped.
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  auto issue = [&](Value n0, Value buf) -> Value {
+    SmallVector<Value> tokens;
+    auto copy = [&](StringRef name, Value tile, int64_t width, unsigned dim) {
+      int64_t chunks = kMmaKeyTile * width / 8; // a multiple of the threads
+      for (int64_t it = 0; it < chunks / kMmaThreads; ++it) {
+        Value i = add(tid, it * kMmaThreads);
+        Value keyLocal = arith::DivUIOp::create(b, loc, i, kb.cIdx(width / 8));
+        Value col = arith::MulIOp::create(
+            b, loc, arith::RemUIOp::create(b, loc, i, kb.cIdx(width / 8)),
+            kb.cIdx(8));
+        loops[r + 1] = clamp(addv(n0, keyLocal), N);
+        loops[dim] = col;
+        tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+            b, loc, tokenType, tile, ValueRange{buf, keyLocal, col},
+            memArg(name), indices(name), b.getIndexAttr(8),
+            /*srcElements=*/Value(), /*bypassL1=*/UnitAttr()));
+      }
+    };
+    copy("k", kTile, D, r + 2);
+    copy("v", vTile, E, r + 3);
+    return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
+  };
+  issue(lb, c0);
+  init.push_back(c0); // the buffer holding the current tile
+
   auto loop = scf::ForOp::create(
       b, loc, lb, ub, kb.cIdx(kMmaKeyTile), init,
       [&](OpBuilder &, Location, Value n0, ValueRange st) {
-        // Stage the K and V tiles: 16-byte coalesced loads by all threads.
-        auto chunk8 = VectorType::get({8}, elt);
-        auto stage = [&](StringRef name, Value tile, int64_t width,
-                         unsigned dim) {
-          int64_t chunks = kMmaKeyTile * width / 8;
-          for (int64_t it = 0; it < (chunks + kMmaThreads - 1) / kMmaThreads;
-               ++it) {
-            Value i = add(tid, it * kMmaThreads);
-            Value keyLocal = arith::DivUIOp::create(b, loc, i,
-                                                    kb.cIdx(width / 8));
-            Value col = arith::MulIOp::create(
-                b, loc,
-                arith::RemUIOp::create(b, loc, i, kb.cIdx(width / 8)),
-                kb.cIdx(8));
-            Value valid = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::ult, i, kb.cIdx(chunks));
-            auto ifOp = scf::IfOp::create(b, loc, valid, false);
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-            loops[r + 1] = clamp(addv(n0, keyLocal), N);
-            loops[dim] = col;
-            Value v = vector::LoadOp::create(b, loc, chunk8, memArg(name),
-                                             indices(name));
-            vector::StoreOp::create(b, loc, v, tile, ValueRange{keyLocal, col});
-          }
-        };
-        stage("k", kTile, D, r + 2);
-        stage("v", vTile, E, r + 3);
+        Value buf = st.back();
+        Value nextBuf = arith::SubIOp::create(b, loc, c1, buf);
+        // Prefetch the next tile, then wait for this one (one group may
+        // stay in flight).
+        Value group = issue(add(n0, kMmaKeyTile), nextBuf);
+        nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(1));
         gpu::BarrierOp::create(b, loc);
 
         // S = Q K^T for 8 blocks of 8 keys.
@@ -375,7 +383,7 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
             for (int64_t ks = 0; ks < D / 16; ks += 2) {
               Value col = addv(laneTile8, kb.cIdx(ks * 16));
               Value frags = nvgpu::LdMatrixOp::create(
-                  b, loc, fragA, kTile, ValueRange{key, col},
+                  b, loc, fragA, kTile, ValueRange{buf, key, col},
                   /*transpose=*/false, /*numTiles=*/4);
               for (int64_t half = 0; half < 2; ++half) {
                 Value bf = pack(fragB, {vector::ExtractOp::create(
@@ -393,7 +401,7 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
               for (int64_t part = 0; part < 2; ++part)
                 pairs.push_back(vector::LoadOp::create(
                     b, loc, pairType, kTile,
-                    ValueRange{keyLocal, add(c2, ks * 16 + part * 8)}));
+                    ValueRange{buf, keyLocal, add(c2, ks * 16 + part * 8)}));
               acc = mma(qFrag[ks], pack(fragB, pairs), acc);
             }
           }
@@ -470,7 +478,7 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
             for (int64_t eb = 0; eb < eBlocks; eb += 2) {
               Value col = addv(laneTile16, kb.cIdx(eb * 8));
               Value frags = nvgpu::LdMatrixOp::create(
-                  b, loc, fragA, vTile, ValueRange{key, col},
+                  b, loc, fragA, vTile, ValueRange{buf, key, col},
                   /*transpose=*/true, /*numTiles=*/4);
               for (int64_t half = 0; half < 2; ++half) {
                 Value vB = pack(fragB, {vector::ExtractOp::create(
@@ -489,13 +497,14 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
             SmallVector<Value> vals;
             for (int64_t k : {0, 1, 8, 9})
               vals.push_back(memref::LoadOp::create(
-                  b, loc, vTile, ValueRange{add(keyBase, k), e}));
+                  b, loc, vTile, ValueRange{buf, add(keyBase, k), e}));
             Value vB = vector::FromElementsOp::create(b, loc, fragB, vals);
             o[eb] = mma(pA, vB, o[eb]);
           }
         }
         next.append(o.begin(), o.end());
-        // Everyone is done with the tiles before the next key tile lands.
+        next.push_back(nextBuf);
+        // Everyone is done with this buffer before it is refilled.
         gpu::BarrierOp::create(b, loc);
         scf::YieldOp::create(b, loc, next);
       });
