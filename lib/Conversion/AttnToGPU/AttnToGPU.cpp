@@ -35,6 +35,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -240,6 +241,19 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
       v = vector::InsertOp::create(b, loc, p, v, ArrayRef<int64_t>{(int64_t)i});
     return v;
   };
+  // ldmatrix x4 from a shared tile: the four 8x8 tiles as two B fragments.
+  auto loadX4 = [&](Value tile, ValueRange idx, bool transpose) {
+    Value frags = nvgpu::LdMatrixOp::create(b, loc, fragA, tile, idx,
+                                            transpose, /*numTiles=*/4);
+    std::array<Value, 2> out;
+    for (int64_t half = 0; half < 2; ++half)
+      out[half] = pack(
+          fragB,
+          {vector::ExtractOp::create(b, loc, frags, ArrayRef<int64_t>{2 * half}),
+           vector::ExtractOp::create(b, loc, frags,
+                                     ArrayRef<int64_t>{2 * half + 1})});
+    return out;
+  };
   // bf16 operands do not lower through nvgpu.mma.sync in MLIR 22 (the
   // conversion leaves an unrealized cast), so bf16 issues the same
   // instruction through inline PTX on the packed registers.
@@ -382,18 +396,10 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
             Value key = add(laneRow, nb * 8);
             for (int64_t ks = 0; ks < D / 16; ks += 2) {
               Value col = addv(laneTile8, kb.cIdx(ks * 16));
-              Value frags = nvgpu::LdMatrixOp::create(
-                  b, loc, fragA, kTile, ValueRange{buf, key, col},
-                  /*transpose=*/false, /*numTiles=*/4);
-              for (int64_t half = 0; half < 2; ++half) {
-                Value bf = pack(fragB, {vector::ExtractOp::create(
-                                            b, loc, frags,
-                                            ArrayRef<int64_t>{2 * half}),
-                                        vector::ExtractOp::create(
-                                            b, loc, frags,
-                                            ArrayRef<int64_t>{2 * half + 1})});
-                acc = mma(qFrag[ks + half], bf, acc);
-              }
+              auto bFrags = loadX4(kTile, ValueRange{buf, key, col},
+                                   /*transpose=*/false);
+              for (int64_t half = 0; half < 2; ++half)
+                acc = mma(qFrag[ks + half], bFrags[half], acc);
             }
           } else {
             for (int64_t ks = 0; ks < D / 16; ++ks) {
@@ -477,18 +483,10 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
             Value key = addv(add(laneRow, kk * 16), laneHalf8);
             for (int64_t eb = 0; eb < eBlocks; eb += 2) {
               Value col = addv(laneTile16, kb.cIdx(eb * 8));
-              Value frags = nvgpu::LdMatrixOp::create(
-                  b, loc, fragA, vTile, ValueRange{buf, key, col},
-                  /*transpose=*/true, /*numTiles=*/4);
-              for (int64_t half = 0; half < 2; ++half) {
-                Value vB = pack(fragB, {vector::ExtractOp::create(
-                                            b, loc, frags,
-                                            ArrayRef<int64_t>{2 * half}),
-                                        vector::ExtractOp::create(
-                                            b, loc, frags,
-                                            ArrayRef<int64_t>{2 * half + 1})});
-                o[eb + half] = mma(pA, vB, o[eb + half]);
-              }
+              auto bFrags = loadX4(vTile, ValueRange{buf, key, col},
+                                   /*transpose=*/true);
+              for (int64_t half = 0; half < 2; ++half)
+                o[eb + half] = mma(pA, bFrags[half], o[eb + half]);
             }
             continue;
           }
