@@ -125,6 +125,11 @@ CASES: Dict[str, Case] = {
     "f16_causal_m_lt_n": Case("float16", **bhsd(1, 2, 64, 300, 64), causal=True),
     "bf16_causal_1k_d128": Case("bfloat16", **bhsd(1, 8, 1024, 1024, 128), causal=True),
     "f16_scale_1": Case("float16", **bhsd(1, 2, 128, 128, 64), scale=1.0),
+    # Ragged N from the issue (not multiples of the 64-key tile), causal.
+    "f16_ragged_n1000_causal": Case("float16", **bhsd(1, 4, 1000, 1000, 64), causal=True),
+    "bf16_ragged_n4097_d128": Case("bfloat16", **bhsd(1, 2, 4097, 4097, 128)),
+    # Large logits (scores ~ +-500): beyond f16's exp range, the running max's job.
+    "f16_large_logits": Case("float16", **bhsd(1, 2, 256, 256, 64), scale=8.0),
 }
 
 
