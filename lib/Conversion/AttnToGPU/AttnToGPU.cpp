@@ -373,9 +373,10 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
   issue(lb, c0);
   init.push_back(c0); // the buffer holding the current tile
 
-  auto loop = scf::ForOp::create(
-      b, loc, lb, ub, kb.cIdx(kMmaKeyTile), init,
-      [&](OpBuilder &, Location, Value n0, ValueRange st) {
+  // One key tile; `withMask` adds the per-element ragged/causal/window
+  // mask (only tiles that cross a boundary need it).
+  auto tileBody = [&](bool withMask) {
+    return [&, withMask](OpBuilder &, Location, Value n0, ValueRange st) {
         Value buf = st.back();
         Value nextBuf = arith::SubIOp::create(b, loc, c1, buf);
         // Prefetch the next tile, then wait for this one (one group may
@@ -416,6 +417,10 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
               Value x = vector::ExtractOp::create(b, loc, acc,
                                                   ArrayRef<int64_t>{h, j});
               x = arith::MulFOp::create(b, loc, x, scaleLog2);
+              if (!withMask) {
+                s[nb * 4 + h * 2 + j] = x;
+                continue;
+              }
               Value col = addv(add(n0, nb * 8 + j), c2);
               Value masked = arith::CmpIOp::create(
                   b, loc, arith::CmpIPredicate::uge, col, kb.cIdx(N));
@@ -505,7 +510,28 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
         // Everyone is done with this buffer before it is refilled.
         gpu::BarrierOp::create(b, loc);
         scf::YieldOp::create(b, loc, next);
-      });
+    };
+  };
+  // Whole tiles whose keys every row of the block sees need no mask: they
+  // run first, the boundary tiles (ragged end, causal diagonal) after.
+  Value split = lb;
+  if (!window) {
+    Value limit = kb.cIdx(N);
+    if (op.getCausal())
+      limit = arith::MinUIOp::create(b, loc, limit, add(blockRow, 1));
+    Value ahead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                        limit, lb);
+    Value span = arith::SelectOp::create(
+        b, loc, ahead, arith::SubIOp::create(b, loc, limit, lb), c0);
+    Value whole = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, span, kb.cIdx(kMmaKeyTile)),
+        kb.cIdx(kMmaKeyTile));
+    split = arith::MinUIOp::create(b, loc, addv(lb, whole), ub);
+  }
+  auto unmasked = scf::ForOp::create(b, loc, lb, split, kb.cIdx(kMmaKeyTile),
+                                     init, tileBody(false));
+  auto loop = scf::ForOp::create(b, loc, split, ub, kb.cIdx(kMmaKeyTile),
+                                 unmasked.getResults(), tileBody(true));
 
   // One divide per row; rows past M are not stored.
   for (int64_t h = 0; h < 2; ++h) {
