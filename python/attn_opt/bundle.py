@@ -32,7 +32,6 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -40,7 +39,7 @@ from pathlib import Path
 from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
                     Tuple, Union)
 
-from .compiler import CompileError
+from .compiler import CompileError, find_tool
 
 FORMAT = "attn-opt-bundle/1"
 ARG_NAMES = ("q", "k", "v", "mask", "sink", "out")
@@ -520,21 +519,7 @@ def check_args(man: Manifest, bound: Mapping[str, Any]) -> None:
 
 def find_attn_bundle() -> str:
     """$ATTN_BUNDLE, else build/bin/attn-bundle above this file, else PATH."""
-    env = os.environ.get("ATTN_BUNDLE")
-    if env:
-        if not os.path.isfile(env):
-            raise FileNotFoundError(f"ATTN_BUNDLE={env} does not exist")
-        return env
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        cand = parent / "build" / "bin" / "attn-bundle"
-        if cand.is_file():
-            return str(cand)
-    found = shutil.which("attn-bundle")
-    if found:
-        return found
-    raise FileNotFoundError(
-        "attn-bundle not found: build it (bash .ci/setup) or set $ATTN_BUNDLE")
+    return find_tool("attn-bundle", "ATTN_BUNDLE")
 
 
 def compile(source: Union[str, Path], out_dir: Union[str, Path],

@@ -31,20 +31,27 @@ class Remark:
         return self.message.startswith("attention fused")
 
 
-def find_attn_opt() -> str:
-    env = os.environ.get("ATTN_OPT")
+def find_tool(name: str, env_var: str) -> str:
+    """$env_var, else build/bin/<name> above this file, else PATH."""
+    env = os.environ.get(env_var)
     if env:
+        if not os.path.isfile(env):
+            raise FileNotFoundError(f"{env_var}={env} does not exist")
         return env
     here = Path(__file__).resolve()
     for parent in here.parents:
-        cand = parent / "build" / "bin" / "attn-opt"
+        cand = parent / "build" / "bin" / name
         if cand.is_file():
             return str(cand)
-    found = shutil.which("attn-opt")
+    found = shutil.which(name)
     if found:
         return found
     raise FileNotFoundError(
-        "attn-opt not found: build it (bash .ci/setup) or set $ATTN_OPT")
+        f"{name} not found: build it (bash .ci/setup) or set ${env_var}")
+
+
+def find_attn_opt() -> str:
+    return find_tool("attn-opt", "ATTN_OPT")
 
 
 _REMARK = re.compile(r"^[^:\n]*:(\d+):(\d+): remark: (.*)$", re.M)
