@@ -88,6 +88,34 @@ static Value sliceRows(OpBuilder &b, Location loc, Value v, unsigned rowDim,
   return tensor::ExtractSliceOp::create(b, loc, v, offsets, sizes, strides);
 }
 
+/// A slice of `v` (whose dims are the attention loops `dims`, ascending)
+/// to the current tile: rows at `qOff` (tm of them) along m and, if `kOff`
+/// is given, keys at `kOff` (tn of them) along n; other dims whole. Returns
+/// the slice and its map over the loops (b.., m[, n]).
+static std::pair<Value, AffineMap>
+sliceToTile(OpBuilder &b, Location loc, Value v, ArrayRef<unsigned> dims,
+            unsigned numLoops, unsigned M, Value qOff, OpFoldResult tm,
+            Value kOff = Value(), OpFoldResult tn = OpFoldResult()) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, v);
+  SmallVector<OpFoldResult> offsets(sizes.size(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
+  SmallVector<AffineExpr> res;
+  for (auto [i, dim] : llvm::enumerate(dims)) {
+    if (dim == M) {
+      offsets[i] = qOff;
+      sizes[i] = tm;
+    } else if (kOff && dim == M + 1) {
+      offsets[i] = kOff;
+      sizes[i] = tn;
+    }
+    res.push_back(getAffineDimExpr(dim, ctx));
+  }
+  Value slice =
+      tensor::ExtractSliceOp::create(b, loc, v, offsets, sizes, strides);
+  return {slice, AffineMap::get(numLoops, 0, res, ctx)};
+}
+
 namespace {
 /// Everything the per-tile builder needs, in canonical layout.
 struct Canonical {
@@ -161,24 +189,10 @@ static Value buildScores(OpBuilder &b, Location loc, const Canonical &c,
   SmallVector<Value> inputs;
   SmallVector<AffineMap> emaps;
   if (c.mask) {
-    // Slice the mask to this tile along its m and n dims.
-    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, c.mask);
-    SmallVector<OpFoldResult> offsets(sizes.size(), b.getIndexAttr(0));
-    SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
-    SmallVector<AffineExpr> res;
-    for (auto [i, dim] : llvm::enumerate(c.maskDims)) {
-      if (dim == M) {
-        offsets[i] = qOff;
-        sizes[i] = tm;
-      } else if (dim == N) {
-        offsets[i] = kOff;
-        sizes[i] = tn;
-      }
-      res.push_back(getAffineDimExpr(dim, ctx));
-    }
-    inputs.push_back(tensor::ExtractSliceOp::create(b, loc, c.mask, offsets,
-                                                    sizes, strides));
-    emaps.push_back(AffineMap::get(r + 2, 0, res, ctx));
+    auto [slice, map] =
+        sliceToTile(b, loc, c.mask, c.maskDims, r + 2, M, qOff, tm, kOff, tn);
+    inputs.push_back(slice);
+    emaps.push_back(map);
   }
   emaps.push_back(AffineMap::getMultiDimIdentityMap(r + 2, ctx));
   SmallVector<utils::IteratorType> eiters(r + 2, utils::IteratorType::parallel);
@@ -233,20 +247,8 @@ static Value buildQueryTile(OpBuilder &b, Location loc, const Canonical &c,
     // The sink is the first "key" every row has seen: m = sink, ℓ = 1
     // (exp(sink - sink)), acc = 0, so it joins the normalization only.
     MLIRContext *ctx = b.getContext();
-    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, c.sink);
-    SmallVector<OpFoldResult> offsets(sizes.size(), b.getIndexAttr(0));
-    SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
-    SmallVector<AffineExpr> res;
-    for (auto [i, dim] : llvm::enumerate(c.sinkDims)) {
-      if (dim == r) {
-        offsets[i] = qOff;
-        sizes[i] = tm;
-      }
-      res.push_back(getAffineDimExpr(dim, ctx));
-    }
-    Value st =
-        tensor::ExtractSliceOp::create(b, loc, c.sink, offsets, sizes, strides);
-    AffineMap sinkMap = AffineMap::get(r + 1, 0, res, ctx);
+    auto [st, sinkMap] =
+        sliceToTile(b, loc, c.sink, c.sinkDims, r + 1, r, qOff, tm);
     AffineMap rowId = AffineMap::getMultiDimIdentityMap(r + 1, ctx);
     SmallVector<utils::IteratorType> par(r + 1, utils::IteratorType::parallel);
     auto fromSink = [&](Value init, bool sumOfOne) {

@@ -320,21 +320,14 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
   SmallVector<Value> init = {ninf, ninf, zero, zero};
   init.append(eBlocks, zeroC);
   Value scaleLog2 = kb.cF32(kb.scale * 1.4426950408889634f);
-  auto quadMax = [&](Value x) -> Value {
+  // Reduce over the 4 lanes (a quad) that hold one row of a C fragment.
+  auto quadReduce = [&](Value x, bool isMax) -> Value {
     for (int32_t off : {1, 2}) {
       Value o = gpu::ShuffleOp::create(b, loc, x, off, 32,
                                        gpu::ShuffleMode::XOR)
                     .getShuffleResult();
-      x = arith::MaximumFOp::create(b, loc, x, o);
-    }
-    return x;
-  };
-  auto quadSum = [&](Value x) -> Value {
-    for (int32_t off : {1, 2}) {
-      Value o = gpu::ShuffleOp::create(b, loc, x, off, 32,
-                                       gpu::ShuffleMode::XOR)
-                    .getShuffleResult();
-      x = arith::AddFOp::create(b, loc, x, o);
+      x = isMax ? arith::MaximumFOp::create(b, loc, x, o).getResult()
+                : arith::AddFOp::create(b, loc, x, o).getResult();
     }
     return x;
   };
@@ -446,7 +439,7 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
           for (int64_t nb = 0; nb < 8; ++nb)
             for (int64_t j = 0; j < 2; ++j)
               mt = arith::MaximumFOp::create(b, loc, mt, s[nb * 4 + h * 2 + j]);
-          mt = quadMax(mt);
+          mt = quadReduce(mt, /*isMax=*/true);
           Value mNew = arith::MaximumFOp::create(b, loc, st[h], mt);
           Value isNinf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                                mNew, ninf);
@@ -535,7 +528,7 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
 
   // One divide per row; rows past M are not stored.
   for (int64_t h = 0; h < 2; ++h) {
-    Value l = quadSum(loop.getResult(2 + h));
+    Value l = quadReduce(loop.getResult(2 + h), /*isMax=*/false);
     Value empty =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
     Value inv = arith::SelectOp::create(
