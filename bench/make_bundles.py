@@ -9,13 +9,18 @@ Configs follow bench_attention.py: fp16/bf16, D in {64, 128}, N in {512 ..
 16384} with 16k tokens per batch (B = 16384 // N) and model dim 2048
 (H = 2048 // D), causal and not, plus one head at N = 131072. Layout
 [B, H, N, D]. Bundle directory names: {dtype}_d{D}_n{N}_b{B}_h{H}_{causal|full}.
+--flags go to attn-bundle (launch-shape options). --tune writes the
+launch-shape sweep of bench/tune.py instead: OUT/VARIANT/CONFIG for each
+variant in TUNE_VARIANTS and N in {1024, 8192}.
 """
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import math
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,6 +36,29 @@ def configs(quick: bool):
                     yield dtype, d, n, 16384 // n, 2048 // d, causal
                 if not quick:
                     yield dtype, d, 131072, 1, 1, causal
+
+
+# Launch shapes bench/tune.py compares (name: attn-bundle flags).
+TUNE_VARIANTS = {
+    # name: (attn-bundle flags, head dims it is tried on)
+    "q64_kv64_w4_s2": ([], (64, 128)),
+    "q128_kv32_w4_s2": (["--tile-q=128", "--tile-kv=32"], (64, 128)),
+    "q128_kv32_w4_s3": (["--tile-q=128", "--tile-kv=32", "--stages=3"], (128,)),
+    "q128_kv48_w4_s2": (["--tile-q=128", "--tile-kv=48"], (64, 128)),
+    "q128_kv48_w4_s3": (["--tile-q=128", "--tile-kv=48", "--stages=3"], (128,)),
+    "q128_kv64_w4_s2": (["--tile-q=128"], (64, 128)),
+    "q128_kv64_w4_s3": (["--tile-q=128", "--stages=3"], (64,)),
+    "q128_kv80_w4_s2": (["--tile-q=128", "--tile-kv=80"], (64,)),
+    "q256_kv32_w8_s2": (["--tile-q=256", "--tile-kv=32", "--warps=8"], (64, 128)),
+}
+
+
+def tune_configs():
+    for dtype in ("float16", "bfloat16"):
+        for d in (64, 128):
+            for causal in (False, True):
+                for n in (1024, 8192):
+                    yield dtype, d, n, 16384 // n, 2048 // d, causal
 
 
 def program(dtype: str, d: int, n: int, b: int, h: int, causal: bool) -> str:
@@ -54,21 +82,43 @@ def main() -> int:
     ap.add_argument("--chip", default="sm_90a")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--attn-bundle", default=str(ROOT / "build" / "bin" / "attn-bundle"))
+    ap.add_argument("--flags", default="", help="attn-bundle options, space-separated")
+    ap.add_argument("--tune", action="store_true", help="the launch-shape sweep")
+    ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    for dtype, d, n, b, h, causal in configs(a.quick):
-        name = f"{dtype}_d{d}_n{n}_b{b}_h{h}_{'causal' if causal else 'full'}"
-        src = out / f"{name}.mlir"
-        src.write_text(program(dtype, d, n, b, h, causal))
-        p = subprocess.run([a.attn_bundle, str(src), "-o", str(out / name),
-                            f"--chip={a.chip}"], capture_output=True, text=True)
-        if p.returncode != 0:
-            print(f"FAIL {name}: {p.stderr[-2000:]}", file=sys.stderr)
-            return 1
-        src.unlink()
-        print(f"wrote {out / name}")
-    return 0
+    jobs = []  # (bundle dir, program, flags)
+    if a.tune:
+        for var, (flags, dims) in TUNE_VARIANTS.items():
+            for dtype, d, n, b, h, causal in tune_configs():
+                if d not in dims:
+                    continue
+                name = f"{dtype}_d{d}_n{n}_b{b}_h{h}_{'causal' if causal else 'full'}"
+                jobs.append((out / var / name, program(dtype, d, n, b, h, causal), flags))
+    else:
+        for dtype, d, n, b, h, causal in configs(a.quick):
+            name = f"{dtype}_d{d}_n{n}_b{b}_h{h}_{'causal' if causal else 'full'}"
+            jobs.append((out / name, program(dtype, d, n, b, h, causal), a.flags.split()))
+
+    def build(job) -> str:
+        dest, text, flags = job
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", suffix=".mlir") as src:
+            src.write(text)
+            src.flush()
+            p = subprocess.run([a.attn_bundle, src.name, "-o", str(dest),
+                                f"--chip={a.chip}", *flags], capture_output=True, text=True)
+        return f"FAIL {dest}: {p.stderr[-2000:]}" if p.returncode else ""
+
+    failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
+        for job, err in zip(jobs, pool.map(build, jobs)):
+            if err:
+                failed += 1
+                print(err, file=sys.stderr)
+            else:
+                print(f"wrote {job[0]}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -57,7 +57,14 @@ void attn::buildAttnCpuPipeline(OpPassManager &pm,
 void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
                                       const GpuPipelineOptions &options) {
   pm.addPass(createAttnFuse());
-  pm.addPass(createConvertAttnToGPU(ConvertAttnToGPUOptions{options.threads}));
+  ConvertAttnToGPUOptions gpuOpts;
+  gpuOpts.threads = options.threads;
+  gpuOpts.tileQ = options.tileQ;
+  gpuOpts.tileKV = options.tileKV;
+  gpuOpts.warps = options.warps;
+  gpuOpts.stages = options.stages;
+  gpuOpts.qShared = options.qShared;
+  pm.addPass(createConvertAttnToGPU(gpuOpts));
   // Outline before any canonicalization: hoisted constants would otherwise
   // become kernel parameters. The kernel takes one pointer per tensor.
   pm.addPass(createGpuKernelOutliningPass());

@@ -1,31 +1,46 @@
 // RUN: attn-opt %s --convert-attn-to-gpu --split-input-file --verify-diagnostics | FileCheck %s
 
-// f16/bf16 with contiguous head dims: the tensor-core kernel. Blocks of 4
-// warps x 16 rows; K/V tiles of 64 keys double-buffered in shared memory by
-// cp.async (the next tile streams in while this one is used; padded
-// rows) and read with ldmatrix (.trans for V); S = Q K^T and O += P V on
-// mma.sync m16n8k16 with P re-packed from
-// the S registers; row max/sum over the quad with xor shuffles; exp2.
+// f16/bf16 with contiguous head dims: the tensor-core kernel (default
+// launch shape for D = 64: 4 warps x 16 rows, 64-key tiles, 2 stages).
+// K/V tiles stream through dynamic shared memory by cp.async (the next
+// tile is issued after the barrier that frees its buffer; padded rows) and
+// are read with ldmatrix (.trans for V); S = Q K^T and O += P V on
+// mma.sync m16n8k16 with P re-packed from the S registers; row max/sum over
+// the quad with xor shuffles; exp2 with the scale folded into one fma.
+// Causal: the blocks with the most keys start first (reversed block x).
 // CHECK: module attributes {attn.bundle = {{.*}}block = array<i64: 128, 1, 1>
 // CHECK-SAME: grid = array<i64: 2, 8, 1>
-// CHECK-SAME: tensor_cores = true
+// CHECK-SAME: q_shared = false
+// CHECK-SAME: shared_bytes = 36864
+// CHECK-SAME: stages = 2
+// CHECK-SAME: tensor_cores = true, tile_kv = 64 : i64, tile_q = 64 : i64, warps = 4
 // CHECK-LABEL: func.func @attn_fwd
-// CHECK: gpu.launch {{.*}} workgroup(%[[KT:.*]] : memref<2x64x72xf16, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<2x64x72xf16, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch blocks(%[[BX:[a-z0-9]+]], %{{.*}}, %{{.*}}) in {{.*}} dynamic_shared_memory_size
+// CHECK:   %[[SM:.*]] = gpu.dynamic_shared_memory
+// CHECK:   %[[KT:.*]] = memref.view %[[SM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x64x72xf16, #gpu.address_space<workgroup>>
+// CHECK:   %[[VT:.*]] = memref.view %[[SM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x64x72xf16, #gpu.address_space<workgroup>>
+// CHECK:   arith.subi %{{.*}}, %[[BX]] : index
 // CHECK:   nvgpu.device_async_copy {{.*}}, %[[KT]]
 // CHECK:   nvgpu.device_async_create_group
 // CHECK:   scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>,
-// CHECK:     nvgpu.device_async_copy
-// CHECK:     %[[G:.*]] = nvgpu.device_async_create_group
-// CHECK:     nvgpu.device_async_wait %[[G]] {numGroups = 1 : i32}
+// CHECK:     nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
 // CHECK:     gpu.barrier
+// CHECK:     nvgpu.device_async_copy
+// CHECK:     nvgpu.device_async_create_group
 // CHECK:     nvgpu.ldmatrix %[[KT]]{{.*}} {numTiles = 4 : i32, transpose = false}
 // CHECK:     nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // CHECK:     gpu.shuffle xor
 // CHECK:     nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
+// CHECK:     arith.mulf {{.*}} fastmath<contract>
+// CHECK:     arith.addf {{.*}} fastmath<contract>
+// CHECK:     nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
 // CHECK:     nvgpu.ldmatrix %[[VT]]{{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK:     nvgpu.mma.sync
-// CHECK:     gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK:     scf.yield
+// CHECK:   nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
 // CHECK:   arith.divf
+// CHECK:   vector.store %{{.*}} : memref<2x4x100x64xf16>, vector<2xf16>
 // CHECK-NOT: func.func @attention
 func.func @attention(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x100x64xf16>, %v: tensor<2x4x100x64xf16>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
   %s = arith.constant 0.125 : f32

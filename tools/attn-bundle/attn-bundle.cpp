@@ -1,6 +1,8 @@
 //===- attn-bundle.cpp - MLIR attention -> kernel bundle ------------------===//
 //
-//   attn-bundle in.mlir -o DIR [--chip=sm_90a] [--block-threads=128]
+//   attn-bundle in.mlir -o DIR [--chip=sm_90a] [--tile-q=N] [--tile-kv=N]
+//               [--warps=N] [--stages=N] [--q-shared=-1|0|1]
+//               [--block-threads=128]
 //
 // Fuses the module's attention, compiles it with --attn-gpu-pipeline and
 // writes DIR/kernel.ptx, DIR/kernel.cubin (ptxas) and DIR/manifest.json:
@@ -35,8 +37,21 @@ static cl::opt<std::string> outDir("o", cl::desc("Bundle directory"),
                                    cl::Required);
 static cl::opt<std::string> chip("chip", cl::desc("sm_80 or sm_90a"),
                                  cl::init("sm_90a"));
-static cl::opt<int64_t> threads("block-threads", cl::desc("Threads per block"),
+static cl::opt<int64_t> threads("block-threads",
+                                cl::desc("SIMT kernel: threads per block"),
                                 cl::init(128));
+// The tensor-core kernel's launch shape (0: the default for the head dims).
+static cl::opt<int64_t> tileQ("tile-q", cl::desc("Query rows per block"),
+                              cl::init(0));
+static cl::opt<int64_t> tileKV("tile-kv", cl::desc("Keys per K/V tile"),
+                               cl::init(0));
+static cl::opt<int64_t> warps("warps", cl::desc("Warps per block"),
+                              cl::init(0));
+static cl::opt<int64_t> stages("stages", cl::desc("K/V pipeline stages"),
+                               cl::init(0));
+static cl::opt<int64_t> qShared("q-shared",
+                                cl::desc("Q from shared memory: 1, 0, -1 auto"),
+                                cl::init(-1));
 
 /// Runs the GPU pipeline on `module` and returns the kernel object bytes;
 /// `paramOrder` receives, for each kernel parameter, the host argument
@@ -47,6 +62,11 @@ static FailureOr<std::string> compile(ModuleOp module, StringRef format,
   options.chip = chip;
   options.format = format.str();
   options.threads = threads;
+  options.tileQ = tileQ;
+  options.tileKV = tileKV;
+  options.warps = warps;
+  options.stages = stages;
+  options.qShared = qShared;
   PassManager kernelPm(module.getContext());
   attn::buildAttnGpuKernelPipeline(kernelPm, options);
   if (failed(kernelPm.run(module)))

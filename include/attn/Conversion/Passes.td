@@ -23,16 +23,38 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Turn the module's attention into a gpu.launch kernel";
   let description = [{
     The module's one `attn.attention` (static shapes, constant scale) becomes
-    `func.func @attn_fwd(q, k, v, [mask], [sink], out)` on memrefs launching
-    one thread per query row over the online-softmax recurrence (f32 state,
-    `α = exp(m - m')` rescales, one divide). Every other function is
-    dropped; the module gets an `attn.bundle` attribute (arguments, grid,
-    block) that `attn-bundle` turns into the bundle manifest. A SIMT
-    baseline: no shared memory or tensor cores yet.
+    `func.func @attn_fwd(q, k, v, [mask], [sink], out)` on memrefs with one
+    `gpu.launch`; every other function is dropped and the module gets an
+    `attn.bundle` attribute (arguments, grid, block, shared memory, launch
+    shape) that `attn-bundle` turns into the bundle manifest.
+
+    f16/bf16 attention without mask/sink tensors, with Q/K rows contiguous
+    along d and V rows along e, and D, E multiples of 16 gets the
+    tensor-core kernel: one block per (query tile, flattened batch), K/V
+    tiles streamed through `stages` shared-memory buffers by cp.async,
+    ldmatrix fragments, mma.sync m16n8k16 for Q·Kᵀ and P·V with f32
+    accumulators, P kept in registers, row max/sum by quad shuffles,
+    exp2 with the scale folded in, one divide per row. Causal and window
+    bounds skip invisible key tiles; only boundary tiles are masked.
+    Everything else gets the SIMT kernel (one thread per query row,
+    `threads` per block) with the same recurrence.
   }];
   let options = [
     Option<"threads", "threads", "int64_t", /*default=*/"128",
-           "Threads per block (query rows per block)">
+           "SIMT kernel: threads per block (query rows per block)">,
+    Option<"tileQ", "tile-q", "int64_t", /*default=*/"0",
+           "Tensor-core kernel: query rows per block, 16 x warps x {1..4} "
+           "(0: chosen from the head dims)">,
+    Option<"tileKV", "tile-kv", "int64_t", /*default=*/"0",
+           "Tensor-core kernel: keys per shared-memory tile, a multiple of "
+           "16 up to 256 (0: chosen from the head dims)">,
+    Option<"warps", "warps", "int64_t", /*default=*/"0",
+           "Tensor-core kernel: warps per block, 1-8 (0: 4)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "Tensor-core kernel: K/V shared-memory buffers, 2-4 (0: 2)">,
+    Option<"qShared", "q-shared", "int64_t", /*default=*/"-1",
+           "Tensor-core kernel: 1 re-reads Q from shared memory every key "
+           "tile, 0 keeps it in registers, -1 decides by register count">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",

@@ -30,8 +30,33 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Binary format: isa (PTX text) or bin (cubin, ptxas)"),
       llvm::cl::init("isa")};
   PassOptions::Option<int64_t> threads{
-      *this, "threads", llvm::cl::desc("Threads per block"),
+      *this, "threads",
+      llvm::cl::desc("SIMT kernel (f32, mask/sink tensors): threads per "
+                     "block"),
       llvm::cl::init(128)};
+  // Tensor-core kernel launch shape (see convert-attn-to-gpu); 0 picks the
+  // default for the head dims.
+  PassOptions::Option<int64_t> tileQ{
+      *this, "tile-q",
+      llvm::cl::desc("Query rows per block: 16 x warps x {1..4}"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> tileKV{
+      *this, "tile-kv",
+      llvm::cl::desc("Keys per shared-memory tile (multiple of 16, <= 256)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> warps{
+      *this, "warps", llvm::cl::desc("Warps per block (1-8)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> stages{
+      *this, "stages",
+      llvm::cl::desc("K/V shared-memory buffers, cp.async pipeline depth "
+                     "(2-4)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> qShared{
+      *this, "q-shared",
+      llvm::cl::desc("Q fragments from shared memory every tile (1), in "
+                     "registers (0), by register count (-1)"),
+      llvm::cl::init(-1)};
 };
 
 /// fuse -> attn-to-gpu -> kernel outlining -> NVVM -> PTX/cubin, and its

@@ -108,20 +108,38 @@ static std::string dtypeName(Type t) {
 // Tensor-core kernel (mma.sync m16n8k16)
 //===----------------------------------------------------------------------===//
 //
-// Block: 4 warps x 16 query rows. Per key tile of 64:
-//   S = Q K^T      8 n-blocks x (D/16) mma.sync, f32 accumulate
-//   S *= scale * log2(e); masked keys -> -inf   (exp2 domain)
-//   m' = max(m, rowmax(S))   (quad shuffles)    α = 2^(m - m')
-//   P = 2^(S - m') kept in registers, re-packed as the A operand of P·V
+// Block: `warps` warps, each owning `rowTiles` 16-row mma tiles of queries
+// (tile-q = 16 * warps * rowTiles rows). Per key tile of tile-kv keys:
+//   S = Q K^T      (tile-kv/8) n-blocks x (D/16) mma.sync, f32 accumulate;
+//                  each K fragment read from shared memory feeds every row
+//                  tile of the warp
+//   masked keys -> -inf (boundary tiles only)
+//   m' = max(m, rowmax(S) * scale log2 e)   (quad shuffles)
+//   α = 2^(m - m');  P = 2^(S * scale log2 e - m')  (one fma + ex2)
+//   P kept in registers, re-packed as the A operand of P·V
 //   ℓ = α ℓ + rowsum(P) (per thread; reduced once at the end)
-//   O = α O + P V   (D/8... E/8 n-blocks of mma.sync)
-// Operands are read straight from global memory (two halves per load for
-// Q/K; V element-wise): the next steps are shared memory, cp.async and
-// ldmatrix (docs/performance.md).
+//   O = α O + P V   (E/8 n-blocks of mma.sync)
+// K/V tiles stream through `stages` shared-memory buffers with cp.async:
+// tile t + stages - 1 is in flight while tile t is used. Fragments are read
+// with ldmatrix (.trans for V). Q stays in registers, or is staged in
+// shared memory and re-read per tile when registers would not hold it.
 
-static constexpr int64_t kMmaRowsPerBlock = 64;
-static constexpr int64_t kMmaThreads = 128;
-static constexpr int64_t kMmaKeyTile = 64;
+namespace {
+/// Launch shape of the tensor-core kernel.
+struct MmaConfig {
+  int64_t warps = 4;
+  int64_t rowTiles = 1; // 16-row mma tiles per warp
+  int64_t keyTile = 64;
+  int64_t stages = 2;
+  bool qShared = false;
+  int64_t rowsPerBlock() const { return warps * 16 * rowTiles; }
+  int64_t threads() const { return warps * 32; }
+  int64_t sharedBytes(int64_t D, int64_t E) const {
+    int64_t kv = stages * keyTile * ((D + 8) + (E + 8)) * 2;
+    return kv + (qShared ? rowsPerBlock() * (D + 8) * 2 : 0);
+  }
+};
+} // namespace
 
 template <typename MemArgFn, typename MapOfFn>
 static bool mmaEligible(AttentionOp op, MemArgFn memArg, MapOfFn mapOf,
@@ -134,7 +152,7 @@ static bool mmaEligible(AttentionOp op, MemArgFn memArg, MapOfFn mapOf,
   if (op.getMask() || op.getSink() ||
       (op.getMaskValue() && !op.getMaskValue()->isInfinity()))
     return false;
-  if (D % 16 != 0 || E % 8 != 0 || D > 256 || E > 256)
+  if (D % 16 != 0 || E % 16 != 0 || D > 256 || E > 256)
     return false;
   unsigned r = op.getNumBatchDims();
   auto lastIs = [&](StringRef name, unsigned dim) {
@@ -143,82 +161,112 @@ static bool mmaEligible(AttentionOp op, MemArgFn memArg, MapOfFn mapOf,
            cast<AffineDimExpr>(m.getResults().back()).getPosition() == dim;
   };
   // Q and K rows are read along d, V rows along e, 8 halves at a time.
-  return lastIs("q", r + 2) && lastIs("k", r + 2) && lastIs("v", r + 3) &&
-         D % 16 == 0 && E % 16 == 0;
+  return lastIs("q", r + 2) && lastIs("k", r + 2) && lastIs("v", r + 3);
 }
 
 template <typename MemArgFn, typename MapOfFn>
 static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
-                           ArrayRef<int64_t> sizes, unsigned r, int64_t gridX,
-                           int64_t batch) {
+                           ArrayRef<int64_t> sizes, unsigned r, int64_t batch,
+                           const MmaConfig &cfg) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   AttentionOp op = kb.op;
-  int64_t M = sizes[r], N = sizes[r + 1], D = sizes[r + 2], E = sizes[r + 3];
+  const int64_t M = sizes[r], N = sizes[r + 1], D = sizes[r + 2],
+                E = sizes[r + 3];
+  const int64_t R = cfg.rowTiles, BN = cfg.keyTile, S = cfg.stages;
+  const int64_t BM = cfg.rowsPerBlock(), T = cfg.threads();
+  const int64_t NB = BN / 8, eBlocks = E / 8;
+  const int64_t gridX = (M + BM - 1) / BM;
   Type elt = op.getQuery().getType().getElementType();
   Type f32 = b.getF32Type();
   auto outMem = memArg("out");
   Type outElt = cast<MemRefType>(outMem.getType()).getElementType();
 
-  Value c1h = kb.cIdx(1);
-  // K and V tiles staged in shared memory, rows padded by 8 halves so that
-  // the fragment reads of one warp spread over the banks.
+  // Shared memory (dynamic): the K and V stage buffers, rows padded by 8
+  // halves so that the fragment reads of one warp spread over the banks;
+  // then the Q block when it is re-read per tile.
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                               gpu::AddressSpace::Workgroup);
-  // Two buffers each: the next tile streams in (cp.async) while this one is
-  // used.
   auto kTileType =
-      MemRefType::get({2, kMmaKeyTile, D + 8}, elt, AffineMap(), workgroup);
+      MemRefType::get({S, BN, D + 8}, elt, AffineMap(), workgroup);
   auto vTileType =
-      MemRefType::get({2, kMmaKeyTile, E + 8}, elt, AffineMap(), workgroup);
-  auto launch = gpu::LaunchOp::create(
-      b, loc, kb.cIdx(gridX), kb.cIdx(batch), c1h, kb.cIdx(kMmaThreads), c1h,
-      c1h, /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      ValueRange{}, TypeRange{kTileType, vTileType});
+      MemRefType::get({S, BN, E + 8}, elt, AffineMap(), workgroup);
+  auto qTileType = MemRefType::get({BM, D + 8}, elt, AffineMap(), workgroup);
+  const int64_t kBytes = S * BN * (D + 8) * 2, vBytes = S * BN * (E + 8) * 2;
+  Value c1h = kb.cIdx(1);
+  Value dynBytes = arith::ConstantOp::create(
+      b, loc, b.getI32IntegerAttr(cfg.sharedBytes(D, E)));
+  auto launch = gpu::LaunchOp::create(b, loc, kb.cIdx(gridX), kb.cIdx(batch),
+                                      c1h, kb.cIdx(T), c1h, c1h, dynBytes);
   func::ReturnOp::create(b, loc);
-  Value kTile = launch.getWorkgroupAttributions()[0];
-  Value vTile = launch.getWorkgroupAttributions()[1];
   b.setInsertionPointToStart(&launch.getBody().front());
+  Value smem = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                      workgroup));
+  auto view = [&](MemRefType t, int64_t offset) -> Value {
+    return memref::ViewOp::create(b, loc, t, smem, kb.cIdx(offset),
+                                  ValueRange{});
+  };
+  Value kTile = view(kTileType, 0);
+  Value vTile = view(vTileType, kBytes);
+  Value qTile = cfg.qShared ? view(qTileType, kBytes + vBytes) : Value();
+
   Value tid = launch.getThreadIds().x;
-  Value c0 = kb.cIdx(0), c1 = kb.cIdx(1);
-  Value warp = arith::DivUIOp::create(b, loc, tid, kb.cIdx(32));
-  Value lane = arith::RemUIOp::create(b, loc, tid, kb.cIdx(32));
-  Value g = arith::DivUIOp::create(b, loc, lane, kb.cIdx(4));
-  Value c2 = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, lane, kb.cIdx(4)), kb.cIdx(2));
-  // ldmatrix addressing: lane l points at row l % 8 of 8x8 tile l / 8.
-  bool useLdMatrix = elt.isF16();
-  Value laneRow = arith::RemUIOp::create(b, loc, lane, kb.cIdx(8));
-  Value tileIdx = arith::DivUIOp::create(b, loc, lane, kb.cIdx(8));
-  // K tiles step along d by 8: column (l / 8) * 8.
-  Value laneTile8 = arith::MulIOp::create(b, loc, tileIdx, kb.cIdx(8));
-  // V tiles: (l / 8) % 2 picks keys +0/+8, l / 16 picks the e-block.
-  Value laneHalf8 = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, tileIdx, kb.cIdx(2)),
-      kb.cIdx(8));
-  Value laneTile16 = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, lane, kb.cIdx(16)), kb.cIdx(8));
+  Value c0 = kb.cIdx(0);
   auto add = [&](Value x, int64_t k) -> Value {
     return k ? arith::AddIOp::create(b, loc, x, kb.cIdx(k)).getResult() : x;
   };
   auto addv = [&](Value x, Value y) -> Value {
     return arith::AddIOp::create(b, loc, x, y);
   };
+  auto mul = [&](Value x, int64_t k) -> Value {
+    return arith::MulIOp::create(b, loc, x, kb.cIdx(k));
+  };
+  auto divu = [&](Value x, int64_t k) -> Value {
+    return arith::DivUIOp::create(b, loc, x, kb.cIdx(k));
+  };
+  auto remu = [&](Value x, int64_t k) -> Value {
+    return arith::RemUIOp::create(b, loc, x, kb.cIdx(k));
+  };
   auto clamp = [&](Value x, int64_t hi) -> Value {
     return arith::MinUIOp::create(b, loc, x, kb.cIdx(hi - 1));
   };
-  Value rowBase = addv(
-      arith::MulIOp::create(b, loc, launch.getBlockIds().x,
-                            kb.cIdx(kMmaRowsPerBlock)),
-      arith::MulIOp::create(b, loc, warp, kb.cIdx(16)));
-  Value rows[2] = {addv(rowBase, g), add(addv(rowBase, g), 8)};
-  Value rowsC[2] = {clamp(rows[0], M), clamp(rows[1], M)};
+  Value warp = divu(tid, 32);
+  Value lane = remu(tid, 32);
+  Value g = divu(lane, 4);
+  Value c2 = mul(remu(lane, 4), 2);
+  // ldmatrix addressing: lane l points at row l % 8 of 8x8 tile l / 8.
+  Value laneRow = remu(lane, 8);
+  Value tileIdx = divu(lane, 8);
+  // K tiles step along d by 8: column (l / 8) * 8.
+  Value laneTile8 = mul(tileIdx, 8);
+  // V tiles: (l / 8) % 2 picks keys +0/+8, l / 16 picks the e-block; Q
+  // (A fragments): rows l % 16, columns (l / 16) * 8.
+  Value laneHalf8 = mul(remu(tileIdx, 2), 8);
+  Value laneTile16 = mul(divu(lane, 16), 8);
+  Value laneRow16 = remu(lane, 16);
+
+  // Causal blocks get more work the later their rows: the longest start
+  // first, so that short ones fill the tail of the grid.
+  Value blockX = launch.getBlockIds().x;
+  if (op.getCausal())
+    blockX = arith::SubIOp::create(b, loc, kb.cIdx(gridX - 1), blockX);
+  Value blockRow = mul(blockX, BM);
+  Value warpRow = mul(warp, 16 * R); // within the block
+  // rows[i][h]: the rows g and g + 8 of the warp's row tile i.
+  SmallVector<std::array<Value, 2>> rows(R), rowsC(R);
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t h = 0; h < 2; ++h) {
+      rows[i][h] = addv(addv(blockRow, warpRow), add(g, 16 * i + 8 * h));
+      rowsC[i][h] = clamp(rows[i][h], M);
+    }
 
   SmallVector<Value> loops(r + 4);
   Value rest = launch.getBlockIds().y;
   for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i) {
-    loops[i] = arith::RemUIOp::create(b, loc, rest, kb.cIdx(sizes[i]));
-    rest = arith::DivUIOp::create(b, loc, rest, kb.cIdx(sizes[i]));
+    loops[i] = remu(rest, sizes[i]);
+    rest = divu(rest, sizes[i]);
   }
   auto indices = [&](StringRef name) {
     SmallVector<Value> idx;
@@ -230,21 +278,19 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
   auto fragA = VectorType::get({4, 2}, elt);
   auto fragB = VectorType::get({2, 2}, elt);
   auto fragC = VectorType::get({2, 2}, f32);
-  // Two consecutive halves along the operand's last dim.
-  auto load2 = [&](StringRef name) -> Value {
-    return vector::LoadOp::create(b, loc, pairType, memArg(name),
-                                  indices(name));
-  };
   auto pack = [&](VectorType t, ArrayRef<Value> pairs) -> Value {
     Value v = arith::ConstantOp::create(b, loc, t, b.getZeroAttr(t));
     for (auto [i, p] : llvm::enumerate(pairs))
       v = vector::InsertOp::create(b, loc, p, v, ArrayRef<int64_t>{(int64_t)i});
     return v;
   };
+  auto ldmatrix = [&](Value tile, ValueRange idx, bool transpose) -> Value {
+    return nvgpu::LdMatrixOp::create(b, loc, fragA, tile, idx, transpose,
+                                     /*numTiles=*/4);
+  };
   // ldmatrix x4 from a shared tile: the four 8x8 tiles as two B fragments.
   auto loadX4 = [&](Value tile, ValueRange idx, bool transpose) {
-    Value frags = nvgpu::LdMatrixOp::create(b, loc, fragA, tile, idx,
-                                            transpose, /*numTiles=*/4);
+    Value frags = ldmatrix(tile, idx, transpose);
     std::array<Value, 2> out;
     for (int64_t half = 0; half < 2; ++half)
       out[half] = pack(
@@ -286,26 +332,65 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
     return vector::FromElementsOp::create(b, loc, fragC, ptx->getResults());
   };
 
-  // Q fragments for the whole row block, once.
-  SmallVector<Value> qFrag;
-  for (int64_t ks = 0; ks < D / 16; ++ks) {
-    SmallVector<Value> pairs;
-    for (int64_t part = 0; part < 4; ++part) {
-      loops[r] = rowsC[part % 2];
-      loops[r + 2] = add(c2, ks * 16 + (part / 2) * 8);
-      pairs.push_back(load2("q"));
+  // Asynchronous 16-byte copies of `count` rows x `width` halves of operand
+  // `name` (row loop `rowDim` starting at `row0`, clamped below `limit`;
+  // column loop `colDim`) into tile[prefix..., row, col]. Threads past the
+  // last chunk repeat it (same bytes to the same place).
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  auto copyRows = [&](SmallVectorImpl<Value> &tokens, StringRef name,
+                      Value tile, ValueRange prefix, int64_t count,
+                      int64_t width, unsigned rowDim, Value row0,
+                      int64_t limit, unsigned colDim) {
+    int64_t perRow = width / 8, chunks = count * perRow;
+    for (int64_t it = 0; it * T < chunks; ++it) {
+      Value i = add(tid, it * T);
+      if ((it + 1) * T > chunks)
+        i = clamp(i, chunks);
+      Value rowLocal = divu(i, perRow);
+      Value col = mul(remu(i, perRow), 8);
+      loops[rowDim] = clamp(addv(row0, rowLocal), limit);
+      loops[colDim] = col;
+      SmallVector<Value> dst(prefix.begin(), prefix.end());
+      dst.append({rowLocal, col});
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, tokenType, tile, dst, memArg(name), indices(name),
+          b.getIndexAttr(8), /*srcElements=*/Value(),
+          /*bypassL1=*/b.getUnitAttr())); // .cg: streamed once per block
     }
-    qFrag.push_back(pack(fragA, pairs));
-  }
+  };
 
-  // Keys the warp's 16 rows can see.
+  // Q fragments: in registers for the whole kernel, or from shared memory.
+  SmallVector<SmallVector<Value>> qFrag(R);
+  if (!cfg.qShared) {
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t ks = 0; ks < D / 16; ++ks) {
+        SmallVector<Value> pairs;
+        for (int64_t part = 0; part < 4; ++part) {
+          loops[r] = rowsC[i][part % 2];
+          loops[r + 2] = add(c2, ks * 16 + (part / 2) * 8);
+          pairs.push_back(vector::LoadOp::create(b, loc, pairType,
+                                                 memArg("q"), indices("q")));
+        }
+        qFrag[i].push_back(pack(fragA, pairs));
+      }
+  } else {
+    SmallVector<Value> tokens;
+    copyRows(tokens, "q", qTile, {}, BM, D, r, blockRow, M, r + 2);
+    nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
+  }
+  auto qFragment = [&](int64_t i, int64_t ks) -> Value {
+    if (!cfg.qShared)
+      return qFrag[i][ks];
+    Value row = addv(add(warpRow, 16 * i), laneRow16);
+    return ldmatrix(qTile, ValueRange{row, add(laneTile16, ks * 16)},
+                    /*transpose=*/false);
+  };
+
+  // Keys the block's rows can see.
   Value lb = c0, ub = kb.cIdx(N);
   std::optional<int64_t> window = op.getWindow();
-  // Bounds are per block (all warps meet at the barriers).
-  Value blockRow = arith::MulIOp::create(b, loc, launch.getBlockIds().x,
-                                         kb.cIdx(kMmaRowsPerBlock));
   if (op.getCausal())
-    ub = arith::MinUIOp::create(b, loc, ub, add(blockRow, kMmaRowsPerBlock));
+    ub = arith::MinUIOp::create(b, loc, ub, add(blockRow, BM));
   if (window) {
     Value reach = kb.cIdx(*window - 1);
     Value far = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
@@ -316,9 +401,16 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
   Value zero = kb.cF32(0.0f);
   Value ninf = kb.cF32(-std::numeric_limits<float>::infinity());
   Value zeroC = arith::ConstantOp::create(b, loc, fragC, b.getZeroAttr(fragC));
-  int64_t eBlocks = E / 8;
-  SmallVector<Value> init = {ninf, ninf, zero, zero};
-  init.append(eBlocks, zeroC);
+  // Loop state: m[R][2], ℓ[R][2], O[R][eBlocks], the buffer of this tile.
+  auto mIdx = [&](int64_t i, int64_t h) { return i * 2 + h; };
+  auto lIdx = [&](int64_t i, int64_t h) { return 2 * R + i * 2 + h; };
+  auto oIdx = [&](int64_t i, int64_t eb) { return 4 * R + i * eBlocks + eb; };
+  SmallVector<Value> init(2 * R, ninf);
+  init.append(2 * R, zero);
+  init.append(R * eBlocks, zeroC);
+  // Scores are scaled inside the exponent (one fma): exact for a positive
+  // scale, where the row max commutes with the scaling.
+  const bool foldScale = kb.scale > 0;
   Value scaleLog2 = kb.cF32(kb.scale * 1.4426950408889634f);
   // Reduce over the 4 lanes (a quad) that hold one row of a C fragment.
   auto quadReduce = [&](Value x, bool isMax) -> Value {
@@ -338,171 +430,190 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
         ->getResult(0);
   };
 
-  // Issue the asynchronous copies of the K and V tiles starting at key n0
-  // into buffer `buf`: 16-byte cp.async per thread, rows past N clamped.
-  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  // Issue the copies of the K and V tiles starting at key n0 into buffer
+  // `buf` as one cp.async group; rows past N are clamped (never used).
   auto issue = [&](Value n0, Value buf) -> Value {
     SmallVector<Value> tokens;
-    auto copy = [&](StringRef name, Value tile, int64_t width, unsigned dim) {
-      int64_t chunks = kMmaKeyTile * width / 8; // a multiple of the threads
-      for (int64_t it = 0; it < chunks / kMmaThreads; ++it) {
-        Value i = add(tid, it * kMmaThreads);
-        Value keyLocal = arith::DivUIOp::create(b, loc, i, kb.cIdx(width / 8));
-        Value col = arith::MulIOp::create(
-            b, loc, arith::RemUIOp::create(b, loc, i, kb.cIdx(width / 8)),
-            kb.cIdx(8));
-        loops[r + 1] = clamp(addv(n0, keyLocal), N);
-        loops[dim] = col;
-        tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-            b, loc, tokenType, tile, ValueRange{buf, keyLocal, col},
-            memArg(name), indices(name), b.getIndexAttr(8),
-            /*srcElements=*/Value(), /*bypassL1=*/UnitAttr()));
-      }
-    };
-    copy("k", kTile, D, r + 2);
-    copy("v", vTile, E, r + 3);
+    copyRows(tokens, "k", kTile, buf, BN, D, r + 1, n0, N, r + 2);
+    copyRows(tokens, "v", vTile, buf, BN, E, r + 1, n0, N, r + 3);
     return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   };
-  issue(lb, c0);
+  Value lastGroup;
+  for (int64_t st = 0; st + 1 < S; ++st)
+    lastGroup = issue(add(lb, st * BN), kb.cIdx(st));
   init.push_back(c0); // the buffer holding the current tile
 
   // One key tile; `withMask` adds the per-element ragged/causal/window
   // mask (only tiles that cross a boundary need it).
   auto tileBody = [&](bool withMask) {
     return [&, withMask](OpBuilder &, Location, Value n0, ValueRange st) {
-        Value buf = st.back();
-        Value nextBuf = arith::SubIOp::create(b, loc, c1, buf);
-        // Prefetch the next tile, then wait for this one (one group may
-        // stay in flight).
-        Value group = issue(add(n0, kMmaKeyTile), nextBuf);
-        nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(1));
-        gpu::BarrierOp::create(b, loc);
+      Value buf = st.back();
+      // Tile n0 has landed once at most S - 2 younger groups are pending;
+      // after the barrier nobody reads the previous tile's buffer, which
+      // now receives tile n0 + (S - 1) tiles.
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                       b.getI32IntegerAttr(S - 2));
+      gpu::BarrierOp::create(b, loc);
+      issue(add(n0, (S - 1) * BN), remu(add(buf, S - 1), S));
 
-        // S = Q K^T for 8 blocks of 8 keys.
-        SmallVector<Value> s(8 * 4); // [nb][h][j]
-        for (int64_t nb = 0; nb < 8; ++nb) {
-          Value keyLocal = add(g, nb * 8);
-          Value acc = zeroC;
-          if (useLdMatrix && D % 32 == 0) {
-            // ldmatrix x4: lanes 8i..8i+7 address rows of 8x8 tile i =
-            // (keys nb*8.., d = 2 k-steps x 2 halves); the four results are
-            // the B fragments (K^T) of two k-steps.
+      // S = Q K^T: s[i][nb][h][j], k-steps outermost so that each K
+      // fragment (and Q fragment read from shared memory) is loaded once.
+      auto sIdx = [&](int64_t i, int64_t nb, int64_t h, int64_t j) {
+        return ((i * NB + nb) * 2 + h) * 2 + j;
+      };
+      SmallVector<Value> acc(R * NB, zeroC);
+      bool kLdMatrix = D % 32 == 0;
+      for (int64_t ks = 0; ks < D / 16; ks += (kLdMatrix ? 2 : 1)) {
+        SmallVector<std::array<Value, 2>> qf(R);
+        for (int64_t i = 0; i < R; ++i)
+          for (int64_t half = 0; half < (kLdMatrix ? 2 : 1); ++half)
+            qf[i][half] = qFragment(i, ks + half);
+        for (int64_t nb = 0; nb < NB; ++nb) {
+          if (kLdMatrix) {
+            // ldmatrix x4: lanes 8t..8t+7 address rows of 8x8 tile t =
+            // (keys nb*8.., d = 2 k-steps x 2 halves); the four results
+            // are the B fragments (K^T) of two k-steps.
             Value key = add(laneRow, nb * 8);
-            for (int64_t ks = 0; ks < D / 16; ks += 2) {
-              Value col = addv(laneTile8, kb.cIdx(ks * 16));
-              auto bFrags = loadX4(kTile, ValueRange{buf, key, col},
-                                   /*transpose=*/false);
-              for (int64_t half = 0; half < 2; ++half)
-                acc = mma(qFrag[ks + half], bFrags[half], acc);
-            }
-          } else {
-            for (int64_t ks = 0; ks < D / 16; ++ks) {
-              SmallVector<Value> pairs;
-              for (int64_t part = 0; part < 2; ++part)
-                pairs.push_back(vector::LoadOp::create(
-                    b, loc, pairType, kTile,
-                    ValueRange{buf, keyLocal, add(c2, ks * 16 + part * 8)}));
-              acc = mma(qFrag[ks], pack(fragB, pairs), acc);
-            }
+            auto bFrags = loadX4(
+                kTile, ValueRange{buf, key, add(laneTile8, ks * 16)},
+                /*transpose=*/false);
+            for (int64_t half = 0; half < 2; ++half)
+              for (int64_t i = 0; i < R; ++i)
+                acc[i * NB + nb] =
+                    mma(qf[i][half], bFrags[half], acc[i * NB + nb]);
+            continue;
           }
+          SmallVector<Value> pairs;
+          for (int64_t part = 0; part < 2; ++part)
+            pairs.push_back(vector::LoadOp::create(
+                b, loc, pairType, kTile,
+                ValueRange{buf, add(g, nb * 8), add(c2, ks * 16 + part * 8)}));
+          Value kB = pack(fragB, pairs);
+          for (int64_t i = 0; i < R; ++i)
+            acc[i * NB + nb] = mma(qf[i][0], kB, acc[i * NB + nb]);
+        }
+      }
+      SmallVector<Value> s(R * NB * 4);
+      for (int64_t i = 0; i < R; ++i)
+        for (int64_t nb = 0; nb < NB; ++nb)
           for (int64_t h = 0; h < 2; ++h)
             for (int64_t j = 0; j < 2; ++j) {
-              Value x = vector::ExtractOp::create(b, loc, acc,
+              Value x = vector::ExtractOp::create(b, loc, acc[i * NB + nb],
                                                   ArrayRef<int64_t>{h, j});
-              x = arith::MulFOp::create(b, loc, x, scaleLog2);
-              if (!withMask) {
-                s[nb * 4 + h * 2 + j] = x;
-                continue;
+              if (!foldScale)
+                x = arith::MulFOp::create(b, loc, x, scaleLog2);
+              if (withMask) {
+                Value col = addv(add(n0, nb * 8 + j), c2);
+                Value masked = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::uge, col, kb.cIdx(N));
+                if (op.getCausal())
+                  masked = arith::OrIOp::create(
+                      b, loc, masked,
+                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                            col, rows[i][h]));
+                if (window)
+                  masked = arith::OrIOp::create(
+                      b, loc, masked,
+                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                            rows[i][h], add(col, *window)));
+                x = arith::SelectOp::create(b, loc, masked, ninf, x);
               }
-              Value col = addv(add(n0, nb * 8 + j), c2);
-              Value masked = arith::CmpIOp::create(
-                  b, loc, arith::CmpIPredicate::uge, col, kb.cIdx(N));
-              if (op.getCausal())
-                masked = arith::OrIOp::create(
-                    b, loc, masked,
-                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                          col, rows[h]));
-              if (window)
-                masked = arith::OrIOp::create(
-                    b, loc, masked,
-                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                          rows[h], add(col, *window)));
-              s[nb * 4 + h * 2 + j] =
-                  arith::SelectOp::create(b, loc, masked, ninf, x);
+              s[sIdx(i, nb, h, j)] = x;
             }
-        }
-        // Online softmax per row half h (rows g and g + 8).
-        Value alpha[2], ms[2];
-        SmallVector<Value> next(4);
+      // Online softmax per row (i, h), in the exp2 domain.
+      SmallVector<Value> next(st.drop_back());
+      SmallVector<Value> alpha(2 * R), negM(2 * R);
+      for (int64_t i = 0; i < R; ++i)
         for (int64_t h = 0; h < 2; ++h) {
-          Value mt = s[h * 2];
-          for (int64_t nb = 0; nb < 8; ++nb)
+          Value mt = s[sIdx(i, 0, h, 0)];
+          for (int64_t nb = 0; nb < NB; ++nb)
             for (int64_t j = 0; j < 2; ++j)
-              mt = arith::MaximumFOp::create(b, loc, mt, s[nb * 4 + h * 2 + j]);
+              if (nb || j)
+                mt = arith::MaximumFOp::create(b, loc, mt, s[sIdx(i, nb, h, j)]);
           mt = quadReduce(mt, /*isMax=*/true);
-          Value mNew = arith::MaximumFOp::create(b, loc, st[h], mt);
-          Value isNinf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                               mNew, ninf);
-          ms[h] = arith::SelectOp::create(b, loc, isNinf, zero, mNew);
-          alpha[h] = ex2(arith::SubFOp::create(b, loc, st[h], ms[h]));
-          next[h] = mNew;
+          if (foldScale)
+            mt = arith::MulFOp::create(b, loc, mt, scaleLog2);
+          Value mOld = st[mIdx(i, h)];
+          Value mNew = arith::MaximumFOp::create(b, loc, mOld, mt);
+          // A row that has seen only -inf keeps a finite reference (0).
+          Value isNinf = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::OEQ, mNew, ninf);
+          Value ms = arith::SelectOp::create(b, loc, isNinf, zero, mNew);
+          alpha[mIdx(i, h)] = ex2(arith::SubFOp::create(b, loc, mOld, ms));
+          negM[mIdx(i, h)] = arith::NegFOp::create(b, loc, ms);
+          next[mIdx(i, h)] = mNew;
         }
-        Value lsum[2] = {zero, zero};
-        for (int64_t nb = 0; nb < 8; ++nb)
+      SmallVector<Value> lsum(2 * R, zero);
+      for (int64_t i = 0; i < R; ++i)
+        for (int64_t nb = 0; nb < NB; ++nb)
           for (int64_t h = 0; h < 2; ++h)
             for (int64_t j = 0; j < 2; ++j) {
-              Value &x = s[nb * 4 + h * 2 + j];
-              x = ex2(arith::SubFOp::create(b, loc, x, ms[h]));
-              lsum[h] = arith::AddFOp::create(b, loc, lsum[h], x);
+              Value &x = s[sIdx(i, nb, h, j)];
+              x = ex2(foldScale ? kb.fma(x, scaleLog2, negM[mIdx(i, h)])
+                                : arith::AddFOp::create(b, loc, x,
+                                                        negM[mIdx(i, h)])
+                                      .getResult());
+              lsum[mIdx(i, h)] =
+                  arith::AddFOp::create(b, loc, lsum[mIdx(i, h)], x);
             }
+      for (int64_t i = 0; i < R; ++i)
         for (int64_t h = 0; h < 2; ++h)
-          next[2 + h] = kb.fma(alpha[h], st[2 + h], lsum[h]);
-        // O = α O + P V.
+          next[lIdx(i, h)] =
+              kb.fma(alpha[mIdx(i, h)], st[lIdx(i, h)], lsum[mIdx(i, h)]);
+      // O = α O + P V.
+      for (int64_t i = 0; i < R; ++i) {
         Value alphaC = vector::FromElementsOp::create(
-            b, loc, fragC, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
-        SmallVector<Value> o;
+            b, loc, fragC,
+            ValueRange{alpha[mIdx(i, 0)], alpha[mIdx(i, 0)],
+                       alpha[mIdx(i, 1)], alpha[mIdx(i, 1)]});
         for (int64_t eb = 0; eb < eBlocks; ++eb)
-          o.push_back(arith::MulFOp::create(b, loc, st[4 + eb], alphaC));
-        for (int64_t kk = 0; kk < kMmaKeyTile / 16; ++kk) {
+          next[oIdx(i, eb)] =
+              arith::MulFOp::create(b, loc, st[oIdx(i, eb)], alphaC);
+      }
+      for (int64_t kk = 0; kk < BN / 16; ++kk) {
+        SmallVector<Value> pA(R);
+        for (int64_t i = 0; i < R; ++i) {
           SmallVector<Value> pairs;
           for (int64_t part = 0; part < 4; ++part) {
             int64_t nb = 2 * kk + part / 2, h = part % 2;
-            Value lo = arith::TruncFOp::create(b, loc, elt, s[nb * 4 + h * 2]);
+            Value lo =
+                arith::TruncFOp::create(b, loc, elt, s[sIdx(i, nb, h, 0)]);
             Value hi =
-                arith::TruncFOp::create(b, loc, elt, s[nb * 4 + h * 2 + 1]);
+                arith::TruncFOp::create(b, loc, elt, s[sIdx(i, nb, h, 1)]);
             pairs.push_back(vector::FromElementsOp::create(
                 b, loc, pairType, ValueRange{lo, hi}));
           }
-          Value pA = pack(fragA, pairs);
-          Value keyBase = add(c2, kk * 16);
-          if (useLdMatrix && eBlocks % 2 == 0) {
-            // ldmatrix.trans x4 on V rows: tiles (keys kk*16 + 0/8, e-block
-            // eb / eb+1) give the B fragments of two e-blocks.
-            Value key = addv(add(laneRow, kk * 16), laneHalf8);
-            for (int64_t eb = 0; eb < eBlocks; eb += 2) {
-              Value col = addv(laneTile16, kb.cIdx(eb * 8));
-              auto bFrags = loadX4(vTile, ValueRange{buf, key, col},
-                                   /*transpose=*/true);
-              for (int64_t half = 0; half < 2; ++half)
-                o[eb + half] = mma(pA, bFrags[half], o[eb + half]);
-            }
-            continue;
-          }
-          for (int64_t eb = 0; eb < eBlocks; ++eb) {
-            Value e = add(g, eb * 8);
-            SmallVector<Value> vals;
-            for (int64_t k : {0, 1, 8, 9})
-              vals.push_back(memref::LoadOp::create(
-                  b, loc, vTile, ValueRange{buf, add(keyBase, k), e}));
-            Value vB = vector::FromElementsOp::create(b, loc, fragB, vals);
-            o[eb] = mma(pA, vB, o[eb]);
-          }
+          pA[i] = pack(fragA, pairs);
         }
-        next.append(o.begin(), o.end());
-        next.push_back(nextBuf);
-        // Everyone is done with this buffer before it is refilled.
-        gpu::BarrierOp::create(b, loc);
-        scf::YieldOp::create(b, loc, next);
+        if (eBlocks % 2 == 0) {
+          // ldmatrix.trans x4 on V rows: tiles (keys kk*16 + 0/8, e-block
+          // eb / eb+1) give the B fragments of two e-blocks.
+          Value key = addv(add(laneRow, kk * 16), laneHalf8);
+          for (int64_t eb = 0; eb < eBlocks; eb += 2) {
+            auto bFrags = loadX4(vTile,
+                                 ValueRange{buf, key, add(laneTile16, eb * 8)},
+                                 /*transpose=*/true);
+            for (int64_t half = 0; half < 2; ++half)
+              for (int64_t i = 0; i < R; ++i)
+                next[oIdx(i, eb + half)] =
+                    mma(pA[i], bFrags[half], next[oIdx(i, eb + half)]);
+          }
+          continue;
+        }
+        Value keyBase = add(c2, kk * 16);
+        for (int64_t eb = 0; eb < eBlocks; ++eb) {
+          Value e = add(g, eb * 8);
+          SmallVector<Value> vals;
+          for (int64_t k : {0, 1, 8, 9})
+            vals.push_back(memref::LoadOp::create(
+                b, loc, vTile, ValueRange{buf, add(keyBase, k), e}));
+          Value vB = vector::FromElementsOp::create(b, loc, fragB, vals);
+          for (int64_t i = 0; i < R; ++i)
+            next[oIdx(i, eb)] = mma(pA[i], vB, next[oIdx(i, eb)]);
+        }
+      }
+      next.push_back(remu(add(buf, 1), S));
+      scf::YieldOp::create(b, loc, next);
     };
   };
   // Whole tiles whose keys every row of the block sees need no mask: they
@@ -516,46 +627,102 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
                                         limit, lb);
     Value span = arith::SelectOp::create(
         b, loc, ahead, arith::SubIOp::create(b, loc, limit, lb), c0);
-    Value whole = arith::MulIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, span, kb.cIdx(kMmaKeyTile)),
-        kb.cIdx(kMmaKeyTile));
-    split = arith::MinUIOp::create(b, loc, addv(lb, whole), ub);
+    split = arith::MinUIOp::create(b, loc, addv(lb, mul(divu(span, BN), BN)),
+                                   ub);
   }
-  auto unmasked = scf::ForOp::create(b, loc, lb, split, kb.cIdx(kMmaKeyTile),
-                                     init, tileBody(false));
-  auto loop = scf::ForOp::create(b, loc, split, ub, kb.cIdx(kMmaKeyTile),
+  auto unmasked = scf::ForOp::create(b, loc, lb, split, kb.cIdx(BN), init,
+                                     tileBody(false));
+  auto loop = scf::ForOp::create(b, loc, split, ub, kb.cIdx(BN),
                                  unmasked.getResults(), tileBody(true));
+  // No copy may still be writing shared memory when the block exits.
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
 
-  // One divide per row; rows past M are not stored.
-  for (int64_t h = 0; h < 2; ++h) {
-    Value l = quadReduce(loop.getResult(2 + h), /*isMax=*/false);
-    Value empty =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
-    Value inv = arith::SelectOp::create(
-        b, loc, empty, zero, arith::DivFOp::create(b, loc, kb.cF32(1.0f), l));
-    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                          rows[h], kb.cIdx(M));
-    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    loops[r] = rows[h];
-    for (int64_t eb = 0; eb < eBlocks; ++eb)
-      for (int64_t j = 0; j < 2; ++j) {
-        Value x = vector::ExtractOp::create(b, loc, loop.getResult(4 + eb),
-                                            ArrayRef<int64_t>{h, j});
-        x = arith::MulFOp::create(b, loc, x, inv);
-        if (outElt != f32)
-          x = arith::TruncFOp::create(b, loc, outElt, x);
-        loops[r + 3] = add(c2, eb * 8 + j);
-        memref::StoreOp::create(b, loc, x, outMem, indices("out"));
+  // One divide per row; rows past M are not stored. Pairs of adjacent
+  // output elements go out as one 4-byte store when e is the last dim.
+  AffineMap outMap = mapOf("out");
+  bool pairStore =
+      cast<AffineDimExpr>(outMap.getResults().back()).getPosition() == r + 3;
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value l = quadReduce(loop.getResult(lIdx(i, h)), /*isMax=*/false);
+      Value empty =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
+      Value inv = arith::SelectOp::create(
+          b, loc, empty, zero,
+          arith::DivFOp::create(b, loc, kb.cF32(1.0f), l));
+      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            rows[i][h], kb.cIdx(M));
+      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      loops[r] = rows[i][h];
+      for (int64_t eb = 0; eb < eBlocks; ++eb) {
+        SmallVector<Value> pair;
+        for (int64_t j = 0; j < 2; ++j) {
+          Value x = vector::ExtractOp::create(b, loc,
+                                              loop.getResult(oIdx(i, eb)),
+                                              ArrayRef<int64_t>{h, j});
+          x = arith::MulFOp::create(b, loc, x, inv);
+          if (outElt != f32)
+            x = arith::TruncFOp::create(b, loc, outElt, x);
+          pair.push_back(x);
+        }
+        loops[r + 3] = add(c2, eb * 8);
+        if (pairStore) {
+          Value vec = vector::FromElementsOp::create(
+              b, loc, VectorType::get({2}, outElt), pair);
+          vector::StoreOp::create(b, loc, vec, outMem, indices("out"));
+          continue;
+        }
+        for (int64_t j = 0; j < 2; ++j) {
+          loops[r + 3] = add(c2, eb * 8 + j);
+          memref::StoreOp::create(b, loc, pair[j], outMem, indices("out"));
+        }
       }
-  }
+    }
   gpu::TerminatorOp::create(b, loc);
-  (void)c1;
+}
+
+/// The tensor-core launch shape from the pass options (0 / -1: defaults
+/// for the head dims), or an error at the attention naming the bad option.
+static FailureOr<MmaConfig>
+resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
+                 int64_t D, int64_t E) {
+  MmaConfig cfg;
+  cfg.warps = opts.warps ? opts.warps : 4;
+  if (cfg.warps < 1 || cfg.warps > 8)
+    return op.emitError("warps must be in [1, 8], got ") << cfg.warps;
+  int64_t tileQ = opts.tileQ ? opts.tileQ : 16 * cfg.warps;
+  cfg.rowTiles = tileQ / (16 * cfg.warps);
+  if (tileQ % (16 * cfg.warps) != 0 || cfg.rowTiles < 1 || cfg.rowTiles > 4)
+    return op.emitError("tile-q must be 16 x warps x {1, 2, 3, 4} (warps = ")
+           << cfg.warps << "), got " << tileQ;
+  cfg.keyTile = opts.tileKV ? opts.tileKV : 64;
+  if (cfg.keyTile % 16 != 0 || cfg.keyTile < 16 || cfg.keyTile > 256)
+    return op.emitError("tile-kv must be a multiple of 16 in [16, 256], got ")
+           << cfg.keyTile;
+  cfg.stages = opts.stages ? opts.stages : 2;
+  if (cfg.stages < 2 || cfg.stages > 4)
+    return op.emitError("stages must be in [2, 4], got ") << cfg.stages;
+  if (opts.qShared < -1 || opts.qShared > 1)
+    return op.emitError("q-shared must be -1, 0 or 1, got ") << opts.qShared;
+  // f32 registers per thread for Q, O and S fragments: past ~200, ptxas
+  // spills, so Q is re-read from shared memory instead.
+  int64_t regs = cfg.rowTiles * (D / 16 * 4 + E / 8 * 4 + cfg.keyTile / 8 * 4);
+  cfg.qShared = opts.qShared == -1 ? regs > 200 : opts.qShared == 1;
+  // sm_80 and sm_90 allow up to 227 KiB of shared memory per block.
+  int64_t bytes = cfg.sharedBytes(D, E);
+  if (bytes > 227 * 1024)
+    return op.emitError("the tensor-core kernel needs ")
+           << bytes << " bytes of shared memory (tile-kv = " << cfg.keyTile
+           << ", stages = " << cfg.stages << ", D = " << D << ", E = " << E
+           << "); the limit is " << 227 * 1024;
+  return cfg;
 }
 
 static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
-                                 int64_t threads) {
+                                 const ConvertAttnToGPUOptions &opts) {
+  int64_t threads = opts.threads;
   Location loc = op.getLoc();
   std::optional<double> scale;
   {
@@ -630,11 +797,19 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   for (unsigned i = 0; i < r; ++i)
     batch *= sizes[i];
   bool useMma = mmaEligible(op, memArg, mapOf, D, E);
-  int64_t rowsPerBlock = useMma ? kMmaRowsPerBlock : threads;
-  int64_t blockThreads = useMma ? kMmaThreads : threads;
+  MmaConfig cfg;
+  if (useMma) {
+    FailureOr<MmaConfig> resolved = resolveMmaConfig(op, opts, D, E);
+    if (failed(resolved))
+      return failure();
+    cfg = *resolved;
+  }
+  int64_t rowsPerBlock = useMma ? cfg.rowsPerBlock() : threads;
+  int64_t blockThreads = useMma ? cfg.threads() : threads;
+  int64_t sharedBytes = useMma ? cfg.sharedBytes(D, E) : 0;
   int64_t gridX = (M + rowsPerBlock - 1) / rowsPerBlock;
   if (useMma) {
-    buildMmaKernel(kb, memArg, mapOf, sizes, r, gridX, batch);
+    buildMmaKernel(kb, memArg, mapOf, sizes, r, batch, cfg);
   } else {
 
   Value c1 = kb.cIdx(1);
@@ -784,13 +959,20 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       b.getNamedAttr("grid", b.getDenseI64ArrayAttr({gridX, batch, 1})),
       b.getNamedAttr("block", b.getDenseI64ArrayAttr({blockThreads, 1, 1})),
       b.getNamedAttr("tensor_cores", b.getBoolAttr(useMma)),
-      b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(0)),
+      b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(sharedBytes)),
+      b.getNamedAttr("tile_q", b.getI64IntegerAttr(rowsPerBlock)),
       b.getNamedAttr("scale", b.getF32FloatAttr(kb.scale)),
       b.getNamedAttr("causal", b.getBoolAttr(op.getCausal())),
       b.getNamedAttr("mask_value", b.getF32FloatAttr(kb.maskValue)),
       b.getNamedAttr("batch_dims", b.getI64IntegerAttr(r))};
   if (std::optional<int64_t> window = op.getWindow())
     info.push_back(b.getNamedAttr("window", b.getI64IntegerAttr(*window)));
+  if (useMma) {
+    info.push_back(b.getNamedAttr("tile_kv", b.getI64IntegerAttr(cfg.keyTile)));
+    info.push_back(b.getNamedAttr("warps", b.getI64IntegerAttr(cfg.warps)));
+    info.push_back(b.getNamedAttr("stages", b.getI64IntegerAttr(cfg.stages)));
+    info.push_back(b.getNamedAttr("q_shared", b.getBoolAttr(cfg.qShared)));
+  }
   module->setAttr("attn.bundle", b.getDictionaryAttr(info));
   return success();
 }
@@ -809,7 +991,14 @@ struct ConvertAttnToGPUPass
           << ops.size();
       return signalPassFailure();
     }
-    if (failed(buildKernel(module, ops.front(), threads)))
+    ConvertAttnToGPUOptions opts;
+    opts.threads = threads;
+    opts.tileQ = tileQ;
+    opts.tileKV = tileKV;
+    opts.warps = warps;
+    opts.stages = stages;
+    opts.qShared = qShared;
+    if (failed(buildKernel(module, ops.front(), opts)))
       return signalPassFailure();
     // The kernel host function replaces everything else: the bundle holds
     // only the attention.

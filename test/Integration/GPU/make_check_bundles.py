@@ -46,6 +46,7 @@ class Case:
     mask_value: Optional[float] = None
     scale: Optional[float] = None
     extra: List[str] = field(default_factory=list)
+    flags: List[str] = field(default_factory=list)   # attn-bundle launch-shape options
 
 
 def tensor(shape_dims: Sequence[str], dims: Dict[str, int], dt: str) -> str:
@@ -130,6 +131,33 @@ CASES: Dict[str, Case] = {
     "bf16_ragged_n4097_d128": Case("bfloat16", **bhsd(1, 2, 4097, 4097, 128)),
     # Large logits (scores ~ +-500): beyond f16's exp range, the running max's job.
     "f16_large_logits": Case("float16", **bhsd(1, 2, 256, 256, 64), scale=8.0),
+    # A negative scale: the row max is taken after scaling (no folding).
+    "f16_negative_scale_causal": Case("float16", **bhsd(1, 2, 150, 150, 64), causal=True,
+                                      scale=-0.125),
+    # Tensor-core launch shapes other than the default (--tile-q, --tile-kv,
+    # --warps, --stages, --q-shared): every code path of the kernel builder.
+    "f16_q128_ragged_causal": Case("float16", **bhsd(1, 4, 1000, 1000, 64), causal=True,
+                                   flags=["--tile-q=128"]),
+    "bf16_q128_kv32_d128_ragged": Case("bfloat16", **bhsd(1, 2, 4097, 4097, 128),
+                                       flags=["--tile-q=128", "--tile-kv=32"]),
+    "f16_q128_qshared_d128_causal": Case("float16", **bhsd(1, 4, 1000, 1000, 128), causal=True,
+                                         flags=["--tile-q=128", "--q-shared=1"]),
+    "bf16_s3_kv32_causal_m_lt_n": Case("bfloat16", **bhsd(1, 2, 64, 300, 64), causal=True,
+                                       flags=["--stages=3", "--tile-kv=32"]),
+    "f16_s4_kv128_window": Case("float16", **bhsd(1, 2, 300, 300, 64), window=50,
+                                flags=["--stages=4", "--tile-kv=128"]),
+    "f16_w8_q128_gqa": Case("float16", dims={"b": 2, "h": 2, "g": 4, "m": 100, "n": 80,
+                                             "d": 64, "e": 64},
+                            q=["b", "h", "g", "m", "d"], k=["b", "h", "n", "d"],
+                            v=["b", "h", "n", "e"], out=["b", "h", "g", "m", "e"],
+                            causal=True, flags=["--warps=8", "--tile-q=128"]),
+    "bf16_w2_q64_kv16_e32": Case("bfloat16", **b_only(2, 33, 47, 64, 32),
+                                 flags=["--warps=2", "--tile-q=64", "--tile-kv=16"]),
+    "f16_q128_bshd_large_logits": Case("float16", dims={"b": 2, "h": 3, "m": 200, "n": 200,
+                                                        "d": 128, "e": 128},
+                                       q=["b", "m", "h", "d"], k=["b", "n", "h", "d"],
+                                       v=["b", "n", "h", "e"], out=["b", "m", "h", "e"],
+                                       scale=4.0, flags=["--tile-q=128", "--tile-kv=32"]),
 }
 
 
@@ -154,7 +182,8 @@ def main() -> int:
                 print(f"// {name}\n{src.read_text()}")
                 continue
             p = subprocess.run([a.attn_bundle, str(src), "-o", str(out / name),
-                                f"--chip={a.chip}"], capture_output=True, text=True)
+                                f"--chip={a.chip}", *case.flags],
+                               capture_output=True, text=True)
             if p.returncode != 0:
                 failed.append(name)
                 print(f"FAIL {name}:\n{p.stderr[-1500:]}", file=sys.stderr)
