@@ -1,7 +1,7 @@
 // RUN: attn-opt %s --convert-attn-to-gpu --split-input-file --verify-diagnostics | FileCheck %s
 
 // f16/bf16 with contiguous head dims: the tensor-core kernel (default
-// launch shape for D = 64: 4 warps x 16 rows, 64-key tiles, 2 stages).
+// launch shape for D = 64: 4 warps x 2 x 16 rows, 64-key tiles, 2 stages).
 // K/V tiles stream through dynamic shared memory by cp.async (the next
 // tile is issued after the barrier that frees its buffer; padded rows) and
 // are read with ldmatrix (.trans for V); S = Q K^T and O += P V on
@@ -9,11 +9,11 @@
 // the quad with xor shuffles; exp2 with the scale folded into one fma.
 // Causal: the blocks with the most keys start first (reversed block x).
 // CHECK: module attributes {attn.bundle = {{.*}}block = array<i64: 128, 1, 1>
-// CHECK-SAME: grid = array<i64: 2, 8, 1>
+// CHECK-SAME: grid = array<i64: 1, 8, 1>
 // CHECK-SAME: q_shared = false
 // CHECK-SAME: shared_bytes = 36864
 // CHECK-SAME: stages = 2
-// CHECK-SAME: tensor_cores = true, tile_kv = 64 : i64, tile_q = 64 : i64, warps = 4
+// CHECK-SAME: tensor_cores = true, tile_kv = 64 : i64, tile_q = 128 : i64, warps = 4
 // CHECK-LABEL: func.func @attn_fwd
 // CHECK: gpu.launch blocks(%[[BX:[a-z0-9]+]], %{{.*}}, %{{.*}}) in {{.*}} dynamic_shared_memory_size
 // CHECK:   %[[SM:.*]] = gpu.dynamic_shared_memory
@@ -22,7 +22,7 @@
 // CHECK:   arith.subi %{{.*}}, %[[BX]] : index
 // CHECK:   nvgpu.device_async_copy {{.*}}, %[[KT]]
 // CHECK:   nvgpu.device_async_create_group
-// CHECK:   scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>,
+// CHECK:   scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, vector<2x2xf32>,
 // CHECK:     nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
 // CHECK:     gpu.barrier
 // CHECK:     nvgpu.device_async_copy

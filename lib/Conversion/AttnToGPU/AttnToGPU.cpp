@@ -35,6 +35,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -692,12 +693,18 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   cfg.warps = opts.warps ? opts.warps : 4;
   if (cfg.warps < 1 || cfg.warps > 8)
     return op.emitError("warps must be in [1, 8], got ") << cfg.warps;
-  int64_t tileQ = opts.tileQ ? opts.tileQ : 16 * cfg.warps;
+  // Defaults measured on an H100 (bench/tune.py, docs/performance.md): two
+  // 16-row tiles per warp (each K/V fragment feeds both) and the widest key
+  // tile whose S and O fragments fit the 255 registers: 64 keys for head
+  // dims up to 64, 32 up to 128; one row tile beyond.
+  int64_t widest = std::max(D, E);
+  int64_t tileQ = opts.tileQ ? opts.tileQ
+                             : 16 * cfg.warps * (widest <= 128 ? 2 : 1);
   cfg.rowTiles = tileQ / (16 * cfg.warps);
   if (tileQ % (16 * cfg.warps) != 0 || cfg.rowTiles < 1 || cfg.rowTiles > 4)
     return op.emitError("tile-q must be 16 x warps x {1, 2, 3, 4} (warps = ")
            << cfg.warps << "), got " << tileQ;
-  cfg.keyTile = opts.tileKV ? opts.tileKV : 64;
+  cfg.keyTile = opts.tileKV ? opts.tileKV : (widest <= 64 ? 64 : 32);
   if (cfg.keyTile % 16 != 0 || cfg.keyTile < 16 || cfg.keyTile > 256)
     return op.emitError("tile-kv must be a multiple of 16 in [16, 256], got ")
            << cfg.keyTile;
