@@ -41,15 +41,13 @@ def configs(quick: bool):
 # Launch shapes bench/tune.py compares (name: attn-bundle flags).
 TUNE_VARIANTS = {
     # name: (attn-bundle flags, head dims it is tried on)
-    "q64_kv64_w4_s2": ([], (64, 128)),
-    "q128_kv32_w4_s2": (["--tile-q=128", "--tile-kv=32"], (64, 128)),
-    "q128_kv32_w4_s3": (["--tile-q=128", "--tile-kv=32", "--stages=3"], (128,)),
-    "q128_kv48_w4_s2": (["--tile-q=128", "--tile-kv=48"], (64, 128)),
-    "q128_kv48_w4_s3": (["--tile-q=128", "--tile-kv=48", "--stages=3"], (128,)),
-    "q128_kv64_w4_s2": (["--tile-q=128"], (64, 128)),
-    "q128_kv64_w4_s3": (["--tile-q=128", "--stages=3"], (64,)),
-    "q128_kv80_w4_s2": (["--tile-q=128", "--tile-kv=80"], (64,)),
-    "q256_kv32_w8_s2": (["--tile-q=256", "--tile-kv=32", "--warps=8"], (64, 128)),
+    "default": ([], (64, 128)),
+    "default_t0": (["--rescale-threshold=0"], (64, 128)),
+    "default_t4": (["--rescale-threshold=4"], (64, 128)),
+    "q128_kv48": (["--tile-kv=48"], (64, 128)),
+    "q128_kv64": (["--tile-kv=64"], (128,)),
+    "q128_kv64_s3": (["--tile-kv=64", "--stages=3"], (64,)),
+    "q128_kv32_s3": (["--tile-kv=32", "--stages=3"], (128,)),
 }
 
 

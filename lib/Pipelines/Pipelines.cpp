@@ -64,6 +64,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   gpuOpts.warps = options.warps;
   gpuOpts.stages = options.stages;
   gpuOpts.qShared = options.qShared;
+  gpuOpts.rescaleThreshold = options.rescaleThreshold;
   pm.addPass(createConvertAttnToGPU(gpuOpts));
   // Outline before any canonicalization: hoisted constants would otherwise
   // become kernel parameters. The kernel takes one pointer per tensor.

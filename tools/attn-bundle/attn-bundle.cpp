@@ -2,6 +2,7 @@
 //
 //   attn-bundle in.mlir -o DIR [--chip=sm_90a] [--tile-q=N] [--tile-kv=N]
 //               [--warps=N] [--stages=N] [--q-shared=-1|0|1]
+//               [--rescale-threshold=8]
 //               [--block-threads=128]
 //
 // Fuses the module's attention, compiles it with --attn-gpu-pipeline and
@@ -52,6 +53,10 @@ static cl::opt<int64_t> stages("stages", cl::desc("K/V pipeline stages"),
 static cl::opt<int64_t> qShared("q-shared",
                                 cl::desc("Q from shared memory: 1, 0, -1 auto"),
                                 cl::init(-1));
+static cl::opt<int64_t> rescaleThreshold(
+    "rescale-threshold",
+    cl::desc("Rescale O only when a row max grew by more than 2^N (0: always)"),
+    cl::init(8));
 
 /// Runs the GPU pipeline on `module` and returns the kernel object bytes;
 /// `paramOrder` receives, for each kernel parameter, the host argument
@@ -67,6 +72,7 @@ static FailureOr<std::string> compile(ModuleOp module, StringRef format,
   options.warps = warps;
   options.stages = stages;
   options.qShared = qShared;
+  options.rescaleThreshold = rescaleThreshold;
   PassManager kernelPm(module.getContext());
   attn::buildAttnGpuKernelPipeline(kernelPm, options);
   if (failed(kernelPm.run(module)))

@@ -54,7 +54,12 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "Tensor-core kernel: K/V shared-memory buffers, 2-4 (0: 2)">,
     Option<"qShared", "q-shared", "int64_t", /*default=*/"-1",
            "Tensor-core kernel: 1 re-reads Q from shared memory every key "
-           "tile, 0 keeps it in registers, -1 decides by register count">
+           "tile, 0 keeps it in registers, -1 decides by register count">,
+    Option<"rescaleThreshold", "rescale-threshold", "int64_t",
+           /*default=*/"8",
+           "Tensor-core kernel: rescale O and the row sum only when a row max "
+           "of the warp grew by more than 2^N (P <= 2^N in between; exact); "
+           "0 rescales every key tile">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",

@@ -57,6 +57,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Q fragments from shared memory every tile (1), in "
                      "registers (0), by register count (-1)"),
       llvm::cl::init(-1)};
+  PassOptions::Option<int64_t> rescaleThreshold{
+      *this, "rescale-threshold",
+      llvm::cl::desc("Rescale O only when a row max grew by more than 2^N "
+                     "(0: every key tile)"),
+      llvm::cl::init(8)};
 };
 
 /// fuse -> attn-to-gpu -> kernel outlining -> NVVM -> PTX/cubin, and its

@@ -133,6 +133,7 @@ struct MmaConfig {
   int64_t keyTile = 64;
   int64_t stages = 2;
   bool qShared = false;
+  int64_t rescaleThreshold = 8; // log2 units; 0: rescale every tile
   int64_t rowsPerBlock() const { return warps * 16 * rowTiles; }
   int64_t threads() const { return warps * 32; }
   int64_t sharedBytes(int64_t D, int64_t E) const {
@@ -169,6 +170,7 @@ template <typename MemArgFn, typename MapOfFn>
 static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
                            ArrayRef<int64_t> sizes, unsigned r, int64_t batch,
                            const MmaConfig &cfg) {
+  const int64_t rescaleThreshold = cfg.rescaleThreshold;
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   AttentionOp op = kb.op;
@@ -521,9 +523,10 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
               }
               s[sIdx(i, nb, h, j)] = x;
             }
-      // Online softmax per row (i, h), in the exp2 domain.
+      // Online softmax per row (i, h), in the exp2 domain. Row maxima of
+      // this tile (scaled), reduced over the quad.
       SmallVector<Value> next(st.drop_back());
-      SmallVector<Value> alpha(2 * R), negM(2 * R);
+      SmallVector<Value> tileMax(2 * R);
       for (int64_t i = 0; i < R; ++i)
         for (int64_t h = 0; h < 2; ++h) {
           Value mt = s[sIdx(i, 0, h, 0)];
@@ -534,16 +537,74 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
           mt = quadReduce(mt, /*isMax=*/true);
           if (foldScale)
             mt = arith::MulFOp::create(b, loc, mt, scaleLog2);
-          Value mOld = st[mIdx(i, h)];
-          Value mNew = arith::MaximumFOp::create(b, loc, mOld, mt);
-          // A row that has seen only -inf keeps a finite reference (0).
-          Value isNinf = arith::CmpFOp::create(
-              b, loc, arith::CmpFPredicate::OEQ, mNew, ninf);
-          Value ms = arith::SelectOp::create(b, loc, isNinf, zero, mNew);
-          alpha[mIdx(i, h)] = ex2(arith::SubFOp::create(b, loc, mOld, ms));
-          negM[mIdx(i, h)] = arith::NegFOp::create(b, loc, ms);
-          next[mIdx(i, h)] = mNew;
+          tileMax[mIdx(i, h)] = mt;
         }
+      // m' = max(m, tile max); α = 2^(m - m'); ℓ and O scaled by α. Yields
+      // (m', αℓ, αO) in state order.
+      auto rescale = [&](OpBuilder &, Location) {
+        SmallVector<Value> out(st.drop_back());
+        for (int64_t i = 0; i < R; ++i) {
+          Value alpha[2];
+          for (int64_t h = 0; h < 2; ++h) {
+            Value mOld = st[mIdx(i, h)];
+            Value mNew = arith::MaximumFOp::create(b, loc, mOld,
+                                                   tileMax[mIdx(i, h)]);
+            // A row that has seen only -inf keeps a finite reference (0).
+            Value isNinf = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OEQ, mNew, ninf);
+            Value ms = arith::SelectOp::create(b, loc, isNinf, zero, mNew);
+            alpha[h] = ex2(arith::SubFOp::create(b, loc, mOld, ms));
+            out[mIdx(i, h)] = mNew;
+            out[lIdx(i, h)] =
+                arith::MulFOp::create(b, loc, alpha[h], st[lIdx(i, h)]);
+          }
+          Value alphaC = vector::FromElementsOp::create(
+              b, loc, fragC, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
+          for (int64_t eb = 0; eb < eBlocks; ++eb)
+            out[oIdx(i, eb)] =
+                arith::MulFOp::create(b, loc, st[oIdx(i, eb)], alphaC);
+        }
+        return out;
+      };
+      if (rescaleThreshold <= 0) {
+        next = rescale(b, loc);
+      } else {
+        // Lazy rescaling: the reference max only moves (and O, ℓ are only
+        // rescaled) when some row of the warp grew by more than the
+        // threshold; otherwise P = 2^(s - m) <= 2^threshold against the
+        // older max, which O / ℓ cancels exactly. One warp-uniform branch.
+        Value need = arith::ConstantIntOp::create(b, loc, 0, 1);
+        Value tau = kb.cF32(static_cast<float>(rescaleThreshold));
+        for (int64_t row = 0; row < 2 * R; ++row)
+          need = arith::OrIOp::create(
+              b, loc, need,
+              arith::CmpFOp::create(
+                  b, loc, arith::CmpFPredicate::OGT, tileMax[row],
+                  arith::AddFOp::create(b, loc, st[row], tau)));
+        Value allLanes = arith::ConstantIntOp::create(b, loc, -1, 32);
+        Value any = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), allLanes,
+                                             need, NVVM::VoteSyncKind::any);
+        SmallVector<Type> types;
+        for (Value v : st.drop_back())
+          types.push_back(v.getType());
+        auto ifOp = scf::IfOp::create(b, loc, types, any, /*withElse=*/true);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+          scf::YieldOp::create(b, loc, rescale(b, loc));
+          b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+          scf::YieldOp::create(b, loc, st.drop_back());
+        }
+        next.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+      }
+      SmallVector<Value> negM(2 * R);
+      for (int64_t row = 0; row < 2 * R; ++row) {
+        Value m = next[row];
+        Value isNinf =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, ninf);
+        negM[row] = arith::NegFOp::create(
+            b, loc, arith::SelectOp::create(b, loc, isNinf, zero, m));
+      }
       SmallVector<Value> lsum(2 * R, zero);
       for (int64_t i = 0; i < R; ++i)
         for (int64_t nb = 0; nb < NB; ++nb)
@@ -557,20 +618,10 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
               lsum[mIdx(i, h)] =
                   arith::AddFOp::create(b, loc, lsum[mIdx(i, h)], x);
             }
-      for (int64_t i = 0; i < R; ++i)
-        for (int64_t h = 0; h < 2; ++h)
-          next[lIdx(i, h)] =
-              kb.fma(alpha[mIdx(i, h)], st[lIdx(i, h)], lsum[mIdx(i, h)]);
-      // O = α O + P V.
-      for (int64_t i = 0; i < R; ++i) {
-        Value alphaC = vector::FromElementsOp::create(
-            b, loc, fragC,
-            ValueRange{alpha[mIdx(i, 0)], alpha[mIdx(i, 0)],
-                       alpha[mIdx(i, 1)], alpha[mIdx(i, 1)]});
-        for (int64_t eb = 0; eb < eBlocks; ++eb)
-          next[oIdx(i, eb)] =
-              arith::MulFOp::create(b, loc, st[oIdx(i, eb)], alphaC);
-      }
+      for (int64_t row = 0; row < 2 * R; ++row)
+        next[2 * R + row] =
+            arith::AddFOp::create(b, loc, next[2 * R + row], lsum[row]);
+      // O = α O + P V (O already scaled).
       for (int64_t kk = 0; kk < BN / 16; ++kk) {
         SmallVector<Value> pA(R);
         for (int64_t i = 0; i < R; ++i) {
@@ -711,6 +762,10 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   cfg.stages = opts.stages ? opts.stages : 2;
   if (cfg.stages < 2 || cfg.stages > 4)
     return op.emitError("stages must be in [2, 4], got ") << cfg.stages;
+  cfg.rescaleThreshold = opts.rescaleThreshold;
+  if (cfg.rescaleThreshold < 0 || cfg.rescaleThreshold > 16)
+    return op.emitError("rescale-threshold must be in [0, 16], got ")
+           << cfg.rescaleThreshold;
   if (opts.qShared < -1 || opts.qShared > 1)
     return op.emitError("q-shared must be -1, 0 or 1, got ") << opts.qShared;
   // f32 registers per thread for Q, O and S fragments: past ~200, ptxas
@@ -979,6 +1034,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     info.push_back(b.getNamedAttr("warps", b.getI64IntegerAttr(cfg.warps)));
     info.push_back(b.getNamedAttr("stages", b.getI64IntegerAttr(cfg.stages)));
     info.push_back(b.getNamedAttr("q_shared", b.getBoolAttr(cfg.qShared)));
+    info.push_back(b.getNamedAttr("rescale_threshold",
+                                  b.getI64IntegerAttr(cfg.rescaleThreshold)));
   }
   module->setAttr("attn.bundle", b.getDictionaryAttr(info));
   return success();
@@ -1005,6 +1062,7 @@ struct ConvertAttnToGPUPass
     opts.warps = warps;
     opts.stages = stages;
     opts.qShared = qShared;
+    opts.rescaleThreshold = rescaleThreshold;
     if (failed(buildKernel(module, ops.front(), opts)))
       return signalPassFailure();
     // The kernel host function replaces everything else: the bundle holds

@@ -153,6 +153,12 @@ CASES: Dict[str, Case] = {
                             causal=True, flags=["--warps=8", "--tile-q=128"]),
     "bf16_w2_q64_kv16_e32": Case("bfloat16", **b_only(2, 33, 47, 64, 32),
                                  flags=["--warps=2", "--tile-q=64", "--tile-kv=16"]),
+    # The classic every-tile rescale (lazy rescaling off).
+    "f16_rescale_every_tile_causal": Case("float16", **bhsd(1, 2, 500, 500, 64), causal=True,
+                                          flags=["--rescale-threshold=0"]),
+    # Lazy rescaling with a threshold of 1 (rescales often) on large logits.
+    "bf16_rescale_t1_large_logits": Case("bfloat16", **bhsd(1, 2, 300, 300, 128), scale=6.0,
+                                         flags=["--rescale-threshold=1"]),
     "f16_q128_bshd_large_logits": Case("float16", dims={"b": 2, "h": 3, "m": 200, "n": 200,
                                                         "d": 128, "e": 128},
                                        q=["b", "m", "h", "d"], k=["b", "n", "h", "d"],
