@@ -464,6 +464,16 @@ def _is_contiguous(x: Any) -> bool:
     return True
 
 
+def _address(x: Any) -> Optional[int]:
+    f = getattr(x, "data_ptr", None)
+    if callable(f):
+        return int(f())
+    c = getattr(x, "ctypes", None)
+    if c is not None:
+        return int(c.data)
+    return None
+
+
 def bind_args(man: Manifest, args: Sequence[Any],
               kwargs: Mapping[str, Any]) -> Dict[str, Any]:
     """Maps `kernel(q, k, v, [mask], [sink], out=None)` call arguments to
@@ -503,10 +513,17 @@ def check_arg(man: Manifest, spec: ArgSpec, x: Any) -> None:
     if not _is_contiguous(x):
         raise BundleError(f"{where}: '{spec.name}' must be contiguous "
                           "(row-major); call .contiguous()")
+    addr = _address(x)
+    if addr is not None and addr % 16:
+        # The tensor-core kernel moves 16-byte chunks (cp.async, stores).
+        raise BundleError(f"{where}: '{spec.name}' must start at a 16-byte "
+                          f"aligned address, got {addr:#x} (a view with a "
+                          "storage offset?); call .clone()")
 
 
 def check_args(man: Manifest, bound: Mapping[str, Any]) -> None:
-    """Dtype, shape and contiguity of every given argument (out may be None)."""
+    """Dtype, shape, contiguity and 16-byte alignment of every given argument
+    (out may be None)."""
     for spec in man.args:
         x = bound.get(spec.name)
         if x is not None:

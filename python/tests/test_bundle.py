@@ -224,6 +224,14 @@ def test_check_args_messages():
     q_t = np.zeros((2, 4, 64, 33), np.float16).swapaxes(-1, -2)
     with pytest.raises(BundleError, match="'q' must be contiguous"):
         bundle.check_args(m, arrays(m, q=q_t))
+    # A contiguous view 2 bytes past a 16-byte boundary.
+    n = 2 * 4 * 33 * 64
+    base = np.zeros(n + 16, np.float16)
+    skip = (-base.ctypes.data % 16) // 2 + 1
+    q_off = base[skip:skip + n].reshape(2, 4, 33, 64)
+    assert q_off.flags["C_CONTIGUOUS"] and q_off.ctypes.data % 16 == 2
+    with pytest.raises(BundleError, match="'q' must start at a 16-byte aligned address"):
+        bundle.check_args(m, arrays(m, q=q_off))
 
 
 def test_dtype_name_reads_torch_style():

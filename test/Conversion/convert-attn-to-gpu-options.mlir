@@ -16,7 +16,7 @@
 // the wait. bf16: the same ldmatrix, mma.sync through inline PTX.
 // R2: attn.bundle = {{.*}}block = array<i64: 128, 1, 1>
 // R2-SAME: grid = array<i64: 3, 2, 1>
-// R2-SAME: shared_bytes = 27648
+// R2-SAME: shared_bytes = 46080
 // R2-SAME: stages = 3
 // R2-SAME: tile_kv = 32 : i64, tile_q = 128 : i64, warps = 4
 // R2: memref<3x32x72xbf16, #gpu.address_space<workgroup>>

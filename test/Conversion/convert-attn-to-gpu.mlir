@@ -2,7 +2,9 @@
 
 // f16/bf16 with contiguous head dims: the tensor-core kernel (default
 // launch shape for D = 64: 4 warps x 2 x 16 rows, 64-key tiles, 2 stages).
-// K/V tiles stream through dynamic shared memory by cp.async (the next
+// Q is staged in shared memory (cp.async) and read into registers with
+// ldmatrix once; the output block leaves through shared memory with
+// 16-byte stores. K/V tiles stream through dynamic shared memory by cp.async (the next
 // tile is issued after the barrier that frees its buffer; padded rows) and
 // are read with ldmatrix (.trans for V); S = Q K^T and O += P V on
 // mma.sync m16n8k16 with P re-packed from the S registers; row max/sum over
@@ -11,7 +13,7 @@
 // CHECK: module attributes {attn.bundle = {{.*}}block = array<i64: 128, 1, 1>
 // CHECK-SAME: grid = array<i64: 1, 8, 1>
 // CHECK-SAME: q_shared = false
-// CHECK-SAME: shared_bytes = 36864
+// CHECK-SAME: shared_bytes = 55296
 // CHECK-SAME: stages = 2
 // CHECK-SAME: tensor_cores = true, tile_kv = 64 : i64, tile_q = 128 : i64, warps = 4
 // CHECK-LABEL: func.func @attn_fwd
@@ -19,9 +21,15 @@
 // CHECK:   %[[SM:.*]] = gpu.dynamic_shared_memory
 // CHECK:   %[[KT:.*]] = memref.view %[[SM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x64x72xf16, #gpu.address_space<workgroup>>
 // CHECK:   %[[VT:.*]] = memref.view %[[SM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x64x72xf16, #gpu.address_space<workgroup>>
+// CHECK:   %[[QT:.*]] = memref.view %[[SM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x72xf16, #gpu.address_space<workgroup>>
 // CHECK:   arith.subi %{{.*}}, %[[BX]] : index
+// CHECK:   nvgpu.device_async_copy {{.*}}, %[[QT]]
+// CHECK:   nvgpu.device_async_create_group
 // CHECK:   nvgpu.device_async_copy {{.*}}, %[[KT]]
 // CHECK:   nvgpu.device_async_create_group
+// CHECK:   nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// CHECK:   gpu.barrier
+// CHECK:   nvgpu.ldmatrix %[[QT]]
 // CHECK:   scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, vector<2x2xf32>,
 // CHECK:     nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
 // CHECK:     gpu.barrier
@@ -39,8 +47,12 @@
 // CHECK-NOT: gpu.barrier
 // CHECK:     scf.yield
 // CHECK:   nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK:   gpu.barrier
 // CHECK:   arith.divf
-// CHECK:   vector.store %{{.*}} : memref<2x4x100x64xf16>, vector<2xf16>
+// CHECK:   vector.store %{{.*}} {alignment = 4 : i64} : memref<128x72xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK:   gpu.barrier
+// CHECK:   vector.load {{.*}} {alignment = 16 : i64} : memref<128x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK:   vector.store %{{.*}} {alignment = 16 : i64} : memref<2x4x100x64xf16>, vector<8xf16>
 // CHECK-NOT: func.func @attention
 func.func @attention(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x100x64xf16>, %v: tensor<2x4x100x64xf16>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
   %s = arith.constant 0.125 : f32

@@ -136,9 +136,12 @@ struct MmaConfig {
   int64_t rescaleThreshold = 8; // log2 units; 0: rescale every tile
   int64_t rowsPerBlock() const { return warps * 16 * rowTiles; }
   int64_t threads() const { return warps * 32; }
-  int64_t sharedBytes(int64_t D, int64_t E) const {
-    int64_t kv = stages * keyTile * ((D + 8) + (E + 8)) * 2;
-    return kv + (qShared ? rowsPerBlock() * (D + 8) * 2 : 0);
+  /// K/V stage buffers, then the Q block; the output block is staged over
+  /// both at the end (16-byte padded rows of `outBytes`-byte elements).
+  int64_t sharedBytes(int64_t D, int64_t E, int64_t outBytes) const {
+    int64_t kvq = stages * keyTile * ((D + 8) + (E + 8)) * 2 +
+                  rowsPerBlock() * (D + 8) * 2;
+    return std::max(kvq, rowsPerBlock() * (E * outBytes + 16));
   }
 };
 } // namespace
@@ -196,9 +199,13 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
       MemRefType::get({S, BN, E + 8}, elt, AffineMap(), workgroup);
   auto qTileType = MemRefType::get({BM, D + 8}, elt, AffineMap(), workgroup);
   const int64_t kBytes = S * BN * (D + 8) * 2, vBytes = S * BN * (E + 8) * 2;
+  const int64_t outBytes = outElt.getIntOrFloatBitWidth() / 8;
+  const int64_t outPad = 16 / outBytes; // elements per 16 bytes
+  auto oTileType =
+      MemRefType::get({BM, E + outPad}, outElt, AffineMap(), workgroup);
   Value c1h = kb.cIdx(1);
   Value dynBytes = arith::ConstantOp::create(
-      b, loc, b.getI32IntegerAttr(cfg.sharedBytes(D, E)));
+      b, loc, b.getI32IntegerAttr(cfg.sharedBytes(D, E, outBytes)));
   auto launch = gpu::LaunchOp::create(b, loc, kb.cIdx(gridX), kb.cIdx(batch),
                                       c1h, kb.cIdx(T), c1h, c1h, dynBytes);
   func::ReturnOp::create(b, loc);
@@ -213,7 +220,7 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
   };
   Value kTile = view(kTileType, 0);
   Value vTile = view(vTileType, kBytes);
-  Value qTile = cfg.qShared ? view(qTileType, kBytes + vBytes) : Value();
+  Value qTile = view(qTileType, kBytes + vBytes);
 
   Value tid = launch.getThreadIds().x;
   Value c0 = kb.cIdx(0);
@@ -258,11 +265,10 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
   Value blockRow = mul(blockX, BM);
   Value warpRow = mul(warp, 16 * R); // within the block
   // rows[i][h]: the rows g and g + 8 of the warp's row tile i.
-  SmallVector<std::array<Value, 2>> rows(R), rowsC(R);
+  SmallVector<std::array<Value, 2>> rows(R);
   for (int64_t i = 0; i < R; ++i)
     for (int64_t h = 0; h < 2; ++h) {
       rows[i][h] = addv(addv(blockRow, warpRow), add(g, 16 * i + 8 * h));
-      rowsC[i][h] = clamp(rows[i][h], M);
     }
 
   SmallVector<Value> loops(r + 4);
@@ -362,31 +368,23 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
     }
   };
 
-  // Q fragments: in registers for the whole kernel, or from shared memory.
-  SmallVector<SmallVector<Value>> qFrag(R);
-  if (!cfg.qShared) {
-    for (int64_t i = 0; i < R; ++i)
-      for (int64_t ks = 0; ks < D / 16; ++ks) {
-        SmallVector<Value> pairs;
-        for (int64_t part = 0; part < 4; ++part) {
-          loops[r] = rowsC[i][part % 2];
-          loops[r + 2] = add(c2, ks * 16 + (part / 2) * 8);
-          pairs.push_back(vector::LoadOp::create(b, loc, pairType,
-                                                 memArg("q"), indices("q")));
-        }
-        qFrag[i].push_back(pack(fragA, pairs));
-      }
-  } else {
+  // The block's Q rows go to shared memory by cp.async (16-byte chunks,
+  // rows past M clamped) as the first group; the fragments are read with
+  // ldmatrix x4 (rows l % 16, columns (l / 16) * 8): once into registers
+  // below, or every key tile when registers are short (q-shared).
+  {
     SmallVector<Value> tokens;
     copyRows(tokens, "q", qTile, {}, BM, D, r, blockRow, M, r + 2);
     nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   }
-  auto qFragment = [&](int64_t i, int64_t ks) -> Value {
-    if (!cfg.qShared)
-      return qFrag[i][ks];
+  auto loadQ = [&](int64_t i, int64_t ks) -> Value {
     Value row = addv(add(warpRow, 16 * i), laneRow16);
     return ldmatrix(qTile, ValueRange{row, add(laneTile16, ks * 16)},
                     /*transpose=*/false);
+  };
+  SmallVector<SmallVector<Value>> qFrag(R);
+  auto qFragment = [&](int64_t i, int64_t ks) -> Value {
+    return cfg.qShared ? loadQ(i, ks) : qFrag[i][ks];
   };
 
   // Keys the block's rows can see.
@@ -444,6 +442,15 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
   Value lastGroup;
   for (int64_t st = 0; st + 1 < S; ++st)
     lastGroup = issue(add(lb, st * BN), kb.cIdx(st));
+  if (!cfg.qShared) {
+    // Q landed once only the S - 1 K/V groups may be pending.
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                     b.getI32IntegerAttr(S - 1));
+    gpu::BarrierOp::create(b, loc);
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t ks = 0; ks < D / 16; ++ks)
+        qFrag[i].push_back(loadQ(i, ks));
+  }
   init.push_back(c0); // the buffer holding the current tile
 
   // One key tile; `withMask` adds the per-element ragged/causal/window
@@ -689,11 +696,18 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
   // No copy may still be writing shared memory when the block exits.
   nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
 
-  // One divide per row; rows past M are not stored. Pairs of adjacent
-  // output elements go out as one 4-byte store when e is the last dim.
+  // One divide per row. With e the output's last dim, the normalized
+  // block is staged in shared memory (over the K/V/Q buffers, after a
+  // barrier) and written with 16-byte coalesced stores; otherwise element
+  // by element. Rows past M are not stored.
   AffineMap outMap = mapOf("out");
-  bool pairStore =
+  bool staged =
       cast<AffineDimExpr>(outMap.getResults().back()).getPosition() == r + 3;
+  Value oTile;
+  if (staged) {
+    gpu::BarrierOp::create(b, loc);
+    oTile = view(oTileType, 0);
+  }
   for (int64_t i = 0; i < R; ++i)
     for (int64_t h = 0; h < 2; ++h) {
       Value l = quadReduce(loop.getResult(lIdx(i, h)), /*isMax=*/false);
@@ -702,12 +716,16 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
       Value inv = arith::SelectOp::create(
           b, loc, empty, zero,
           arith::DivFOp::create(b, loc, kb.cF32(1.0f), l));
-      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                            rows[i][h], kb.cIdx(M));
-      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      std::optional<OpBuilder::InsertionGuard> guard;
+      if (!staged) {
+        Value inRange = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ult, rows[i][h], kb.cIdx(M));
+        auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+        guard.emplace(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      }
       loops[r] = rows[i][h];
+      Value rowLocal = addv(warpRow, add(g, 16 * i + 8 * h));
       for (int64_t eb = 0; eb < eBlocks; ++eb) {
         SmallVector<Value> pair;
         for (int64_t j = 0; j < 2; ++j) {
@@ -719,11 +737,13 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
             x = arith::TruncFOp::create(b, loc, outElt, x);
           pair.push_back(x);
         }
-        loops[r + 3] = add(c2, eb * 8);
-        if (pairStore) {
+        if (staged) {
           Value vec = vector::FromElementsOp::create(
               b, loc, VectorType::get({2}, outElt), pair);
-          vector::StoreOp::create(b, loc, vec, outMem, indices("out"));
+          vector::StoreOp::create(b, loc, vec, oTile,
+                                  ValueRange{rowLocal, add(c2, eb * 8)},
+                                  /*nontemporal=*/false,
+                                  llvm::MaybeAlign(2 * outBytes));
           continue;
         }
         for (int64_t j = 0; j < 2; ++j) {
@@ -732,6 +752,35 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
         }
       }
     }
+  if (staged) {
+    gpu::BarrierOp::create(b, loc);
+    int64_t perRow = E / outPad, chunks = BM * perRow;
+    auto chunkType = VectorType::get({outPad}, outElt);
+    for (int64_t it = 0; it * T < chunks; ++it) {
+      Value idx = add(tid, it * T);
+      Value rowLocal = divu(idx, perRow);
+      Value col = mul(remu(idx, perRow), outPad);
+      Value row = addv(blockRow, rowLocal);
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                       kb.cIdx(M));
+      if ((it + 1) * T > chunks)
+        ok = arith::AndIOp::create(
+            b, loc, ok,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, idx,
+                                  kb.cIdx(chunks)));
+      auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value v = vector::LoadOp::create(b, loc, chunkType, oTile,
+                                       ValueRange{rowLocal, col},
+                                       /*nontemporal=*/false,
+                                       llvm::MaybeAlign(16));
+      loops[r] = row;
+      loops[r + 3] = col;
+      vector::StoreOp::create(b, loc, v, outMem, indices("out"),
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    }
+  }
   gpu::TerminatorOp::create(b, loc);
 }
 
@@ -773,7 +822,8 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   int64_t regs = cfg.rowTiles * (D / 16 * 4 + E / 8 * 4 + cfg.keyTile / 8 * 4);
   cfg.qShared = opts.qShared == -1 ? regs > 200 : opts.qShared == 1;
   // sm_80 and sm_90 allow up to 227 KiB of shared memory per block.
-  int64_t bytes = cfg.sharedBytes(D, E);
+  int64_t bytes = cfg.sharedBytes(
+      D, E, op.getInit().getType().getElementType().getIntOrFloatBitWidth() / 8);
   if (bytes > 227 * 1024)
     return op.emitError("the tensor-core kernel needs ")
            << bytes << " bytes of shared memory (tile-kv = " << cfg.keyTile
@@ -868,7 +918,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   }
   int64_t rowsPerBlock = useMma ? cfg.rowsPerBlock() : threads;
   int64_t blockThreads = useMma ? cfg.threads() : threads;
-  int64_t sharedBytes = useMma ? cfg.sharedBytes(D, E) : 0;
+  int64_t sharedBytes =
+      useMma ? cfg.sharedBytes(
+                   D, E,
+                   op.getInit().getType().getElementType().getIntOrFloatBitWidth() /
+                       8)
+             : 0;
   int64_t gridX = (M + rowsPerBlock - 1) / rowsPerBlock;
   if (useMma) {
     buildMmaKernel(kb, memArg, mapOf, sizes, r, batch, cfg);
