@@ -453,224 +453,236 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
   }
   init.push_back(c0); // the buffer holding the current tile
 
-  // One key tile; `withMask` adds the per-element ragged/causal/window
-  // mask (only tiles that cross a boundary need it).
+  // S = Q K^T for the key tile in buffer `buf`: one accumulator per (row
+  // tile, 8-key block); k-steps outermost so that each K fragment (and Q
+  // fragment read from shared memory) is loaded once.
+  auto sIdx = [&](int64_t i, int64_t nb, int64_t h, int64_t j) {
+    return ((i * NB + nb) * 2 + h) * 2 + j;
+  };
+  auto computeS = [&](Value buf) -> SmallVector<Value> {
+    SmallVector<Value> acc(R * NB, zeroC);
+    bool kLdMatrix = D % 32 == 0;
+    for (int64_t ks = 0; ks < D / 16; ks += (kLdMatrix ? 2 : 1)) {
+      SmallVector<std::array<Value, 2>> qf(R);
+      for (int64_t i = 0; i < R; ++i)
+        for (int64_t half = 0; half < (kLdMatrix ? 2 : 1); ++half)
+          qf[i][half] = qFragment(i, ks + half);
+      for (int64_t nb = 0; nb < NB; ++nb) {
+        if (kLdMatrix) {
+          // ldmatrix x4: lanes 8t..8t+7 address rows of 8x8 tile t =
+          // (keys nb*8.., d = 2 k-steps x 2 halves); the four results
+          // are the B fragments (K^T) of two k-steps.
+          Value key = add(laneRow, nb * 8);
+          auto bFrags = loadX4(
+              kTile, ValueRange{buf, key, add(laneTile8, ks * 16)},
+              /*transpose=*/false);
+          for (int64_t half = 0; half < 2; ++half)
+            for (int64_t i = 0; i < R; ++i)
+              acc[i * NB + nb] =
+                  mma(qf[i][half], bFrags[half], acc[i * NB + nb]);
+          continue;
+        }
+        SmallVector<Value> pairs;
+        for (int64_t part = 0; part < 2; ++part)
+          pairs.push_back(vector::LoadOp::create(
+              b, loc, pairType, kTile,
+              ValueRange{buf, add(g, nb * 8), add(c2, ks * 16 + part * 8)}));
+        Value kB = pack(fragB, pairs);
+        for (int64_t i = 0; i < R; ++i)
+          acc[i * NB + nb] = mma(qf[i][0], kB, acc[i * NB + nb]);
+      }
+    }
+    return acc;
+  };
+  // The online-softmax update of state `st` = (m, ℓ, O) by the scores `acc`
+  // of the key tile at n0 (buffer `buf`), and O += P V. `withMask` adds the
+  // per-element ragged/causal/window mask (boundary tiles only).
+  auto softmaxPV = [&](ArrayRef<Value> acc, Value n0, Value buf,
+                       ValueRange st, bool withMask) -> SmallVector<Value> {
+    SmallVector<Value> s(R * NB * 4);
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t nb = 0; nb < NB; ++nb)
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t j = 0; j < 2; ++j) {
+            Value x = vector::ExtractOp::create(b, loc, acc[i * NB + nb],
+                                                ArrayRef<int64_t>{h, j});
+            if (!foldScale)
+              x = arith::MulFOp::create(b, loc, x, scaleLog2);
+            if (withMask) {
+              Value col = addv(add(n0, nb * 8 + j), c2);
+              Value masked = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::uge, col, kb.cIdx(N));
+              if (op.getCausal())
+                masked = arith::OrIOp::create(
+                    b, loc, masked,
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                          col, rows[i][h]));
+              if (window)
+                masked = arith::OrIOp::create(
+                    b, loc, masked,
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                          rows[i][h], add(col, *window)));
+              x = arith::SelectOp::create(b, loc, masked, ninf, x);
+            }
+            s[sIdx(i, nb, h, j)] = x;
+          }
+    // Online softmax per row (i, h), in the exp2 domain. Row maxima of
+    // this tile (scaled), reduced over the quad.
+    SmallVector<Value> next(st);
+    SmallVector<Value> tileMax(2 * R);
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value mt = s[sIdx(i, 0, h, 0)];
+        for (int64_t nb = 0; nb < NB; ++nb)
+          for (int64_t j = 0; j < 2; ++j)
+            if (nb || j)
+              mt = arith::MaximumFOp::create(b, loc, mt, s[sIdx(i, nb, h, j)]);
+        mt = quadReduce(mt, /*isMax=*/true);
+        if (foldScale)
+          mt = arith::MulFOp::create(b, loc, mt, scaleLog2);
+        tileMax[mIdx(i, h)] = mt;
+      }
+    // m' = max(m, tile max); α = 2^(m - m'); ℓ and O scaled by α. Yields
+    // (m', αℓ, αO) in state order.
+    auto rescale = [&](OpBuilder &, Location) {
+      SmallVector<Value> out(st);
+      for (int64_t i = 0; i < R; ++i) {
+        Value alpha[2];
+        for (int64_t h = 0; h < 2; ++h) {
+          Value mOld = st[mIdx(i, h)];
+          Value mNew = arith::MaximumFOp::create(b, loc, mOld,
+                                                 tileMax[mIdx(i, h)]);
+          // A row that has seen only -inf keeps a finite reference (0).
+          Value isNinf = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::OEQ, mNew, ninf);
+          Value ms = arith::SelectOp::create(b, loc, isNinf, zero, mNew);
+          alpha[h] = ex2(arith::SubFOp::create(b, loc, mOld, ms));
+          out[mIdx(i, h)] = mNew;
+          out[lIdx(i, h)] =
+              arith::MulFOp::create(b, loc, alpha[h], st[lIdx(i, h)]);
+        }
+        Value alphaC = vector::FromElementsOp::create(
+            b, loc, fragC, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
+        for (int64_t eb = 0; eb < eBlocks; ++eb)
+          out[oIdx(i, eb)] =
+              arith::MulFOp::create(b, loc, st[oIdx(i, eb)], alphaC);
+      }
+      return out;
+    };
+    if (rescaleThreshold <= 0) {
+      next = rescale(b, loc);
+    } else {
+      // Lazy rescaling: the reference max only moves (and O, ℓ are only
+      // rescaled) when some row of the warp grew by more than the
+      // threshold; otherwise P = 2^(s - m) <= 2^threshold against the
+      // older max, which O / ℓ cancels exactly. One warp-uniform branch.
+      Value need = arith::ConstantIntOp::create(b, loc, 0, 1);
+      Value tau = kb.cF32(static_cast<float>(rescaleThreshold));
+      for (int64_t row = 0; row < 2 * R; ++row)
+        need = arith::OrIOp::create(
+            b, loc, need,
+            arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OGT, tileMax[row],
+                arith::AddFOp::create(b, loc, st[row], tau)));
+      Value allLanes = arith::ConstantIntOp::create(b, loc, -1, 32);
+      Value any = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), allLanes,
+                                           need, NVVM::VoteSyncKind::any);
+      SmallVector<Type> types;
+      for (Value v : st)
+        types.push_back(v.getType());
+      auto ifOp = scf::IfOp::create(b, loc, types, any, /*withElse=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        scf::YieldOp::create(b, loc, rescale(b, loc));
+        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(b, loc, st);
+      }
+      next.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+    }
+    SmallVector<Value> negM(2 * R);
+    for (int64_t row = 0; row < 2 * R; ++row) {
+      Value m = next[row];
+      Value isNinf =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, ninf);
+      negM[row] = arith::NegFOp::create(
+          b, loc, arith::SelectOp::create(b, loc, isNinf, zero, m));
+    }
+    SmallVector<Value> lsum(2 * R, zero);
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t nb = 0; nb < NB; ++nb)
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t j = 0; j < 2; ++j) {
+            Value &x = s[sIdx(i, nb, h, j)];
+            x = ex2(foldScale ? kb.fma(x, scaleLog2, negM[mIdx(i, h)])
+                              : arith::AddFOp::create(b, loc, x,
+                                                      negM[mIdx(i, h)])
+                                    .getResult());
+            lsum[mIdx(i, h)] =
+                arith::AddFOp::create(b, loc, lsum[mIdx(i, h)], x);
+          }
+    for (int64_t row = 0; row < 2 * R; ++row)
+      next[2 * R + row] =
+          arith::AddFOp::create(b, loc, next[2 * R + row], lsum[row]);
+    // O = α O + P V (O already scaled).
+    for (int64_t kk = 0; kk < BN / 16; ++kk) {
+      SmallVector<Value> pA(R);
+      for (int64_t i = 0; i < R; ++i) {
+        SmallVector<Value> pairs;
+        for (int64_t part = 0; part < 4; ++part) {
+          int64_t nb = 2 * kk + part / 2, h = part % 2;
+          Value lo =
+              arith::TruncFOp::create(b, loc, elt, s[sIdx(i, nb, h, 0)]);
+          Value hi =
+              arith::TruncFOp::create(b, loc, elt, s[sIdx(i, nb, h, 1)]);
+          pairs.push_back(vector::FromElementsOp::create(
+              b, loc, pairType, ValueRange{lo, hi}));
+        }
+        pA[i] = pack(fragA, pairs);
+      }
+      if (eBlocks % 2 == 0) {
+        // ldmatrix.trans x4 on V rows: tiles (keys kk*16 + 0/8, e-block
+        // eb / eb+1) give the B fragments of two e-blocks.
+        Value key = addv(add(laneRow, kk * 16), laneHalf8);
+        for (int64_t eb = 0; eb < eBlocks; eb += 2) {
+          auto bFrags = loadX4(vTile,
+                               ValueRange{buf, key, add(laneTile16, eb * 8)},
+                               /*transpose=*/true);
+          for (int64_t half = 0; half < 2; ++half)
+            for (int64_t i = 0; i < R; ++i)
+              next[oIdx(i, eb + half)] =
+                  mma(pA[i], bFrags[half], next[oIdx(i, eb + half)]);
+        }
+        continue;
+      }
+      Value keyBase = add(c2, kk * 16);
+      for (int64_t eb = 0; eb < eBlocks; ++eb) {
+        Value e = add(g, eb * 8);
+        SmallVector<Value> vals;
+        for (int64_t k : {0, 1, 8, 9})
+          vals.push_back(memref::LoadOp::create(
+              b, loc, vTile, ValueRange{buf, add(keyBase, k), e}));
+        Value vB = vector::FromElementsOp::create(b, loc, fragB, vals);
+        for (int64_t i = 0; i < R; ++i)
+          next[oIdx(i, eb)] = mma(pA[i], vB, next[oIdx(i, eb)]);
+      }
+    }
+    return next;
+  };
+  // One key tile per iteration: wait for it, free the previous buffer
+  // (barrier) and refill it with tile n0 + (S - 1) tiles, then S, softmax
+  // and P V.
   auto tileBody = [&](bool withMask) {
     return [&, withMask](OpBuilder &, Location, Value n0, ValueRange st) {
       Value buf = st.back();
-      // Tile n0 has landed once at most S - 2 younger groups are pending;
-      // after the barrier nobody reads the previous tile's buffer, which
-      // now receives tile n0 + (S - 1) tiles.
+      // Tile n0 has landed once at most S - 2 younger groups are pending.
       nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
                                        b.getI32IntegerAttr(S - 2));
       gpu::BarrierOp::create(b, loc);
       issue(add(n0, (S - 1) * BN), remu(add(buf, S - 1), S));
-
-      // S = Q K^T: s[i][nb][h][j], k-steps outermost so that each K
-      // fragment (and Q fragment read from shared memory) is loaded once.
-      auto sIdx = [&](int64_t i, int64_t nb, int64_t h, int64_t j) {
-        return ((i * NB + nb) * 2 + h) * 2 + j;
-      };
-      SmallVector<Value> acc(R * NB, zeroC);
-      bool kLdMatrix = D % 32 == 0;
-      for (int64_t ks = 0; ks < D / 16; ks += (kLdMatrix ? 2 : 1)) {
-        SmallVector<std::array<Value, 2>> qf(R);
-        for (int64_t i = 0; i < R; ++i)
-          for (int64_t half = 0; half < (kLdMatrix ? 2 : 1); ++half)
-            qf[i][half] = qFragment(i, ks + half);
-        for (int64_t nb = 0; nb < NB; ++nb) {
-          if (kLdMatrix) {
-            // ldmatrix x4: lanes 8t..8t+7 address rows of 8x8 tile t =
-            // (keys nb*8.., d = 2 k-steps x 2 halves); the four results
-            // are the B fragments (K^T) of two k-steps.
-            Value key = add(laneRow, nb * 8);
-            auto bFrags = loadX4(
-                kTile, ValueRange{buf, key, add(laneTile8, ks * 16)},
-                /*transpose=*/false);
-            for (int64_t half = 0; half < 2; ++half)
-              for (int64_t i = 0; i < R; ++i)
-                acc[i * NB + nb] =
-                    mma(qf[i][half], bFrags[half], acc[i * NB + nb]);
-            continue;
-          }
-          SmallVector<Value> pairs;
-          for (int64_t part = 0; part < 2; ++part)
-            pairs.push_back(vector::LoadOp::create(
-                b, loc, pairType, kTile,
-                ValueRange{buf, add(g, nb * 8), add(c2, ks * 16 + part * 8)}));
-          Value kB = pack(fragB, pairs);
-          for (int64_t i = 0; i < R; ++i)
-            acc[i * NB + nb] = mma(qf[i][0], kB, acc[i * NB + nb]);
-        }
-      }
-      SmallVector<Value> s(R * NB * 4);
-      for (int64_t i = 0; i < R; ++i)
-        for (int64_t nb = 0; nb < NB; ++nb)
-          for (int64_t h = 0; h < 2; ++h)
-            for (int64_t j = 0; j < 2; ++j) {
-              Value x = vector::ExtractOp::create(b, loc, acc[i * NB + nb],
-                                                  ArrayRef<int64_t>{h, j});
-              if (!foldScale)
-                x = arith::MulFOp::create(b, loc, x, scaleLog2);
-              if (withMask) {
-                Value col = addv(add(n0, nb * 8 + j), c2);
-                Value masked = arith::CmpIOp::create(
-                    b, loc, arith::CmpIPredicate::uge, col, kb.cIdx(N));
-                if (op.getCausal())
-                  masked = arith::OrIOp::create(
-                      b, loc, masked,
-                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                            col, rows[i][h]));
-                if (window)
-                  masked = arith::OrIOp::create(
-                      b, loc, masked,
-                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                            rows[i][h], add(col, *window)));
-                x = arith::SelectOp::create(b, loc, masked, ninf, x);
-              }
-              s[sIdx(i, nb, h, j)] = x;
-            }
-      // Online softmax per row (i, h), in the exp2 domain. Row maxima of
-      // this tile (scaled), reduced over the quad.
-      SmallVector<Value> next(st.drop_back());
-      SmallVector<Value> tileMax(2 * R);
-      for (int64_t i = 0; i < R; ++i)
-        for (int64_t h = 0; h < 2; ++h) {
-          Value mt = s[sIdx(i, 0, h, 0)];
-          for (int64_t nb = 0; nb < NB; ++nb)
-            for (int64_t j = 0; j < 2; ++j)
-              if (nb || j)
-                mt = arith::MaximumFOp::create(b, loc, mt, s[sIdx(i, nb, h, j)]);
-          mt = quadReduce(mt, /*isMax=*/true);
-          if (foldScale)
-            mt = arith::MulFOp::create(b, loc, mt, scaleLog2);
-          tileMax[mIdx(i, h)] = mt;
-        }
-      // m' = max(m, tile max); α = 2^(m - m'); ℓ and O scaled by α. Yields
-      // (m', αℓ, αO) in state order.
-      auto rescale = [&](OpBuilder &, Location) {
-        SmallVector<Value> out(st.drop_back());
-        for (int64_t i = 0; i < R; ++i) {
-          Value alpha[2];
-          for (int64_t h = 0; h < 2; ++h) {
-            Value mOld = st[mIdx(i, h)];
-            Value mNew = arith::MaximumFOp::create(b, loc, mOld,
-                                                   tileMax[mIdx(i, h)]);
-            // A row that has seen only -inf keeps a finite reference (0).
-            Value isNinf = arith::CmpFOp::create(
-                b, loc, arith::CmpFPredicate::OEQ, mNew, ninf);
-            Value ms = arith::SelectOp::create(b, loc, isNinf, zero, mNew);
-            alpha[h] = ex2(arith::SubFOp::create(b, loc, mOld, ms));
-            out[mIdx(i, h)] = mNew;
-            out[lIdx(i, h)] =
-                arith::MulFOp::create(b, loc, alpha[h], st[lIdx(i, h)]);
-          }
-          Value alphaC = vector::FromElementsOp::create(
-              b, loc, fragC, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
-          for (int64_t eb = 0; eb < eBlocks; ++eb)
-            out[oIdx(i, eb)] =
-                arith::MulFOp::create(b, loc, st[oIdx(i, eb)], alphaC);
-        }
-        return out;
-      };
-      if (rescaleThreshold <= 0) {
-        next = rescale(b, loc);
-      } else {
-        // Lazy rescaling: the reference max only moves (and O, ℓ are only
-        // rescaled) when some row of the warp grew by more than the
-        // threshold; otherwise P = 2^(s - m) <= 2^threshold against the
-        // older max, which O / ℓ cancels exactly. One warp-uniform branch.
-        Value need = arith::ConstantIntOp::create(b, loc, 0, 1);
-        Value tau = kb.cF32(static_cast<float>(rescaleThreshold));
-        for (int64_t row = 0; row < 2 * R; ++row)
-          need = arith::OrIOp::create(
-              b, loc, need,
-              arith::CmpFOp::create(
-                  b, loc, arith::CmpFPredicate::OGT, tileMax[row],
-                  arith::AddFOp::create(b, loc, st[row], tau)));
-        Value allLanes = arith::ConstantIntOp::create(b, loc, -1, 32);
-        Value any = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), allLanes,
-                                             need, NVVM::VoteSyncKind::any);
-        SmallVector<Type> types;
-        for (Value v : st.drop_back())
-          types.push_back(v.getType());
-        auto ifOp = scf::IfOp::create(b, loc, types, any, /*withElse=*/true);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-          scf::YieldOp::create(b, loc, rescale(b, loc));
-          b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-          scf::YieldOp::create(b, loc, st.drop_back());
-        }
-        next.assign(ifOp.getResults().begin(), ifOp.getResults().end());
-      }
-      SmallVector<Value> negM(2 * R);
-      for (int64_t row = 0; row < 2 * R; ++row) {
-        Value m = next[row];
-        Value isNinf =
-            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, ninf);
-        negM[row] = arith::NegFOp::create(
-            b, loc, arith::SelectOp::create(b, loc, isNinf, zero, m));
-      }
-      SmallVector<Value> lsum(2 * R, zero);
-      for (int64_t i = 0; i < R; ++i)
-        for (int64_t nb = 0; nb < NB; ++nb)
-          for (int64_t h = 0; h < 2; ++h)
-            for (int64_t j = 0; j < 2; ++j) {
-              Value &x = s[sIdx(i, nb, h, j)];
-              x = ex2(foldScale ? kb.fma(x, scaleLog2, negM[mIdx(i, h)])
-                                : arith::AddFOp::create(b, loc, x,
-                                                        negM[mIdx(i, h)])
-                                      .getResult());
-              lsum[mIdx(i, h)] =
-                  arith::AddFOp::create(b, loc, lsum[mIdx(i, h)], x);
-            }
-      for (int64_t row = 0; row < 2 * R; ++row)
-        next[2 * R + row] =
-            arith::AddFOp::create(b, loc, next[2 * R + row], lsum[row]);
-      // O = α O + P V (O already scaled).
-      for (int64_t kk = 0; kk < BN / 16; ++kk) {
-        SmallVector<Value> pA(R);
-        for (int64_t i = 0; i < R; ++i) {
-          SmallVector<Value> pairs;
-          for (int64_t part = 0; part < 4; ++part) {
-            int64_t nb = 2 * kk + part / 2, h = part % 2;
-            Value lo =
-                arith::TruncFOp::create(b, loc, elt, s[sIdx(i, nb, h, 0)]);
-            Value hi =
-                arith::TruncFOp::create(b, loc, elt, s[sIdx(i, nb, h, 1)]);
-            pairs.push_back(vector::FromElementsOp::create(
-                b, loc, pairType, ValueRange{lo, hi}));
-          }
-          pA[i] = pack(fragA, pairs);
-        }
-        if (eBlocks % 2 == 0) {
-          // ldmatrix.trans x4 on V rows: tiles (keys kk*16 + 0/8, e-block
-          // eb / eb+1) give the B fragments of two e-blocks.
-          Value key = addv(add(laneRow, kk * 16), laneHalf8);
-          for (int64_t eb = 0; eb < eBlocks; eb += 2) {
-            auto bFrags = loadX4(vTile,
-                                 ValueRange{buf, key, add(laneTile16, eb * 8)},
-                                 /*transpose=*/true);
-            for (int64_t half = 0; half < 2; ++half)
-              for (int64_t i = 0; i < R; ++i)
-                next[oIdx(i, eb + half)] =
-                    mma(pA[i], bFrags[half], next[oIdx(i, eb + half)]);
-          }
-          continue;
-        }
-        Value keyBase = add(c2, kk * 16);
-        for (int64_t eb = 0; eb < eBlocks; ++eb) {
-          Value e = add(g, eb * 8);
-          SmallVector<Value> vals;
-          for (int64_t k : {0, 1, 8, 9})
-            vals.push_back(memref::LoadOp::create(
-                b, loc, vTile, ValueRange{buf, add(keyBase, k), e}));
-          Value vB = vector::FromElementsOp::create(b, loc, fragB, vals);
-          for (int64_t i = 0; i < R; ++i)
-            next[oIdx(i, eb)] = mma(pA[i], vB, next[oIdx(i, eb)]);
-        }
-      }
+      SmallVector<Value> acc = computeS(buf);
+      SmallVector<Value> next =
+          softmaxPV(acc, n0, buf, st.drop_back(), withMask);
       next.push_back(remu(add(buf, 1), S));
       scf::YieldOp::create(b, loc, next);
     };
