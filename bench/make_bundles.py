@@ -42,12 +42,11 @@ def configs(quick: bool):
 TUNE_VARIANTS = {
     # name: (attn-bundle flags, head dims it is tried on)
     "default": ([], (64, 128)),
-    "default_t0": (["--rescale-threshold=0"], (64, 128)),
-    "default_t4": (["--rescale-threshold=4"], (64, 128)),
-    "q128_kv48": (["--tile-kv=48"], (64, 128)),
-    "q128_kv64": (["--tile-kv=64"], (128,)),
-    "q128_kv64_s3": (["--tile-kv=64", "--stages=3"], (64,)),
-    "q128_kv32_s3": (["--tile-kv=32", "--stages=3"], (128,)),
+    "pipe_kv32": (["--pipeline=1", "--tile-kv=32"], (64, 128)),
+    "pipe_kv48": (["--pipeline=1", "--tile-kv=48"], (64,)),
+    "pipe_kv64": (["--pipeline=1", "--tile-kv=64"], (64,)),
+    "pipe_kv32_s4": (["--pipeline=1", "--tile-kv=32", "--stages=4"], (64, 128)),
+    "pipe_kv16": (["--pipeline=1", "--tile-kv=16"], (128,)),
 }
 
 

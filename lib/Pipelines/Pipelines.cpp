@@ -65,6 +65,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   gpuOpts.stages = options.stages;
   gpuOpts.qShared = options.qShared;
   gpuOpts.rescaleThreshold = options.rescaleThreshold;
+  gpuOpts.pipeline = options.pipeline;
   pm.addPass(createConvertAttnToGPU(gpuOpts));
   // Outline before any canonicalization: hoisted constants would otherwise
   // become kernel parameters. The kernel takes one pointer per tensor.

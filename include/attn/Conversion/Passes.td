@@ -59,7 +59,11 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            /*default=*/"8",
            "Tensor-core kernel: rescale O and the row sum only when a row max "
            "of the warp grew by more than 2^N (P <= 2^N in between; exact); "
-           "0 rescales every key tile">
+           "0 rescales every key tile">,
+    Option<"pipeline", "pipeline", "int64_t", /*default=*/"0",
+           "Tensor-core kernel: 1 issues S = Q K^T of the next key tile "
+           "before the softmax of this one (needs stages >= 3; default "
+           "stages 3)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",

@@ -62,6 +62,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Rescale O only when a row max grew by more than 2^N "
                      "(0: every key tile)"),
       llvm::cl::init(8)};
+  PassOptions::Option<int64_t> pipeline{
+      *this, "pipeline",
+      llvm::cl::desc("Issue Q K^T of the next key tile before the softmax of "
+                     "this one (1; stages >= 3)"),
+      llvm::cl::init(0)};
 };
 
 /// fuse -> attn-to-gpu -> kernel outlining -> NVVM -> PTX/cubin, and its

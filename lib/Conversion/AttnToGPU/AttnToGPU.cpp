@@ -133,6 +133,7 @@ struct MmaConfig {
   int64_t keyTile = 64;
   int64_t stages = 2;
   bool qShared = false;
+  bool pipeline = false; // S of tile t + 1 issued before softmax of tile t
   int64_t rescaleThreshold = 8; // log2 units; 0: rescale every tile
   int64_t rowsPerBlock() const { return warps * 16 * rowTiles; }
   int64_t threads() const { return warps * 32; }
@@ -701,10 +702,79 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
     split = arith::MinUIOp::create(b, loc, addv(lb, mul(divu(span, BN), BN)),
                                    ub);
   }
-  auto unmasked = scf::ForOp::create(b, loc, lb, split, kb.cIdx(BN), init,
-                                     tileBody(false));
-  auto loop = scf::ForOp::create(b, loc, split, ub, kb.cIdx(BN),
-                                 unmasked.getResults(), tileBody(true));
+  SmallVector<Value> finalState;
+  if (!cfg.pipeline) {
+    auto unmasked = scf::ForOp::create(b, loc, lb, split, kb.cIdx(BN), init,
+                                       tileBody(false));
+    auto loop = scf::ForOp::create(b, loc, split, ub, kb.cIdx(BN),
+                                   unmasked.getResults(), tileBody(true));
+    finalState.assign(loop.getResults().begin(), loop.getResults().end());
+  } else {
+    // Software-pipelined: iteration t issues S = Q K^T of tile t + 1 before
+    // the softmax and P V of tile t, so that the tensor cores work while the
+    // softmax arithmetic runs. Tiles t and t + 1 are both resident (stages
+    // >= 3); the last tile's softmax and P V follow the loops (masked: it
+    // may be a boundary tile).
+    const int64_t coreSize = 4 * R + R * eBlocks;
+    Value ahead =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, ub, lb);
+    Value span = arith::SelectOp::create(
+        b, loc, ahead, arith::SubIOp::create(b, loc, ub, lb), c0);
+    Value ntiles = divu(add(span, BN - 1), BN);
+    Value lastStart = arith::SelectOp::create(
+        b, loc, ahead, addv(lb, mul(arith::SubIOp::create(b, loc, ntiles, kb.cIdx(1)), BN)),
+        lb);
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                     b.getI32IntegerAttr(S - 2));
+    gpu::BarrierOp::create(b, loc);
+    SmallVector<Value> pinit(init.begin(), init.end() - 1);
+    llvm::append_range(pinit, computeS(c0));
+    pinit.push_back(c0);
+    auto body = [&](bool withMask) {
+      return [&, withMask](OpBuilder &, Location, Value n0, ValueRange st) {
+        Value buf = st.back();
+        Value nextBuf = remu(add(buf, 1), S);
+        // Tile n0 + 1 tile has landed once at most S - 3 younger groups
+        // are pending; after the barrier the buffer of tile n0 - 1 tile is
+        // free for tile n0 + (S - 1) tiles.
+        nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                         b.getI32IntegerAttr(S - 3));
+        gpu::BarrierOp::create(b, loc);
+        issue(add(n0, (S - 1) * BN), remu(add(buf, S - 1), S));
+        SmallVector<Value> accNext = computeS(nextBuf);
+        SmallVector<Value> acc(st.drop_front(coreSize).drop_back());
+        SmallVector<Value> next =
+            softmaxPV(acc, n0, buf, st.take_front(coreSize), withMask);
+        llvm::append_range(next, accNext);
+        next.push_back(nextBuf);
+        scf::YieldOp::create(b, loc, next);
+      };
+    };
+    Value mid = arith::MinUIOp::create(b, loc, split, lastStart);
+    auto unmasked = scf::ForOp::create(b, loc, lb, mid, kb.cIdx(BN), pinit,
+                                       body(false));
+    auto loop = scf::ForOp::create(b, loc, mid, lastStart, kb.cIdx(BN),
+                                   unmasked.getResults(), body(true));
+    ValueRange st = loop.getResults();
+    SmallVector<Type> types;
+    for (Value v : st.take_front(coreSize))
+      types.push_back(v.getType());
+    Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                      ntiles, c0);
+    auto ifOp = scf::IfOp::create(b, loc, types, any, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      SmallVector<Value> acc(st.drop_front(coreSize).drop_back());
+      scf::YieldOp::create(b, loc,
+                           softmaxPV(acc, lastStart, st.back(),
+                                     st.take_front(coreSize),
+                                     /*withMask=*/true));
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, st.take_front(coreSize));
+    }
+    finalState.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+  }
   // No copy may still be writing shared memory when the block exits.
   nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
 
@@ -722,7 +792,7 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
   }
   for (int64_t i = 0; i < R; ++i)
     for (int64_t h = 0; h < 2; ++h) {
-      Value l = quadReduce(loop.getResult(lIdx(i, h)), /*isMax=*/false);
+      Value l = quadReduce(finalState[lIdx(i, h)], /*isMax=*/false);
       Value empty =
           arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
       Value inv = arith::SelectOp::create(
@@ -742,7 +812,7 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
         SmallVector<Value> pair;
         for (int64_t j = 0; j < 2; ++j) {
           Value x = vector::ExtractOp::create(b, loc,
-                                              loop.getResult(oIdx(i, eb)),
+                                              finalState[oIdx(i, eb)],
                                               ArrayRef<int64_t>{h, j});
           x = arith::MulFOp::create(b, loc, x, inv);
           if (outElt != f32)
@@ -820,9 +890,16 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   if (cfg.keyTile % 16 != 0 || cfg.keyTile < 16 || cfg.keyTile > 256)
     return op.emitError("tile-kv must be a multiple of 16 in [16, 256], got ")
            << cfg.keyTile;
-  cfg.stages = opts.stages ? opts.stages : 2;
+  if (opts.pipeline < 0 || opts.pipeline > 1)
+    return op.emitError("pipeline must be 0 or 1, got ") << opts.pipeline;
+  cfg.pipeline = opts.pipeline == 1;
+  cfg.stages = opts.stages ? opts.stages : (cfg.pipeline ? 3 : 2);
   if (cfg.stages < 2 || cfg.stages > 4)
     return op.emitError("stages must be in [2, 4], got ") << cfg.stages;
+  if (cfg.pipeline && cfg.stages < 3)
+    return op.emitError("pipeline=1 keeps two key tiles resident while a "
+                        "third streams in: stages must be >= 3, got ")
+           << cfg.stages;
   cfg.rescaleThreshold = opts.rescaleThreshold;
   if (cfg.rescaleThreshold < 0 || cfg.rescaleThreshold > 16)
     return op.emitError("rescale-threshold must be in [0, 16], got ")
@@ -831,7 +908,8 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     return op.emitError("q-shared must be -1, 0 or 1, got ") << opts.qShared;
   // f32 registers per thread for Q, O and S fragments: past ~200, ptxas
   // spills, so Q is re-read from shared memory instead.
-  int64_t regs = cfg.rowTiles * (D / 16 * 4 + E / 8 * 4 + cfg.keyTile / 8 * 4);
+  int64_t regs = cfg.rowTiles * (D / 16 * 4 + E / 8 * 4 +
+                                 cfg.keyTile / 8 * 4 * (cfg.pipeline ? 2 : 1));
   cfg.qShared = opts.qShared == -1 ? regs > 200 : opts.qShared == 1;
   // sm_80 and sm_90 allow up to 227 KiB of shared memory per block.
   int64_t bytes = cfg.sharedBytes(
@@ -1101,6 +1179,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     info.push_back(b.getNamedAttr("warps", b.getI64IntegerAttr(cfg.warps)));
     info.push_back(b.getNamedAttr("stages", b.getI64IntegerAttr(cfg.stages)));
     info.push_back(b.getNamedAttr("q_shared", b.getBoolAttr(cfg.qShared)));
+    info.push_back(b.getNamedAttr("pipeline", b.getBoolAttr(cfg.pipeline)));
     info.push_back(b.getNamedAttr("rescale_threshold",
                                   b.getI64IntegerAttr(cfg.rescaleThreshold)));
   }
@@ -1130,6 +1209,7 @@ struct ConvertAttnToGPUPass
     opts.stages = stages;
     opts.qShared = qShared;
     opts.rescaleThreshold = rescaleThreshold;
+    opts.pipeline = pipeline;
     if (failed(buildKernel(module, ops.front(), opts)))
       return signalPassFailure();
     // The kernel host function replaces everything else: the bundle holds

@@ -159,6 +159,22 @@ CASES: Dict[str, Case] = {
     # Lazy rescaling with a threshold of 1 (rescales often) on large logits.
     "bf16_rescale_t1_large_logits": Case("bfloat16", **bhsd(1, 2, 300, 300, 128), scale=6.0,
                                          flags=["--rescale-threshold=1"]),
+    # Software-pipelined tile loop (S of tile t + 1 before softmax of t):
+    # ragged, causal, no visible key for whole blocks (window, M > N), one
+    # tile only (the tail alone), GQA, 4 stages, D = 128.
+    "f16_pipe_ragged_causal": Case("float16", **bhsd(1, 4, 1000, 1000, 64), causal=True,
+                                   flags=["--pipeline=1"]),
+    "bf16_pipe_d128_ragged": Case("bfloat16", **bhsd(1, 2, 4097, 4097, 128),
+                                  flags=["--pipeline=1"]),
+    "f16_pipe_window_m_gt_n": Case("float16", **bhsd(1, 2, 300, 64, 64), window=50,
+                                   flags=["--pipeline=1", "--tile-kv=32"]),
+    "f16_pipe_one_tile": Case("float16", **bhsd(2, 2, 40, 20, 64), flags=["--pipeline=1"]),
+    "f16_pipe_gqa_causal_s4": Case("float16", dims={"b": 2, "h": 2, "g": 4, "m": 64, "n": 300,
+                                                    "d": 64, "e": 64},
+                                   q=["b", "h", "g", "m", "d"], k=["b", "h", "n", "d"],
+                                   v=["b", "h", "n", "e"], out=["b", "h", "g", "m", "e"],
+                                   causal=True, flags=["--pipeline=1", "--stages=4",
+                                                       "--tile-kv=32"]),
     "f16_q128_bshd_large_logits": Case("float16", dims={"b": 2, "h": 3, "m": 200, "n": 200,
                                                         "d": 128, "e": 128},
                                        q=["b", "m", "h", "d"], k=["b", "n", "h", "d"],
