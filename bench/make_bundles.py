@@ -42,11 +42,6 @@ def configs(quick: bool):
 TUNE_VARIANTS = {
     # name: (attn-bundle flags, head dims it is tried on)
     "default": ([], (64, 128)),
-    "pipe_kv32": (["--pipeline=1", "--tile-kv=32"], (64, 128)),
-    "pipe_kv48": (["--pipeline=1", "--tile-kv=48"], (64,)),
-    "pipe_kv64": (["--pipeline=1", "--tile-kv=64"], (64,)),
-    "pipe_kv32_s4": (["--pipeline=1", "--tile-kv=32", "--stages=4"], (64, 128)),
-    "pipe_kv16": (["--pipeline=1", "--tile-kv=16"], (128,)),
 }
 
 

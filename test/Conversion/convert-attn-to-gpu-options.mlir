@@ -5,6 +5,8 @@
 // RUN: attn-opt %s --convert-attn-to-gpu="tile-q=128 q-shared=1" | FileCheck %s --check-prefix=QSH
 // RUN: attn-opt %s --convert-attn-to-gpu="warps=8 tile-q=256" | FileCheck %s --check-prefix=W8
 // RUN: attn-opt %s --attn-gpu-pipeline="tile-q=128 tile-kv=32 stages=3" | FileCheck %s --check-prefix=PTX
+// RUN: attn-opt %s --convert-attn-to-gpu="pipeline=1 tile-kv=32" | FileCheck %s --check-prefix=PIPE
+// RUN: not attn-opt %s --convert-attn-to-gpu="pipeline=1 stages=2" 2>&1 | FileCheck %s --check-prefix=BADPIPE
 // RUN: not attn-opt %s --convert-attn-to-gpu="tile-q=100" 2>&1 | FileCheck %s --check-prefix=BADQ
 // RUN: not attn-opt %s --convert-attn-to-gpu="tile-kv=24" 2>&1 | FileCheck %s --check-prefix=BADKV
 // RUN: not attn-opt %s --convert-attn-to-gpu="warps=9" 2>&1 | FileCheck %s --check-prefix=BADW
@@ -39,6 +41,26 @@
 // W8-SAME: tile_q = 256 : i64, warps = 8
 
 // The PTX is one escaped string in the gpu.binary (\09 tab, \0A newline).
+// Software pipelining: S of the first tile before the loop; each
+// iteration waits for tile t + 1 (no younger group pending with 3 stages),
+// issues its Q K^T, then the softmax and P V of tile t (the carried S);
+// the last tile after the loop.
+// PIPE: pipeline = true
+// PIPE-SAME: stages = 3
+// PIPE: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// PIPE: gpu.barrier
+// PIPE: nvvm.inline_ptx "mma.sync
+// PIPE: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, {{.*}}vector<2x2xf32>, index)
+// PIPE:   nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// PIPE:   gpu.barrier
+// PIPE:   nvgpu.device_async_create_group
+// PIPE:   nvvm.inline_ptx "mma.sync
+// PIPE:   nvvm.vote.sync any
+// PIPE:   scf.yield
+// PIPE: scf.if
+// PIPE:   nvvm.inline_ptx "ex2.approx.ftz.f32
+// BADPIPE: error: pipeline=1 keeps two key tiles resident while a third streams in: stages must be >= 3, got 2
+
 // PTX: .target sm_90a
 // PTX-SAME: .entry attn_fwd_kernel
 // PTX-SAME: cp.async.cg.shared.global

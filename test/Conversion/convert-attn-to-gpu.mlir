@@ -36,14 +36,14 @@
 // CHECK:     nvgpu.device_async_copy
 // CHECK:     nvgpu.device_async_create_group
 // CHECK:     nvgpu.ldmatrix %[[KT]]{{.*}} {numTiles = 4 : i32, transpose = false}
-// CHECK:     nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK:     nvvm.inline_ptx "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};"
 // CHECK:     gpu.shuffle xor
 // CHECK:     nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
 // CHECK:     arith.mulf {{.*}} fastmath<contract>
 // CHECK:     arith.addf {{.*}} fastmath<contract>
 // CHECK:     nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
 // CHECK:     nvgpu.ldmatrix %[[VT]]{{.*}} {numTiles = 4 : i32, transpose = true}
-// CHECK:     nvgpu.mma.sync
+// CHECK:     nvvm.inline_ptx "mma.sync.aligned.m16n8k16
 // CHECK-NOT: gpu.barrier
 // CHECK:     scf.yield
 // CHECK:   nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}

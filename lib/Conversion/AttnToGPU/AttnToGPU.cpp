@@ -310,9 +310,10 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
                                      ArrayRef<int64_t>{2 * half + 1})});
     return out;
   };
-  // bf16 operands do not lower through nvgpu.mma.sync in MLIR 22 (the
-  // conversion leaves an unrealized cast), so bf16 issues the same
-  // instruction through inline PTX on the packed registers.
+  // mma.sync m16n8k16 through inline PTX on the packed registers, for f16
+  // and bf16 alike: nvgpu.mma.sync does not lower bf16 in MLIR 22 (an
+  // unrealized cast is left), and for f16 it measured no faster
+  // (docs/performance.md).
   auto regs = [&](Value frag, int64_t n) {
     SmallVector<Value> out;
     auto i32x1 = VectorType::get({1}, b.getI32Type());
@@ -325,9 +326,6 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
     return out;
   };
   auto mma = [&](Value a, Value bb, Value c) -> Value {
-    if (elt.isF16())
-      return nvgpu::MmaSyncOp::create(b, loc, a, bb, c,
-                                      ArrayRef<int64_t>{16, 8, 16});
     SmallVector<Value> ins = regs(a, 4);
     llvm::append_range(ins, regs(bb, 2));
     for (int64_t h = 0; h < 2; ++h)
@@ -336,7 +334,8 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
             vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{h, j}));
     auto ptx = NVVM::InlinePtxOp::create(
         b, loc, TypeRange{f32, f32, f32, f32}, ins, ValueRange{},
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+        std::string("mma.sync.aligned.m16n8k16.row.col.f32.") +
+            (elt.isF16() ? "f16.f16" : "bf16.bf16") + ".f32 "
         "{$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",
         Value());
     return vector::FromElementsOp::create(b, loc, fragC, ptx->getResults());
