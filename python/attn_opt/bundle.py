@@ -539,12 +539,25 @@ def find_attn_bundle() -> str:
     return find_tool("attn-bundle", "ATTN_BUNDLE")
 
 
+LAUNCH_OPTIONS = ("tile_q", "tile_kv", "warps", "stages", "q_shared",
+                  "rescale_threshold", "pipeline")
+
+
 def compile(source: Union[str, Path], out_dir: Union[str, Path],
-            chip: str = "sm_90a", attn_bundle: Optional[str] = None) -> Path:
+            chip: str = "sm_90a", attn_bundle: Optional[str] = None,
+            launch: Optional[Mapping[str, int]] = None) -> Path:
     """Runs `attn-bundle INPUT -o OUT_DIR --chip=CHIP` and returns OUT_DIR
     (its manifest checked). `source` is a Path to an .mlir file, or a str:
     a file name when it names an existing file (and has no newline), else
-    MLIR text."""
+    MLIR text. `launch` sets the tensor-core kernel's launch shape
+    (LAUNCH_OPTIONS, e.g. {"tile_q": 128, "tile_kv": 32}; unset: the
+    defaults for the head dims)."""
+    flags = []
+    for key, value in (launch or {}).items():
+        if key not in LAUNCH_OPTIONS:
+            raise ValueError(f"unknown launch option {key!r} (one of "
+                             f"{', '.join(LAUNCH_OPTIONS)})")
+        flags.append(f"--{key.replace('_', '-')}={int(value)}")
     exe = attn_bundle or find_attn_bundle()
     if attn_bundle and not os.path.isfile(attn_bundle):
         raise FileNotFoundError(f"attn-bundle {attn_bundle} does not exist")
@@ -556,7 +569,7 @@ def compile(source: Union[str, Path], out_dir: Union[str, Path],
         else:
             src = os.path.join(tmp, "input.mlir")
             Path(src).write_text(source)
-        cmd = [exe, src, "-o", str(out), f"--chip={chip}"]
+        cmd = [exe, src, "-o", str(out), f"--chip={chip}", *flags]
         proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise CompileError(f"attn-bundle failed (exit {proc.returncode}): "

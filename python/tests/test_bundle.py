@@ -354,6 +354,39 @@ def test_real_attn_bundle_kernel_takes_one_pointer_per_arg(tmp_path):
     bundle.open_bundle(out, check_params=True)
 
 
+def _eval_rule(rule: str, env: dict) -> object:
+    """A manifest launch rule: names, + - * /, ceil(), max(), sizeof(out)."""
+    import math
+    names = dict(env, ceil=math.ceil, max=max)
+    return eval(rule.replace("sizeof(out)", "out_bytes"), {"__builtins__": {}}, names)
+
+
+@needs_attn_bundle
+@pytest.mark.parametrize("launch", [{}, {"tile_q": 128, "tile_kv": 32, "stages": 3},
+                                    {"warps": 8, "tile_q": 256}, {"tile_q": 64, "q_shared": 1},
+                                    {"pipeline": 1, "tile_kv": 48}])
+def test_real_attn_bundle_launch_rules(tmp_path, launch):
+    """The manifest's grid/block/shared memory equal its rules evaluated on
+    the shapes and the launch shape."""
+    out = attn_opt.compile_bundle(PROGRAM, tmp_path / "b", launch=launch)
+    raw = json.loads((out / "manifest.json").read_text())
+    att = raw["attention"]
+    assert att["tensor_cores"]
+    for key, value in launch.items():
+        assert att[key] == value
+    env = dict(b0=2, b1=4, m=100, n=100, d=64, e=64, out_bytes=2,
+               **{k: att[k] for k in ("tile_q", "tile_kv", "warps", "stages")})
+    rules = att["launch_rules"]
+    assert _eval_rule(rules["grid"], env) == raw["grid"]
+    assert _eval_rule(rules["block"], env) == raw["block"]
+    assert _eval_rule(rules["shared_bytes"], env) == raw["shared_bytes"]
+
+
+def test_compile_rejects_unknown_launch_option(tmp_path):
+    with pytest.raises(ValueError, match="unknown launch option 'tiles'"):
+        attn_opt.compile_bundle(PROGRAM, tmp_path / "b", launch={"tiles": 2})
+
+
 # --- on a GPU only ------------------------------------------------------------------
 
 def _cuda():

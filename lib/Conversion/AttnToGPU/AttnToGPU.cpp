@@ -1173,6 +1173,30 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       b.getNamedAttr("batch_dims", b.getI64IntegerAttr(r))};
   if (std::optional<int64_t> window = op.getWindow())
     info.push_back(b.getNamedAttr("window", b.getI64IntegerAttr(*window)));
+  // The launch as functions of the shapes (the kernel itself is compiled
+  // for the shapes in `args`; these say how grid, block and shared memory
+  // follow from them and from the launch shape).
+  std::string batchProduct;
+  for (unsigned i = 0; i < r; ++i)
+    batchProduct += (i ? " * " : "") + ("b" + std::to_string(i));
+  if (batchProduct.empty())
+    batchProduct = "1";
+  SmallVector<NamedAttribute> rules = {
+      b.getNamedAttr("grid", b.getStringAttr("[ceil(m / tile_q), " +
+                                          batchProduct + ", 1]")),
+      b.getNamedAttr("block", b.getStringAttr(useMma ? "[32 * warps, 1, 1]"
+                                                  : "[tile_q, 1, 1]")),
+      b.getNamedAttr(
+          "shared_bytes",
+          b.getStringAttr(useMma
+                           ? "max(stages * tile_kv * (d + e + 16) * 2 + "
+                             "tile_q * (d + 8) * 2, tile_q * (e * "
+                             "sizeof(out) + 16))"
+                           : "0")),
+      b.getNamedAttr("dims", b.getStringAttr("b0.. batch dims, m queries, n "
+                                          "keys, d = q/k head dim, e = v/out "
+                                          "head dim"))};
+  info.push_back(b.getNamedAttr("launch_rules", b.getDictionaryAttr(rules)));
   if (useMma) {
     info.push_back(b.getNamedAttr("tile_kv", b.getI64IntegerAttr(cfg.keyTile)));
     info.push_back(b.getNamedAttr("warps", b.getI64IntegerAttr(cfg.warps)));
