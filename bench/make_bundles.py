@@ -42,6 +42,8 @@ def configs(quick: bool):
 TUNE_VARIANTS = {
     # name: (attn-bundle flags, head dims it is tried on)
     "default": ([], (64, 128)),
+    "kv64": (["--tile-kv=64"], (128,)),
+    "kv48": (["--tile-kv=48"], (128,)),
 }
 
 

@@ -250,10 +250,9 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
   // ldmatrix addressing: lane l points at row l % 8 of 8x8 tile l / 8.
   Value laneRow = remu(lane, 8);
   Value tileIdx = divu(lane, 8);
-  // K tiles step along d by 8: column (l / 8) * 8.
-  Value laneTile8 = mul(tileIdx, 8);
-  // V tiles: (l / 8) % 2 picks keys +0/+8, l / 16 picks the e-block; Q
-  // (A fragments): rows l % 16, columns (l / 16) * 8.
+  // V tiles: (l / 8) % 2 picks keys +0/+8, l / 16 picks the e-block; K
+  // tiles: (l / 8) % 2 picks d +0/+8, l / 16 the 8-key block; Q (A
+  // fragments): rows l % 16, columns (l / 16) * 8.
   Value laneHalf8 = mul(remu(tileIdx, 2), 8);
   Value laneTile16 = mul(divu(lane, 16), 8);
   Value laneRow16 = remu(lane, 16);
@@ -461,35 +460,23 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
   };
   auto computeS = [&](Value buf) -> SmallVector<Value> {
     SmallVector<Value> acc(R * NB, zeroC);
-    bool kLdMatrix = D % 32 == 0;
-    for (int64_t ks = 0; ks < D / 16; ks += (kLdMatrix ? 2 : 1)) {
-      SmallVector<std::array<Value, 2>> qf(R);
+    // Lanes 8t..8t+7 address the rows of 8x8 tile t = (keys nb*8 + (t/2)*8,
+    // d = ks*16 + (t%2)*8): one ldmatrix x4 gives the B fragments (K^T) of
+    // two 8-key blocks at one k-step, so only one k-step of Q fragments is
+    // live at a time.
+    Value keyLane = addv(laneRow, laneTile16);
+    for (int64_t ks = 0; ks < D / 16; ++ks) {
+      SmallVector<Value> qf(R);
       for (int64_t i = 0; i < R; ++i)
-        for (int64_t half = 0; half < (kLdMatrix ? 2 : 1); ++half)
-          qf[i][half] = qFragment(i, ks + half);
-      for (int64_t nb = 0; nb < NB; ++nb) {
-        if (kLdMatrix) {
-          // ldmatrix x4: lanes 8t..8t+7 address rows of 8x8 tile t =
-          // (keys nb*8.., d = 2 k-steps x 2 halves); the four results
-          // are the B fragments (K^T) of two k-steps.
-          Value key = add(laneRow, nb * 8);
-          auto bFrags = loadX4(
-              kTile, ValueRange{buf, key, add(laneTile8, ks * 16)},
-              /*transpose=*/false);
-          for (int64_t half = 0; half < 2; ++half)
-            for (int64_t i = 0; i < R; ++i)
-              acc[i * NB + nb] =
-                  mma(qf[i][half], bFrags[half], acc[i * NB + nb]);
-          continue;
-        }
-        SmallVector<Value> pairs;
-        for (int64_t part = 0; part < 2; ++part)
-          pairs.push_back(vector::LoadOp::create(
-              b, loc, pairType, kTile,
-              ValueRange{buf, add(g, nb * 8), add(c2, ks * 16 + part * 8)}));
-        Value kB = pack(fragB, pairs);
-        for (int64_t i = 0; i < R; ++i)
-          acc[i * NB + nb] = mma(qf[i][0], kB, acc[i * NB + nb]);
+        qf[i] = qFragment(i, ks);
+      for (int64_t nb = 0; nb < NB; nb += 2) {
+        auto bFrags = loadX4(
+            kTile, ValueRange{buf, add(keyLane, nb * 8), add(laneHalf8, ks * 16)},
+            /*transpose=*/false);
+        for (int64_t half = 0; half < 2; ++half)
+          for (int64_t i = 0; i < R; ++i)
+            acc[i * NB + nb + half] =
+                mma(qf[i], bFrags[half], acc[i * NB + nb + half]);
       }
     }
     return acc;
@@ -640,31 +627,17 @@ static void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
         }
         pA[i] = pack(fragA, pairs);
       }
-      if (eBlocks % 2 == 0) {
-        // ldmatrix.trans x4 on V rows: tiles (keys kk*16 + 0/8, e-block
-        // eb / eb+1) give the B fragments of two e-blocks.
-        Value key = addv(add(laneRow, kk * 16), laneHalf8);
-        for (int64_t eb = 0; eb < eBlocks; eb += 2) {
-          auto bFrags = loadX4(vTile,
-                               ValueRange{buf, key, add(laneTile16, eb * 8)},
-                               /*transpose=*/true);
-          for (int64_t half = 0; half < 2; ++half)
-            for (int64_t i = 0; i < R; ++i)
-              next[oIdx(i, eb + half)] =
-                  mma(pA[i], bFrags[half], next[oIdx(i, eb + half)]);
-        }
-        continue;
-      }
-      Value keyBase = add(c2, kk * 16);
-      for (int64_t eb = 0; eb < eBlocks; ++eb) {
-        Value e = add(g, eb * 8);
-        SmallVector<Value> vals;
-        for (int64_t k : {0, 1, 8, 9})
-          vals.push_back(memref::LoadOp::create(
-              b, loc, vTile, ValueRange{buf, add(keyBase, k), e}));
-        Value vB = vector::FromElementsOp::create(b, loc, fragB, vals);
-        for (int64_t i = 0; i < R; ++i)
-          next[oIdx(i, eb)] = mma(pA[i], vB, next[oIdx(i, eb)]);
+      // ldmatrix.trans x4 on V rows: tiles (keys kk*16 + 0/8, e-block
+      // eb / eb+1) give the B fragments of two e-blocks (E % 16 == 0).
+      Value key = addv(add(laneRow, kk * 16), laneHalf8);
+      for (int64_t eb = 0; eb < eBlocks; eb += 2) {
+        auto bFrags = loadX4(vTile,
+                             ValueRange{buf, key, add(laneTile16, eb * 8)},
+                             /*transpose=*/true);
+        for (int64_t half = 0; half < 2; ++half)
+          for (int64_t i = 0; i < R; ++i)
+            next[oIdx(i, eb + half)] =
+                mma(pA[i], bFrags[half], next[oIdx(i, eb + half)]);
       }
     }
     return next;
