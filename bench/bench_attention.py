@@ -23,7 +23,11 @@ must leave no NaN anywhere and match an fp32 reference (attn_opt.reference)
 on a sample of query rows (--ref-flops): ||out-ref||/||ref|| <= 1e-2, or it
 is not timed (status FAIL). Timing (device/METHOD.md): warm-up, then CUDA events around
 each launch, median of repeats (~--target-ms of work, at least 5);
-kernels slower than --slow-ms per launch get 1 sample (after the check run). Triton: every
+kernels slower than --slow-ms per launch get 1 sample (after the check run).
+With --rounds R > 1 (run_on_device.sh uses 3) the kernels of a config are
+timed after all are checked, in R rounds with the order rotating, and each
+reports the median of its round medians (the CSV note gives the range):
+GPU clocks drift within a config, and this keeps the drift off one kernel. Triton: every
 (BLOCK_M, BLOCK_N, num_warps) variant is checked and timed briefly, the
 fastest is timed in full. Inputs (>= 64 MB per tensor, except at
 N = 131072) exceed the 50 MB L2, so no rotation.
@@ -207,6 +211,7 @@ class Bench:
         if new:
             self.writer.writeheader()
         self.attn_failures = 0
+        self.pending: List[Tuple[str, Callable[[], Any], float, float, Dict[str, Any]]] = []
 
     def emit(self, cfg: Config, kernel: str, **row: Any) -> None:
         row.update(config=cfg.name, dtype=cfg.dtype, D=cfg.D, N=cfg.N, B=cfg.B,
@@ -251,11 +256,41 @@ class Bench:
                 self.emit(cfg, kernel, status="FAIL", rel_err=f"{rel:.3e}",
                           note=f"{why}, not timed", **extra)
             return None
+        if emit and self.args.rounds > 1:
+            # Timed later, interleaved with the other kernels of the config.
+            self.pending.append((kernel, fn, target_ms, rel, extra))
+            return None
         ms, reps = time_kernel(torch, fn, target_ms, self.args.slow_ms)
         if emit:
             self.emit(cfg, kernel, status="ok", ms=ms, reps=reps, rel_err=f"{rel:.3e}",
                       **extra)
         return ms
+
+    def time_pending(self, cfg: Config) -> None:
+        """--rounds > 1: every checked kernel of the config is timed in each
+        of the rounds, the order rotating, and reported by the median of its
+        per-round medians: clock and thermal drift during a config then hits
+        all kernels alike instead of whichever ran last."""
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        times: List[List[float]] = [[] for _ in pending]
+        reps_total = [0] * len(pending)
+        for rnd in range(self.args.rounds):
+            for j in range(len(pending)):
+                idx = (j + rnd) % len(pending)
+                _, fn, target_ms, _, _ = pending[idx]
+                ms, reps = time_kernel(self.torch, fn, target_ms, self.args.slow_ms)
+                times[idx].append(ms)
+                reps_total[idx] += reps
+        for i, (kernel, _, _, rel, extra) in enumerate(pending):
+            ts = times[i]
+            extra = dict(extra)
+            note = extra.pop("note", "") or ""
+            spread = f"{len(ts)} rounds {min(ts):.4f}-{max(ts):.4f} ms"
+            self.emit(cfg, kernel, status="ok", ms=statistics.median(ts),
+                      reps=reps_total[i], rel_err=f"{rel:.3e}",
+                      note=f"{note}; {spread}" if note else spread, **extra)
 
     def run_config(self, cfg: Config, bundle_dir: Optional[Path]) -> None:
         torch, ops, args = self.torch, self.ops, self.args
@@ -299,10 +334,12 @@ class Bench:
             if self.past_deadline():
                 self.emit(cfg, name, status="skipped", note="deadline")
                 continue
-            with sdpa_kernel([backend]):
-                self.measure(cfg, name, lambda: F.scaled_dot_product_attention(
-                    q, k, v, is_causal=cfg.causal, scale=scale),
-                    from_peer, ref, rows, args.target_ms)
+            def sdpa(backend: Any = backend) -> Any:
+                with sdpa_kernel([backend]):
+                    return F.scaled_dot_product_attention(
+                        q, k, v, is_causal=cfg.causal, scale=scale)
+
+            self.measure(cfg, name, sdpa, from_peer, ref, rows, args.target_ms)
 
         # Triton: tune, then time the best
         if self.past_deadline():
@@ -336,6 +373,7 @@ class Bench:
                          args.target_ms, bundle=str(bundle_dir),
                          variant=f"{kernel.image} grid={list(man.grid)} "
                                  f"block={list(man.block)}", note=note)
+            self.time_pending(cfg)
             kernel.close()
 
     def run_triton(self, cfg: Config, q: Any, k: Any, v: Any, scale: float,
@@ -513,6 +551,9 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--ref-flops", type=float, default=2e10,
                     help="fp32 reference work per config (query rows are sampled)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time the kernels of a config in this many interleaved rounds "
+                         "(median of the round medians)")
     ap.add_argument("--target-ms", type=float, default=100.0,
                     help="GPU time per timed kernel (repeats = target / one launch)")
     ap.add_argument("--tune-ms", type=float, default=20.0,
@@ -579,6 +620,7 @@ def main() -> int:
                 "--prior-attn-failures", str(bench.attn_failures),
                 "--bundles", args.bundles, "--out", args.out, "--seed", str(args.seed),
                 "--ref-flops", repr(args.ref_flops), "--target-ms", repr(args.target_ms),
+                "--rounds", str(args.rounds),
                 "--tune-ms", repr(args.tune_ms), "--slow-ms", repr(args.slow_ms),
                 "--kernel-timeout", repr(args.kernel_timeout)]
         if args.quick:
@@ -604,6 +646,7 @@ def main() -> int:
         with Watchdog(args.kernel_timeout, expire):
             try:
                 bench.run_config(cfg, index.get(key))
+                bench.time_pending(cfg)  # peers of a config whose attn-opt did not run
             except Exception as e:
                 traceback.print_exc()
                 bench.emit(cfg, "-", status="error", note=f"{type(e).__name__}: {e}"[:300])

@@ -6,7 +6,8 @@
 #
 # BENCH ARGS go to bench/bench_attention.py: --quick (16 configs), or e.g.
 # --only float16_ to split the full set (56 configs) over two calls.
-# SKIP_CHECKS=1 skips step 2.
+# SKIP_CHECKS=1 skips step 2. ROUNDS (default 3): the kernels of a config are
+# timed in that many interleaved rounds, reported by the median.
 #
 # 1. env.txt: GPU, driver, clocks, torch/triton/cuDNN versions.
 # 2. GPU correctness (test/Integration/GPU/run_gpu_checks.py) of the bundles
@@ -68,7 +69,7 @@ echo "== benchmark ($(left) s left)"
 bench_left=$(( $(left) - 15 ))
 deadline=$(( bench_left - 150 ))
 (( deadline < 30 )) && deadline=30
-timeout "$bench_left" python3 bench/bench_attention.py --bundles bench/bundles --out "$OUT" \
+timeout "$bench_left" python3 bench/bench_attention.py --bundles bench/bundles --out "$OUT" --rounds "${ROUNDS:-3}" \
     --deadline "$deadline" --kernel-timeout 120 "$@" 2>&1 | tee "$OUT/bench.log"
 bench_rc=${PIPESTATUS[0]}
 if [[ $bench_rc == 124 ]]; then

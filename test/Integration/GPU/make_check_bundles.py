@@ -131,6 +131,9 @@ CASES: Dict[str, Case] = {
     "bf16_ragged_n4097_d128": Case("bfloat16", **bhsd(1, 2, 4097, 4097, 128)),
     # Large logits (scores ~ +-500): beyond f16's exp range, the running max's job.
     "f16_large_logits": Case("float16", **bhsd(1, 2, 256, 256, 64), scale=8.0),
+    # Head dims that are not multiples of 32 (D = 48: odd k-step count;
+    # E = 16: one ldmatrix.trans per 16 keys).
+    "f16_d48_e16_causal": Case("float16", **b_only(2, 70, 90, 48, 16), causal=True),
     # A negative scale: the row max is taken after scaling (no folding).
     "f16_negative_scale_causal": Case("float16", **bhsd(1, 2, 150, 150, 64), causal=True,
                                       scale=-0.125),
