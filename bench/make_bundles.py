@@ -41,9 +41,10 @@ def configs(quick: bool):
 # Launch shapes bench/tune.py compares (name: attn-bundle flags).
 TUNE_VARIANTS = {
     # name: (attn-bundle flags, head dims it is tried on)
-    "default": ([], (64, 128)),
-    "kv64": (["--tile-kv=64"], (128,)),
-    "kv48": (["--tile-kv=48"], (128,)),
+    "default": ([], (64,)),
+    "kv32_mb3": (["--tile-kv=32", "--min-blocks=3"], (64,)),
+    "kv48_mb3": (["--tile-kv=48", "--min-blocks=3"], (64,)),
+    "kv64_mb3": (["--min-blocks=3"], (64,)),
 }
 
 
@@ -51,7 +52,7 @@ def tune_configs():
     for dtype in ("float16", "bfloat16"):
         for d in (64, 128):
             for causal in (False, True):
-                for n in (1024, 8192):
+                for n in (512, 1024, 8192):
                     yield dtype, d, n, 16384 // n, 2048 // d, causal
 
 

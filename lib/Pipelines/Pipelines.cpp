@@ -70,6 +70,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   // Outline before any canonicalization: hoisted constants would otherwise
   // become kernel parameters. The kernel takes one pointer per tensor.
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createAttnGpuOccupancy(AttnGpuOccupancyOptions{options.minBlocks}));
 }
 
 void attn::buildAttnGpuBinaryPipeline(OpPassManager &pm,

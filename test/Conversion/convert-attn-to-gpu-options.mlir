@@ -5,6 +5,7 @@
 // RUN: attn-opt %s --convert-attn-to-gpu="tile-q=128 q-shared=1" | FileCheck %s --check-prefix=QSH
 // RUN: attn-opt %s --convert-attn-to-gpu="warps=8 tile-q=256" | FileCheck %s --check-prefix=W8
 // RUN: attn-opt %s --attn-gpu-pipeline="tile-q=128 tile-kv=32 stages=3" | FileCheck %s --check-prefix=PTX
+// RUN: attn-opt %s --attn-gpu-pipeline="tile-kv=32 min-blocks=3" | FileCheck %s --check-prefix=OCC
 // RUN: attn-opt %s --convert-attn-to-gpu="pipeline=1 tile-kv=32" | FileCheck %s --check-prefix=PIPE
 // RUN: not attn-opt %s --convert-attn-to-gpu="pipeline=1 stages=2" 2>&1 | FileCheck %s --check-prefix=BADPIPE
 // RUN: not attn-opt %s --convert-attn-to-gpu="tile-q=100" 2>&1 | FileCheck %s --check-prefix=BADQ
@@ -70,6 +71,10 @@
 // PTX-SAME: ex2.approx.ftz.f32
 // PTX-SAME: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // PTX-SAME: cp.async.wait_group \090;
+
+// min-blocks: ptxas is asked to leave registers for 3 blocks per SM.
+// OCC: .maxntid 128, 1, 1
+// OCC-SAME: .minnctapersm 3
 
 // BADQ: convert-attn-to-gpu-options.mlir:[[# @LINE + 7]]:8: error: tile-q must be 16 x warps x {1, 2, 3, 4} (warps = 4), got 100
 // BADKV: error: tile-kv must be a multiple of 16 in [16, 256], got 24

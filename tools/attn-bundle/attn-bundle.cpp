@@ -2,7 +2,7 @@
 //
 //   attn-bundle in.mlir -o DIR [--chip=sm_90a] [--tile-q=N] [--tile-kv=N]
 //               [--warps=N] [--stages=N] [--q-shared=-1|0|1]
-//               [--rescale-threshold=8] [--pipeline=0|1]
+//               [--rescale-threshold=8] [--pipeline=0|1] [--min-blocks=N]
 //               [--block-threads=128]
 //
 // Fuses the module's attention, compiles it with --attn-gpu-pipeline and
@@ -61,6 +61,10 @@ static cl::opt<int64_t> pipelineQK(
     "pipeline",
     cl::desc("Issue Q K^T of the next key tile before this tile's softmax"),
     cl::init(0));
+static cl::opt<int64_t> minBlocks(
+    "min-blocks",
+    cl::desc("Blocks per multiprocessor ptxas must leave registers for"),
+    cl::init(0));
 
 /// Runs the GPU pipeline on `module` and returns the kernel object bytes;
 /// `paramOrder` receives, for each kernel parameter, the host argument
@@ -78,6 +82,7 @@ static FailureOr<std::string> compile(ModuleOp module, StringRef format,
   options.qShared = qShared;
   options.rescaleThreshold = rescaleThreshold;
   options.pipeline = pipelineQK;
+  options.minBlocks = minBlocks;
   PassManager kernelPm(module.getContext());
   attn::buildAttnGpuKernelPipeline(kernelPm, options);
   if (failed(kernelPm.run(module)))

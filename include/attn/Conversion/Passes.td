@@ -76,4 +76,18 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def AttnGpuOccupancy : Pass<"attn-gpu-occupancy", "::mlir::ModuleOp"> {
+  let summary = "Ask ptxas for a number of resident blocks per multiprocessor";
+  let description = [{
+    Sets `nvvm.minctasm` (PTX `.minnctapersm`) on every `gpu.func` kernel of
+    the module, after outlining: ptxas then caps the registers per thread so
+    that `min-blocks` blocks fit one multiprocessor (65536 registers), at the
+    price of spills where the kernel needs more. 0 leaves the kernels alone.
+  }];
+  let options = [
+    Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"0",
+           "Blocks per multiprocessor to leave room for (0: no request)">
+  ];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD
