@@ -40,11 +40,18 @@ def configs(quick: bool):
 
 # Launch shapes bench/tune.py compares (name: attn-bundle flags).
 TUNE_VARIANTS = {
-    # name: (attn-bundle flags, head dims it is tried on)
-    "default": ([], (64,)),
-    "kv32_mb3": (["--tile-kv=32", "--min-blocks=3"], (64,)),
-    "kv48_mb3": (["--tile-kv=48", "--min-blocks=3"], (64,)),
-    "kv64_mb3": (["--min-blocks=3"], (64,)),
+    # name: (attn-bundle flags, head dims it is tried on). The defaults came
+    # from sweeps like this one (docs/performance.md, steps 9-18).
+    "default": ([], (64, 128)),
+    "kv32": (["--tile-kv=32"], (64,)),
+    "kv48": (["--tile-kv=48"], (64, 128)),
+    "kv64": (["--tile-kv=64"], (128,)),
+    "s3": (["--stages=3"], (64, 128)),
+    "q64": (["--tile-q=64"], (64, 128)),
+    "w8_q256": (["--warps=8", "--tile-q=256"], (64, 128)),
+    "rescale_every_tile": (["--rescale-threshold=0"], (64, 128)),
+    "pipeline_kv32": (["--pipeline=1", "--tile-kv=32"], (64, 128)),
+    "kv32_min_blocks3": (["--tile-kv=32", "--min-blocks=3"], (64,)),
 }
 
 
