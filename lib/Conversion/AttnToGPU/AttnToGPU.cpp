@@ -1,21 +1,22 @@
 //===- AttnToGPU.cpp - attn.attention -> a gpu.launch kernel --------------===//
 //
-// Matches: a function holding one attn.attention with static shapes and a
+// Matches: a module holding one attn.attention with static shapes and a
 //          constant scale.
 // Produces: `func.func @attn_fwd(q, k, v, [mask], [sink], out)` on memrefs
-//          whose gpu.launch runs one thread per query row (grid: query
-//          blocks x flattened batch dims) over the online-softmax recurrence
-//          with key tiles of one:
-//            m' = max(m, s); α = exp(m - m'); p = exp(s - m')
-//            ℓ' = α ℓ + p;   O' = α O + p v;   O = O / ℓ at the end
-//          State is f32 in registers/local memory; no score tensor exists.
-//          Operands are indexed through the op's maps (any layout, K/V
-//          without the group dim). Causal and window loops only visit the
-//          keys a row can see. The module gets an `attn.bundle` attribute
-//          describing the kernel's arguments and launch for attn-bundle.
+//          with one gpu.launch (grid: query blocks x flattened batch dims)
+//          running the online-softmax recurrence over key tiles
+//            m' = max(m, rowmax S); α = exp(m - m'); P = exp(S - m')
+//            ℓ' = α ℓ + rowsum P;   O' = α O + P V;   O = O / ℓ at the end
+//          with f32 state in registers; no score tensor exists. Operands
+//          are indexed through the op's maps (any layout, K/V without the
+//          group dim). Causal and window loops only visit the keys a block
+//          can see. The module gets an `attn.bundle` attribute describing
+//          the kernel's arguments, launch and launch rules for attn-bundle.
 //
-// This is the correctness baseline of the GPU path (SIMT, no tensor cores);
-// see docs/performance.md for where it stands.
+// Two kernels: the tensor-core kernel (f16/bf16 without mask/sink tensors,
+// contiguous head dims; mma.sync, ldmatrix, cp.async, launch shape from the
+// pass options) and the SIMT kernel for everything else (one thread per
+// query row). docs/performance.md has the measurements behind the choices.
 //
 //===----------------------------------------------------------------------===//
 
