@@ -1,0 +1,110 @@
+//===- KernelBuilder.h - shared pieces of the attn GPU kernels --*- C++ -*-===//
+//
+// The two kernel bodies of --convert-attn-to-gpu (MmaKernel.cpp: tensor
+// cores; SimtKernel.cpp: one thread per query row) and what they share.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELBUILDER_H
+#define ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELBUILDER_H
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <algorithm>
+
+namespace mlir::attn::gpu_kernel {
+
+/// Builds the kernel body for one attention.
+struct KernelBuilder {
+  OpBuilder &b;
+  Location loc;
+  AttentionOp op;
+  float scale;
+  float maskValue;
+  int64_t threads;
+
+  Value cIdx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value cF32(float v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  /// exp(x) = 2^(x log2 e) on the special function unit (ex2.approx), as
+  /// FlashAttention kernels do; -inf gives 0. No libdevice needed.
+  Value exp(Value x) {
+    Value y = arith::MulFOp::create(b, loc, x, cF32(1.4426950408889634f));
+    return NVVM::InlinePtxOp::create(b, loc, TypeRange{b.getF32Type()},
+                                     ValueRange{y}, ValueRange{},
+                                     "ex2.approx.ftz.f32 $0, $1;", Value())
+        ->getResult(0);
+  }
+  /// a * b + c, contractible into one fma by the backend (no libdevice).
+  Value fma(Value a, Value x, Value c) {
+    auto fm = arith::FastMathFlagsAttr::get(b.getContext(),
+                                            arith::FastMathFlags::contract);
+    Value prod = arith::MulFOp::create(b, loc, a, x, fm);
+    return arith::AddFOp::create(b, loc, prod, c, fm);
+  }
+  Value ext(Value x) {
+    if (x.getType().isF32())
+      return x;
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+  }
+  /// memref[map(loopValues)]
+  Value load(Value mem, AffineMap map, ArrayRef<Value> loops) {
+    SmallVector<Value> idx;
+    for (AffineExpr e : map.getResults())
+      idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
+    return memref::LoadOp::create(b, loc, mem, idx);
+  }
+};
+
+/// Launch shape of the tensor-core kernel.
+struct MmaConfig {
+  int64_t warps = 4;
+  int64_t rowTiles = 1; // 16-row mma tiles per warp
+  int64_t keyTile = 64;
+  int64_t stages = 2;
+  bool qShared = false;
+  bool pipeline = false; // S of tile t + 1 issued before softmax of tile t
+  int64_t rescaleThreshold = 8; // log2 units; 0: rescale every tile
+  int64_t rowsPerBlock() const { return warps * 16 * rowTiles; }
+  int64_t threads() const { return warps * 32; }
+  /// K/V stage buffers, then the Q block; the output block is staged over
+  /// both at the end (16-byte padded rows of `outBytes`-byte elements).
+  int64_t sharedBytes(int64_t D, int64_t E, int64_t outBytes) const {
+    int64_t kvq = stages * keyTile * ((D + 8) + (E + 8)) * 2 +
+                  rowsPerBlock() * (D + 8) * 2;
+    return std::max(kvq, rowsPerBlock() * (E * outBytes + 16));
+  }
+};
+
+/// The memref argument holding operand `name` (q, k, v, mask, sink, out),
+/// or null; and that operand's indexing map.
+using MemArgFn = llvm::function_ref<Value(StringRef)>;
+using MapOfFn = llvm::function_ref<AffineMap(StringRef)>;
+
+/// Whether the tensor-core kernel handles this attention (f16/bf16, no
+/// mask/sink tensors, -inf fill, rows contiguous along d / e, D and E
+/// multiples of 16 up to 256).
+bool mmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D, int64_t E);
+
+/// Emits the gpu.launch of the tensor-core kernel (and the host return) at
+/// the builder's insertion point. `sizes` are the loop sizes (b..., m, n, d,
+/// e), `r` the number of batch dims, `batch` their product.
+void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
+                    ArrayRef<int64_t> sizes, unsigned r, int64_t batch,
+                    const MmaConfig &cfg);
+
+/// Emits the gpu.launch of the SIMT kernel: `kb.threads` query rows per
+/// block, one per thread, grid (gridX, batch).
+void buildSimtKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
+                     ArrayRef<int64_t> sizes, unsigned r, int64_t gridX,
+                     int64_t batch);
+
+} // namespace mlir::attn::gpu_kernel
+
+#endif // ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELBUILDER_H

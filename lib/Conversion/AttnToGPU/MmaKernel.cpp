@@ -1,0 +1,727 @@
+//===- MmaKernel.cpp - the tensor-core attention kernel -------------------===//
+//
+// Block: `warps` warps, each owning `rowTiles` 16-row mma tiles of queries
+// (tile-q = 16 * warps * rowTiles rows). Per key tile of tile-kv keys:
+//   S = Q K^T      (tile-kv/8) n-blocks x (D/16) mma.sync, f32 accumulate;
+//                  each K fragment read from shared memory feeds every row
+//                  tile of the warp
+//   masked keys -> -inf (boundary tiles only)
+//   m' = max(m, rowmax(S) * scale log2 e)   (quad shuffles)
+//   α = 2^(m - m');  P = 2^(S * scale log2 e - m')  (one fma + ex2)
+//   P kept in registers, re-packed as the A operand of P·V
+//   ℓ = α ℓ + rowsum(P) (per thread; reduced once at the end)
+//   O = α O + P V   (E/8 n-blocks of mma.sync)
+// K/V tiles stream through `stages` shared-memory buffers with cp.async:
+// tile t + stages - 1 is in flight while tile t is used. Fragments are read
+// with ldmatrix (.trans for V). Q stays in registers, or is staged in
+// shared memory and re-read per tile when registers would not hold it. The
+// output block leaves through shared memory with 16-byte stores.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <array>
+#include <limits>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::gpu_kernel;
+
+bool gpu_kernel::mmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D,
+                             int64_t E) {
+  Type t = op.getQuery().getType().getElementType();
+  if (!(t.isF16() || t.isBF16()) ||
+      op.getKey().getType().getElementType() != t ||
+      op.getValue().getType().getElementType() != t)
+    return false;
+  if (op.getMask() || op.getSink() ||
+      (op.getMaskValue() && !op.getMaskValue()->isInfinity()))
+    return false;
+  if (D % 16 != 0 || E % 16 != 0 || D > 256 || E > 256)
+    return false;
+  unsigned r = op.getNumBatchDims();
+  auto lastIs = [&](StringRef name, unsigned dim) {
+    AffineMap m = mapOf(name);
+    return m.getNumResults() > 0 &&
+           cast<AffineDimExpr>(m.getResults().back()).getPosition() == dim;
+  };
+  // Q and K rows are read along d, V rows along e, 8 halves at a time.
+  return lastIs("q", r + 2) && lastIs("k", r + 2) && lastIs("v", r + 3);
+}
+
+void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
+                                MapOfFn mapOf, ArrayRef<int64_t> sizes,
+                                unsigned r, int64_t batch,
+                                const MmaConfig &cfg) {
+  const int64_t rescaleThreshold = cfg.rescaleThreshold;
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  AttentionOp op = kb.op;
+  const int64_t M = sizes[r], N = sizes[r + 1], D = sizes[r + 2],
+                E = sizes[r + 3];
+  const int64_t R = cfg.rowTiles, BN = cfg.keyTile, S = cfg.stages;
+  const int64_t BM = cfg.rowsPerBlock(), T = cfg.threads();
+  const int64_t NB = BN / 8, eBlocks = E / 8;
+  const int64_t gridX = (M + BM - 1) / BM;
+  Type elt = op.getQuery().getType().getElementType();
+  Type f32 = b.getF32Type();
+  auto outMem = memArg("out");
+  Type outElt = cast<MemRefType>(outMem.getType()).getElementType();
+
+  // Shared memory (dynamic): the K and V stage buffers, rows padded by 8
+  // halves so that the fragment reads of one warp spread over the banks;
+  // then the Q block when it is re-read per tile.
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  auto kTileType =
+      MemRefType::get({S, BN, D + 8}, elt, AffineMap(), workgroup);
+  auto vTileType =
+      MemRefType::get({S, BN, E + 8}, elt, AffineMap(), workgroup);
+  auto qTileType = MemRefType::get({BM, D + 8}, elt, AffineMap(), workgroup);
+  const int64_t kBytes = S * BN * (D + 8) * 2, vBytes = S * BN * (E + 8) * 2;
+  const int64_t outBytes = outElt.getIntOrFloatBitWidth() / 8;
+  const int64_t outPad = 16 / outBytes; // elements per 16 bytes
+  auto oTileType =
+      MemRefType::get({BM, E + outPad}, outElt, AffineMap(), workgroup);
+  Value c1h = kb.cIdx(1);
+  Value dynBytes = arith::ConstantOp::create(
+      b, loc, b.getI32IntegerAttr(cfg.sharedBytes(D, E, outBytes)));
+  auto launch = gpu::LaunchOp::create(b, loc, kb.cIdx(gridX), kb.cIdx(batch),
+                                      c1h, kb.cIdx(T), c1h, c1h, dynBytes);
+  func::ReturnOp::create(b, loc);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value smem = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                      workgroup));
+  auto view = [&](MemRefType t, int64_t offset) -> Value {
+    return memref::ViewOp::create(b, loc, t, smem, kb.cIdx(offset),
+                                  ValueRange{});
+  };
+  Value kTile = view(kTileType, 0);
+  Value vTile = view(vTileType, kBytes);
+  Value qTile = view(qTileType, kBytes + vBytes);
+
+  Value tid = launch.getThreadIds().x;
+  Value c0 = kb.cIdx(0);
+  auto add = [&](Value x, int64_t k) -> Value {
+    return k ? arith::AddIOp::create(b, loc, x, kb.cIdx(k)).getResult() : x;
+  };
+  auto addv = [&](Value x, Value y) -> Value {
+    return arith::AddIOp::create(b, loc, x, y);
+  };
+  auto mul = [&](Value x, int64_t k) -> Value {
+    return arith::MulIOp::create(b, loc, x, kb.cIdx(k));
+  };
+  auto divu = [&](Value x, int64_t k) -> Value {
+    return arith::DivUIOp::create(b, loc, x, kb.cIdx(k));
+  };
+  auto remu = [&](Value x, int64_t k) -> Value {
+    return arith::RemUIOp::create(b, loc, x, kb.cIdx(k));
+  };
+  auto clamp = [&](Value x, int64_t hi) -> Value {
+    return arith::MinUIOp::create(b, loc, x, kb.cIdx(hi - 1));
+  };
+  Value warp = divu(tid, 32);
+  Value lane = remu(tid, 32);
+  Value g = divu(lane, 4);
+  Value c2 = mul(remu(lane, 4), 2);
+  // ldmatrix addressing: lane l points at row l % 8 of 8x8 tile l / 8.
+  Value laneRow = remu(lane, 8);
+  Value tileIdx = divu(lane, 8);
+  // V tiles: (l / 8) % 2 picks keys +0/+8, l / 16 picks the e-block; K
+  // tiles: (l / 8) % 2 picks d +0/+8, l / 16 the 8-key block; Q (A
+  // fragments): rows l % 16, columns (l / 16) * 8.
+  Value laneHalf8 = mul(remu(tileIdx, 2), 8);
+  Value laneTile16 = mul(divu(lane, 16), 8);
+  Value laneRow16 = remu(lane, 16);
+
+  // Causal blocks get more work the later their rows: the longest start
+  // first, so that short ones fill the tail of the grid.
+  Value blockX = launch.getBlockIds().x;
+  if (op.getCausal())
+    blockX = arith::SubIOp::create(b, loc, kb.cIdx(gridX - 1), blockX);
+  Value blockRow = mul(blockX, BM);
+  Value warpRow = mul(warp, 16 * R); // within the block
+  // rows[i][h]: the rows g and g + 8 of the warp's row tile i.
+  SmallVector<std::array<Value, 2>> rows(R);
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t h = 0; h < 2; ++h) {
+      rows[i][h] = addv(addv(blockRow, warpRow), add(g, 16 * i + 8 * h));
+    }
+
+  SmallVector<Value> loops(r + 4);
+  Value rest = launch.getBlockIds().y;
+  for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i) {
+    loops[i] = remu(rest, sizes[i]);
+    rest = divu(rest, sizes[i]);
+  }
+  auto indices = [&](StringRef name) {
+    SmallVector<Value> idx;
+    for (AffineExpr e : mapOf(name).getResults())
+      idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
+    return idx;
+  };
+  auto pairType = VectorType::get({2}, elt);
+  auto fragA = VectorType::get({4, 2}, elt);
+  auto fragB = VectorType::get({2, 2}, elt);
+  auto fragC = VectorType::get({2, 2}, f32);
+  auto pack = [&](VectorType t, ArrayRef<Value> pairs) -> Value {
+    Value v = arith::ConstantOp::create(b, loc, t, b.getZeroAttr(t));
+    for (auto [i, p] : llvm::enumerate(pairs))
+      v = vector::InsertOp::create(b, loc, p, v, ArrayRef<int64_t>{(int64_t)i});
+    return v;
+  };
+  auto ldmatrix = [&](Value tile, ValueRange idx, bool transpose) -> Value {
+    return nvgpu::LdMatrixOp::create(b, loc, fragA, tile, idx, transpose,
+                                     /*numTiles=*/4);
+  };
+  // ldmatrix x4 from a shared tile: the four 8x8 tiles as two B fragments.
+  auto loadX4 = [&](Value tile, ValueRange idx, bool transpose) {
+    Value frags = ldmatrix(tile, idx, transpose);
+    std::array<Value, 2> out;
+    for (int64_t half = 0; half < 2; ++half)
+      out[half] = pack(
+          fragB,
+          {vector::ExtractOp::create(b, loc, frags, ArrayRef<int64_t>{2 * half}),
+           vector::ExtractOp::create(b, loc, frags,
+                                     ArrayRef<int64_t>{2 * half + 1})});
+    return out;
+  };
+  // mma.sync m16n8k16 through inline PTX on the packed registers, for f16
+  // and bf16 alike: nvgpu.mma.sync does not lower bf16 in MLIR 22 (an
+  // unrealized cast is left), and for f16 it measured no faster
+  // (docs/performance.md).
+  auto regs = [&](Value frag, int64_t n) {
+    SmallVector<Value> out;
+    auto i32x1 = VectorType::get({1}, b.getI32Type());
+    for (int64_t i = 0; i < n; ++i) {
+      Value pair = vector::ExtractOp::create(b, loc, frag, ArrayRef<int64_t>{i});
+      Value asInt = vector::BitCastOp::create(b, loc, i32x1, pair);
+      out.push_back(
+          vector::ExtractOp::create(b, loc, asInt, ArrayRef<int64_t>{0}));
+    }
+    return out;
+  };
+  auto mma = [&](Value a, Value bb, Value c) -> Value {
+    SmallVector<Value> ins = regs(a, 4);
+    llvm::append_range(ins, regs(bb, 2));
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t j = 0; j < 2; ++j)
+        ins.push_back(
+            vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{h, j}));
+    auto ptx = NVVM::InlinePtxOp::create(
+        b, loc, TypeRange{f32, f32, f32, f32}, ins, ValueRange{},
+        std::string("mma.sync.aligned.m16n8k16.row.col.f32.") +
+            (elt.isF16() ? "f16.f16" : "bf16.bf16") + ".f32 "
+        "{$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",
+        Value());
+    return vector::FromElementsOp::create(b, loc, fragC, ptx->getResults());
+  };
+
+  // Asynchronous 16-byte copies of `count` rows x `width` halves of operand
+  // `name` (row loop `rowDim` starting at `row0`, clamped below `limit`;
+  // column loop `colDim`) into tile[prefix..., row, col]. Threads past the
+  // last chunk repeat it (same bytes to the same place).
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  auto copyRows = [&](SmallVectorImpl<Value> &tokens, StringRef name,
+                      Value tile, ValueRange prefix, int64_t count,
+                      int64_t width, unsigned rowDim, Value row0,
+                      int64_t limit, unsigned colDim) {
+    int64_t perRow = width / 8, chunks = count * perRow;
+    for (int64_t it = 0; it * T < chunks; ++it) {
+      Value i = add(tid, it * T);
+      if ((it + 1) * T > chunks)
+        i = clamp(i, chunks);
+      Value rowLocal = divu(i, perRow);
+      Value col = mul(remu(i, perRow), 8);
+      loops[rowDim] = clamp(addv(row0, rowLocal), limit);
+      loops[colDim] = col;
+      SmallVector<Value> dst(prefix.begin(), prefix.end());
+      dst.append({rowLocal, col});
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, tokenType, tile, dst, memArg(name), indices(name),
+          b.getIndexAttr(8), /*srcElements=*/Value(),
+          /*bypassL1=*/b.getUnitAttr())); // .cg: streamed once per block
+    }
+  };
+
+  // The block's Q rows go to shared memory by cp.async (16-byte chunks,
+  // rows past M clamped) as the first group; the fragments are read with
+  // ldmatrix x4 (rows l % 16, columns (l / 16) * 8): once into registers
+  // below, or every key tile when registers are short (q-shared).
+  {
+    SmallVector<Value> tokens;
+    copyRows(tokens, "q", qTile, {}, BM, D, r, blockRow, M, r + 2);
+    nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
+  }
+  auto loadQ = [&](int64_t i, int64_t ks) -> Value {
+    Value row = addv(add(warpRow, 16 * i), laneRow16);
+    return ldmatrix(qTile, ValueRange{row, add(laneTile16, ks * 16)},
+                    /*transpose=*/false);
+  };
+  SmallVector<SmallVector<Value>> qFrag(R);
+  auto qFragment = [&](int64_t i, int64_t ks) -> Value {
+    return cfg.qShared ? loadQ(i, ks) : qFrag[i][ks];
+  };
+
+  // Keys the block's rows can see.
+  Value lb = c0, ub = kb.cIdx(N);
+  std::optional<int64_t> window = op.getWindow();
+  if (op.getCausal())
+    ub = arith::MinUIOp::create(b, loc, ub, add(blockRow, BM));
+  if (window) {
+    Value reach = kb.cIdx(*window - 1);
+    Value far = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                      blockRow, reach);
+    lb = arith::SelectOp::create(
+        b, loc, far, arith::SubIOp::create(b, loc, blockRow, reach), c0);
+  }
+  Value zero = kb.cF32(0.0f);
+  Value ninf = kb.cF32(-std::numeric_limits<float>::infinity());
+  Value zeroC = arith::ConstantOp::create(b, loc, fragC, b.getZeroAttr(fragC));
+  // Loop state: m[R][2], ℓ[R][2], O[R][eBlocks], the buffer of this tile.
+  auto mIdx = [&](int64_t i, int64_t h) { return i * 2 + h; };
+  auto lIdx = [&](int64_t i, int64_t h) { return 2 * R + i * 2 + h; };
+  auto oIdx = [&](int64_t i, int64_t eb) { return 4 * R + i * eBlocks + eb; };
+  SmallVector<Value> init(2 * R, ninf);
+  init.append(2 * R, zero);
+  init.append(R * eBlocks, zeroC);
+  // Scores are scaled inside the exponent (one fma): exact for a positive
+  // scale, where the row max commutes with the scaling.
+  const bool foldScale = kb.scale > 0;
+  Value scaleLog2 = kb.cF32(kb.scale * 1.4426950408889634f);
+  // Reduce over the 4 lanes (a quad) that hold one row of a C fragment.
+  auto quadReduce = [&](Value x, bool isMax) -> Value {
+    for (int32_t off : {1, 2}) {
+      Value o = gpu::ShuffleOp::create(b, loc, x, off, 32,
+                                       gpu::ShuffleMode::XOR)
+                    .getShuffleResult();
+      x = isMax ? arith::MaximumFOp::create(b, loc, x, o).getResult()
+                : arith::AddFOp::create(b, loc, x, o).getResult();
+    }
+    return x;
+  };
+  auto ex2 = [&](Value x) -> Value {
+    return NVVM::InlinePtxOp::create(b, loc, TypeRange{f32}, ValueRange{x},
+                                     ValueRange{}, "ex2.approx.ftz.f32 $0, $1;",
+                                     Value())
+        ->getResult(0);
+  };
+
+  // Issue the copies of the K and V tiles starting at key n0 into buffer
+  // `buf` as one cp.async group; rows past N are clamped (never used).
+  auto issue = [&](Value n0, Value buf) -> Value {
+    SmallVector<Value> tokens;
+    copyRows(tokens, "k", kTile, buf, BN, D, r + 1, n0, N, r + 2);
+    copyRows(tokens, "v", vTile, buf, BN, E, r + 1, n0, N, r + 3);
+    return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
+  };
+  Value lastGroup;
+  for (int64_t st = 0; st + 1 < S; ++st)
+    lastGroup = issue(add(lb, st * BN), kb.cIdx(st));
+  if (!cfg.qShared) {
+    // Q landed once only the S - 1 K/V groups may be pending.
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                     b.getI32IntegerAttr(S - 1));
+    gpu::BarrierOp::create(b, loc);
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t ks = 0; ks < D / 16; ++ks)
+        qFrag[i].push_back(loadQ(i, ks));
+  }
+  init.push_back(c0); // the buffer holding the current tile
+
+  // S = Q K^T for the key tile in buffer `buf`: one accumulator per (row
+  // tile, 8-key block); k-steps outermost so that each K fragment (and Q
+  // fragment read from shared memory) is loaded once.
+  auto sIdx = [&](int64_t i, int64_t nb, int64_t h, int64_t j) {
+    return ((i * NB + nb) * 2 + h) * 2 + j;
+  };
+  auto computeS = [&](Value buf) -> SmallVector<Value> {
+    SmallVector<Value> acc(R * NB, zeroC);
+    // Lanes 8t..8t+7 address the rows of 8x8 tile t = (keys nb*8 + (t/2)*8,
+    // d = ks*16 + (t%2)*8): one ldmatrix x4 gives the B fragments (K^T) of
+    // two 8-key blocks at one k-step, so only one k-step of Q fragments is
+    // live at a time.
+    Value keyLane = addv(laneRow, laneTile16);
+    for (int64_t ks = 0; ks < D / 16; ++ks) {
+      SmallVector<Value> qf(R);
+      for (int64_t i = 0; i < R; ++i)
+        qf[i] = qFragment(i, ks);
+      for (int64_t nb = 0; nb < NB; nb += 2) {
+        auto bFrags = loadX4(
+            kTile, ValueRange{buf, add(keyLane, nb * 8), add(laneHalf8, ks * 16)},
+            /*transpose=*/false);
+        for (int64_t half = 0; half < 2; ++half)
+          for (int64_t i = 0; i < R; ++i)
+            acc[i * NB + nb + half] =
+                mma(qf[i], bFrags[half], acc[i * NB + nb + half]);
+      }
+    }
+    return acc;
+  };
+  // The online-softmax update of state `st` = (m, ℓ, O) by the scores `acc`
+  // of the key tile at n0 (buffer `buf`), and O += P V. `withMask` adds the
+  // per-element ragged/causal/window mask (boundary tiles only).
+  auto softmaxPV = [&](ArrayRef<Value> acc, Value n0, Value buf,
+                       ValueRange st, bool withMask) -> SmallVector<Value> {
+    SmallVector<Value> s(R * NB * 4);
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t nb = 0; nb < NB; ++nb)
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t j = 0; j < 2; ++j) {
+            Value x = vector::ExtractOp::create(b, loc, acc[i * NB + nb],
+                                                ArrayRef<int64_t>{h, j});
+            if (!foldScale)
+              x = arith::MulFOp::create(b, loc, x, scaleLog2);
+            if (withMask) {
+              Value col = addv(add(n0, nb * 8 + j), c2);
+              Value masked = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::uge, col, kb.cIdx(N));
+              if (op.getCausal())
+                masked = arith::OrIOp::create(
+                    b, loc, masked,
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                          col, rows[i][h]));
+              if (window)
+                masked = arith::OrIOp::create(
+                    b, loc, masked,
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                          rows[i][h], add(col, *window)));
+              x = arith::SelectOp::create(b, loc, masked, ninf, x);
+            }
+            s[sIdx(i, nb, h, j)] = x;
+          }
+    // Online softmax per row (i, h), in the exp2 domain. Row maxima of
+    // this tile (scaled), reduced over the quad.
+    SmallVector<Value> next(st);
+    SmallVector<Value> tileMax(2 * R);
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value mt = s[sIdx(i, 0, h, 0)];
+        for (int64_t nb = 0; nb < NB; ++nb)
+          for (int64_t j = 0; j < 2; ++j)
+            if (nb || j)
+              mt = arith::MaximumFOp::create(b, loc, mt, s[sIdx(i, nb, h, j)]);
+        mt = quadReduce(mt, /*isMax=*/true);
+        if (foldScale)
+          mt = arith::MulFOp::create(b, loc, mt, scaleLog2);
+        tileMax[mIdx(i, h)] = mt;
+      }
+    // m' = max(m, tile max); α = 2^(m - m'); ℓ and O scaled by α. Yields
+    // (m', αℓ, αO) in state order.
+    auto rescale = [&](OpBuilder &, Location) {
+      SmallVector<Value> out(st);
+      for (int64_t i = 0; i < R; ++i) {
+        Value alpha[2];
+        for (int64_t h = 0; h < 2; ++h) {
+          Value mOld = st[mIdx(i, h)];
+          Value mNew = arith::MaximumFOp::create(b, loc, mOld,
+                                                 tileMax[mIdx(i, h)]);
+          // A row that has seen only -inf keeps a finite reference (0).
+          Value isNinf = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::OEQ, mNew, ninf);
+          Value ms = arith::SelectOp::create(b, loc, isNinf, zero, mNew);
+          alpha[h] = ex2(arith::SubFOp::create(b, loc, mOld, ms));
+          out[mIdx(i, h)] = mNew;
+          out[lIdx(i, h)] =
+              arith::MulFOp::create(b, loc, alpha[h], st[lIdx(i, h)]);
+        }
+        Value alphaC = vector::FromElementsOp::create(
+            b, loc, fragC, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
+        for (int64_t eb = 0; eb < eBlocks; ++eb)
+          out[oIdx(i, eb)] =
+              arith::MulFOp::create(b, loc, st[oIdx(i, eb)], alphaC);
+      }
+      return out;
+    };
+    if (rescaleThreshold <= 0) {
+      next = rescale(b, loc);
+    } else {
+      // Lazy rescaling: the reference max only moves (and O, ℓ are only
+      // rescaled) when some row of the warp grew by more than the
+      // threshold; otherwise P = 2^(s - m) <= 2^threshold against the
+      // older max, which O / ℓ cancels exactly. One warp-uniform branch.
+      Value need = arith::ConstantIntOp::create(b, loc, 0, 1);
+      Value tau = kb.cF32(static_cast<float>(rescaleThreshold));
+      for (int64_t row = 0; row < 2 * R; ++row)
+        need = arith::OrIOp::create(
+            b, loc, need,
+            arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OGT, tileMax[row],
+                arith::AddFOp::create(b, loc, st[row], tau)));
+      Value allLanes = arith::ConstantIntOp::create(b, loc, -1, 32);
+      Value any = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), allLanes,
+                                           need, NVVM::VoteSyncKind::any);
+      SmallVector<Type> types;
+      for (Value v : st)
+        types.push_back(v.getType());
+      auto ifOp = scf::IfOp::create(b, loc, types, any, /*withElse=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        scf::YieldOp::create(b, loc, rescale(b, loc));
+        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(b, loc, st);
+      }
+      next.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+    }
+    SmallVector<Value> negM(2 * R);
+    for (int64_t row = 0; row < 2 * R; ++row) {
+      Value m = next[row];
+      Value isNinf =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, ninf);
+      negM[row] = arith::NegFOp::create(
+          b, loc, arith::SelectOp::create(b, loc, isNinf, zero, m));
+    }
+    SmallVector<Value> lsum(2 * R, zero);
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t nb = 0; nb < NB; ++nb)
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t j = 0; j < 2; ++j) {
+            Value &x = s[sIdx(i, nb, h, j)];
+            x = ex2(foldScale ? kb.fma(x, scaleLog2, negM[mIdx(i, h)])
+                              : arith::AddFOp::create(b, loc, x,
+                                                      negM[mIdx(i, h)])
+                                    .getResult());
+            lsum[mIdx(i, h)] =
+                arith::AddFOp::create(b, loc, lsum[mIdx(i, h)], x);
+          }
+    for (int64_t row = 0; row < 2 * R; ++row)
+      next[2 * R + row] =
+          arith::AddFOp::create(b, loc, next[2 * R + row], lsum[row]);
+    // O = α O + P V (O already scaled).
+    for (int64_t kk = 0; kk < BN / 16; ++kk) {
+      SmallVector<Value> pA(R);
+      for (int64_t i = 0; i < R; ++i) {
+        SmallVector<Value> pairs;
+        for (int64_t part = 0; part < 4; ++part) {
+          int64_t nb = 2 * kk + part / 2, h = part % 2;
+          Value lo =
+              arith::TruncFOp::create(b, loc, elt, s[sIdx(i, nb, h, 0)]);
+          Value hi =
+              arith::TruncFOp::create(b, loc, elt, s[sIdx(i, nb, h, 1)]);
+          pairs.push_back(vector::FromElementsOp::create(
+              b, loc, pairType, ValueRange{lo, hi}));
+        }
+        pA[i] = pack(fragA, pairs);
+      }
+      // ldmatrix.trans x4 on V rows: tiles (keys kk*16 + 0/8, e-block
+      // eb / eb+1) give the B fragments of two e-blocks (E % 16 == 0).
+      Value key = addv(add(laneRow, kk * 16), laneHalf8);
+      for (int64_t eb = 0; eb < eBlocks; eb += 2) {
+        auto bFrags = loadX4(vTile,
+                             ValueRange{buf, key, add(laneTile16, eb * 8)},
+                             /*transpose=*/true);
+        for (int64_t half = 0; half < 2; ++half)
+          for (int64_t i = 0; i < R; ++i)
+            next[oIdx(i, eb + half)] =
+                mma(pA[i], bFrags[half], next[oIdx(i, eb + half)]);
+      }
+    }
+    return next;
+  };
+  // One key tile per iteration: wait for it, free the previous buffer
+  // (barrier) and refill it with tile n0 + (S - 1) tiles, then S, softmax
+  // and P V.
+  auto tileBody = [&](bool withMask) {
+    return [&, withMask](OpBuilder &, Location, Value n0, ValueRange st) {
+      Value buf = st.back();
+      // Tile n0 has landed once at most S - 2 younger groups are pending.
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                       b.getI32IntegerAttr(S - 2));
+      gpu::BarrierOp::create(b, loc);
+      issue(add(n0, (S - 1) * BN), remu(add(buf, S - 1), S));
+      SmallVector<Value> acc = computeS(buf);
+      SmallVector<Value> next =
+          softmaxPV(acc, n0, buf, st.drop_back(), withMask);
+      next.push_back(remu(add(buf, 1), S));
+      scf::YieldOp::create(b, loc, next);
+    };
+  };
+  // Whole tiles whose keys every row of the block sees need no mask: they
+  // run first, the boundary tiles (ragged end, causal diagonal) after.
+  Value split = lb;
+  if (!window) {
+    Value limit = kb.cIdx(N);
+    if (op.getCausal())
+      limit = arith::MinUIOp::create(b, loc, limit, add(blockRow, 1));
+    Value ahead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                        limit, lb);
+    Value span = arith::SelectOp::create(
+        b, loc, ahead, arith::SubIOp::create(b, loc, limit, lb), c0);
+    split = arith::MinUIOp::create(b, loc, addv(lb, mul(divu(span, BN), BN)),
+                                   ub);
+  }
+  SmallVector<Value> finalState;
+  if (!cfg.pipeline) {
+    auto unmasked = scf::ForOp::create(b, loc, lb, split, kb.cIdx(BN), init,
+                                       tileBody(false));
+    auto loop = scf::ForOp::create(b, loc, split, ub, kb.cIdx(BN),
+                                   unmasked.getResults(), tileBody(true));
+    finalState.assign(loop.getResults().begin(), loop.getResults().end());
+  } else {
+    // Software-pipelined: iteration t issues S = Q K^T of tile t + 1 before
+    // the softmax and P V of tile t, so that the tensor cores work while the
+    // softmax arithmetic runs. Tiles t and t + 1 are both resident (stages
+    // >= 3); the last tile's softmax and P V follow the loops (masked: it
+    // may be a boundary tile).
+    const int64_t coreSize = 4 * R + R * eBlocks;
+    Value ahead =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, ub, lb);
+    Value span = arith::SelectOp::create(
+        b, loc, ahead, arith::SubIOp::create(b, loc, ub, lb), c0);
+    Value ntiles = divu(add(span, BN - 1), BN);
+    Value lastStart = arith::SelectOp::create(
+        b, loc, ahead, addv(lb, mul(arith::SubIOp::create(b, loc, ntiles, kb.cIdx(1)), BN)),
+        lb);
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                     b.getI32IntegerAttr(S - 2));
+    gpu::BarrierOp::create(b, loc);
+    SmallVector<Value> pinit(init.begin(), init.end() - 1);
+    llvm::append_range(pinit, computeS(c0));
+    pinit.push_back(c0);
+    auto body = [&](bool withMask) {
+      return [&, withMask](OpBuilder &, Location, Value n0, ValueRange st) {
+        Value buf = st.back();
+        Value nextBuf = remu(add(buf, 1), S);
+        // Tile n0 + 1 tile has landed once at most S - 3 younger groups
+        // are pending; after the barrier the buffer of tile n0 - 1 tile is
+        // free for tile n0 + (S - 1) tiles.
+        nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                         b.getI32IntegerAttr(S - 3));
+        gpu::BarrierOp::create(b, loc);
+        issue(add(n0, (S - 1) * BN), remu(add(buf, S - 1), S));
+        SmallVector<Value> accNext = computeS(nextBuf);
+        SmallVector<Value> acc(st.drop_front(coreSize).drop_back());
+        SmallVector<Value> next =
+            softmaxPV(acc, n0, buf, st.take_front(coreSize), withMask);
+        llvm::append_range(next, accNext);
+        next.push_back(nextBuf);
+        scf::YieldOp::create(b, loc, next);
+      };
+    };
+    Value mid = arith::MinUIOp::create(b, loc, split, lastStart);
+    auto unmasked = scf::ForOp::create(b, loc, lb, mid, kb.cIdx(BN), pinit,
+                                       body(false));
+    auto loop = scf::ForOp::create(b, loc, mid, lastStart, kb.cIdx(BN),
+                                   unmasked.getResults(), body(true));
+    ValueRange st = loop.getResults();
+    SmallVector<Type> types;
+    for (Value v : st.take_front(coreSize))
+      types.push_back(v.getType());
+    Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                      ntiles, c0);
+    auto ifOp = scf::IfOp::create(b, loc, types, any, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      SmallVector<Value> acc(st.drop_front(coreSize).drop_back());
+      scf::YieldOp::create(b, loc,
+                           softmaxPV(acc, lastStart, st.back(),
+                                     st.take_front(coreSize),
+                                     /*withMask=*/true));
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, st.take_front(coreSize));
+    }
+    finalState.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+  }
+  // No copy may still be writing shared memory when the block exits.
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
+
+  // One divide per row. With e the output's last dim, the normalized
+  // block is staged in shared memory (over the K/V/Q buffers, after a
+  // barrier) and written with 16-byte coalesced stores; otherwise element
+  // by element. Rows past M are not stored.
+  AffineMap outMap = mapOf("out");
+  bool staged =
+      cast<AffineDimExpr>(outMap.getResults().back()).getPosition() == r + 3;
+  Value oTile;
+  if (staged) {
+    gpu::BarrierOp::create(b, loc);
+    oTile = view(oTileType, 0);
+  }
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value l = quadReduce(finalState[lIdx(i, h)], /*isMax=*/false);
+      Value empty =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
+      Value inv = arith::SelectOp::create(
+          b, loc, empty, zero,
+          arith::DivFOp::create(b, loc, kb.cF32(1.0f), l));
+      std::optional<OpBuilder::InsertionGuard> guard;
+      if (!staged) {
+        Value inRange = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ult, rows[i][h], kb.cIdx(M));
+        auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+        guard.emplace(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      }
+      loops[r] = rows[i][h];
+      Value rowLocal = addv(warpRow, add(g, 16 * i + 8 * h));
+      for (int64_t eb = 0; eb < eBlocks; ++eb) {
+        SmallVector<Value> pair;
+        for (int64_t j = 0; j < 2; ++j) {
+          Value x = vector::ExtractOp::create(b, loc,
+                                              finalState[oIdx(i, eb)],
+                                              ArrayRef<int64_t>{h, j});
+          x = arith::MulFOp::create(b, loc, x, inv);
+          if (outElt != f32)
+            x = arith::TruncFOp::create(b, loc, outElt, x);
+          pair.push_back(x);
+        }
+        if (staged) {
+          Value vec = vector::FromElementsOp::create(
+              b, loc, VectorType::get({2}, outElt), pair);
+          vector::StoreOp::create(b, loc, vec, oTile,
+                                  ValueRange{rowLocal, add(c2, eb * 8)},
+                                  /*nontemporal=*/false,
+                                  llvm::MaybeAlign(2 * outBytes));
+          continue;
+        }
+        for (int64_t j = 0; j < 2; ++j) {
+          loops[r + 3] = add(c2, eb * 8 + j);
+          memref::StoreOp::create(b, loc, pair[j], outMem, indices("out"));
+        }
+      }
+    }
+  if (staged) {
+    gpu::BarrierOp::create(b, loc);
+    int64_t perRow = E / outPad, chunks = BM * perRow;
+    auto chunkType = VectorType::get({outPad}, outElt);
+    for (int64_t it = 0; it * T < chunks; ++it) {
+      Value idx = add(tid, it * T);
+      Value rowLocal = divu(idx, perRow);
+      Value col = mul(remu(idx, perRow), outPad);
+      Value row = addv(blockRow, rowLocal);
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                       kb.cIdx(M));
+      if ((it + 1) * T > chunks)
+        ok = arith::AndIOp::create(
+            b, loc, ok,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, idx,
+                                  kb.cIdx(chunks)));
+      auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value v = vector::LoadOp::create(b, loc, chunkType, oTile,
+                                       ValueRange{rowLocal, col},
+                                       /*nontemporal=*/false,
+                                       llvm::MaybeAlign(16));
+      loops[r] = row;
+      loops[r + 3] = col;
+      vector::StoreOp::create(b, loc, v, outMem, indices("out"),
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    }
+  }
+  gpu::TerminatorOp::create(b, loc);
+}
+
