@@ -66,6 +66,24 @@ func.func @attention(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x100x64xf16>, %v:
 
 // -----
 
+// f16 inputs accumulating into an f32 output: the SIMT kernel (the
+// tensor-core kernel stages its output as 16-bit rows).
+// CHECK: module attributes {attn.bundle = {{.*}}tensor_cores = false
+// CHECK-LABEL: func.func @attn_fwd
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK: memref.store %{{.*}} : memref<1x2x64x64xf32>
+func.func @attention(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>, %o: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>)
+      scale(%s) outs(%o : tensor<1x2x64x64xf32>)
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>]
+      -> tensor<1x2x64x64xf32>
+  return %r : tensor<1x2x64x64xf32>
+}
+
+// -----
+
 // f32: the SIMT kernel. One thread per query row; grid = (ceil(M / threads), flattened batch).
 // The key loop carries (m, ℓ) and rescales by α = exp(m - m'); the output is
 // divided once. Causal rows stop at the diagonal.

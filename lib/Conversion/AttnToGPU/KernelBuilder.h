@@ -87,9 +87,9 @@ struct MmaConfig {
 using MemArgFn = llvm::function_ref<Value(StringRef)>;
 using MapOfFn = llvm::function_ref<AffineMap(StringRef)>;
 
-/// Whether the tensor-core kernel handles this attention (f16/bf16, no
-/// mask/sink tensors, -inf fill, rows contiguous along d / e, D and E
-/// multiples of 16 up to 256).
+/// Whether the tensor-core kernel handles this attention (f16/bf16 inputs
+/// and output of one type, no mask/sink tensors, -inf fill, rows contiguous
+/// along d / e, D and E multiples of 16 up to 256).
 bool mmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D, int64_t E);
 
 /// Emits the gpu.launch of the tensor-core kernel (and the host return) at

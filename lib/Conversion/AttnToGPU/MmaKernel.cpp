@@ -40,7 +40,10 @@ bool gpu_kernel::mmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D,
   Type t = op.getQuery().getType().getElementType();
   if (!(t.isF16() || t.isBF16()) ||
       op.getKey().getType().getElementType() != t ||
-      op.getValue().getType().getElementType() != t)
+      op.getValue().getType().getElementType() != t ||
+      // The output block is staged as 16-bit rows; other output types (f32
+      // accumulating frontends) take the SIMT kernel, which handles them.
+      op.getInit().getType().getElementType() != t)
     return false;
   if (op.getMask() || op.getSink() ||
       (op.getMaskValue() && !op.getMaskValue()->isInfinity()))
