@@ -28,13 +28,16 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     `attn.bundle` attribute (arguments, grid, block, shared memory, launch
     shape) that `attn-bundle` turns into the bundle manifest.
 
-    f16/bf16 attention without mask/sink tensors, with Q/K rows contiguous
-    along d and V rows along e, and D, E multiples of 16 gets the
-    tensor-core kernel: one block per (query tile, flattened batch), K/V
-    tiles streamed through `stages` shared-memory buffers by cp.async,
-    ldmatrix fragments, mma.sync m16n8k16 for Q·Kᵀ and P·V with f32
-    accumulators, P kept in registers, row max/sum by quad shuffles,
-    exp2 with the scale folded in, one divide per row. Causal and window
+    f16/bf16 attention (output of the same type) without mask/sink tensors,
+    with Q/K rows contiguous along d, V rows along e, and D, E multiples of
+    16 gets the tensor-core kernel: one block per (query tile, flattened
+    batch), Q staged in shared memory, K/V tiles streamed through `stages`
+    shared-memory buffers by cp.async, ldmatrix fragments, mma.sync
+    m16n8k16 for Q·Kᵀ and P·V with f32 accumulators, P kept in registers,
+    row max/sum by quad shuffles, exp2 with the scale folded in, lazy
+    rescaling of O (only when a row max grew by more than
+    2^rescale-threshold; exact), one divide per row, the output block
+    written with 16-byte stores through shared memory. Causal and window
     bounds skip invisible key tiles; only boundary tiles are masked.
     Everything else gets the SIMT kernel (one thread per query row,
     `threads` per block) with the same recurrence.
