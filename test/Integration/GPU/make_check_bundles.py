@@ -47,6 +47,7 @@ class Case:
     scale: Optional[float] = None
     extra: List[str] = field(default_factory=list)
     flags: List[str] = field(default_factory=list)   # attn-bundle launch-shape options
+    out_dtype: Optional[str] = None                  # default: dtype
 
 
 def tensor(shape_dims: Sequence[str], dims: Dict[str, int], dt: str) -> str:
@@ -56,7 +57,8 @@ def tensor(shape_dims: Sequence[str], dims: Dict[str, int], dt: str) -> str:
 def program(c: Case) -> str:
     it = list(c.dims)
     amap = lambda ds: f"affine_map<({', '.join(it)}) -> ({', '.join(ds)})>"  # noqa: E731
-    tq, tk, tv, to = (tensor(x, c.dims, c.dtype) for x in (c.q, c.k, c.v, c.out))
+    tq, tk, tv = (tensor(x, c.dims, c.dtype) for x in (c.q, c.k, c.v))
+    to = tensor(c.out, c.dims, c.out_dtype or c.dtype)
     params = [f"%q: {tq}", f"%k: {tk}", f"%v: {tv}"]
     maps = [amap(c.q), amap(c.k), amap(c.v), amap(c.out)]
     clauses = ""
@@ -134,6 +136,9 @@ CASES: Dict[str, Case] = {
     # Head dims that are not multiples of 32 (D = 48: odd k-step count;
     # E = 16: one ldmatrix.trans per 16 keys).
     "f16_d48_e16_causal": Case("float16", **b_only(2, 70, 90, 48, 16), causal=True),
+    # f16 inputs accumulating into f32 (takes the SIMT kernel).
+    "f16_in_f32_out_causal": Case("float16", **bhsd(1, 2, 100, 120, 64), causal=True,
+                                  out_dtype="float32"),
     # A negative scale: the row max is taken after scaling (no folding).
     "f16_negative_scale_causal": Case("float16", **bhsd(1, 2, 150, 150, 64), causal=True,
                                       scale=-0.125),
