@@ -48,7 +48,6 @@ import math
 import os
 import statistics
 import sys
-import threading
 import time
 import traceback
 import zlib
@@ -63,6 +62,7 @@ sys.path.insert(0, str(HERE))
 
 from attn_opt import bundle as B  # noqa: E402
 from attn_opt import reference as R  # noqa: E402
+from attn_opt.harness import Watchdog, cuda_healthy  # noqa: E402
 
 PEERS = ("sdpa-flash", "sdpa-cudnn", "triton")
 KERNELS = ("attn-opt",) + PEERS
@@ -171,28 +171,6 @@ def run_once(torch: Any, fn: Callable[[], Any]) -> Tuple[Any, float]:
     e.record()
     torch.cuda.synchronize()
     return out, s.elapsed_time(e)
-
-
-class Watchdog:
-    def __init__(self, seconds: float, on_expire: Callable[[], None]) -> None:
-        self.timer = threading.Timer(seconds, on_expire) if seconds > 0 else None
-
-    def __enter__(self) -> "Watchdog":
-        if self.timer:
-            self.timer.daemon = True
-            self.timer.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.timer:
-            self.timer.cancel()
-
-
-def cuda_healthy(torch: Any) -> bool:
-    try:
-        return float((torch.ones(4, device="cuda") + 1).sum().item()) == 8.0
-    except Exception:
-        return False
 
 
 # ---------------------------------------------------------------------------

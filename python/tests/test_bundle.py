@@ -414,3 +414,18 @@ def test_launch_matches_reference(tmp_path):
     assert rel_error(ops, out.float(), ref) < 1e-2
     with pytest.raises(BundleError, match="must be float16"):
         kernel(inputs["q"].float(), inputs["k"], inputs["v"])
+
+
+def test_watchdog_fires_only_when_late():
+    import threading
+    import time
+    from attn_opt.harness import Watchdog
+    fired = threading.Event()
+    with Watchdog(5.0, fired.set):
+        pass
+    time.sleep(0.05)
+    assert not fired.is_set()
+    with Watchdog(0.01, fired.set):
+        assert fired.wait(2.0)
+    with Watchdog(0, lambda: None) as w:
+        assert w.timer is None

@@ -40,17 +40,17 @@ import argparse
 import csv
 import os
 import sys
-import threading
 import traceback
 import zlib
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "python"))
 
 from attn_opt import bundle as B  # noqa: E402
 from attn_opt import reference as R  # noqa: E402
+from attn_opt.harness import Watchdog, cuda_healthy  # noqa: E402
 
 COLUMNS = ["bundle", "kernel", "status", "rel_err", "tol", "nan", "unwritten",
            "deterministic", "rows_checked", "ms", "dtype", "shapes", "causal",
@@ -85,34 +85,6 @@ def describe(man: B.Manifest) -> Dict[str, Any]:
         "mask": mask.dtype if mask else "", "sink": bool(man.arg("sink")),
         "mask_value": att.mask_value,
     }
-
-
-class Watchdog:
-    """Re-executes the script on the remaining bundles if one hangs."""
-
-    def __init__(self, seconds: float, on_expire) -> None:
-        self.seconds = seconds
-        self.on_expire = on_expire
-        self.timer: Optional[threading.Timer] = None
-
-    def __enter__(self) -> "Watchdog":
-        if self.seconds > 0:
-            self.timer = threading.Timer(self.seconds, self.on_expire)
-            self.timer.daemon = True
-            self.timer.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.timer:
-            self.timer.cancel()
-
-
-def cuda_healthy(torch: Any) -> bool:
-    try:
-        x = torch.ones(4, device="cuda")
-        return float((x + 1).sum().item()) == 8.0
-    except Exception:
-        return False
 
 
 def check_bundle(d: Path, torch: Any, ops: Any, args: argparse.Namespace) -> Dict[str, Any]:
