@@ -101,8 +101,7 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
                                  cfg.keyTile / 8 * 4 * (cfg.pipeline ? 2 : 1));
   cfg.qShared = opts.qShared == -1 ? regs > 200 : opts.qShared == 1;
   // sm_80 and sm_90 allow up to 227 KiB of shared memory per block.
-  int64_t bytes = cfg.sharedBytes(
-      D, E, op.getInit().getType().getElementType().getIntOrFloatBitWidth() / 8);
+  int64_t bytes = cfg.sharedBytes(D, E);
   if (bytes > 227 * 1024)
     return op.emitError("the tensor-core kernel needs ")
            << bytes << " bytes of shared memory (tile-kv = " << cfg.keyTile
@@ -197,12 +196,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   }
   int64_t rowsPerBlock = useMma ? cfg.rowsPerBlock() : threads;
   int64_t blockThreads = useMma ? cfg.threads() : threads;
-  int64_t sharedBytes =
-      useMma ? cfg.sharedBytes(
-                   D, E,
-                   op.getInit().getType().getElementType().getIntOrFloatBitWidth() /
-                       8)
-             : 0;
+  int64_t sharedBytes = useMma ? cfg.sharedBytes(D, E) : 0;
   int64_t gridX = (M + rowsPerBlock - 1) / rowsPerBlock;
   if (useMma) {
     buildMmaKernel(kb, memArg, mapOf, sizes, r, batch, cfg);

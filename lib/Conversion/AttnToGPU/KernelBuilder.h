@@ -73,12 +73,16 @@ struct MmaConfig {
   int64_t rescaleThreshold = 8; // log2 units; 0: rescale every tile
   int64_t rowsPerBlock() const { return warps * 16 * rowTiles; }
   int64_t threads() const { return warps * 32; }
-  /// K/V stage buffers, then the Q block; the output block is staged over
-  /// both at the end (16-byte padded rows of `outBytes`-byte elements).
-  int64_t sharedBytes(int64_t D, int64_t E, int64_t outBytes) const {
-    int64_t kvq = stages * keyTile * ((D + 8) + (E + 8)) * 2 +
-                  rowsPerBlock() * (D + 8) * 2;
-    return std::max(kvq, rowsPerBlock() * (E * outBytes + 16));
+  /// Shared memory in bytes (16-bit elements, rows padded by 8 so that a
+  /// warp's fragment reads spread over the banks): the K and V stage
+  /// buffers, then the Q block; the output block is staged over all of them
+  /// at the end.
+  int64_t kBytes(int64_t D) const { return stages * keyTile * (D + 8) * 2; }
+  int64_t vBytes(int64_t E) const { return stages * keyTile * (E + 8) * 2; }
+  int64_t qBytes(int64_t D) const { return rowsPerBlock() * (D + 8) * 2; }
+  int64_t outBytes(int64_t E) const { return rowsPerBlock() * (E + 8) * 2; }
+  int64_t sharedBytes(int64_t D, int64_t E) const {
+    return std::max(kBytes(D) + vBytes(E) + qBytes(D), outBytes(E));
   }
 };
 

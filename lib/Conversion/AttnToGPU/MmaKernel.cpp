@@ -64,7 +64,6 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
                                 MapOfFn mapOf, ArrayRef<int64_t> sizes,
                                 unsigned r, int64_t batch,
                                 const MmaConfig &cfg) {
-  const int64_t rescaleThreshold = cfg.rescaleThreshold;
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   AttentionOp op = kb.op;
@@ -79,9 +78,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   auto outMem = memArg("out");
   Type outElt = cast<MemRefType>(outMem.getType()).getElementType();
 
-  // Shared memory (dynamic): the K and V stage buffers, rows padded by 8
-  // halves so that the fragment reads of one warp spread over the banks;
-  // then the Q block when it is re-read per tile.
+  // Shared memory (dynamic), laid out as MmaConfig::sharedBytes says; the
+  // output element type is the inputs' (16-bit, see mmaEligible).
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                               gpu::AddressSpace::Workgroup);
   auto kTileType =
@@ -89,14 +87,12 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   auto vTileType =
       MemRefType::get({S, BN, E + 8}, elt, AffineMap(), workgroup);
   auto qTileType = MemRefType::get({BM, D + 8}, elt, AffineMap(), workgroup);
-  const int64_t kBytes = S * BN * (D + 8) * 2, vBytes = S * BN * (E + 8) * 2;
-  const int64_t outBytes = outElt.getIntOrFloatBitWidth() / 8;
-  const int64_t outPad = 16 / outBytes; // elements per 16 bytes
+  const int64_t outPad = 8; // 16-bit elements per 16-byte chunk
   auto oTileType =
       MemRefType::get({BM, E + outPad}, outElt, AffineMap(), workgroup);
   Value c1h = kb.cIdx(1);
   Value dynBytes = arith::ConstantOp::create(
-      b, loc, b.getI32IntegerAttr(cfg.sharedBytes(D, E, outBytes)));
+      b, loc, b.getI32IntegerAttr(cfg.sharedBytes(D, E)));
   auto launch = gpu::LaunchOp::create(b, loc, kb.cIdx(gridX), kb.cIdx(batch),
                                       c1h, kb.cIdx(T), c1h, c1h, dynBytes);
   func::ReturnOp::create(b, loc);
@@ -110,8 +106,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
                                   ValueRange{});
   };
   Value kTile = view(kTileType, 0);
-  Value vTile = view(vTileType, kBytes);
-  Value qTile = view(qTileType, kBytes + vBytes);
+  Value vTile = view(vTileType, cfg.kBytes(D));
+  Value qTile = view(qTileType, cfg.kBytes(D) + cfg.vBytes(E));
 
   Value tid = launch.getThreadIds().x;
   Value c0 = kb.cIdx(0);
@@ -446,7 +442,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       }
       return out;
     };
-    if (rescaleThreshold <= 0) {
+    if (cfg.rescaleThreshold <= 0) {
       next = rescale(b, loc);
     } else {
       // Lazy rescaling: the reference max only moves (and O, ℓ are only
@@ -454,7 +450,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       // threshold; otherwise P = 2^(s - m) <= 2^threshold against the
       // older max, which O / ℓ cancels exactly. One warp-uniform branch.
       Value need = arith::ConstantIntOp::create(b, loc, 0, 1);
-      Value tau = kb.cF32(static_cast<float>(rescaleThreshold));
+      Value tau = kb.cF32(static_cast<float>(cfg.rescaleThreshold));
       for (int64_t row = 0; row < 2 * R; ++row)
         need = arith::OrIOp::create(
             b, loc, need,
@@ -687,7 +683,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
           vector::StoreOp::create(b, loc, vec, oTile,
                                   ValueRange{rowLocal, add(c2, eb * 8)},
                                   /*nontemporal=*/false,
-                                  llvm::MaybeAlign(2 * outBytes));
+                                  llvm::MaybeAlign(4));
           continue;
         }
         for (int64_t j = 0; j < 2; ++j) {
