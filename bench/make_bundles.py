@@ -38,28 +38,26 @@ def configs(quick: bool):
                     yield dtype, d, 131072, 1, 1, causal
 
 
-# Launch shapes bench/tune.py compares (name: attn-bundle flags).
+# Launch shapes bench/tune.py compares (name: attn-bundle flags, head dims
+# it is tried on). The mma.sync defaults came from sweeps like this one
+# (docs/performance.md, steps 9-18); "mma" is that kernel on sm_90a.
 TUNE_VARIANTS = {
-    # name: (attn-bundle flags, head dims it is tried on). The defaults came
-    # from sweeps like this one (docs/performance.md, steps 9-18).
-    "default": ([], (64, 128)),
-    "kv32": (["--tile-kv=32"], (64,)),
-    "kv48": (["--tile-kv=48"], (64, 128)),
-    "kv64": (["--tile-kv=64"], (128,)),
-    "s3": (["--stages=3"], (64, 128)),
-    "q64": (["--tile-q=64"], (64, 128)),
-    "w8_q256": (["--warps=8", "--tile-q=256"], (64, 128)),
-    "rescale_every_tile": (["--rescale-threshold=0"], (64, 128)),
-    "pipeline_kv32": (["--pipeline=1", "--tile-kv=32"], (64, 128)),
-    "kv32_min_blocks3": (["--tile-kv=32", "--min-blocks=3"], (64,)),
+    "wg": ([], (64, 128)),
+    "wg_kv64": (["--tile-kv=64"], (64, 128)),
+    "wg_kv64_mb2": (["--tile-kv=64", "--min-blocks=2"], (64, 128)),
+    "wg_kv128_mb2": (["--tile-kv=128", "--min-blocks=2"], (64,)),
+    "wg_kv96": (["--tile-kv=96"], (64, 128)),
+    "wg_w4_kv64": (["--warps=4", "--tile-kv=64"], (64, 128)),
+    "wg_w12_kv64": (["--warps=12", "--tile-kv=64"], (128,)),
+    "wg_s3": (["--stages=3"], (128,)),
 }
 
 
-def tune_configs():
+def tune_configs(ns=(1024, 8192)):
     for dtype in ("float16", "bfloat16"):
         for d in (64, 128):
             for causal in (False, True):
-                for n in (512, 1024, 8192):
+                for n in ns:
                     yield dtype, d, n, 16384 // n, 2048 // d, causal
 
 
@@ -86,13 +84,16 @@ def main() -> int:
     ap.add_argument("--attn-bundle", default=str(ROOT / "build" / "bin" / "attn-bundle"))
     ap.add_argument("--flags", default="", help="attn-bundle options, space-separated")
     ap.add_argument("--tune", action="store_true", help="the launch-shape sweep")
+    ap.add_argument("--tune-n", default="1024,8192",
+                    help="--tune: sequence lengths, comma-separated")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     out = Path(a.out)
     jobs = []  # (bundle dir, program, flags)
     if a.tune:
         for var, (flags, dims) in TUNE_VARIANTS.items():
-            for dtype, d, n, b, h, causal in tune_configs():
+            ns = tuple(int(x) for x in a.tune_n.split(","))
+            for dtype, d, n, b, h, causal in tune_configs(ns):
                 if d not in dims:
                     continue
                 name = f"{dtype}_d{d}_n{n}_b{b}_h{h}_{'causal' if causal else 'full'}"

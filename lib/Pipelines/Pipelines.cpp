@@ -66,6 +66,8 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   gpuOpts.qShared = options.qShared;
   gpuOpts.rescaleThreshold = options.rescaleThreshold;
   gpuOpts.pipeline = options.pipeline;
+  gpuOpts.chip = options.chip;
+  gpuOpts.wgmma = options.wgmma;
   pm.addPass(createConvertAttnToGPU(gpuOpts));
   // Outline before any canonicalization: hoisted constants would otherwise
   // become kernel parameters. The kernel takes one pointer per tensor.

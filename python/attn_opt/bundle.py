@@ -540,7 +540,7 @@ def find_attn_bundle() -> str:
 
 
 LAUNCH_OPTIONS = ("tile_q", "tile_kv", "warps", "stages", "q_shared",
-                  "rescale_threshold", "pipeline")
+                  "rescale_threshold", "pipeline", "wgmma", "min_blocks")
 
 
 def compile(source: Union[str, Path], out_dir: Union[str, Path],
@@ -551,7 +551,8 @@ def compile(source: Union[str, Path], out_dir: Union[str, Path],
     a file name when it names an existing file (and has no newline), else
     MLIR text. `launch` sets the tensor-core kernel's launch shape
     (LAUNCH_OPTIONS, e.g. {"tile_q": 128, "tile_kv": 32}; unset: the
-    defaults for the head dims)."""
+    defaults for the head dims; {"wgmma": 0} keeps sm_90a on the mma.sync
+    kernel)."""
     flags = []
     for key, value in (launch or {}).items():
         if key not in LAUNCH_OPTIONS:

@@ -362,8 +362,11 @@ def _eval_rule(rule: str, env: dict) -> object:
 
 
 @needs_attn_bundle
-@pytest.mark.parametrize("launch", [{}, {"tile_q": 128, "tile_kv": 32, "stages": 3},
-                                    {"warps": 8, "tile_q": 256}, {"tile_q": 64, "q_shared": 1},
+@pytest.mark.parametrize("launch", [{}, {"warps": 4, "tile_kv": 64, "stages": 3},
+                                    {"warps": 12, "tile_kv": 32, "min_blocks": 1},
+                                    {"wgmma": 0}, {"wgmma": 0, "tile_q": 128, "tile_kv": 32, "stages": 3},
+                                    {"wgmma": 0, "warps": 8, "tile_q": 256},
+                                    {"wgmma": 0, "tile_q": 64, "q_shared": 1},
                                     {"pipeline": 1, "tile_kv": 48}])
 def test_real_attn_bundle_launch_rules(tmp_path, launch):
     """The manifest's grid/block/shared memory equal its rules evaluated on
@@ -372,8 +375,12 @@ def test_real_attn_bundle_launch_rules(tmp_path, launch):
     raw = json.loads((out / "manifest.json").read_text())
     att = raw["attention"]
     assert att["tensor_cores"]
+    # sm_90a: the wgmma kernel unless told otherwise (or pipelined).
+    plain = launch.get("wgmma") == 0 or launch.get("pipeline") == 1
+    assert att["mma"] == ("mma.sync" if plain else "wgmma")
     for key, value in launch.items():
-        assert att[key] == value
+        if key not in ("wgmma", "min_blocks"):
+            assert att[key] == value
     env = dict(b0=2, b1=4, m=100, n=100, d=64, e=64, out_bytes=2,
                **{k: att[k] for k in ("tile_q", "tile_kv", "warps", "stages")})
     rules = att["launch_rules"]

@@ -1,11 +1,12 @@
-// The tensor-core kernel's launch shape: tile-q (16 x warps x rows tiles),
-// tile-kv, warps, stages, q-shared. Out-of-range options are errors at the
+// The mma.sync kernel's launch shape: tile-q (16 x warps x rows tiles),
+// tile-kv, warps, stages, q-shared (the pipeline targets sm_90a: wgmma=0
+// keeps it on this kernel). Out-of-range options are errors at the
 // attention, with the option named.
 // RUN: attn-opt %s --convert-attn-to-gpu="tile-q=128 tile-kv=32 stages=3" | FileCheck %s --check-prefix=R2
 // RUN: attn-opt %s --convert-attn-to-gpu="tile-q=128 q-shared=1" | FileCheck %s --check-prefix=QSH
 // RUN: attn-opt %s --convert-attn-to-gpu="warps=8 tile-q=256" | FileCheck %s --check-prefix=W8
-// RUN: attn-opt %s --attn-gpu-pipeline="tile-q=128 tile-kv=32 stages=3" | FileCheck %s --check-prefix=PTX
-// RUN: attn-opt %s --attn-gpu-pipeline="tile-kv=32 min-blocks=3" | FileCheck %s --check-prefix=OCC
+// RUN: attn-opt %s --attn-gpu-pipeline="wgmma=0 tile-q=128 tile-kv=32 stages=3" | FileCheck %s --check-prefix=PTX
+// RUN: attn-opt %s --attn-gpu-pipeline="wgmma=0 tile-kv=32 min-blocks=3" | FileCheck %s --check-prefix=OCC
 // RUN: attn-opt %s --convert-attn-to-gpu="pipeline=1 tile-kv=32" | FileCheck %s --check-prefix=PIPE
 // RUN: not attn-opt %s --convert-attn-to-gpu="pipeline=1 stages=2" 2>&1 | FileCheck %s --check-prefix=BADPIPE
 // RUN: not attn-opt %s --convert-attn-to-gpu="tile-q=100" 2>&1 | FileCheck %s --check-prefix=BADQ

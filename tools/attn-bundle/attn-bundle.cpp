@@ -3,7 +3,7 @@
 //   attn-bundle in.mlir -o DIR [--chip=sm_90a] [--tile-q=N] [--tile-kv=N]
 //               [--warps=N] [--stages=N] [--q-shared=-1|0|1]
 //               [--rescale-threshold=8] [--pipeline=0|1] [--min-blocks=N]
-//               [--block-threads=128]
+//               [--wgmma=-1|0|1] [--block-threads=128]
 //
 // Fuses the module's attention, compiles it with --attn-gpu-pipeline and
 // writes DIR/kernel.ptx, DIR/kernel.cubin (ptxas) and DIR/manifest.json:
@@ -61,10 +61,16 @@ static cl::opt<int64_t> pipelineQK(
     "pipeline",
     cl::desc("Issue Q K^T of the next key tile before this tile's softmax"),
     cl::init(0));
+static cl::opt<int64_t> wgmma(
+    "wgmma",
+    cl::desc("Hopper wgmma kernel on sm_90a: -1 where it applies, 0 never, "
+             "1 required"),
+    cl::init(-1));
 static cl::opt<int64_t> minBlocks(
     "min-blocks",
-    cl::desc("Blocks per multiprocessor ptxas must leave registers for"),
-    cl::init(0));
+    cl::desc("Blocks per multiprocessor ptxas must leave registers for "
+             "(0: no request; -1: the kernel's default)"),
+    cl::init(-1));
 
 /// Runs the GPU pipeline on `module` and returns the kernel object bytes;
 /// `paramOrder` receives, for each kernel parameter, the host argument
@@ -83,6 +89,7 @@ static FailureOr<std::string> compile(ModuleOp module, StringRef format,
   options.rescaleThreshold = rescaleThreshold;
   options.pipeline = pipelineQK;
   options.minBlocks = minBlocks;
+  options.wgmma = wgmma;
   PassManager kernelPm(module.getContext());
   attn::buildAttnGpuKernelPipeline(kernelPm, options);
   if (failed(kernelPm.run(module)))

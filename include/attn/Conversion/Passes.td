@@ -39,6 +39,10 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     2^rescale-threshold; exact), one divide per row, the output block
     written with 16-byte stores through shared memory. Causal and window
     bounds skip invisible key tiles; only boundary tiles are masked.
+    With `chip=sm_90a` and D, E in {64, 128} the same attention gets the
+    Hopper kernel instead (`wgmma`): 64 query rows per warpgroup, Q and the
+    K/V tiles in 128-byte-swizzled shared memory read by wgmma through
+    matrix descriptors, P from registers, the same online softmax.
     Everything else gets the SIMT kernel (one thread per query row,
     `threads` per block) with the same recurrence.
   }];
@@ -66,7 +70,12 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"pipeline", "pipeline", "int64_t", /*default=*/"0",
            "Tensor-core kernel: 1 issues S = Q K^T of the next key tile "
            "before the softmax of this one (needs stages >= 3; default "
-           "stages 3)">
+           "stages 3)">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
+           "Target: sm_80 or sm_90a (sm_90a allows the wgmma kernel)">,
+    Option<"wgmma", "wgmma", "int64_t", /*default=*/"-1",
+           "Hopper kernel (wgmma, sm_90a, D and E in {64, 128}): -1 uses it "
+           "where it applies, 0 never, 1 requires it">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
@@ -85,11 +94,14 @@ def AttnGpuOccupancy : Pass<"attn-gpu-occupancy", "::mlir::ModuleOp"> {
     Sets `nvvm.minctasm` (PTX `.minnctapersm`) on every `gpu.func` kernel of
     the module, after outlining: ptxas then caps the registers per thread so
     that `min-blocks` blocks fit one multiprocessor (65536 registers), at the
-    price of spills where the kernel needs more. 0 leaves the kernels alone.
+    price of spills where the kernel needs more. 0 leaves the kernels alone;
+    -1 (the default) asks for the `min_blocks` that --convert-attn-to-gpu
+    recorded in the module's `attn.bundle` (the wgmma kernel: 2), if any.
   }];
   let options = [
-    Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"0",
-           "Blocks per multiprocessor to leave room for (0: no request)">
+    Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"-1",
+           "Blocks per multiprocessor to leave room for (0: no request; -1: "
+           "the kernel's own, attn.bundle min_blocks)">
   ];
 }
 

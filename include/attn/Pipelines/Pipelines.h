@@ -67,11 +67,17 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Issue Q K^T of the next key tile before the softmax of "
                      "this one (1; stages >= 3)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> wgmma{
+      *this, "wgmma",
+      llvm::cl::desc("Hopper wgmma kernel on sm_90a: -1 where it applies, 0 "
+                     "never, 1 required"),
+      llvm::cl::init(-1)};
   PassOptions::Option<int64_t> minBlocks{
       *this, "min-blocks",
       llvm::cl::desc("Blocks per multiprocessor ptxas must leave registers "
-                     "for (nvvm.minctasm; 0: no request)"),
-      llvm::cl::init(0)};
+                     "for (nvvm.minctasm; 0: no request; -1: the kernel's "
+                     "default)"),
+      llvm::cl::init(-1)};
 };
 
 /// fuse -> attn-to-gpu -> kernel outlining -> NVVM -> PTX/cubin, and its

@@ -110,6 +110,48 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   return cfg;
 }
 
+/// The Hopper kernel's launch shape from the pass options (0: defaults).
+static FailureOr<WgmmaConfig>
+resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
+                   int64_t D, int64_t E) {
+  WgmmaConfig cfg;
+  int64_t warps = opts.warps ? opts.warps : 8;
+  if (warps % 4 != 0 || warps < 4 || warps > 12)
+    return op.emitError("the wgmma kernel takes warps = 4, 8 or 12 (one "
+                        "warpgroup per 64 query rows), got ")
+           << warps;
+  cfg.warpGroups = warps / 4;
+  if (opts.tileQ && opts.tileQ != cfg.rowsPerBlock())
+    return op.emitError("the wgmma kernel takes tile-q = 16 x warps = ")
+           << cfg.rowsPerBlock() << ", got " << opts.tileQ;
+  // Defaults measured on an H100 (bench/tune.py, docs/performance.md): two
+  // resident blocks per multiprocessor (ptxas keeps to 128 registers) with
+  // 128-key tiles for head dims up to 64 and 64-key tiles beyond.
+  cfg.keyTile = opts.tileKV ? opts.tileKV : (std::max(D, E) <= 64 ? 128 : 64);
+  if (cfg.keyTile % 16 != 0 || cfg.keyTile < 16 || cfg.keyTile > 256)
+    return op.emitError("tile-kv must be a multiple of 16 in [16, 256], got ")
+           << cfg.keyTile;
+  cfg.stages = opts.stages ? opts.stages : 2;
+  if (cfg.stages < 2 || cfg.stages > 4)
+    return op.emitError("stages must be in [2, 4], got ") << cfg.stages;
+  cfg.rescaleThreshold = opts.rescaleThreshold;
+  if (cfg.rescaleThreshold < 0 || cfg.rescaleThreshold > 16)
+    return op.emitError("rescale-threshold must be in [0, 16], got ")
+           << cfg.rescaleThreshold;
+  int64_t bytes = cfg.sharedBytes(D, E);
+  // Two blocks of two warpgroups per multiprocessor when their shared
+  // memory fits (228 KiB, 1 KiB reserved per block): ptxas is asked to keep
+  // to 128 registers (attn-gpu-occupancy reads min_blocks).
+  if (cfg.warpGroups == 2 && 2 * (bytes + 1024) <= 228 * 1024)
+    cfg.minBlocks = 2;
+  if (bytes > 227 * 1024)
+    return op.emitError("the wgmma kernel needs ")
+           << bytes << " bytes of shared memory (tile-kv = " << cfg.keyTile
+           << ", stages = " << cfg.stages << ", D = " << D << ", E = " << E
+           << "); the limit is " << 227 * 1024;
+  return cfg;
+}
+
 static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                                  const ConvertAttnToGPUOptions &opts) {
   int64_t threads = opts.threads;
@@ -186,19 +228,46 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   int64_t batch = 1;
   for (unsigned i = 0; i < r; ++i)
     batch *= sizes[i];
-  bool useMma = mmaEligible(op, mapOf, D, E);
+  if (opts.chip != "sm_80" && opts.chip != "sm_90a")
+    return op.emitError("chip must be sm_80 or sm_90a, got '")
+           << opts.chip << "'";
+  if (opts.wgmma < -1 || opts.wgmma > 1)
+    return op.emitError("wgmma must be -1, 0 or 1, got ") << opts.wgmma;
+  bool canWgmma = opts.chip == "sm_90a" && wgmmaEligible(op, mapOf, D, E);
+  if (opts.wgmma == 1 && !canWgmma)
+    return op.emitError("wgmma=1: the wgmma kernel needs chip=sm_90a, "
+                        "f16/bf16 without mask/sink tensors and D, E in "
+                        "{64, 128} (D = ")
+           << D << ", E = " << E << ")";
+  bool useWgmma = canWgmma && opts.wgmma != 0 && opts.pipeline == 0;
+  bool useMma = !useWgmma && mmaEligible(op, mapOf, D, E);
   MmaConfig cfg;
+  WgmmaConfig wcfg;
+  if (useWgmma) {
+    FailureOr<WgmmaConfig> resolved = resolveWgmmaConfig(op, opts, D, E);
+    if (failed(resolved))
+      return failure();
+    wcfg = *resolved;
+  }
   if (useMma) {
     FailureOr<MmaConfig> resolved = resolveMmaConfig(op, opts, D, E);
     if (failed(resolved))
       return failure();
     cfg = *resolved;
   }
-  int64_t rowsPerBlock = useMma ? cfg.rowsPerBlock() : threads;
-  int64_t blockThreads = useMma ? cfg.threads() : threads;
-  int64_t sharedBytes = useMma ? cfg.sharedBytes(D, E) : 0;
+  int64_t rowsPerBlock = useWgmma ? wcfg.rowsPerBlock()
+                         : useMma ? cfg.rowsPerBlock()
+                                  : threads;
+  int64_t blockThreads = useWgmma ? wcfg.threads()
+                         : useMma ? cfg.threads()
+                                  : threads;
+  int64_t sharedBytes = useWgmma ? wcfg.sharedBytes(D, E)
+                        : useMma ? cfg.sharedBytes(D, E)
+                                 : 0;
   int64_t gridX = (M + rowsPerBlock - 1) / rowsPerBlock;
-  if (useMma) {
+  if (useWgmma) {
+    buildWgmmaKernel(kb, memArg, mapOf, sizes, r, batch, wcfg);
+  } else if (useMma) {
     buildMmaKernel(kb, memArg, mapOf, sizes, r, batch, cfg);
   } else {
     buildSimtKernel(kb, memArg, mapOf, sizes, r, gridX, batch);
@@ -219,7 +288,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       b.getNamedAttr("args", b.getArrayAttr(argAttrs)),
       b.getNamedAttr("grid", b.getDenseI64ArrayAttr({gridX, batch, 1})),
       b.getNamedAttr("block", b.getDenseI64ArrayAttr({blockThreads, 1, 1})),
-      b.getNamedAttr("tensor_cores", b.getBoolAttr(useMma)),
+      b.getNamedAttr("tensor_cores", b.getBoolAttr(useMma || useWgmma)),
+      b.getNamedAttr("mma", b.getStringAttr(useWgmma ? "wgmma"
+                                            : useMma ? "mma.sync"
+                                                     : "none")),
       b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(sharedBytes)),
       b.getNamedAttr("tile_q", b.getI64IntegerAttr(rowsPerBlock)),
       b.getNamedAttr("scale", b.getF32FloatAttr(kb.scale)),
@@ -239,19 +311,36 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   SmallVector<NamedAttribute> rules = {
       b.getNamedAttr("grid", b.getStringAttr("[ceil(m / tile_q), " +
                                           batchProduct + ", 1]")),
-      b.getNamedAttr("block", b.getStringAttr(useMma ? "[32 * warps, 1, 1]"
-                                                  : "[tile_q, 1, 1]")),
+      b.getNamedAttr("block",
+                     b.getStringAttr(useMma || useWgmma ? "[32 * warps, 1, 1]"
+                                                        : "[tile_q, 1, 1]")),
       b.getNamedAttr(
           "shared_bytes",
-          b.getStringAttr(useMma
-                           ? "max(stages * tile_kv * (d + e + 16) * 2 + "
-                             "tile_q * (d + 8) * 2, tile_q * (e * "
-                             "sizeof(out) + 16))"
-                           : "0")),
+          b.getStringAttr(useWgmma
+                              ? "1024 + max(stages * tile_kv * (d + e) * 2 + "
+                                "tile_q * d * 2, tile_q * (e * sizeof(out) "
+                                "+ 16))"
+                          : useMma
+                              ? "max(stages * tile_kv * (d + e + 16) * 2 + "
+                                "tile_q * (d + 8) * 2, tile_q * (e * "
+                                "sizeof(out) + 16))"
+                              : "0")),
       b.getNamedAttr("dims", b.getStringAttr("b0.. batch dims, m queries, n "
                                           "keys, d = q/k head dim, e = v/out "
                                           "head dim"))};
   info.push_back(b.getNamedAttr("launch_rules", b.getDictionaryAttr(rules)));
+  if (useWgmma) {
+    info.push_back(
+        b.getNamedAttr("tile_kv", b.getI64IntegerAttr(wcfg.keyTile)));
+    info.push_back(
+        b.getNamedAttr("warps", b.getI64IntegerAttr(wcfg.threads() / 32)));
+    info.push_back(b.getNamedAttr("stages", b.getI64IntegerAttr(wcfg.stages)));
+    info.push_back(b.getNamedAttr("rescale_threshold",
+                                  b.getI64IntegerAttr(wcfg.rescaleThreshold)));
+    if (wcfg.minBlocks > 0)
+      info.push_back(
+          b.getNamedAttr("min_blocks", b.getI64IntegerAttr(wcfg.minBlocks)));
+  }
   if (useMma) {
     info.push_back(b.getNamedAttr("tile_kv", b.getI64IntegerAttr(cfg.keyTile)));
     info.push_back(b.getNamedAttr("warps", b.getI64IntegerAttr(cfg.warps)));
@@ -288,6 +377,8 @@ struct ConvertAttnToGPUPass
     opts.qShared = qShared;
     opts.rescaleThreshold = rescaleThreshold;
     opts.pipeline = pipeline;
+    opts.chip = chip;
+    opts.wgmma = wgmma;
     if (failed(buildKernel(module, ops.front(), opts)))
       return signalPassFailure();
     // The kernel host function replaces everything else: the bundle holds

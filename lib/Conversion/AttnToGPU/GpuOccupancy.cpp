@@ -2,7 +2,8 @@
 //
 // Register pressure decides how many blocks of the tensor-core kernel share
 // a multiprocessor; this pass lets the pipeline trade registers (ptxas may
-// spill) for resident blocks.
+// spill) for resident blocks. By default it asks for what the kernel
+// builder recorded (`min_blocks` in the module's attn.bundle).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,15 +25,23 @@ struct AttnGpuOccupancyPass
     : public attn::impl::AttnGpuOccupancyBase<AttnGpuOccupancyPass> {
   using AttnGpuOccupancyBase::AttnGpuOccupancyBase;
   void runOnOperation() override {
-    if (minBlocks < 0 || minBlocks > 32) {
-      getOperation().emitError("min-blocks must be in [0, 32], got ")
+    if (minBlocks < -1 || minBlocks > 32) {
+      getOperation().emitError("min-blocks must be in [-1, 32], got ")
           << static_cast<int64_t>(minBlocks);
       return signalPassFailure();
     }
-    if (minBlocks == 0)
+    int64_t blocks = minBlocks;
+    if (blocks == -1) {
+      blocks = 0;
+      if (auto info =
+              getOperation()->getAttrOfType<DictionaryAttr>("attn.bundle"))
+        if (auto n = info.getAs<IntegerAttr>("min_blocks"))
+          blocks = n.getInt();
+    }
+    if (blocks <= 0)
       return;
     auto attr = IntegerAttr::get(IntegerType::get(&getContext(), 32),
-                                 static_cast<int32_t>(minBlocks));
+                                 static_cast<int32_t>(blocks));
     getOperation().walk([&](gpu::GPUFuncOp func) {
       if (func.isKernel())
         func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(), attr);

@@ -86,6 +86,28 @@ struct MmaConfig {
   }
 };
 
+/// Launch shape of the Hopper (wgmma) kernel.
+struct WgmmaConfig {
+  int64_t warpGroups = 2; // each owns 64 query rows
+  int64_t keyTile = 128;
+  int64_t stages = 2;
+  int64_t rescaleThreshold = 8;
+  int64_t minBlocks = 0; // resident blocks ptxas leaves registers for
+  int64_t rowsPerBlock() const { return 64 * warpGroups; }
+  int64_t threads() const { return 128 * warpGroups; }
+  /// Shared memory in bytes: Q, then the K and V stage buffers, unpadded
+  /// (the 128-byte swizzle spreads the accesses over the banks), plus 1024
+  /// bytes to align them to the swizzle pattern; the output block (rows
+  /// padded by 8) is staged over them at the end.
+  int64_t qBytes(int64_t D) const { return rowsPerBlock() * D * 2; }
+  int64_t kBytes(int64_t D) const { return stages * keyTile * D * 2; }
+  int64_t vBytes(int64_t E) const { return stages * keyTile * E * 2; }
+  int64_t outBytes(int64_t E) const { return rowsPerBlock() * (E + 8) * 2; }
+  int64_t sharedBytes(int64_t D, int64_t E) const {
+    return 1024 + std::max(qBytes(D) + kBytes(D) + vBytes(E), outBytes(E));
+  }
+};
+
 /// The memref argument holding operand `name` (q, k, v, mask, sink, out),
 /// or null; and that operand's indexing map.
 using MemArgFn = llvm::function_ref<Value(StringRef)>;
@@ -102,6 +124,15 @@ bool mmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D, int64_t E);
 void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
                     ArrayRef<int64_t> sizes, unsigned r, int64_t batch,
                     const MmaConfig &cfg);
+
+/// Whether the wgmma kernel handles it: mmaEligible and D, E in {64, 128}.
+bool wgmmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D, int64_t E);
+
+/// Emits the gpu.launch of the Hopper kernel (wgmma, sm_90a), as
+/// buildMmaKernel.
+void buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
+                      ArrayRef<int64_t> sizes, unsigned r, int64_t batch,
+                      const WgmmaConfig &cfg);
 
 /// Emits the gpu.launch of the SIMT kernel: `kb.threads` query rows per
 /// block, one per thread, grid (gridX, batch).

@@ -1,0 +1,616 @@
+//===- WgmmaKernel.cpp - the Hopper (sm_90a) attention kernel -------------===//
+//
+// Block: `warpGroups` warpgroups of 4 warps, each owning 64 query rows
+// (tile-q = 64 * warpGroups). Per key tile of tile-kv keys:
+//   S = Q K^T   D/16 wgmma m64n{tile-kv}k16, Q and K read by the tensor
+//               cores from shared memory through matrix descriptors
+//   masked keys -> -inf (boundary tiles only); online softmax in the exp2
+//               domain exactly as the mma.sync kernel (quad shuffles, lazy
+//               rescaling of O and ℓ, one divide per row at the end)
+//   O += P V    tile-kv/16 wgmma m64n{E}k16, P from registers (the S
+//               accumulators re-packed as 16-bit pairs), V from shared
+//               memory read transposed (MN-major descriptor)
+// Q, K and V live in shared memory in the 128-byte-swizzle layout the
+// descriptors name: each 64-column panel is rows of 128 bytes whose 16-byte
+// chunks are permuted by chunk ^ (row % 8), in 1024-byte atoms of 8 rows.
+// K/V tiles stream through `stages` buffers with cp.async (one group per
+// tile, one barrier per tile); the writers fence the async proxy before the
+// barrier because the tensor cores read through it. Every wgmma batch is
+// committed and waited for before its accumulators are used; the waits pass
+// the accumulators through so that no use is scheduled above them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::gpu_kernel;
+
+bool gpu_kernel::wgmmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D,
+                               int64_t E) {
+  // The swizzled panels are 64 columns wide; O (E / 2 f32 registers per
+  // thread) and S must fit next to each other: D, E in {64, 128}.
+  auto ok = [](int64_t x) { return x == 64 || x == 128; };
+  return mmaEligible(op, mapOf, D, E) && ok(D) && ok(E);
+}
+
+namespace {
+/// Emission helpers for the kernel body.
+struct Emitter {
+  KernelBuilder &kb;
+  OpBuilder &b;
+  Location loc;
+
+  Value idx(int64_t v) { return kb.cIdx(v); }
+  Value add(Value x, int64_t k) {
+    return k ? arith::AddIOp::create(b, loc, x, idx(k)).getResult() : x;
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, int64_t k) {
+    return arith::MulIOp::create(b, loc, x, idx(k));
+  }
+  Value divu(Value x, int64_t k) {
+    return arith::DivUIOp::create(b, loc, x, idx(k));
+  }
+  Value remu(Value x, int64_t k) {
+    return arith::RemUIOp::create(b, loc, x, idx(k));
+  }
+  Value i32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
+
+  /// One inline-asm statement with side effects. `outs` f32 results, and
+  /// `tied` inputs bound to those results (read-modify-write registers).
+  SmallVector<Value> asmCall(StringRef text, ArrayRef<Value> inputs,
+                             StringRef inConstraints, ArrayRef<Value> tied,
+                             StringRef outConstraint, size_t outs) {
+    std::string constraints;
+    for (size_t i = 0; i < outs; ++i)
+      constraints += (i ? ",=" : "=") + outConstraint.str();
+    if (!inConstraints.empty())
+      constraints += (outs ? "," : "") + inConstraints.str();
+    for (size_t i = 0; i < tied.size(); ++i)
+      constraints += "," + std::to_string(i);
+    SmallVector<Value> operands(inputs);
+    llvm::append_range(operands, tied);
+    SmallVector<Type> types;
+    for (size_t i = 0; i < outs; ++i)
+      types.push_back(tied.empty() ? b.getF32Type() : tied[i].getType());
+    Type resType = outs == 0   ? LLVM::LLVMVoidType::get(b.getContext())
+                   : outs == 1 ? types[0]
+                               : LLVM::LLVMStructType::getLiteral(
+                                     b.getContext(), types);
+    auto op = LLVM::InlineAsmOp::create(
+        b, loc, resType, operands, text, constraints,
+        /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
+    SmallVector<Value> res;
+    if (outs == 1)
+      res.push_back(op.getResult(0));
+    else
+      for (size_t i = 0; i < outs; ++i)
+        res.push_back(LLVM::ExtractValueOp::create(b, loc, op.getResult(0),
+                                                   ArrayRef<int64_t>{(int64_t)i}));
+    return res;
+  }
+  /// `text` on the accumulator registers `acc` (f32 or i32), returned as
+  /// new values: an ordering point that code using them cannot cross.
+  SmallVector<Value> through(StringRef text, ArrayRef<Value> acc) {
+    if (acc.empty()) {
+      asmCall(text, {}, "", {}, "", 0);
+      return {};
+    }
+    StringRef c = acc.front().getType().isF32() ? "f" : "r";
+    return asmCall(text, {}, "", acc, c, acc.size());
+  }
+};
+
+/// "{$first, ..., $(first + n - 1)}"
+std::string regList(size_t first, size_t n) {
+  std::string s = "{";
+  for (size_t i = 0; i < n; ++i)
+    s += (i ? ", $" : "$") + std::to_string(first + i);
+  return s + "}";
+}
+} // namespace
+
+void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
+                                  MapOfFn mapOf, ArrayRef<int64_t> sizes,
+                                  unsigned r, int64_t batch,
+                                  const WgmmaConfig &cfg) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  AttentionOp op = kb.op;
+  Emitter em{kb, b, loc};
+  const int64_t M = sizes[r], N = sizes[r + 1], D = sizes[r + 2],
+                E = sizes[r + 3];
+  const int64_t BN = cfg.keyTile, S = cfg.stages;
+  const int64_t BM = cfg.rowsPerBlock(), T = cfg.threads();
+  const int64_t gridX = (M + BM - 1) / BM;
+  const int64_t sRegs = BN / 2, oRegs = E / 2;
+  Type elt = op.getQuery().getType().getElementType();
+  Type f32 = b.getF32Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value outMem = memArg("out");
+  Type outElt = cast<MemRefType>(outMem.getType()).getElementType();
+  std::string ty = elt.isF16() ? "f16" : "bf16";
+
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  // Panels of 64 columns (128 bytes per row), swizzled.
+  auto qType = MemRefType::get({D / 64, BM, 64}, elt, AffineMap(), workgroup);
+  auto kType =
+      MemRefType::get({S, D / 64, BN, 64}, elt, AffineMap(), workgroup);
+  auto vType =
+      MemRefType::get({S, E / 64, BN, 64}, elt, AffineMap(), workgroup);
+  const int64_t outPad = 8;
+  auto oType = MemRefType::get({BM, E + outPad}, outElt, AffineMap(), workgroup);
+  const int64_t qOff = 0, kOff = cfg.qBytes(D), vOff = kOff + cfg.kBytes(D);
+
+  Value c1 = em.idx(1);
+  Value dynBytes = arith::ConstantOp::create(
+      b, loc, b.getI32IntegerAttr(cfg.sharedBytes(D, E)));
+  auto launch = gpu::LaunchOp::create(b, loc, em.idx(gridX), em.idx(batch),
+                                      c1, em.idx(T), c1, c1, dynBytes);
+  func::ReturnOp::create(b, loc);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value smem = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                      workgroup));
+  // The swizzle pattern repeats every 1024 bytes of address: the buffers
+  // start at the first 1024-aligned byte (sharedBytes has the slack).
+  Value rawBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
+  Value pad = em.remu(arith::SubIOp::create(b, loc, em.idx(1024),
+                                            em.remu(rawBase, 1024)),
+                      1024);
+  Value base = em.add(rawBase, pad);
+  auto view = [&](MemRefType t, int64_t offset) -> Value {
+    return memref::ViewOp::create(b, loc, t, smem, em.add(pad, offset),
+                                  ValueRange{});
+  };
+  Value qTile = view(qType, qOff);
+  Value kTile = view(kType, kOff);
+  Value vTile = view(vType, vOff);
+
+  Value tid = launch.getThreadIds().x;
+  Value c0 = em.idx(0);
+  Value wg = em.divu(tid, 128);
+  Value warpInWg = em.remu(em.divu(tid, 32), 4);
+  Value lane = em.remu(tid, 32);
+  Value g = em.divu(lane, 4);
+  Value c2 = em.mul(em.remu(lane, 4), 2);
+
+  Value blockX = launch.getBlockIds().x;
+  if (op.getCausal())
+    blockX = arith::SubIOp::create(b, loc, em.idx(gridX - 1), blockX);
+  Value blockRow = em.mul(blockX, BM);
+  // Within the block: the thread's rows g and g + 8 of its warp's 16.
+  Value warpRowLocal = em.add(em.mul(wg, 64), em.mul(warpInWg, 16));
+  Value rows[2];
+  for (int64_t h = 0; h < 2; ++h)
+    rows[h] = em.add(em.add(blockRow, warpRowLocal), em.add(g, 8 * h));
+
+  SmallVector<Value> loops(r + 4);
+  Value rest = launch.getBlockIds().y;
+  for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i) {
+    loops[i] = em.remu(rest, sizes[i]);
+    rest = em.divu(rest, sizes[i]);
+  }
+  auto indices = [&](StringRef name) {
+    SmallVector<Value> idx;
+    for (AffineExpr e : mapOf(name).getResults())
+      idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
+    return idx;
+  };
+
+  // cp.async of `count` rows x `width` columns of operand `name` (rows
+  // clamped below `limit`) into the swizzled panels tile[prefix..., panel,
+  // row, chunk ^ row % 8].
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  auto copyRows = [&](SmallVectorImpl<Value> &tokens, StringRef name,
+                      Value tile, ValueRange prefix, int64_t count,
+                      int64_t width, unsigned rowDim, Value row0,
+                      int64_t limit, unsigned colDim) {
+    int64_t perRow = width / 8, chunks = count * perRow;
+    for (int64_t it = 0; it * T < chunks; ++it) {
+      Value i = em.add(tid, it * T);
+      if ((it + 1) * T > chunks)
+        i = arith::MinUIOp::create(b, loc, i, em.idx(chunks - 1));
+      Value rowLocal = em.divu(i, perRow);
+      Value chunk = em.remu(i, perRow);
+      loops[rowDim] = arith::MinUIOp::create(b, loc, em.add(row0, rowLocal),
+                                             em.idx(limit - 1));
+      loops[colDim] = em.mul(chunk, 8);
+      Value swz = arith::XOrIOp::create(b, loc, em.remu(chunk, 8),
+                                        em.remu(rowLocal, 8));
+      SmallVector<Value> dst(prefix.begin(), prefix.end());
+      dst.append({em.divu(chunk, 8), rowLocal, em.mul(swz, 8)});
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, tokenType, tile, dst, memArg(name), indices(name),
+          b.getIndexAttr(8), /*srcElements=*/Value(),
+          /*bypassL1=*/b.getUnitAttr()));
+    }
+  };
+  {
+    SmallVector<Value> tokens;
+    copyRows(tokens, "q", qTile, {}, BM, D, r, blockRow, M, r + 2);
+    nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
+  }
+
+  // Matrix descriptors (PTX ISA, "matrix-descriptor-format"): start
+  // address >> 4 in bits 0-13, leading byte offset >> 4 in 16-29, stride
+  // byte offset >> 4 in 32-45, 128-byte swizzle (1) in 62-63.
+  Value base64 = arith::IndexCastUIOp::create(b, loc, i64, base);
+  auto desc = [&](Value byteOffset, int64_t lbo, int64_t sbo) -> Value {
+    Value addr = arith::AddIOp::create(
+        b, loc, base64, arith::IndexCastUIOp::create(b, loc, i64, byteOffset));
+    Value field = arith::AndIOp::create(
+        b, loc,
+        arith::ShRUIOp::create(b, loc, addr,
+                               arith::ConstantIntOp::create(b, loc, 4, 64)),
+        arith::ConstantIntOp::create(b, loc, 0x3FFF, 64));
+    int64_t hi = ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (int64_t(1) << 62);
+    return arith::OrIOp::create(b, loc, field,
+                                arith::ConstantIntOp::create(b, loc, hi, 64));
+  };
+  // Q (A, K-major) and K (B, K-major): k-step ks is panel ks / 4, bytes
+  // (ks % 4) * 32 into the 128-byte rows; 8-row atoms 1024 bytes apart.
+  Value qRows = em.mul(wg, 64 * 128);
+  auto qDesc = [&](int64_t ks) {
+    return desc(em.add(qRows, qOff + (ks / 4) * BM * 128 + (ks % 4) * 32),
+                /*lbo=*/16, /*sbo=*/1024);
+  };
+  auto kDesc = [&](Value buf, int64_t ks) {
+    return desc(em.add(em.mul(buf, BN * D * 2),
+                       kOff + (ks / 4) * BN * 128 + (ks % 4) * 32),
+                16, 1024);
+  };
+  // V (B, MN-major, read transposed): k-step kk is keys 16 kk.. (two
+  // atoms, 1024 bytes apart = stride offset); 64-column panels BN * 128
+  // bytes apart (leading offset).
+  auto vDesc = [&](Value buf, int64_t kk) {
+    return desc(em.add(em.mul(buf, BN * E * 2), vOff + kk * 16 * 128),
+                /*lbo=*/BN * 128, /*sbo=*/1024);
+  };
+
+  auto issue = [&](Value n0, Value buf) -> Value {
+    SmallVector<Value> tokens;
+    copyRows(tokens, "k", kTile, buf, BN, D, r + 1, n0, N, r + 2);
+    copyRows(tokens, "v", vTile, buf, BN, E, r + 1, n0, N, r + 3);
+    return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
+  };
+  // This thread's copies older than the `pending` youngest groups are in
+  // shared memory; fence them to the async proxy, then a block barrier.
+  Value lastGroup;
+  auto landed = [&](int64_t pending) {
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                     b.getI32IntegerAttr(pending));
+    em.through("fence.proxy.async.shared::cta;", {});
+    gpu::BarrierOp::create(b, loc);
+  };
+
+  Value lb = c0, ub = em.idx(N);
+  std::optional<int64_t> window = op.getWindow();
+  if (op.getCausal())
+    ub = arith::MinUIOp::create(b, loc, ub, em.add(blockRow, BM));
+  if (window) {
+    Value reach = em.idx(*window - 1);
+    Value far = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                      blockRow, reach);
+    lb = arith::SelectOp::create(
+        b, loc, far, arith::SubIOp::create(b, loc, blockRow, reach), c0);
+  }
+  for (int64_t st = 0; st + 1 < S; ++st)
+    lastGroup = issue(em.add(lb, st * BN), em.idx(st));
+
+  Value zero = kb.cF32(0.0f);
+  Value ninf = kb.cF32(-std::numeric_limits<float>::infinity());
+  const bool foldScale = kb.scale > 0;
+  Value scaleLog2 = kb.cF32(kb.scale * 1.4426950408889634f);
+  auto quadReduce = [&](Value x, bool isMax) -> Value {
+    for (int32_t off : {1, 2}) {
+      Value o = gpu::ShuffleOp::create(b, loc, x, off, 32,
+                                       gpu::ShuffleMode::XOR)
+                    .getShuffleResult();
+      x = isMax ? arith::MaximumFOp::create(b, loc, x, o).getResult()
+                : arith::AddFOp::create(b, loc, x, o).getResult();
+    }
+    return x;
+  };
+  auto ex2 = [&](Value x) -> Value {
+    return em.asmCall("ex2.approx.ftz.f32 $0, $1;", {x}, "f", {}, "f", 1)[0];
+  };
+
+  // S = Q K^T: D / 16 wgmma, the first one without accumulating.
+  std::string sInst = "wgmma.mma_async.sync.aligned.m64n" +
+                      std::to_string(BN) + "k16.f32." + ty + "." + ty + " ";
+  auto computeS = [&](Value buf) -> SmallVector<Value> {
+    SmallVector<Value> acc(sRegs, zero);
+    em.through("wgmma.fence.sync.aligned;", {});
+    for (int64_t ks = 0; ks < D / 16; ++ks) {
+      std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+                         std::to_string(sRegs + 2) + ", 0;\n" + sInst +
+                         regList(0, sRegs) + ", $" + std::to_string(sRegs) +
+                         ", $" + std::to_string(sRegs + 1) +
+                         ", p, 1, 1, 0, 0;\n}";
+      acc = em.asmCall(text, {qDesc(ks), kDesc(buf, ks), em.i32(ks ? 1 : 0)},
+                       "l,l,r", acc, "f", sRegs);
+    }
+    em.through("wgmma.commit_group.sync.aligned;", {});
+    return em.through("wgmma.wait_group.sync.aligned 0;", acc);
+  };
+
+  // State: m[2], ℓ[2], O[oRegs], buffer.
+  SmallVector<Value> init = {ninf, ninf, zero, zero};
+  init.append(oRegs, zero);
+  init.push_back(c0);
+
+  std::string pvInst = "wgmma.mma_async.sync.aligned.m64n" +
+                       std::to_string(E) + "k16.f32." + ty + "." + ty + " ";
+  auto pairType = VectorType::get({2}, elt);
+  auto i32x1 = VectorType::get({1}, i32);
+  auto packPair = [&](Value lo, Value hi) -> Value {
+    Value v = vector::FromElementsOp::create(
+        b, loc, pairType,
+        ValueRange{arith::TruncFOp::create(b, loc, elt, lo),
+                   arith::TruncFOp::create(b, loc, elt, hi)});
+    return vector::ExtractOp::create(
+        b, loc, vector::BitCastOp::create(b, loc, i32x1, v),
+        ArrayRef<int64_t>{0});
+  };
+
+  auto softmaxPV = [&](SmallVector<Value> s, Value n0, Value buf,
+                       ValueRange st, bool withMask) -> SmallVector<Value> {
+    // s[i]: 8-key block i / 4, row h = (i / 2) % 2, key c2 + i % 2.
+    for (int64_t i = 0; i < sRegs; ++i) {
+      Value &x = s[i];
+      if (!foldScale)
+        x = arith::MulFOp::create(b, loc, x, scaleLog2);
+      if (!withMask)
+        continue;
+      int64_t h = (i / 2) % 2;
+      Value col = em.add(em.add(n0, (i / 4) * 8 + i % 2), c2);
+      Value masked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                           col, em.idx(N));
+      if (op.getCausal())
+        masked = arith::OrIOp::create(
+            b, loc, masked,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, col,
+                                  rows[h]));
+      if (window)
+        masked = arith::OrIOp::create(
+            b, loc, masked,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, rows[h],
+                                  em.add(col, *window)));
+      x = arith::SelectOp::create(b, loc, masked, ninf, x);
+    }
+    Value tileMax[2];
+    for (int64_t h = 0; h < 2; ++h) {
+      Value mt;
+      for (int64_t i = 0; i < sRegs; ++i)
+        if ((i / 2) % 2 == h)
+          mt = mt ? arith::MaximumFOp::create(b, loc, mt, s[i]).getResult()
+                  : s[i];
+      mt = quadReduce(mt, /*isMax=*/true);
+      if (foldScale)
+        mt = arith::MulFOp::create(b, loc, mt, scaleLog2);
+      tileMax[h] = mt;
+    }
+    SmallVector<Value> next(st);
+    auto rescale = [&]() {
+      SmallVector<Value> out(st);
+      Value alpha[2];
+      for (int64_t h = 0; h < 2; ++h) {
+        Value mNew = arith::MaximumFOp::create(b, loc, st[h], tileMax[h]);
+        Value isNinf = arith::CmpFOp::create(
+            b, loc, arith::CmpFPredicate::OEQ, mNew, ninf);
+        Value ms = arith::SelectOp::create(b, loc, isNinf, zero, mNew);
+        alpha[h] = ex2(arith::SubFOp::create(b, loc, st[h], ms));
+        out[h] = mNew;
+        out[2 + h] = arith::MulFOp::create(b, loc, alpha[h], st[2 + h]);
+      }
+      for (int64_t i = 0; i < oRegs; ++i)
+        out[4 + i] =
+            arith::MulFOp::create(b, loc, st[4 + i], alpha[(i / 2) % 2]);
+      return out;
+    };
+    if (cfg.rescaleThreshold <= 0) {
+      next = rescale();
+    } else {
+      // Lazy rescaling, as in the mma.sync kernel (exact; warp-uniform).
+      Value tau = kb.cF32(static_cast<float>(cfg.rescaleThreshold));
+      Value need = arith::ConstantIntOp::create(b, loc, 0, 1);
+      for (int64_t h = 0; h < 2; ++h)
+        need = arith::OrIOp::create(
+            b, loc, need,
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                  tileMax[h],
+                                  arith::AddFOp::create(b, loc, st[h], tau)));
+      Value any = NVVM::VoteSyncOp::create(
+          b, loc, b.getI1Type(), arith::ConstantIntOp::create(b, loc, -1, 32),
+          need, NVVM::VoteSyncKind::any);
+      SmallVector<Type> types;
+      for (Value v : st)
+        types.push_back(v.getType());
+      auto ifOp = scf::IfOp::create(b, loc, types, any, /*withElse=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        scf::YieldOp::create(b, loc, rescale());
+        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(b, loc, st);
+      }
+      next.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+    }
+    Value negM[2];
+    for (int64_t h = 0; h < 2; ++h) {
+      Value isNinf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           next[h], ninf);
+      negM[h] = arith::NegFOp::create(
+          b, loc, arith::SelectOp::create(b, loc, isNinf, zero, next[h]));
+    }
+    Value lsum[2] = {zero, zero};
+    for (int64_t i = 0; i < sRegs; ++i) {
+      int64_t h = (i / 2) % 2;
+      s[i] = ex2(foldScale ? kb.fma(s[i], scaleLog2, negM[h])
+                           : arith::AddFOp::create(b, loc, s[i], negM[h])
+                                 .getResult());
+      lsum[h] = arith::AddFOp::create(b, loc, lsum[h], s[i]);
+    }
+    for (int64_t h = 0; h < 2; ++h)
+      next[2 + h] = arith::AddFOp::create(b, loc, next[2 + h], lsum[h]);
+    // P as A fragments: k-step kk takes 8-key blocks 2 kk and 2 kk + 1,
+    // registers (row g, row g + 8) of each, like mma.sync's A layout.
+    SmallVector<Value> p;
+    for (int64_t kk = 0; kk < BN / 16; ++kk)
+      for (int64_t part = 0; part < 4; ++part) {
+        int64_t i = 4 * (2 * kk + part / 2) + 2 * (part % 2);
+        p.push_back(packPair(s[i], s[i + 1]));
+      }
+    p = em.through("", p);
+    SmallVector<Value> o(next.begin() + 4, next.begin() + 4 + oRegs);
+    o = em.through("wgmma.fence.sync.aligned;", o);
+    for (int64_t kk = 0; kk < BN / 16; ++kk) {
+      // scale-d (a predicate) true; scale-a, scale-b 1; B transposed.
+      std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+                         std::to_string(oRegs + 5) + ", 0;\n" + pvInst +
+                         regList(0, oRegs) + ", " + regList(oRegs, 4) + ", $" +
+                         std::to_string(oRegs + 4) + ", p, 1, 1, 1;\n}";
+      o = em.asmCall(text,
+                     {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3],
+                      vDesc(buf, kk), em.i32(1)},
+                     "r,r,r,r,l,r", o, "f", oRegs);
+    }
+    em.through("wgmma.commit_group.sync.aligned;", {});
+    o = em.through("wgmma.wait_group.sync.aligned 0;", o);
+    for (int64_t i = 0; i < oRegs; ++i)
+      next[4 + i] = o[i];
+    return next;
+  };
+
+  // Q has landed once only the S - 1 K/V groups may be pending.
+  landed(S - 1);
+  auto tileBody = [&](bool withMask) {
+    return [&, withMask](OpBuilder &, Location, Value n0, ValueRange st) {
+      Value buf = st.back();
+      landed(S - 2);
+      issue(em.add(n0, (S - 1) * BN), em.remu(em.add(buf, S - 1), S));
+      SmallVector<Value> acc = computeS(buf);
+      SmallVector<Value> next =
+          softmaxPV(acc, n0, buf, st.drop_back(), withMask);
+      next.push_back(em.remu(em.add(buf, 1), S));
+      scf::YieldOp::create(b, loc, next);
+    };
+  };
+  Value split = lb;
+  if (!window) {
+    Value limit = em.idx(N);
+    if (op.getCausal())
+      limit = arith::MinUIOp::create(b, loc, limit, em.add(blockRow, 1));
+    Value ahead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                        limit, lb);
+    Value span = arith::SelectOp::create(
+        b, loc, ahead, arith::SubIOp::create(b, loc, limit, lb), c0);
+    split = arith::MinUIOp::create(
+        b, loc, em.add(lb, em.mul(em.divu(span, BN), BN)), ub);
+  }
+  auto unmasked = scf::ForOp::create(b, loc, lb, split, em.idx(BN), init,
+                                     tileBody(false));
+  auto loop = scf::ForOp::create(b, loc, split, ub, em.idx(BN),
+                                 unmasked.getResults(), tileBody(true));
+  SmallVector<Value> fin(loop.getResults().begin(), loop.getResults().end());
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
+
+  // One divide per row; the block is staged in shared memory (over the
+  // buffers, after a barrier) and leaves with 16-byte stores when e is the
+  // output's last dim, element by element otherwise. Rows past M are not
+  // stored.
+  AffineMap outMap = mapOf("out");
+  bool staged =
+      cast<AffineDimExpr>(outMap.getResults().back()).getPosition() == r + 3;
+  Value oTile;
+  if (staged) {
+    gpu::BarrierOp::create(b, loc);
+    oTile = view(oType, 0);
+  }
+  for (int64_t h = 0; h < 2; ++h) {
+    Value l = quadReduce(fin[2 + h], /*isMax=*/false);
+    Value empty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
+    Value inv = arith::SelectOp::create(
+        b, loc, empty, zero, arith::DivFOp::create(b, loc, kb.cF32(1.0f), l));
+    std::optional<OpBuilder::InsertionGuard> guard;
+    if (!staged) {
+      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            rows[h], em.idx(M));
+      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+      guard.emplace(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    }
+    loops[r] = rows[h];
+    Value rowLocal = em.add(warpRowLocal, em.add(g, 8 * h));
+    for (int64_t eb = 0; eb < E / 8; ++eb) {
+      SmallVector<Value> pair;
+      for (int64_t j = 0; j < 2; ++j) {
+        Value x = arith::MulFOp::create(b, loc, fin[4 + 4 * eb + 2 * h + j],
+                                        inv);
+        if (outElt != f32)
+          x = arith::TruncFOp::create(b, loc, outElt, x);
+        pair.push_back(x);
+      }
+      if (staged) {
+        Value vec = vector::FromElementsOp::create(
+            b, loc, VectorType::get({2}, outElt), pair);
+        vector::StoreOp::create(b, loc, vec, oTile,
+                                ValueRange{rowLocal, em.add(c2, eb * 8)},
+                                /*nontemporal=*/false, llvm::MaybeAlign(4));
+        continue;
+      }
+      for (int64_t j = 0; j < 2; ++j) {
+        loops[r + 3] = em.add(c2, eb * 8 + j);
+        memref::StoreOp::create(b, loc, pair[j], outMem, indices("out"));
+      }
+    }
+  }
+  if (staged) {
+    gpu::BarrierOp::create(b, loc);
+    int64_t perRow = E / outPad, chunks = BM * perRow;
+    auto chunkType = VectorType::get({outPad}, outElt);
+    for (int64_t it = 0; it * T < chunks; ++it) {
+      Value i = em.add(tid, it * T);
+      Value rowLocal = em.divu(i, perRow);
+      Value col = em.mul(em.remu(i, perRow), outPad);
+      Value row = em.add(blockRow, rowLocal);
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                       em.idx(M));
+      if ((it + 1) * T > chunks)
+        ok = arith::AndIOp::create(
+            b, loc, ok,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
+                                  em.idx(chunks)));
+      auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value v = vector::LoadOp::create(b, loc, chunkType, oTile,
+                                       ValueRange{rowLocal, col},
+                                       /*nontemporal=*/false,
+                                       llvm::MaybeAlign(16));
+      loops[r] = row;
+      loops[r + 3] = col;
+      vector::StoreOp::create(b, loc, v, outMem, indices("out"),
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    }
+  }
+  gpu::TerminatorOp::create(b, loc);
+}

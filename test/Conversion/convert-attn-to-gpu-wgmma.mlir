@@ -1,0 +1,140 @@
+// The Hopper kernel of --convert-attn-to-gpu (chip=sm_90a): which
+// attentions get it, its launch shape, and the errors of its options.
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu | FileCheck %s --check-prefix=SM80
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a wgmma=0" | FileCheck %s --check-prefix=OFF
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warps=4 tile-kv=64 stages=3" | FileCheck %s --check-prefix=W4
+// RUN: attn-opt %s --split-input-file --attn-gpu-pipeline="chip=sm_90a" | FileCheck %s --check-prefix=PTX
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warps=6" 2>&1 | FileCheck %s --check-prefix=BADW
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a tile-q=64" 2>&1 | FileCheck %s --check-prefix=BADQ
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a tile-kv=256 stages=4" 2>&1 | FileCheck %s --check-prefix=BADSMEM
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a wgmma=1" 2>&1 | FileCheck %s --check-prefix=REQ
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_70" 2>&1 | FileCheck %s --check-prefix=BADCHIP
+
+// f16, D = E = 64 on sm_90a: two warpgroups of 64 query rows (256
+// threads), 128-key tiles, 2 stages. Shared memory is aligned to the
+// 1024-byte swizzle pattern; Q and the K/V stages are 64-column panels
+// written by cp.async at swizzled chunks. Per key tile: wait for this
+// thread's copies, fence them to the async proxy, barrier; then S = Q K^T as
+// D/16 = 4 wgmma m64n128k16 from two descriptors (128-byte swizzle, 1024-byte
+// atoms), the first without accumulating; commit, and a wait that passes the
+// accumulators through; the online softmax; O += P V as 128/16 = 8 wgmma
+// m64n64k16 with P from registers and V read transposed.
+// CHECK: module attributes {attn.bundle = {{.*}}block = array<i64: 256, 1, 1>
+// CHECK-SAME: grid = array<i64: 1, 8, 1>
+// CHECK-SAME: mma = "wgmma"
+// CHECK-SAME: shared_bytes = 82944
+// CHECK-SAME: stages = 2
+// CHECK-SAME: tensor_cores = true, tile_kv = 128 : i64, tile_q = 128 : i64, warps = 8
+// CHECK-LABEL: func.func @attn_fwd
+// CHECK:   %[[SM:.*]] = gpu.dynamic_shared_memory
+// CHECK:   memref.extract_aligned_pointer_as_index %[[SM]]
+// CHECK:   %[[QT:.*]] = memref.view %[[SM]][%{{.*}}][] : {{.*}} to memref<1x128x64xf16, #gpu.address_space<workgroup>>
+// CHECK:   %[[KT:.*]] = memref.view %[[SM]][%{{.*}}][] : {{.*}} to memref<2x1x128x64xf16, #gpu.address_space<workgroup>>
+// CHECK:   %[[VT:.*]] = memref.view %[[SM]][%{{.*}}][] : {{.*}} to memref<2x1x128x64xf16, #gpu.address_space<workgroup>>
+// CHECK:   arith.xori
+// CHECK:   nvgpu.device_async_copy {{.*}}, %[[QT]]
+// CHECK:   nvgpu.device_async_copy {{.*}}, %[[KT]]
+// CHECK:   nvgpu.device_async_copy {{.*}}, %[[VT]]
+// CHECK:   nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// CHECK:   llvm.inline_asm has_side_effects {{.*}} "fence.proxy.async.shared::cta;"
+// CHECK:   gpu.barrier
+// CHECK:   scf.for
+// CHECK:     nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK:     "fence.proxy.async.shared::cta;"
+// CHECK:     gpu.barrier
+// CHECK:     nvgpu.device_async_create_group
+// CHECK:     arith.constant 4611686293305360384 : i64
+// CHECK:     "wgmma.fence.sync.aligned;"
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}} p, 1, 1, 0, 0;
+// CHECK:     "wgmma.commit_group.sync.aligned;"
+// CHECK:     "wgmma.wait_group.sync.aligned 0;", "=f,{{.*}},0,1,
+// CHECK:     gpu.shuffle xor
+// CHECK:     nvvm.vote.sync any
+// CHECK:     "wgmma.fence.sync.aligned;"
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, p, 1, 1, 1;
+// CHECK:     "wgmma.commit_group.sync.aligned;"
+// CHECK:     "wgmma.wait_group.sync.aligned 0;"
+// CHECK:     scf.yield
+// CHECK:   arith.divf
+// CHECK:   vector.store %{{.*}} {alignment = 16 : i64} : memref<2x4x100x64xf16>, vector<8xf16>
+
+// sm_80 (the pass's default chip) and wgmma=0 keep the mma.sync kernel.
+// SM80: mma = "mma.sync"
+// SM80-NOT: wgmma
+// OFF: mma = "mma.sync"
+// OFF-NOT: wgmma
+
+// One warpgroup (tile-q = 64), 64-key tiles, 3 stages.
+// W4: block = array<i64: 128, 1, 1>
+// W4-SAME: grid = array<i64: 2, 8, 1>
+// W4-SAME: shared_bytes = 58368
+// W4-SAME: stages = 3
+// W4-SAME: tile_kv = 64 : i64, tile_q = 64 : i64, warps = 4
+// W4: wgmma.mma_async.sync.aligned.m64n64k16
+
+// PTX: .target sm_90a
+// PTX-SAME: .minnctapersm 2
+// PTX-SAME: fence.proxy.async.shared::cta
+// PTX-SAME: wgmma.fence.sync.aligned
+// PTX-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// PTX-SAME: wgmma.commit_group.sync.aligned
+// PTX-SAME: wgmma.wait_group.sync.aligned 0
+
+// BADW: error: the wgmma kernel takes warps = 4, 8 or 12 (one warpgroup per 64 query rows), got 6
+// BADQ: error: the wgmma kernel takes tile-q = 16 x warps = 128, got 64
+// BADSMEM: error: the wgmma kernel needs 279552 bytes of shared memory (tile-kv = 256, stages = 4, D = 64, E = 64); the limit is 232448
+// BADCHIP: error: chip must be sm_80 or sm_90a, got 'sm_70'
+func.func @attention(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x100x64xf16>, %v: tensor<2x4x100x64xf16>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x100x64xf16>, tensor<2x4x100x64xf16>, tensor<2x4x100x64xf16>)
+      scale(%s) outs(%o : tensor<2x4x100x64xf16>) causal
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>]
+      -> tensor<2x4x100x64xf16>
+  return %r : tensor<2x4x100x64xf16>
+}
+
+// -----
+
+// D = 128, E = 64 (bf16): two Q/K panels (k-steps 4-7 read the second one),
+// one V panel; the default for D = 128 is 64-key tiles. Both kernels ask
+// ptxas for two resident blocks (min_blocks, read by attn-gpu-occupancy).
+// CHECK-LABEL: module attributes
+// CHECK-SAME: min_blocks = 2
+// CHECK-SAME: mma = "wgmma"
+// CHECK-SAME: shared_bytes = 82944
+// CHECK-SAME: tile_kv = 64
+// CHECK: memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: memref<2x2x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: memref<2x1x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}} p, 1, 1, 0, 0;
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}} p, 1, 1, 1;
+// REQ-LABEL: module attributes
+// REQ-SAME: mma = "wgmma"
+func.func @attention(%q: tensor<2x130x128xbf16>, %k: tensor<2x333x128xbf16>, %v: tensor<2x333x64xbf16>, %o: tensor<2x130x64xbf16>) -> tensor<2x130x64xbf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x130x128xbf16>, tensor<2x333x128xbf16>, tensor<2x333x64xbf16>)
+      scale(%s) outs(%o : tensor<2x130x64xbf16>)
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+                       affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>]
+      -> tensor<2x130x64xbf16>
+  return %r : tensor<2x130x64xbf16>
+}
+
+// -----
+
+// E = 32 is not a whole 64-column panel: sm_90a falls back to mma.sync, and
+// wgmma=1 says why it cannot comply.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: mma = "mma.sync"
+// REQ: convert-attn-to-gpu-wgmma.mlir:[[# @LINE + 3]]:8: error: wgmma=1: the wgmma kernel needs chip=sm_90a, f16/bf16 without mask/sink tensors and D, E in {64, 128} (D = 64, E = 32)
+func.func @attention(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: tensor<2x47x32xf16>, %o: tensor<2x33x32xf16>) -> tensor<2x33x32xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x33x64xf16>, tensor<2x47x64xf16>, tensor<2x47x32xf16>)
+      scale(%s) outs(%o : tensor<2x33x32xf16>)
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+                       affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>]
+      -> tensor<2x33x32xf16>
+  return %r : tensor<2x33x32xf16>
+}
