@@ -43,13 +43,12 @@ def configs(quick: bool):
 # (docs/performance.md, steps 9-18); "mma" is that kernel on sm_90a.
 TUNE_VARIANTS = {
     "wg": ([], (64, 128)),
-    "wg_kv64": (["--tile-kv=64"], (64, 128)),
-    "wg_kv64_mb2": (["--tile-kv=64", "--min-blocks=2"], (64, 128)),
-    "wg_kv128_mb2": (["--tile-kv=128", "--min-blocks=2"], (64,)),
-    "wg_kv96": (["--tile-kv=96"], (64, 128)),
-    "wg_w4_kv64": (["--warps=4", "--tile-kv=64"], (64, 128)),
-    "wg_w12_kv64": (["--warps=12", "--tile-kv=64"], (128,)),
-    "wg_s3": (["--stages=3"], (128,)),
+    "wg_pipe_kv64": (["--pipeline=1", "--tile-kv=64"], (64, 128)),
+    "wg_pipe_kv64_s4": (["--pipeline=1", "--tile-kv=64", "--stages=4"], (64,)),
+    "wg_pipe_kv32": (["--pipeline=1", "--tile-kv=32"], (64, 128)),
+    "wg_pipe_kv48": (["--pipeline=1", "--tile-kv=48"], (64,)),
+    "wg_pipe_kv128_mb0": (["--pipeline=1", "--tile-kv=128", "--min-blocks=0"], (64, 128)),
+    "wg_pipe_kv96": (["--pipeline=1", "--tile-kv=96"], (128,)),
 }
 
 

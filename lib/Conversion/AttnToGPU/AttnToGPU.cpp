@@ -131,9 +131,16 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   if (cfg.keyTile % 16 != 0 || cfg.keyTile < 16 || cfg.keyTile > 256)
     return op.emitError("tile-kv must be a multiple of 16 in [16, 256], got ")
            << cfg.keyTile;
-  cfg.stages = opts.stages ? opts.stages : 2;
+  if (opts.pipeline < 0 || opts.pipeline > 1)
+    return op.emitError("pipeline must be 0 or 1, got ") << opts.pipeline;
+  cfg.pipeline = opts.pipeline == 1;
+  cfg.stages = opts.stages ? opts.stages : (cfg.pipeline ? 3 : 2);
   if (cfg.stages < 2 || cfg.stages > 4)
     return op.emitError("stages must be in [2, 4], got ") << cfg.stages;
+  if (cfg.pipeline && cfg.stages < 3)
+    return op.emitError("pipeline=1 reads V of the previous key tile while "
+                        "the next one streams in: stages must be >= 3, got ")
+           << cfg.stages;
   cfg.rescaleThreshold = opts.rescaleThreshold;
   if (cfg.rescaleThreshold < 0 || cfg.rescaleThreshold > 16)
     return op.emitError("rescale-threshold must be in [0, 16], got ")
@@ -239,7 +246,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                         "f16/bf16 without mask/sink tensors and D, E in "
                         "{64, 128} (D = ")
            << D << ", E = " << E << ")";
-  bool useWgmma = canWgmma && opts.wgmma != 0 && opts.pipeline == 0;
+  bool useWgmma = canWgmma && opts.wgmma != 0;
   bool useMma = !useWgmma && mmaEligible(op, mapOf, D, E);
   MmaConfig cfg;
   WgmmaConfig wcfg;
@@ -335,6 +342,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     info.push_back(
         b.getNamedAttr("warps", b.getI64IntegerAttr(wcfg.threads() / 32)));
     info.push_back(b.getNamedAttr("stages", b.getI64IntegerAttr(wcfg.stages)));
+    info.push_back(b.getNamedAttr("pipeline", b.getBoolAttr(wcfg.pipeline)));
     info.push_back(b.getNamedAttr("rescale_threshold",
                                   b.getI64IntegerAttr(wcfg.rescaleThreshold)));
     if (wcfg.minBlocks > 0)

@@ -93,6 +93,7 @@ struct WgmmaConfig {
   int64_t stages = 2;
   int64_t rescaleThreshold = 8;
   int64_t minBlocks = 0; // resident blocks ptxas leaves registers for
+  bool pipeline = false;  // S of tile t with P V of tile t - 1 in flight
   int64_t rowsPerBlock() const { return 64 * warpGroups; }
   int64_t threads() const { return 128 * warpGroups; }
   /// Shared memory in bytes: Q, then the K and V stage buffers, unpadded

@@ -73,9 +73,14 @@ struct Emitter {
   SmallVector<Value> asmCall(StringRef text, ArrayRef<Value> inputs,
                              StringRef inConstraints, ArrayRef<Value> tied,
                              StringRef outConstraint, size_t outs) {
+    // An empty outConstraint: "f" or "r" by the tied value's type.
     std::string constraints;
-    for (size_t i = 0; i < outs; ++i)
-      constraints += (i ? ",=" : "=") + outConstraint.str();
+    for (size_t i = 0; i < outs; ++i) {
+      std::string c = outConstraint.str();
+      if (c.empty())
+        c = tied[i].getType().isF32() ? "f" : "r";
+      constraints += (i ? ",=" : "=") + c;
+    }
     if (!inConstraints.empty())
       constraints += (outs ? "," : "") + inConstraints.str();
     for (size_t i = 0; i < tied.size(); ++i)
@@ -111,8 +116,7 @@ struct Emitter {
       asmCall(text, {}, "", {}, "", 0);
       return {};
     }
-    StringRef c = acc.front().getType().isF32() ? "f" : "r";
-    return asmCall(text, {}, "", acc, c, acc.size());
+    return asmCall(text, {}, "", acc, "", acc.size());
   }
 };
 
@@ -335,9 +339,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // S = Q K^T: D / 16 wgmma, the first one without accumulating.
   std::string sInst = "wgmma.mma_async.sync.aligned.m64n" +
                       std::to_string(BN) + "k16.f32." + ty + "." + ty + " ";
-  auto computeS = [&](Value buf) -> SmallVector<Value> {
+  auto issueS = [&](Value buf) -> SmallVector<Value> {
     SmallVector<Value> acc(sRegs, zero);
-    em.through("wgmma.fence.sync.aligned;", {});
     for (int64_t ks = 0; ks < D / 16; ++ks) {
       std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
                          std::to_string(sRegs + 2) + ", 0;\n" + sInst +
@@ -347,6 +350,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       acc = em.asmCall(text, {qDesc(ks), kDesc(buf, ks), em.i32(ks ? 1 : 0)},
                        "l,l,r", acc, "f", sRegs);
     }
+    return acc;
+  };
+  auto computeS = [&](Value buf) -> SmallVector<Value> {
+    em.through("wgmma.fence.sync.aligned;", {});
+    SmallVector<Value> acc = issueS(buf);
     em.through("wgmma.commit_group.sync.aligned;", {});
     return em.through("wgmma.wait_group.sync.aligned 0;", acc);
   };
@@ -370,8 +378,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         ArrayRef<int64_t>{0});
   };
 
-  auto softmaxPV = [&](SmallVector<Value> s, Value n0, Value buf,
-                       ValueRange st, bool withMask) -> SmallVector<Value> {
+  // Scores in the exp2 domain's units (scale folded later when positive),
+  // masked keys -inf; returns the two row maxima (scaled), quad-reduced.
+  auto prepare = [&](SmallVector<Value> &s, Value n0, bool withMask,
+                     Value (&tileMax)[2]) {
     // s[i]: 8-key block i / 4, row h = (i / 2) % 2, key c2 + i % 2.
     for (int64_t i = 0; i < sRegs; ++i) {
       Value &x = s[i];
@@ -395,7 +405,6 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                                   em.add(col, *window)));
       x = arith::SelectOp::create(b, loc, masked, ninf, x);
     }
-    Value tileMax[2];
     for (int64_t h = 0; h < 2; ++h) {
       Value mt;
       for (int64_t i = 0; i < sRegs; ++i)
@@ -407,6 +416,54 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         mt = arith::MulFOp::create(b, loc, mt, scaleLog2);
       tileMax[h] = mt;
     }
+  };
+  // P = 2^(s - m) for the row references m, packed as the A fragments of
+  // P V: k-step kk takes 8-key blocks 2 kk and 2 kk + 1, registers (row g,
+  // row g + 8) of each, like mma.sync's A layout. Adds the row sums to lsum.
+  auto exponentiate = [&](SmallVector<Value> &s, Value (&m)[2],
+                          Value (&lsum)[2]) -> SmallVector<Value> {
+    Value negM[2];
+    for (int64_t h = 0; h < 2; ++h) {
+      Value isNinf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           m[h], ninf);
+      negM[h] = arith::NegFOp::create(
+          b, loc, arith::SelectOp::create(b, loc, isNinf, zero, m[h]));
+    }
+    for (int64_t i = 0; i < sRegs; ++i) {
+      int64_t h = (i / 2) % 2;
+      s[i] = ex2(foldScale ? kb.fma(s[i], scaleLog2, negM[h])
+                           : arith::AddFOp::create(b, loc, s[i], negM[h])
+                                 .getResult());
+      lsum[h] = arith::AddFOp::create(b, loc, lsum[h], s[i]);
+    }
+    SmallVector<Value> p;
+    for (int64_t kk = 0; kk < BN / 16; ++kk)
+      for (int64_t part = 0; part < 4; ++part) {
+        int64_t i = 4 * (2 * kk + part / 2) + 2 * (part % 2);
+        p.push_back(packPair(s[i], s[i + 1]));
+      }
+    return p;
+  };
+  // O += P V from buffer `buf`: tile-kv / 16 wgmma (not committed).
+  auto issuePV = [&](ArrayRef<Value> p, Value buf, SmallVector<Value> o) {
+    for (int64_t kk = 0; kk < BN / 16; ++kk) {
+      // scale-d (a predicate) true; scale-a, scale-b 1; B transposed.
+      std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+                         std::to_string(oRegs + 5) + ", 0;\n" + pvInst +
+                         regList(0, oRegs) + ", " + regList(oRegs, 4) + ", $" +
+                         std::to_string(oRegs + 4) + ", p, 1, 1, 1;\n}";
+      o = em.asmCall(text,
+                     {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3],
+                      vDesc(buf, kk), em.i32(1)},
+                     "r,r,r,r,l,r", o, "f", oRegs);
+    }
+    return o;
+  };
+
+  auto softmaxPV = [&](SmallVector<Value> s, Value n0, Value buf,
+                       ValueRange st, bool withMask) -> SmallVector<Value> {
+    Value tileMax[2];
+    prepare(s, n0, withMask, tileMax);
     SmallVector<Value> next(st);
     auto rescale = [&]() {
       SmallVector<Value> out(st);
@@ -453,45 +510,15 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       }
       next.assign(ifOp.getResults().begin(), ifOp.getResults().end());
     }
-    Value negM[2];
-    for (int64_t h = 0; h < 2; ++h) {
-      Value isNinf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                           next[h], ninf);
-      negM[h] = arith::NegFOp::create(
-          b, loc, arith::SelectOp::create(b, loc, isNinf, zero, next[h]));
-    }
+    Value m[2] = {next[0], next[1]};
     Value lsum[2] = {zero, zero};
-    for (int64_t i = 0; i < sRegs; ++i) {
-      int64_t h = (i / 2) % 2;
-      s[i] = ex2(foldScale ? kb.fma(s[i], scaleLog2, negM[h])
-                           : arith::AddFOp::create(b, loc, s[i], negM[h])
-                                 .getResult());
-      lsum[h] = arith::AddFOp::create(b, loc, lsum[h], s[i]);
-    }
+    SmallVector<Value> p = exponentiate(s, m, lsum);
     for (int64_t h = 0; h < 2; ++h)
       next[2 + h] = arith::AddFOp::create(b, loc, next[2 + h], lsum[h]);
-    // P as A fragments: k-step kk takes 8-key blocks 2 kk and 2 kk + 1,
-    // registers (row g, row g + 8) of each, like mma.sync's A layout.
-    SmallVector<Value> p;
-    for (int64_t kk = 0; kk < BN / 16; ++kk)
-      for (int64_t part = 0; part < 4; ++part) {
-        int64_t i = 4 * (2 * kk + part / 2) + 2 * (part % 2);
-        p.push_back(packPair(s[i], s[i + 1]));
-      }
     p = em.through("", p);
     SmallVector<Value> o(next.begin() + 4, next.begin() + 4 + oRegs);
     o = em.through("wgmma.fence.sync.aligned;", o);
-    for (int64_t kk = 0; kk < BN / 16; ++kk) {
-      // scale-d (a predicate) true; scale-a, scale-b 1; B transposed.
-      std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
-                         std::to_string(oRegs + 5) + ", 0;\n" + pvInst +
-                         regList(0, oRegs) + ", " + regList(oRegs, 4) + ", $" +
-                         std::to_string(oRegs + 4) + ", p, 1, 1, 1;\n}";
-      o = em.asmCall(text,
-                     {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3],
-                      vDesc(buf, kk), em.i32(1)},
-                     "r,r,r,r,l,r", o, "f", oRegs);
-    }
+    o = issuePV(p, buf, o);
     em.through("wgmma.commit_group.sync.aligned;", {});
     o = em.through("wgmma.wait_group.sync.aligned 0;", o);
     for (int64_t i = 0; i < oRegs; ++i)
@@ -500,7 +527,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   };
 
   // Q has landed once only the S - 1 K/V groups may be pending.
-  landed(S - 1);
+  if (!cfg.pipeline)
+    landed(S - 1);
   auto tileBody = [&](bool withMask) {
     return [&, withMask](OpBuilder &, Location, Value n0, ValueRange st) {
       Value buf = st.back();
@@ -513,6 +541,168 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       scf::YieldOp::create(b, loc, next);
     };
   };
+  // Intra-warpgroup overlap (pipeline): iteration t issues S = Q K^T of
+  // tile t and O += P V of tile t - 1 back to back, waits for S only (the
+  // older group), runs the softmax of tile t while P V runs, then waits for
+  // O and rescales it. The row reference moves (lazily) before P is formed,
+  // so the rescale only needs α. V of tile t - 1 is read during iteration t:
+  // tile t + stages - 2 is prefetched (stages >= 3). State: m[2], ℓ[2],
+  // O[oRegs], P of the previous tile, its buffer.
+  const int64_t pRegs = BN / 4;
+  auto pipelinedLoop = [&](Value lb, Value split,
+                           Value ub) -> SmallVector<Value> {
+    // Softmax of scores `s` of the tile at n0 against references m:
+    // returns m', α (1 when no row of the warp moved), P and the row sums.
+    auto softmax = [&](SmallVector<Value> s, Value n0, Value (&m)[2],
+                       bool withMask, Value (&alpha)[2], Value (&lsum)[2],
+                       Value &any) -> SmallVector<Value> {
+      Value tileMax[2];
+      prepare(s, n0, withMask, tileMax);
+      if (cfg.rescaleThreshold <= 0) {
+        any = arith::ConstantIntOp::create(b, loc, 1, 1);
+      } else {
+        Value tau = kb.cF32(static_cast<float>(cfg.rescaleThreshold));
+        Value need = arith::ConstantIntOp::create(b, loc, 0, 1);
+        for (int64_t h = 0; h < 2; ++h)
+          need = arith::OrIOp::create(
+              b, loc, need,
+              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                    tileMax[h],
+                                    arith::AddFOp::create(b, loc, m[h], tau)));
+        any = NVVM::VoteSyncOp::create(
+            b, loc, b.getI1Type(),
+            arith::ConstantIntOp::create(b, loc, -1, 32), need,
+            NVVM::VoteSyncKind::any);
+      }
+      Value one = kb.cF32(1.0f);
+      Value mNew[2];
+      for (int64_t h = 0; h < 2; ++h) {
+        Value grown = arith::MaximumFOp::create(b, loc, m[h], tileMax[h]);
+        mNew[h] = arith::SelectOp::create(b, loc, any, grown, m[h]);
+        Value isNinf = arith::CmpFOp::create(
+            b, loc, arith::CmpFPredicate::OEQ, mNew[h], ninf);
+        Value ms = arith::SelectOp::create(b, loc, isNinf, zero, mNew[h]);
+        alpha[h] = arith::SelectOp::create(
+            b, loc, any, ex2(arith::SubFOp::create(b, loc, m[h], ms)), one);
+        lsum[h] = zero;
+      }
+      SmallVector<Value> p = exponentiate(s, mNew, lsum);
+      m[0] = mNew[0];
+      m[1] = mNew[1];
+      return p;
+    };
+    // (m, ℓ, O, P, buffer) in loop order.
+    auto pack = [&](Value (&m)[2], Value (&l)[2], ArrayRef<Value> o,
+                    ArrayRef<Value> p, Value buf) {
+      SmallVector<Value> st = {m[0], m[1], l[0], l[1]};
+      llvm::append_range(st, o);
+      llvm::append_range(st, p);
+      st.push_back(buf);
+      return st;
+    };
+    Value any0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lb,
+                                       ub);
+    SmallVector<Type> types(4 + oRegs, f32);
+    types.append(pRegs, i32);
+    types.push_back(b.getIndexType());
+    // The first tile: S, softmax (masked: it may be a boundary tile).
+    auto first = scf::IfOp::create(b, loc, types, any0, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&first.getThenRegion().front());
+      landed(S - 2);
+      SmallVector<Value> acc = computeS(c0);
+      Value m[2] = {ninf, ninf}, alpha[2], l[2], any;
+      SmallVector<Value> p = softmax(acc, lb, m, /*withMask=*/true, alpha, l,
+                                     any);
+      scf::YieldOp::create(b, loc,
+                           pack(m, l, SmallVector<Value>(oRegs, zero), p, c0));
+      b.setInsertionPointToStart(&first.getElseRegion().front());
+      Value m0[2] = {ninf, ninf}, l0[2] = {zero, zero};
+      SmallVector<Value> p0(pRegs, em.i32(0));
+      scf::YieldOp::create(b, loc,
+                           pack(m0, l0, SmallVector<Value>(oRegs, zero), p0, c0));
+    }
+    auto body = [&](bool withMask) {
+      return [&, withMask](OpBuilder &, Location, Value n0, ValueRange st) {
+        Value prevBuf = st.back();
+        Value buf = em.remu(em.add(prevBuf, 1), S);
+        SmallVector<Value> o(st.begin() + 4, st.begin() + 4 + oRegs);
+        SmallVector<Value> pPrev(st.begin() + 4 + oRegs,
+                                 st.begin() + 4 + oRegs + pRegs);
+        // Tile n0 has landed once at most S - 3 younger groups are pending;
+        // the buffer of tile n0 - 2 tiles is free after the barrier.
+        landed(S - 3);
+        issue(em.add(n0, (S - 2) * BN), em.remu(em.add(buf, S - 2), S));
+        SmallVector<Value> live(o);
+        llvm::append_range(live, pPrev);
+        live = em.through("wgmma.fence.sync.aligned;", live);
+        o.assign(live.begin(), live.begin() + oRegs);
+        pPrev.assign(live.begin() + oRegs, live.end());
+        SmallVector<Value> acc = issueS(buf);
+        em.through("wgmma.commit_group.sync.aligned;", {});
+        o = issuePV(pPrev, prevBuf, o);
+        em.through("wgmma.commit_group.sync.aligned;", {});
+        acc = em.through("wgmma.wait_group.sync.aligned 1;", acc);
+        Value m[2] = {st[0], st[1]}, alpha[2], lsum[2], any;
+        SmallVector<Value> p =
+            softmax(acc, n0, m, withMask, alpha, lsum, any);
+        live = o;
+        llvm::append_range(live, pPrev);
+        live = em.through("wgmma.wait_group.sync.aligned 0;", live);
+        o.assign(live.begin(), live.begin() + oRegs);
+        // O = α O only where a row reference moved (warp-uniform).
+        auto ifOp = scf::IfOp::create(b, loc, SmallVector<Type>(oRegs, f32),
+                                      any, /*withElse=*/true);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+          SmallVector<Value> scaled;
+          for (int64_t i = 0; i < oRegs; ++i)
+            scaled.push_back(
+                arith::MulFOp::create(b, loc, o[i], alpha[(i / 2) % 2]));
+          scf::YieldOp::create(b, loc, scaled);
+          b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+          scf::YieldOp::create(b, loc, o);
+        }
+        o.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+        Value l[2];
+        for (int64_t h = 0; h < 2; ++h)
+          l[h] = kb.fma(alpha[h], st[2 + h], lsum[h]);
+        scf::YieldOp::create(b, loc, pack(m, l, o, p, buf));
+      };
+    };
+    Value second = em.add(lb, BN);
+    Value mid = arith::MaxUIOp::create(b, loc, split, second);
+    auto unmasked = scf::ForOp::create(b, loc, second, split, em.idx(BN),
+                                       first.getResults(), body(false));
+    auto loop = scf::ForOp::create(b, loc, mid, ub, em.idx(BN),
+                                   unmasked.getResults(), body(true));
+    // The last tile's P V.
+    ValueRange st = loop.getResults();
+    auto last = scf::IfOp::create(b, loc, SmallVector<Type>(oRegs, f32), any0,
+                                  /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&last.getThenRegion().front());
+      SmallVector<Value> live(st.begin() + 4, st.begin() + 4 + oRegs + pRegs);
+      live = em.through("wgmma.fence.sync.aligned;", live);
+      SmallVector<Value> o(live.begin(), live.begin() + oRegs);
+      SmallVector<Value> p(live.begin() + oRegs, live.end());
+      o = issuePV(p, st.back(), o);
+      em.through("wgmma.commit_group.sync.aligned;", {});
+      o = em.through("wgmma.wait_group.sync.aligned 0;", o);
+      scf::YieldOp::create(b, loc, o);
+      b.setInsertionPointToStart(&last.getElseRegion().front());
+      scf::YieldOp::create(b, loc,
+                           SmallVector<Value>(st.begin() + 4,
+                                              st.begin() + 4 + oRegs));
+    }
+    SmallVector<Value> out(st.begin(), st.begin() + 4);
+    llvm::append_range(out, last.getResults());
+    return out;
+  };
+
   Value split = lb;
   if (!window) {
     Value limit = em.idx(N);
@@ -525,11 +715,16 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     split = arith::MinUIOp::create(
         b, loc, em.add(lb, em.mul(em.divu(span, BN), BN)), ub);
   }
-  auto unmasked = scf::ForOp::create(b, loc, lb, split, em.idx(BN), init,
-                                     tileBody(false));
-  auto loop = scf::ForOp::create(b, loc, split, ub, em.idx(BN),
-                                 unmasked.getResults(), tileBody(true));
-  SmallVector<Value> fin(loop.getResults().begin(), loop.getResults().end());
+  SmallVector<Value> fin;
+  if (!cfg.pipeline) {
+    auto unmasked = scf::ForOp::create(b, loc, lb, split, em.idx(BN), init,
+                                       tileBody(false));
+    auto loop = scf::ForOp::create(b, loc, split, ub, em.idx(BN),
+                                   unmasked.getResults(), tileBody(true));
+    fin.assign(loop.getResults().begin(), loop.getResults().end());
+  } else {
+    fin = pipelinedLoop(lb, split, ub);
+  }
   nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
 
   // One divide per row; the block is staged in shared memory (over the

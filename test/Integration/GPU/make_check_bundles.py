@@ -161,7 +161,8 @@ CASES: Dict[str, Case] = {
                             v=["b", "h", "n", "e"], out=["b", "h", "g", "m", "e"],
                             causal=True, flags=["--wgmma=0", "--warps=8", "--tile-q=128"]),
     "bf16_w2_q64_kv16_e32": Case("bfloat16", **b_only(2, 33, 47, 64, 32),
-                                 flags=["--wgmma=0", "--warps=2", "--tile-q=64", "--tile-kv=16"]),
+                                 flags=["--wgmma=0", "--warps=2", "--tile-q=64",
+                                        "--tile-kv=16"]),
     # The classic every-tile rescale (lazy rescaling off).
     "f16_rescale_every_tile_causal": Case("float16", **bhsd(1, 2, 500, 500, 64), causal=True,
                                           flags=["--wgmma=0", "--rescale-threshold=0"]),
@@ -177,7 +178,8 @@ CASES: Dict[str, Case] = {
                                   flags=["--wgmma=0", "--pipeline=1"]),
     "f16_pipe_window_m_gt_n": Case("float16", **bhsd(1, 2, 300, 64, 64), window=50,
                                    flags=["--wgmma=0", "--pipeline=1", "--tile-kv=32"]),
-    "f16_pipe_one_tile": Case("float16", **bhsd(2, 2, 40, 20, 64), flags=["--wgmma=0", "--pipeline=1"]),
+    "f16_pipe_one_tile": Case("float16", **bhsd(2, 2, 40, 20, 64),
+                              flags=["--wgmma=0", "--pipeline=1"]),
     "f16_pipe_gqa_causal_s4": Case("float16", dims={"b": 2, "h": 2, "g": 4, "m": 64, "n": 300,
                                                     "d": 64, "e": 64},
                                    q=["b", "h", "g", "m", "d"], k=["b", "h", "n", "d"],
@@ -188,7 +190,8 @@ CASES: Dict[str, Case] = {
                                                         "d": 128, "e": 128},
                                        q=["b", "m", "h", "d"], k=["b", "n", "h", "d"],
                                        v=["b", "n", "h", "e"], out=["b", "m", "h", "e"],
-                                       scale=4.0, flags=["--wgmma=0", "--tile-q=128", "--tile-kv=32"]),
+                                       scale=4.0,
+                                       flags=["--wgmma=0", "--tile-q=128", "--tile-kv=32"]),
     # The mma.sync kernel's defaults on shapes the wgmma kernel takes on
     # sm_90a (the kernel an sm_80 bundle gets).
     "mma_f16_bhsd_causal": Case("float16", **bhsd(2, 4, 100, 100, 64), causal=True,
@@ -222,6 +225,32 @@ CASES: Dict[str, Case] = {
                                v=["b", "h", "n", "e"], out=["b", "h", "g", "m", "e"],
                                causal=True, flags=["--wgmma=1"]),
     "wg_one_tile": Case("float16", **bhsd(2, 2, 40, 20, 64), flags=["--wgmma=1"]),
+    # The wgmma kernel's pipelined loop (S of tile t with P V of tile t - 1
+    # in flight): the first tile alone, ragged, causal, no visible key for
+    # whole blocks, GQA with 4 stages, lazy and every-tile rescaling on
+    # large logits.
+    "wg_pipe_ragged_causal": Case("float16", **bhsd(1, 4, 1000, 1000, 64), causal=True,
+                                  flags=["--wgmma=1", "--pipeline=1"]),
+    "wg_pipe_d128_kv32_ragged": Case("bfloat16", **bhsd(1, 2, 4097, 4097, 128),
+                                     flags=["--wgmma=1", "--pipeline=1", "--tile-kv=32"]),
+    "wg_pipe_one_tile": Case("float16", **bhsd(2, 2, 40, 20, 64),
+                             flags=["--wgmma=1", "--pipeline=1"]),
+    "wg_pipe_window_m_gt_n": Case("float16", **bhsd(1, 2, 300, 64, 64), window=50,
+                                  flags=["--wgmma=1", "--pipeline=1", "--tile-kv=64"]),
+    "wg_pipe_gqa_causal_s4": Case("bfloat16", dims={"b": 2, "h": 2, "g": 4, "m": 100,
+                                                    "n": 300, "d": 128, "e": 128},
+                                  q=["b", "h", "g", "m", "d"], k=["b", "h", "n", "d"],
+                                  v=["b", "h", "n", "e"], out=["b", "h", "g", "m", "e"],
+                                  causal=True,
+                                  flags=["--wgmma=1", "--pipeline=1", "--stages=4",
+                                         "--tile-kv=64"]),
+    "wg_pipe_rescale_every_tile_large_logits": Case(
+        "bfloat16", **bhsd(1, 2, 300, 300, 128), scale=6.0,
+        flags=["--wgmma=1", "--pipeline=1", "--rescale-threshold=0"]),
+    "wg_pipe_t1_large_logits_causal": Case("float16", **bhsd(1, 2, 500, 500, 64), scale=8.0,
+                                           causal=True,
+                                           flags=["--wgmma=1", "--pipeline=1",
+                                                  "--rescale-threshold=1", "--tile-kv=64"]),
 }
 
 
