@@ -367,7 +367,8 @@ def _eval_rule(rule: str, env: dict) -> object:
                                     {"wgmma": 0}, {"wgmma": 0, "tile_q": 128, "tile_kv": 32, "stages": 3},
                                     {"wgmma": 0, "warps": 8, "tile_q": 256},
                                     {"wgmma": 0, "tile_q": 64, "q_shared": 1},
-                                    {"pipeline": 1, "tile_kv": 48}])
+                                    {"pipeline": 1, "tile_kv": 48},
+                                    {"wgmma": 0, "pipeline": 1, "tile_kv": 48}])
 def test_real_attn_bundle_launch_rules(tmp_path, launch):
     """The manifest's grid/block/shared memory equal its rules evaluated on
     the shapes and the launch shape."""
@@ -375,9 +376,8 @@ def test_real_attn_bundle_launch_rules(tmp_path, launch):
     raw = json.loads((out / "manifest.json").read_text())
     att = raw["attention"]
     assert att["tensor_cores"]
-    # sm_90a: the wgmma kernel unless told otherwise (or pipelined).
-    plain = launch.get("wgmma") == 0 or launch.get("pipeline") == 1
-    assert att["mma"] == ("mma.sync" if plain else "wgmma")
+    # sm_90a: the wgmma kernel unless told otherwise.
+    assert att["mma"] == ("mma.sync" if launch.get("wgmma") == 0 else "wgmma")
     for key, value in launch.items():
         if key not in ("wgmma", "min_blocks"):
             assert att[key] == value

@@ -61,7 +61,7 @@
 // PIPE:   scf.yield
 // PIPE: scf.if
 // PIPE:   nvvm.inline_ptx "ex2.approx.ftz.f32
-// BADPIPE: error: pipeline=1 keeps two key tiles resident while a third streams in: stages must be >= 3, got 2
+// BADPIPE: error: pipeline=1 keeps two key tiles in use while a third streams in: stages must be >= 3, got 2
 
 // PTX: .target sm_90a
 // PTX-SAME: .entry attn_fwd_kernel

@@ -20,8 +20,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Conversion/Passes.h"
 #include "KernelBuilder.h"
+#include "attn/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -55,11 +55,53 @@ static std::string dtypeName(Type t) {
   return "unknown";
 }
 
+/// The key-tile loop options both tensor-core kernels take: tile-kv
+/// (default `defaultKeyTile`), pipeline, stages, rescale-threshold; an error
+/// at the attention names a bad one.
+static LogicalResult resolveTileLoop(AttentionOp op,
+                                     const ConvertAttnToGPUOptions &opts,
+                                     int64_t defaultKeyTile, int64_t &keyTile,
+                                     bool &pipeline, int64_t &stages,
+                                     int64_t &rescaleThreshold) {
+  keyTile = opts.tileKV ? opts.tileKV : defaultKeyTile;
+  if (keyTile % 16 != 0 || keyTile < 16 || keyTile > 256)
+    return op.emitError("tile-kv must be a multiple of 16 in [16, 256], got ")
+           << keyTile;
+  if (opts.pipeline < 0 || opts.pipeline > 1)
+    return op.emitError("pipeline must be 0 or 1, got ") << opts.pipeline;
+  pipeline = opts.pipeline == 1;
+  stages = opts.stages ? opts.stages : (pipeline ? 3 : 2);
+  if (stages < 2 || stages > 4)
+    return op.emitError("stages must be in [2, 4], got ") << stages;
+  if (pipeline && stages < 3)
+    return op.emitError("pipeline=1 keeps two key tiles in use while a "
+                        "third streams in: stages must be >= 3, got ")
+           << stages;
+  rescaleThreshold = opts.rescaleThreshold;
+  if (rescaleThreshold < 0 || rescaleThreshold > 16)
+    return op.emitError("rescale-threshold must be in [0, 16], got ")
+           << rescaleThreshold;
+  return success();
+}
+
+/// sm_80 and sm_90 allow up to 227 KiB of shared memory per block.
+static LogicalResult checkSharedBytes(AttentionOp op, StringRef kernel,
+                                      int64_t bytes, int64_t keyTile,
+                                      int64_t stages, int64_t D, int64_t E) {
+  if (bytes <= 227 * 1024)
+    return success();
+  return op.emitError("the ")
+         << kernel << " kernel needs " << bytes
+         << " bytes of shared memory (tile-kv = " << keyTile
+         << ", stages = " << stages << ", D = " << D << ", E = " << E
+         << "); the limit is " << 227 * 1024;
+}
+
 /// The tensor-core launch shape from the pass options (0 / -1: defaults
 /// for the head dims), or an error at the attention naming the bad option.
 static FailureOr<MmaConfig>
-resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
-                 int64_t D, int64_t E) {
+resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t D,
+                 int64_t E) {
   MmaConfig cfg;
   cfg.warps = opts.warps ? opts.warps : 4;
   if (cfg.warps < 1 || cfg.warps > 8)
@@ -69,30 +111,15 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // tile whose S and O fragments fit the 255 registers: 64 keys for head
   // dims up to 64, 32 up to 128; one row tile beyond.
   int64_t widest = std::max(D, E);
-  int64_t tileQ = opts.tileQ ? opts.tileQ
-                             : 16 * cfg.warps * (widest <= 128 ? 2 : 1);
+  int64_t tileQ =
+      opts.tileQ ? opts.tileQ : 16 * cfg.warps * (widest <= 128 ? 2 : 1);
   cfg.rowTiles = tileQ / (16 * cfg.warps);
   if (tileQ % (16 * cfg.warps) != 0 || cfg.rowTiles < 1 || cfg.rowTiles > 4)
     return op.emitError("tile-q must be 16 x warps x {1, 2, 3, 4} (warps = ")
            << cfg.warps << "), got " << tileQ;
-  cfg.keyTile = opts.tileKV ? opts.tileKV : (widest <= 64 ? 64 : 32);
-  if (cfg.keyTile % 16 != 0 || cfg.keyTile < 16 || cfg.keyTile > 256)
-    return op.emitError("tile-kv must be a multiple of 16 in [16, 256], got ")
-           << cfg.keyTile;
-  if (opts.pipeline < 0 || opts.pipeline > 1)
-    return op.emitError("pipeline must be 0 or 1, got ") << opts.pipeline;
-  cfg.pipeline = opts.pipeline == 1;
-  cfg.stages = opts.stages ? opts.stages : (cfg.pipeline ? 3 : 2);
-  if (cfg.stages < 2 || cfg.stages > 4)
-    return op.emitError("stages must be in [2, 4], got ") << cfg.stages;
-  if (cfg.pipeline && cfg.stages < 3)
-    return op.emitError("pipeline=1 keeps two key tiles resident while a "
-                        "third streams in: stages must be >= 3, got ")
-           << cfg.stages;
-  cfg.rescaleThreshold = opts.rescaleThreshold;
-  if (cfg.rescaleThreshold < 0 || cfg.rescaleThreshold > 16)
-    return op.emitError("rescale-threshold must be in [0, 16], got ")
-           << cfg.rescaleThreshold;
+  if (failed(resolveTileLoop(op, opts, widest <= 64 ? 64 : 32, cfg.keyTile,
+                             cfg.pipeline, cfg.stages, cfg.rescaleThreshold)))
+    return failure();
   if (opts.qShared < -1 || opts.qShared > 1)
     return op.emitError("q-shared must be -1, 0 or 1, got ") << opts.qShared;
   // f32 registers per thread for Q, O and S fragments: past ~200, ptxas
@@ -100,13 +127,9 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   int64_t regs = cfg.rowTiles * (D / 16 * 4 + E / 8 * 4 +
                                  cfg.keyTile / 8 * 4 * (cfg.pipeline ? 2 : 1));
   cfg.qShared = opts.qShared == -1 ? regs > 200 : opts.qShared == 1;
-  // sm_80 and sm_90 allow up to 227 KiB of shared memory per block.
-  int64_t bytes = cfg.sharedBytes(D, E);
-  if (bytes > 227 * 1024)
-    return op.emitError("the tensor-core kernel needs ")
-           << bytes << " bytes of shared memory (tile-kv = " << cfg.keyTile
-           << ", stages = " << cfg.stages << ", D = " << D << ", E = " << E
-           << "); the limit is " << 227 * 1024;
+  if (failed(checkSharedBytes(op, "tensor-core", cfg.sharedBytes(D, E),
+                              cfg.keyTile, cfg.stages, D, E)))
+    return failure();
   return cfg;
 }
 
@@ -127,35 +150,19 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // Defaults measured on an H100 (bench/tune.py, docs/performance.md): two
   // resident blocks per multiprocessor (ptxas keeps to 128 registers) with
   // 128-key tiles for head dims up to 64 and 64-key tiles beyond.
-  cfg.keyTile = opts.tileKV ? opts.tileKV : (std::max(D, E) <= 64 ? 128 : 64);
-  if (cfg.keyTile % 16 != 0 || cfg.keyTile < 16 || cfg.keyTile > 256)
-    return op.emitError("tile-kv must be a multiple of 16 in [16, 256], got ")
-           << cfg.keyTile;
-  if (opts.pipeline < 0 || opts.pipeline > 1)
-    return op.emitError("pipeline must be 0 or 1, got ") << opts.pipeline;
-  cfg.pipeline = opts.pipeline == 1;
-  cfg.stages = opts.stages ? opts.stages : (cfg.pipeline ? 3 : 2);
-  if (cfg.stages < 2 || cfg.stages > 4)
-    return op.emitError("stages must be in [2, 4], got ") << cfg.stages;
-  if (cfg.pipeline && cfg.stages < 3)
-    return op.emitError("pipeline=1 reads V of the previous key tile while "
-                        "the next one streams in: stages must be >= 3, got ")
-           << cfg.stages;
-  cfg.rescaleThreshold = opts.rescaleThreshold;
-  if (cfg.rescaleThreshold < 0 || cfg.rescaleThreshold > 16)
-    return op.emitError("rescale-threshold must be in [0, 16], got ")
-           << cfg.rescaleThreshold;
+  if (failed(resolveTileLoop(op, opts, std::max(D, E) <= 64 ? 128 : 64,
+                             cfg.keyTile, cfg.pipeline, cfg.stages,
+                             cfg.rescaleThreshold)))
+    return failure();
   int64_t bytes = cfg.sharedBytes(D, E);
   // Two blocks of two warpgroups per multiprocessor when their shared
   // memory fits (228 KiB, 1 KiB reserved per block): ptxas is asked to keep
   // to 128 registers (attn-gpu-occupancy reads min_blocks).
   if (cfg.warpGroups == 2 && 2 * (bytes + 1024) <= 228 * 1024)
     cfg.minBlocks = 2;
-  if (bytes > 227 * 1024)
-    return op.emitError("the wgmma kernel needs ")
-           << bytes << " bytes of shared memory (tile-kv = " << cfg.keyTile
-           << ", stages = " << cfg.stages << ", D = " << D << ", E = " << E
-           << "); the limit is " << 227 * 1024;
+  if (failed(
+          checkSharedBytes(op, "wgmma", bytes, cfg.keyTile, cfg.stages, D, E)))
+    return failure();
   return cfg;
 }
 
@@ -194,10 +201,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                                    b.getFunctionType(memrefTypes, {}));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
-  KernelBuilder kb{b, loc, op, static_cast<float>(*scale),
-                   op.getMaskValue()
-                       ? op.getMaskValue()->convertToFloat()
-                       : -std::numeric_limits<float>::infinity(),
+  KernelBuilder kb{b,
+                   loc,
+                   op,
+                   static_cast<float>(*scale),
+                   op.getMaskValue() ? op.getMaskValue()->convertToFloat()
+                                     : -std::numeric_limits<float>::infinity(),
                    threads};
   auto memArg = [&](StringRef name) -> Value {
     for (auto [i, a] : llvm::enumerate(args))
@@ -317,24 +326,24 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     batchProduct = "1";
   SmallVector<NamedAttribute> rules = {
       b.getNamedAttr("grid", b.getStringAttr("[ceil(m / tile_q), " +
-                                          batchProduct + ", 1]")),
+                                             batchProduct + ", 1]")),
       b.getNamedAttr("block",
                      b.getStringAttr(useMma || useWgmma ? "[32 * warps, 1, 1]"
                                                         : "[tile_q, 1, 1]")),
-      b.getNamedAttr(
-          "shared_bytes",
-          b.getStringAttr(useWgmma
-                              ? "1024 + max(stages * tile_kv * (d + e) * 2 + "
-                                "tile_q * d * 2, tile_q * (e * sizeof(out) "
-                                "+ 16))"
-                          : useMma
-                              ? "max(stages * tile_kv * (d + e + 16) * 2 + "
-                                "tile_q * (d + 8) * 2, tile_q * (e * "
-                                "sizeof(out) + 16))"
-                              : "0")),
-      b.getNamedAttr("dims", b.getStringAttr("b0.. batch dims, m queries, n "
-                                          "keys, d = q/k head dim, e = v/out "
-                                          "head dim"))};
+      b.getNamedAttr("shared_bytes",
+                     b.getStringAttr(
+                         useWgmma
+                             ? "1024 + max(stages * tile_kv * (d + e) * 2 + "
+                               "tile_q * d * 2, tile_q * (e * sizeof(out) "
+                               "+ 16))"
+                         : useMma ? "max(stages * tile_kv * (d + e + 16) * 2 + "
+                                    "tile_q * (d + 8) * 2, tile_q * (e * "
+                                    "sizeof(out) + 16))"
+                                  : "0")),
+      b.getNamedAttr("dims",
+                     b.getStringAttr("b0.. batch dims, m queries, n "
+                                     "keys, d = q/k head dim, e = v/out "
+                                     "head dim"))};
   info.push_back(b.getNamedAttr("launch_rules", b.getDictionaryAttr(rules)));
   if (useWgmma) {
     info.push_back(

@@ -16,6 +16,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace mlir::attn::gpu_kernel {
 
@@ -93,7 +94,7 @@ struct WgmmaConfig {
   int64_t stages = 2;
   int64_t rescaleThreshold = 8;
   int64_t minBlocks = 0; // resident blocks ptxas leaves registers for
-  bool pipeline = false;  // S of tile t with P V of tile t - 1 in flight
+  bool pipeline = false; // S of tile t with P V of tile t - 1 in flight
   int64_t rowsPerBlock() const { return 64 * warpGroups; }
   int64_t threads() const { return 128 * warpGroups; }
   /// Shared memory in bytes: Q, then the K and V stage buffers, unpadded
@@ -113,6 +114,86 @@ struct WgmmaConfig {
 /// or null; and that operand's indexing map.
 using MemArgFn = llvm::function_ref<Value(StringRef)>;
 using MapOfFn = llvm::function_ref<AffineMap(StringRef)>;
+
+/// What the two tensor-core kernel bodies share inside the launch: the
+/// operand index space (loop values, indices through the op's maps), index
+/// arithmetic, and the pieces of the tile loop that do not depend on the
+/// mma flavour (cp.async of tile rows, key range, score mask, quad
+/// reductions, the lazy-rescale vote, the output epilogue). Values the
+/// kernels compute themselves (tid, c2) are set by them, in their order.
+struct TileKernel {
+  KernelBuilder &kb;
+  MemArgFn memArg;
+  MapOfFn mapOf;
+  ArrayRef<int64_t> sizes;
+  unsigned r;
+  int64_t threads;
+  Value tid;                // thread id in the block
+  Value c2;                 // 2 * (lane % 4): first column of a fragment pair
+  SmallVector<Value> loops; // b..., m, n, d, e
+  std::optional<int64_t> window;
+
+  TileKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
+             ArrayRef<int64_t> sizes, unsigned r, int64_t threads)
+      : kb(kb), memArg(memArg), mapOf(mapOf), sizes(sizes), r(r),
+        threads(threads), loops(r + 4), window(kb.op.getWindow()) {}
+  int64_t M() const { return sizes[r]; }
+  int64_t N() const { return sizes[r + 1]; }
+
+  Value idx(int64_t v) { return kb.cIdx(v); }
+  Value add(Value x, int64_t k);
+  Value add(Value x, Value y);
+  Value mul(Value x, int64_t k);
+  Value divu(Value x, int64_t k);
+  Value remu(Value x, int64_t k);
+  /// min(x, hi - 1)
+  Value clamp(Value x, int64_t hi);
+
+  /// loops[0..r) from the flattened batch index.
+  void setBatch(Value flat);
+  /// Operand `name`'s indices for the current loop values.
+  SmallVector<Value> indices(StringRef name);
+  /// Asynchronous 16-byte copies of `count` rows x `width` columns of
+  /// operand `name` (row loop `rowDim` from `row0`, clamped below `limit`;
+  /// column loop `colDim`) into `tile` at dst(rowLocal, chunk). Threads
+  /// past the last chunk repeat it (same bytes to the same place).
+  using DstFn = llvm::function_ref<SmallVector<Value>(Value, Value)>;
+  void copyRows(SmallVectorImpl<Value> &tokens, StringRef name, Value tile,
+                int64_t count, int64_t width, unsigned rowDim, Value row0,
+                int64_t limit, unsigned colDim, DstFn dst);
+
+  /// Keys the block's rows [blockRow, blockRow + rows) can see: [lb, ub).
+  std::pair<Value, Value> keyRange(Value blockRow, int64_t rows);
+  /// The end of the whole key tiles (of `tile` keys) from lb that every
+  /// row of the block sees: they run without the per-element mask.
+  Value unmaskedEnd(Value lb, Value ub, Value blockRow, int64_t tile);
+  /// `x`, or -inf where key `col` is invisible to query `row` (past N,
+  /// above the causal diagonal, outside the window).
+  Value maskScore(Value x, Value col, Value row);
+  /// Sum or max over the 4 lanes (a quad) holding one fragment row.
+  Value quadReduce(Value x, bool isMax);
+  /// 2^x (ex2.approx; -inf gives 0).
+  Value ex2(Value x);
+  /// Lazy rescaling's test, warp-uniform: did some row's tile maximum
+  /// exceed its reference m by more than 2^threshold?
+  Value anyRowGrew(ArrayRef<Value> tileMax, ArrayRef<Value> m,
+                   int64_t threshold);
+
+  /// Whether the output block can leave through shared memory (e is the
+  /// output's innermost dim): then the caller waits for the last copies,
+  /// places a barrier and passes a shared view to storeOutput.
+  bool outputStaged();
+  /// One divide per row, then the output. Row slot s holds the partial
+  /// row sum l[s] (reduced over the quad here), query row rows[s], and
+  /// O values oAt(s, eb, j) at columns eb * 8 + c2 + j. With `oTile` (a
+  /// [rows x E + 8] shared view, the caller's barrier done) the block is
+  /// staged there and leaves with 16-byte stores; otherwise element by
+  /// element. Rows past M are not stored.
+  void storeOutput(Value oTile, int64_t rowsPerBlock, int64_t E, Value blockRow,
+                   ArrayRef<Value> l, ArrayRef<Value> rows,
+                   llvm::function_ref<Value(int64_t)> rowLocalAt,
+                   llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt);
+};
 
 /// Whether the tensor-core kernel handles this attention (f16/bf16 inputs
 /// and output of one type, no mask/sink tensors, -inf fill, rows contiguous

@@ -80,12 +80,10 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
 
   // Shared memory (dynamic), laid out as MmaConfig::sharedBytes says; the
   // output element type is the inputs' (16-bit, see mmaEligible).
-  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
-                                              gpu::AddressSpace::Workgroup);
-  auto kTileType =
-      MemRefType::get({S, BN, D + 8}, elt, AffineMap(), workgroup);
-  auto vTileType =
-      MemRefType::get({S, BN, E + 8}, elt, AffineMap(), workgroup);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto kTileType = MemRefType::get({S, BN, D + 8}, elt, AffineMap(), workgroup);
+  auto vTileType = MemRefType::get({S, BN, E + 8}, elt, AffineMap(), workgroup);
   auto qTileType = MemRefType::get({BM, D + 8}, elt, AffineMap(), workgroup);
   const int64_t outPad = 8; // 16-bit elements per 16-byte chunk
   auto oTileType =
@@ -111,64 +109,38 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
 
   Value tid = launch.getThreadIds().x;
   Value c0 = kb.cIdx(0);
-  auto add = [&](Value x, int64_t k) -> Value {
-    return k ? arith::AddIOp::create(b, loc, x, kb.cIdx(k)).getResult() : x;
-  };
-  auto addv = [&](Value x, Value y) -> Value {
-    return arith::AddIOp::create(b, loc, x, y);
-  };
-  auto mul = [&](Value x, int64_t k) -> Value {
-    return arith::MulIOp::create(b, loc, x, kb.cIdx(k));
-  };
-  auto divu = [&](Value x, int64_t k) -> Value {
-    return arith::DivUIOp::create(b, loc, x, kb.cIdx(k));
-  };
-  auto remu = [&](Value x, int64_t k) -> Value {
-    return arith::RemUIOp::create(b, loc, x, kb.cIdx(k));
-  };
-  auto clamp = [&](Value x, int64_t hi) -> Value {
-    return arith::MinUIOp::create(b, loc, x, kb.cIdx(hi - 1));
-  };
-  Value warp = divu(tid, 32);
-  Value lane = remu(tid, 32);
-  Value g = divu(lane, 4);
-  Value c2 = mul(remu(lane, 4), 2);
+  TileKernel tk(kb, memArg, mapOf, sizes, r, T);
+  tk.tid = tid;
+  Value warp = tk.divu(tid, 32);
+  Value lane = tk.remu(tid, 32);
+  Value g = tk.divu(lane, 4);
+  Value c2 = tk.mul(tk.remu(lane, 4), 2);
+  tk.c2 = c2;
   // ldmatrix addressing: lane l points at row l % 8 of 8x8 tile l / 8.
-  Value laneRow = remu(lane, 8);
-  Value tileIdx = divu(lane, 8);
+  Value laneRow = tk.remu(lane, 8);
+  Value tileIdx = tk.divu(lane, 8);
   // V tiles: (l / 8) % 2 picks keys +0/+8, l / 16 picks the e-block; K
   // tiles: (l / 8) % 2 picks d +0/+8, l / 16 the 8-key block; Q (A
   // fragments): rows l % 16, columns (l / 16) * 8.
-  Value laneHalf8 = mul(remu(tileIdx, 2), 8);
-  Value laneTile16 = mul(divu(lane, 16), 8);
-  Value laneRow16 = remu(lane, 16);
+  Value laneHalf8 = tk.mul(tk.remu(tileIdx, 2), 8);
+  Value laneTile16 = tk.mul(tk.divu(lane, 16), 8);
+  Value laneRow16 = tk.remu(lane, 16);
 
   // Causal blocks get more work the later their rows: the longest start
   // first, so that short ones fill the tail of the grid.
   Value blockX = launch.getBlockIds().x;
   if (op.getCausal())
     blockX = arith::SubIOp::create(b, loc, kb.cIdx(gridX - 1), blockX);
-  Value blockRow = mul(blockX, BM);
-  Value warpRow = mul(warp, 16 * R); // within the block
+  Value blockRow = tk.mul(blockX, BM);
+  Value warpRow = tk.mul(warp, 16 * R); // within the block
   // rows[i][h]: the rows g and g + 8 of the warp's row tile i.
   SmallVector<std::array<Value, 2>> rows(R);
   for (int64_t i = 0; i < R; ++i)
     for (int64_t h = 0; h < 2; ++h) {
-      rows[i][h] = addv(addv(blockRow, warpRow), add(g, 16 * i + 8 * h));
+      rows[i][h] = tk.add(tk.add(blockRow, warpRow), tk.add(g, 16 * i + 8 * h));
     }
 
-  SmallVector<Value> loops(r + 4);
-  Value rest = launch.getBlockIds().y;
-  for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i) {
-    loops[i] = remu(rest, sizes[i]);
-    rest = divu(rest, sizes[i]);
-  }
-  auto indices = [&](StringRef name) {
-    SmallVector<Value> idx;
-    for (AffineExpr e : mapOf(name).getResults())
-      idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
-    return idx;
-  };
+  tk.setBatch(launch.getBlockIds().y);
   auto pairType = VectorType::get({2}, elt);
   auto fragA = VectorType::get({4, 2}, elt);
   auto fragB = VectorType::get({2, 2}, elt);
@@ -188,11 +160,11 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     Value frags = ldmatrix(tile, idx, transpose);
     std::array<Value, 2> out;
     for (int64_t half = 0; half < 2; ++half)
-      out[half] = pack(
-          fragB,
-          {vector::ExtractOp::create(b, loc, frags, ArrayRef<int64_t>{2 * half}),
-           vector::ExtractOp::create(b, loc, frags,
-                                     ArrayRef<int64_t>{2 * half + 1})});
+      out[half] =
+          pack(fragB, {vector::ExtractOp::create(b, loc, frags,
+                                                 ArrayRef<int64_t>{2 * half}),
+                       vector::ExtractOp::create(
+                           b, loc, frags, ArrayRef<int64_t>{2 * half + 1})});
     return out;
   };
   // mma.sync m16n8k16 through inline PTX on the packed registers, for f16
@@ -203,7 +175,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     SmallVector<Value> out;
     auto i32x1 = VectorType::get({1}, b.getI32Type());
     for (int64_t i = 0; i < n; ++i) {
-      Value pair = vector::ExtractOp::create(b, loc, frag, ArrayRef<int64_t>{i});
+      Value pair =
+          vector::ExtractOp::create(b, loc, frag, ArrayRef<int64_t>{i});
       Value asInt = vector::BitCastOp::create(b, loc, i32x1, pair);
       out.push_back(
           vector::ExtractOp::create(b, loc, asInt, ArrayRef<int64_t>{0}));
@@ -220,37 +193,26 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     auto ptx = NVVM::InlinePtxOp::create(
         b, loc, TypeRange{f32, f32, f32, f32}, ins, ValueRange{},
         std::string("mma.sync.aligned.m16n8k16.row.col.f32.") +
-            (elt.isF16() ? "f16.f16" : "bf16.bf16") + ".f32 "
-        "{$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",
+            (elt.isF16() ? "f16.f16" : "bf16.bf16") +
+            ".f32 "
+            "{$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, "
+            "$13};",
         Value());
     return vector::FromElementsOp::create(b, loc, fragC, ptx->getResults());
   };
 
-  // Asynchronous 16-byte copies of `count` rows x `width` halves of operand
-  // `name` (row loop `rowDim` starting at `row0`, clamped below `limit`;
-  // column loop `colDim`) into tile[prefix..., row, col]. Threads past the
-  // last chunk repeat it (same bytes to the same place).
+  // K/V/Q rows into padded tiles tile[prefix..., row, col].
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   auto copyRows = [&](SmallVectorImpl<Value> &tokens, StringRef name,
                       Value tile, ValueRange prefix, int64_t count,
-                      int64_t width, unsigned rowDim, Value row0,
-                      int64_t limit, unsigned colDim) {
-    int64_t perRow = width / 8, chunks = count * perRow;
-    for (int64_t it = 0; it * T < chunks; ++it) {
-      Value i = add(tid, it * T);
-      if ((it + 1) * T > chunks)
-        i = clamp(i, chunks);
-      Value rowLocal = divu(i, perRow);
-      Value col = mul(remu(i, perRow), 8);
-      loops[rowDim] = clamp(addv(row0, rowLocal), limit);
-      loops[colDim] = col;
-      SmallVector<Value> dst(prefix.begin(), prefix.end());
-      dst.append({rowLocal, col});
-      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, tokenType, tile, dst, memArg(name), indices(name),
-          b.getIndexAttr(8), /*srcElements=*/Value(),
-          /*bypassL1=*/b.getUnitAttr())); // .cg: streamed once per block
-    }
+                      int64_t width, unsigned rowDim, Value row0, int64_t limit,
+                      unsigned colDim) {
+    tk.copyRows(tokens, name, tile, count, width, rowDim, row0, limit, colDim,
+                [&](Value rowLocal, Value) {
+                  SmallVector<Value> dst(prefix.begin(), prefix.end());
+                  dst.append({rowLocal, tk.loops[colDim]});
+                  return dst;
+                });
   };
 
   // The block's Q rows go to shared memory by cp.async (16-byte chunks,
@@ -263,8 +225,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   }
   auto loadQ = [&](int64_t i, int64_t ks) -> Value {
-    Value row = addv(add(warpRow, 16 * i), laneRow16);
-    return ldmatrix(qTile, ValueRange{row, add(laneTile16, ks * 16)},
+    Value row = tk.add(tk.add(warpRow, 16 * i), laneRow16);
+    return ldmatrix(qTile, ValueRange{row, tk.add(laneTile16, ks * 16)},
                     /*transpose=*/false);
   };
   SmallVector<SmallVector<Value>> qFrag(R);
@@ -273,17 +235,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   };
 
   // Keys the block's rows can see.
-  Value lb = c0, ub = kb.cIdx(N);
-  std::optional<int64_t> window = op.getWindow();
-  if (op.getCausal())
-    ub = arith::MinUIOp::create(b, loc, ub, add(blockRow, BM));
-  if (window) {
-    Value reach = kb.cIdx(*window - 1);
-    Value far = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                      blockRow, reach);
-    lb = arith::SelectOp::create(
-        b, loc, far, arith::SubIOp::create(b, loc, blockRow, reach), c0);
-  }
+  auto [lb, ub] = tk.keyRange(blockRow, BM);
   Value zero = kb.cF32(0.0f);
   Value ninf = kb.cF32(-std::numeric_limits<float>::infinity());
   Value zeroC = arith::ConstantOp::create(b, loc, fragC, b.getZeroAttr(fragC));
@@ -298,24 +250,6 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // scale, where the row max commutes with the scaling.
   const bool foldScale = kb.scale > 0;
   Value scaleLog2 = kb.cF32(kb.scale * 1.4426950408889634f);
-  // Reduce over the 4 lanes (a quad) that hold one row of a C fragment.
-  auto quadReduce = [&](Value x, bool isMax) -> Value {
-    for (int32_t off : {1, 2}) {
-      Value o = gpu::ShuffleOp::create(b, loc, x, off, 32,
-                                       gpu::ShuffleMode::XOR)
-                    .getShuffleResult();
-      x = isMax ? arith::MaximumFOp::create(b, loc, x, o).getResult()
-                : arith::AddFOp::create(b, loc, x, o).getResult();
-    }
-    return x;
-  };
-  auto ex2 = [&](Value x) -> Value {
-    return NVVM::InlinePtxOp::create(b, loc, TypeRange{f32}, ValueRange{x},
-                                     ValueRange{}, "ex2.approx.ftz.f32 $0, $1;",
-                                     Value())
-        ->getResult(0);
-  };
-
   // Issue the copies of the K and V tiles starting at key n0 into buffer
   // `buf` as one cp.async group; rows past N are clamped (never used).
   auto issue = [&](Value n0, Value buf) -> Value {
@@ -326,7 +260,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   };
   Value lastGroup;
   for (int64_t st = 0; st + 1 < S; ++st)
-    lastGroup = issue(add(lb, st * BN), kb.cIdx(st));
+    lastGroup = issue(tk.add(lb, st * BN), kb.cIdx(st));
   if (!cfg.qShared) {
     // Q landed once only the S - 1 K/V groups may be pending.
     nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
@@ -350,15 +284,16 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     // d = ks*16 + (t%2)*8): one ldmatrix x4 gives the B fragments (K^T) of
     // two 8-key blocks at one k-step, so only one k-step of Q fragments is
     // live at a time.
-    Value keyLane = addv(laneRow, laneTile16);
+    Value keyLane = tk.add(laneRow, laneTile16);
     for (int64_t ks = 0; ks < D / 16; ++ks) {
       SmallVector<Value> qf(R);
       for (int64_t i = 0; i < R; ++i)
         qf[i] = qFragment(i, ks);
       for (int64_t nb = 0; nb < NB; nb += 2) {
-        auto bFrags = loadX4(
-            kTile, ValueRange{buf, add(keyLane, nb * 8), add(laneHalf8, ks * 16)},
-            /*transpose=*/false);
+        auto bFrags = loadX4(kTile,
+                             ValueRange{buf, tk.add(keyLane, nb * 8),
+                                        tk.add(laneHalf8, ks * 16)},
+                             /*transpose=*/false);
         for (int64_t half = 0; half < 2; ++half)
           for (int64_t i = 0; i < R; ++i)
             acc[i * NB + nb + half] =
@@ -370,8 +305,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // The online-softmax update of state `st` = (m, ℓ, O) by the scores `acc`
   // of the key tile at n0 (buffer `buf`), and O += P V. `withMask` adds the
   // per-element ragged/causal/window mask (boundary tiles only).
-  auto softmaxPV = [&](ArrayRef<Value> acc, Value n0, Value buf,
-                       ValueRange st, bool withMask) -> SmallVector<Value> {
+  auto softmaxPV = [&](ArrayRef<Value> acc, Value n0, Value buf, ValueRange st,
+                       bool withMask) -> SmallVector<Value> {
     SmallVector<Value> s(R * NB * 4);
     for (int64_t i = 0; i < R; ++i)
       for (int64_t nb = 0; nb < NB; ++nb)
@@ -381,22 +316,9 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
                                                 ArrayRef<int64_t>{h, j});
             if (!foldScale)
               x = arith::MulFOp::create(b, loc, x, scaleLog2);
-            if (withMask) {
-              Value col = addv(add(n0, nb * 8 + j), c2);
-              Value masked = arith::CmpIOp::create(
-                  b, loc, arith::CmpIPredicate::uge, col, kb.cIdx(N));
-              if (op.getCausal())
-                masked = arith::OrIOp::create(
-                    b, loc, masked,
-                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                          col, rows[i][h]));
-              if (window)
-                masked = arith::OrIOp::create(
-                    b, loc, masked,
-                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                          rows[i][h], add(col, *window)));
-              x = arith::SelectOp::create(b, loc, masked, ninf, x);
-            }
+            if (withMask)
+              x = tk.maskScore(x, tk.add(tk.add(n0, nb * 8 + j), c2),
+                               rows[i][h]);
             s[sIdx(i, nb, h, j)] = x;
           }
     // Online softmax per row (i, h), in the exp2 domain. Row maxima of
@@ -410,7 +332,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
           for (int64_t j = 0; j < 2; ++j)
             if (nb || j)
               mt = arith::MaximumFOp::create(b, loc, mt, s[sIdx(i, nb, h, j)]);
-        mt = quadReduce(mt, /*isMax=*/true);
+        mt = tk.quadReduce(mt, /*isMax=*/true);
         if (foldScale)
           mt = arith::MulFOp::create(b, loc, mt, scaleLog2);
         tileMax[mIdx(i, h)] = mt;
@@ -423,13 +345,13 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
         Value alpha[2];
         for (int64_t h = 0; h < 2; ++h) {
           Value mOld = st[mIdx(i, h)];
-          Value mNew = arith::MaximumFOp::create(b, loc, mOld,
-                                                 tileMax[mIdx(i, h)]);
+          Value mNew =
+              arith::MaximumFOp::create(b, loc, mOld, tileMax[mIdx(i, h)]);
           // A row that has seen only -inf keeps a finite reference (0).
           Value isNinf = arith::CmpFOp::create(
               b, loc, arith::CmpFPredicate::OEQ, mNew, ninf);
           Value ms = arith::SelectOp::create(b, loc, isNinf, zero, mNew);
-          alpha[h] = ex2(arith::SubFOp::create(b, loc, mOld, ms));
+          alpha[h] = tk.ex2(arith::SubFOp::create(b, loc, mOld, ms));
           out[mIdx(i, h)] = mNew;
           out[lIdx(i, h)] =
               arith::MulFOp::create(b, loc, alpha[h], st[lIdx(i, h)]);
@@ -449,17 +371,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       // rescaled) when some row of the warp grew by more than the
       // threshold; otherwise P = 2^(s - m) <= 2^threshold against the
       // older max, which O / ℓ cancels exactly. One warp-uniform branch.
-      Value need = arith::ConstantIntOp::create(b, loc, 0, 1);
-      Value tau = kb.cF32(static_cast<float>(cfg.rescaleThreshold));
-      for (int64_t row = 0; row < 2 * R; ++row)
-        need = arith::OrIOp::create(
-            b, loc, need,
-            arith::CmpFOp::create(
-                b, loc, arith::CmpFPredicate::OGT, tileMax[row],
-                arith::AddFOp::create(b, loc, st[row], tau)));
-      Value allLanes = arith::ConstantIntOp::create(b, loc, -1, 32);
-      Value any = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), allLanes,
-                                           need, NVVM::VoteSyncKind::any);
+      SmallVector<Value> refs(st.take_front(2 * R));
+      Value any = tk.anyRowGrew(tileMax, refs, cfg.rescaleThreshold);
       SmallVector<Type> types;
       for (Value v : st)
         types.push_back(v.getType());
@@ -487,10 +400,10 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
         for (int64_t h = 0; h < 2; ++h)
           for (int64_t j = 0; j < 2; ++j) {
             Value &x = s[sIdx(i, nb, h, j)];
-            x = ex2(foldScale ? kb.fma(x, scaleLog2, negM[mIdx(i, h)])
-                              : arith::AddFOp::create(b, loc, x,
-                                                      negM[mIdx(i, h)])
-                                    .getResult());
+            x = tk.ex2(foldScale
+                           ? kb.fma(x, scaleLog2, negM[mIdx(i, h)])
+                           : arith::AddFOp::create(b, loc, x, negM[mIdx(i, h)])
+                                 .getResult());
             lsum[mIdx(i, h)] =
                 arith::AddFOp::create(b, loc, lsum[mIdx(i, h)], x);
           }
@@ -504,22 +417,20 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
         SmallVector<Value> pairs;
         for (int64_t part = 0; part < 4; ++part) {
           int64_t nb = 2 * kk + part / 2, h = part % 2;
-          Value lo =
-              arith::TruncFOp::create(b, loc, elt, s[sIdx(i, nb, h, 0)]);
-          Value hi =
-              arith::TruncFOp::create(b, loc, elt, s[sIdx(i, nb, h, 1)]);
-          pairs.push_back(vector::FromElementsOp::create(
-              b, loc, pairType, ValueRange{lo, hi}));
+          Value lo = arith::TruncFOp::create(b, loc, elt, s[sIdx(i, nb, h, 0)]);
+          Value hi = arith::TruncFOp::create(b, loc, elt, s[sIdx(i, nb, h, 1)]);
+          pairs.push_back(vector::FromElementsOp::create(b, loc, pairType,
+                                                         ValueRange{lo, hi}));
         }
         pA[i] = pack(fragA, pairs);
       }
       // ldmatrix.trans x4 on V rows: tiles (keys kk*16 + 0/8, e-block
       // eb / eb+1) give the B fragments of two e-blocks (E % 16 == 0).
-      Value key = addv(add(laneRow, kk * 16), laneHalf8);
+      Value key = tk.add(tk.add(laneRow, kk * 16), laneHalf8);
       for (int64_t eb = 0; eb < eBlocks; eb += 2) {
-        auto bFrags = loadX4(vTile,
-                             ValueRange{buf, key, add(laneTile16, eb * 8)},
-                             /*transpose=*/true);
+        auto bFrags =
+            loadX4(vTile, ValueRange{buf, key, tk.add(laneTile16, eb * 8)},
+                   /*transpose=*/true);
         for (int64_t half = 0; half < 2; ++half)
           for (int64_t i = 0; i < R; ++i)
             next[oIdx(i, eb + half)] =
@@ -538,28 +449,17 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
                                        b.getI32IntegerAttr(S - 2));
       gpu::BarrierOp::create(b, loc);
-      issue(add(n0, (S - 1) * BN), remu(add(buf, S - 1), S));
+      issue(tk.add(n0, (S - 1) * BN), tk.remu(tk.add(buf, S - 1), S));
       SmallVector<Value> acc = computeS(buf);
       SmallVector<Value> next =
           softmaxPV(acc, n0, buf, st.drop_back(), withMask);
-      next.push_back(remu(add(buf, 1), S));
+      next.push_back(tk.remu(tk.add(buf, 1), S));
       scf::YieldOp::create(b, loc, next);
     };
   };
   // Whole tiles whose keys every row of the block sees need no mask: they
   // run first, the boundary tiles (ragged end, causal diagonal) after.
-  Value split = lb;
-  if (!window) {
-    Value limit = kb.cIdx(N);
-    if (op.getCausal())
-      limit = arith::MinUIOp::create(b, loc, limit, add(blockRow, 1));
-    Value ahead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                        limit, lb);
-    Value span = arith::SelectOp::create(
-        b, loc, ahead, arith::SubIOp::create(b, loc, limit, lb), c0);
-    split = arith::MinUIOp::create(b, loc, addv(lb, mul(divu(span, BN), BN)),
-                                   ub);
-  }
+  Value split = tk.unmaskedEnd(lb, ub, blockRow, BN);
   SmallVector<Value> finalState;
   if (!cfg.pipeline) {
     auto unmasked = scf::ForOp::create(b, loc, lb, split, kb.cIdx(BN), init,
@@ -578,9 +478,11 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, ub, lb);
     Value span = arith::SelectOp::create(
         b, loc, ahead, arith::SubIOp::create(b, loc, ub, lb), c0);
-    Value ntiles = divu(add(span, BN - 1), BN);
+    Value ntiles = tk.divu(tk.add(span, BN - 1), BN);
     Value lastStart = arith::SelectOp::create(
-        b, loc, ahead, addv(lb, mul(arith::SubIOp::create(b, loc, ntiles, kb.cIdx(1)), BN)),
+        b, loc, ahead,
+        tk.add(lb,
+               tk.mul(arith::SubIOp::create(b, loc, ntiles, kb.cIdx(1)), BN)),
         lb);
     nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
                                      b.getI32IntegerAttr(S - 2));
@@ -591,14 +493,14 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     auto body = [&](bool withMask) {
       return [&, withMask](OpBuilder &, Location, Value n0, ValueRange st) {
         Value buf = st.back();
-        Value nextBuf = remu(add(buf, 1), S);
+        Value nextBuf = tk.remu(tk.add(buf, 1), S);
         // Tile n0 + 1 tile has landed once at most S - 3 younger groups
         // are pending; after the barrier the buffer of tile n0 - 1 tile is
         // free for tile n0 + (S - 1) tiles.
         nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
                                          b.getI32IntegerAttr(S - 3));
         gpu::BarrierOp::create(b, loc);
-        issue(add(n0, (S - 1) * BN), remu(add(buf, S - 1), S));
+        issue(tk.add(n0, (S - 1) * BN), tk.remu(tk.add(buf, S - 1), S));
         SmallVector<Value> accNext = computeS(nextBuf);
         SmallVector<Value> acc(st.drop_front(coreSize).drop_back());
         SmallVector<Value> next =
@@ -609,16 +511,16 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       };
     };
     Value mid = arith::MinUIOp::create(b, loc, split, lastStart);
-    auto unmasked = scf::ForOp::create(b, loc, lb, mid, kb.cIdx(BN), pinit,
-                                       body(false));
+    auto unmasked =
+        scf::ForOp::create(b, loc, lb, mid, kb.cIdx(BN), pinit, body(false));
     auto loop = scf::ForOp::create(b, loc, mid, lastStart, kb.cIdx(BN),
                                    unmasked.getResults(), body(true));
     ValueRange st = loop.getResults();
     SmallVector<Type> types;
     for (Value v : st.take_front(coreSize))
       types.push_back(v.getType());
-    Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                      ntiles, c0);
+    Value any =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, ntiles, c0);
     auto ifOp = scf::IfOp::create(b, loc, types, any, /*withElse=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
@@ -640,87 +542,25 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // block is staged in shared memory (over the K/V/Q buffers, after a
   // barrier) and written with 16-byte coalesced stores; otherwise element
   // by element. Rows past M are not stored.
-  AffineMap outMap = mapOf("out");
-  bool staged =
-      cast<AffineDimExpr>(outMap.getResults().back()).getPosition() == r + 3;
   Value oTile;
-  if (staged) {
+  if (tk.outputStaged()) {
     gpu::BarrierOp::create(b, loc);
     oTile = view(oTileType, 0);
   }
+  SmallVector<Value> lsums, outRows;
   for (int64_t i = 0; i < R; ++i)
     for (int64_t h = 0; h < 2; ++h) {
-      Value l = quadReduce(finalState[lIdx(i, h)], /*isMax=*/false);
-      Value empty =
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
-      Value inv = arith::SelectOp::create(
-          b, loc, empty, zero,
-          arith::DivFOp::create(b, loc, kb.cF32(1.0f), l));
-      std::optional<OpBuilder::InsertionGuard> guard;
-      if (!staged) {
-        Value inRange = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::ult, rows[i][h], kb.cIdx(M));
-        auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-        guard.emplace(b);
-        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      }
-      loops[r] = rows[i][h];
-      Value rowLocal = addv(warpRow, add(g, 16 * i + 8 * h));
-      for (int64_t eb = 0; eb < eBlocks; ++eb) {
-        SmallVector<Value> pair;
-        for (int64_t j = 0; j < 2; ++j) {
-          Value x = vector::ExtractOp::create(b, loc,
-                                              finalState[oIdx(i, eb)],
-                                              ArrayRef<int64_t>{h, j});
-          x = arith::MulFOp::create(b, loc, x, inv);
-          if (outElt != f32)
-            x = arith::TruncFOp::create(b, loc, outElt, x);
-          pair.push_back(x);
-        }
-        if (staged) {
-          Value vec = vector::FromElementsOp::create(
-              b, loc, VectorType::get({2}, outElt), pair);
-          vector::StoreOp::create(b, loc, vec, oTile,
-                                  ValueRange{rowLocal, add(c2, eb * 8)},
-                                  /*nontemporal=*/false,
-                                  llvm::MaybeAlign(4));
-          continue;
-        }
-        for (int64_t j = 0; j < 2; ++j) {
-          loops[r + 3] = add(c2, eb * 8 + j);
-          memref::StoreOp::create(b, loc, pair[j], outMem, indices("out"));
-        }
-      }
+      lsums.push_back(finalState[lIdx(i, h)]);
+      outRows.push_back(rows[i][h]);
     }
-  if (staged) {
-    gpu::BarrierOp::create(b, loc);
-    int64_t perRow = E / outPad, chunks = BM * perRow;
-    auto chunkType = VectorType::get({outPad}, outElt);
-    for (int64_t it = 0; it * T < chunks; ++it) {
-      Value idx = add(tid, it * T);
-      Value rowLocal = divu(idx, perRow);
-      Value col = mul(remu(idx, perRow), outPad);
-      Value row = addv(blockRow, rowLocal);
-      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
-                                       kb.cIdx(M));
-      if ((it + 1) * T > chunks)
-        ok = arith::AndIOp::create(
-            b, loc, ok,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, idx,
-                                  kb.cIdx(chunks)));
-      auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value v = vector::LoadOp::create(b, loc, chunkType, oTile,
-                                       ValueRange{rowLocal, col},
-                                       /*nontemporal=*/false,
-                                       llvm::MaybeAlign(16));
-      loops[r] = row;
-      loops[r + 3] = col;
-      vector::StoreOp::create(b, loc, v, outMem, indices("out"),
-                              /*nontemporal=*/false, llvm::MaybeAlign(16));
-    }
-  }
+  tk.storeOutput(
+      oTile, BM, E, blockRow, lsums, outRows,
+      [&](int64_t slot) {
+        return tk.add(warpRow, tk.add(g, 16 * (slot / 2) + 8 * (slot % 2)));
+      },
+      [&](int64_t slot, int64_t eb, int64_t j) -> Value {
+        return vector::ExtractOp::create(b, loc, finalState[oIdx(slot / 2, eb)],
+                                         ArrayRef<int64_t>{slot % 2, j});
+      });
   gpu::TerminatorOp::create(b, loc);
 }
-

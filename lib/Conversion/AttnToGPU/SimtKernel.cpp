@@ -38,8 +38,8 @@ void gpu_kernel::buildSimtKernel(KernelBuilder &kb, MemArgFn memArg,
       b, loc,
       arith::MulIOp::create(b, loc, launch.getBlockIds().x, kb.cIdx(threads)),
       launch.getThreadIds().x);
-  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                        row, kb.cIdx(M));
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, kb.cIdx(M));
   auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
   gpu::TerminatorOp::create(b, loc);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -83,8 +83,8 @@ void gpu_kernel::buildSimtKernel(KernelBuilder &kb, MemArgFn memArg,
                                 arith::AddIOp::create(b, loc, row, c1));
   if (window && skip) {
     Value reach = kb.cIdx(*window - 1);
-    Value far = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, row,
-                                      reach);
+    Value far =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, row, reach);
     lb = arith::SelectOp::create(b, loc, far,
                                  arith::SubIOp::create(b, loc, row, reach), c0);
   }

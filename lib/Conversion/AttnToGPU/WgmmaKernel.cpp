@@ -46,26 +46,11 @@ bool gpu_kernel::wgmmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D,
 }
 
 namespace {
-/// Emission helpers for the kernel body.
+/// Inline-asm emission for the wgmma instructions and their ordering.
 struct Emitter {
-  KernelBuilder &kb;
   OpBuilder &b;
   Location loc;
 
-  Value idx(int64_t v) { return kb.cIdx(v); }
-  Value add(Value x, int64_t k) {
-    return k ? arith::AddIOp::create(b, loc, x, idx(k)).getResult() : x;
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, int64_t k) {
-    return arith::MulIOp::create(b, loc, x, idx(k));
-  }
-  Value divu(Value x, int64_t k) {
-    return arith::DivUIOp::create(b, loc, x, idx(k));
-  }
-  Value remu(Value x, int64_t k) {
-    return arith::RemUIOp::create(b, loc, x, idx(k));
-  }
   Value i32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
 
   /// One inline-asm statement with side effects. `outs` f32 results, and
@@ -90,10 +75,10 @@ struct Emitter {
     SmallVector<Type> types;
     for (size_t i = 0; i < outs; ++i)
       types.push_back(tied.empty() ? b.getF32Type() : tied[i].getType());
-    Type resType = outs == 0   ? LLVM::LLVMVoidType::get(b.getContext())
-                   : outs == 1 ? types[0]
-                               : LLVM::LLVMStructType::getLiteral(
-                                     b.getContext(), types);
+    Type resType =
+        outs == 0   ? LLVM::LLVMVoidType::get(b.getContext())
+        : outs == 1 ? types[0]
+                    : LLVM::LLVMStructType::getLiteral(b.getContext(), types);
     auto op = LLVM::InlineAsmOp::create(
         b, loc, resType, operands, text, constraints,
         /*has_side_effects=*/true, /*is_align_stack=*/false,
@@ -105,8 +90,8 @@ struct Emitter {
       res.push_back(op.getResult(0));
     else
       for (size_t i = 0; i < outs; ++i)
-        res.push_back(LLVM::ExtractValueOp::create(b, loc, op.getResult(0),
-                                                   ArrayRef<int64_t>{(int64_t)i}));
+        res.push_back(LLVM::ExtractValueOp::create(
+            b, loc, op.getResult(0), ArrayRef<int64_t>{(int64_t)i}));
     return res;
   }
   /// `text` on the accumulator registers `acc` (f32 or i32), returned as
@@ -136,7 +121,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   AttentionOp op = kb.op;
-  Emitter em{kb, b, loc};
+  Emitter em{b, loc};
+  TileKernel tk(kb, memArg, mapOf, sizes, r, cfg.threads());
   const int64_t M = sizes[r], N = sizes[r + 1], D = sizes[r + 2],
                 E = sizes[r + 3];
   const int64_t BN = cfg.keyTile, S = cfg.stages;
@@ -149,8 +135,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Type outElt = cast<MemRefType>(outMem.getType()).getElementType();
   std::string ty = elt.isF16() ? "f16" : "bf16";
 
-  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
-                                              gpu::AddressSpace::Workgroup);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   // Panels of 64 columns (128 bytes per row), swizzled.
   auto qType = MemRefType::get({D / 64, BM, 64}, elt, AffineMap(), workgroup);
   auto kType =
@@ -158,14 +144,15 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   auto vType =
       MemRefType::get({S, E / 64, BN, 64}, elt, AffineMap(), workgroup);
   const int64_t outPad = 8;
-  auto oType = MemRefType::get({BM, E + outPad}, outElt, AffineMap(), workgroup);
+  auto oType =
+      MemRefType::get({BM, E + outPad}, outElt, AffineMap(), workgroup);
   const int64_t qOff = 0, kOff = cfg.qBytes(D), vOff = kOff + cfg.kBytes(D);
 
-  Value c1 = em.idx(1);
+  Value c1 = tk.idx(1);
   Value dynBytes = arith::ConstantOp::create(
       b, loc, b.getI32IntegerAttr(cfg.sharedBytes(D, E)));
-  auto launch = gpu::LaunchOp::create(b, loc, em.idx(gridX), em.idx(batch),
-                                      c1, em.idx(T), c1, c1, dynBytes);
+  auto launch = gpu::LaunchOp::create(b, loc, tk.idx(gridX), tk.idx(batch), c1,
+                                      tk.idx(T), c1, c1, dynBytes);
   func::ReturnOp::create(b, loc);
   b.setInsertionPointToStart(&launch.getBody().front());
   Value smem = gpu::DynamicSharedMemoryOp::create(
@@ -175,12 +162,12 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // The swizzle pattern repeats every 1024 bytes of address: the buffers
   // start at the first 1024-aligned byte (sharedBytes has the slack).
   Value rawBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
-  Value pad = em.remu(arith::SubIOp::create(b, loc, em.idx(1024),
-                                            em.remu(rawBase, 1024)),
-                      1024);
-  Value base = em.add(rawBase, pad);
+  Value pad = tk.remu(
+      arith::SubIOp::create(b, loc, tk.idx(1024), tk.remu(rawBase, 1024)),
+      1024);
+  Value base = tk.add(rawBase, pad);
   auto view = [&](MemRefType t, int64_t offset) -> Value {
-    return memref::ViewOp::create(b, loc, t, smem, em.add(pad, offset),
+    return memref::ViewOp::create(b, loc, t, smem, tk.add(pad, offset),
                                   ValueRange{});
   };
   Value qTile = view(qType, qOff);
@@ -188,63 +175,42 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value vTile = view(vType, vOff);
 
   Value tid = launch.getThreadIds().x;
-  Value c0 = em.idx(0);
-  Value wg = em.divu(tid, 128);
-  Value warpInWg = em.remu(em.divu(tid, 32), 4);
-  Value lane = em.remu(tid, 32);
-  Value g = em.divu(lane, 4);
-  Value c2 = em.mul(em.remu(lane, 4), 2);
+  tk.tid = tid;
+  Value c0 = tk.idx(0);
+  Value wg = tk.divu(tid, 128);
+  Value warpInWg = tk.remu(tk.divu(tid, 32), 4);
+  Value lane = tk.remu(tid, 32);
+  Value g = tk.divu(lane, 4);
+  Value c2 = tk.mul(tk.remu(lane, 4), 2);
+  tk.c2 = c2;
 
   Value blockX = launch.getBlockIds().x;
   if (op.getCausal())
-    blockX = arith::SubIOp::create(b, loc, em.idx(gridX - 1), blockX);
-  Value blockRow = em.mul(blockX, BM);
+    blockX = arith::SubIOp::create(b, loc, tk.idx(gridX - 1), blockX);
+  Value blockRow = tk.mul(blockX, BM);
   // Within the block: the thread's rows g and g + 8 of its warp's 16.
-  Value warpRowLocal = em.add(em.mul(wg, 64), em.mul(warpInWg, 16));
+  Value warpRowLocal = tk.add(tk.mul(wg, 64), tk.mul(warpInWg, 16));
   Value rows[2];
   for (int64_t h = 0; h < 2; ++h)
-    rows[h] = em.add(em.add(blockRow, warpRowLocal), em.add(g, 8 * h));
+    rows[h] = tk.add(tk.add(blockRow, warpRowLocal), tk.add(g, 8 * h));
 
-  SmallVector<Value> loops(r + 4);
-  Value rest = launch.getBlockIds().y;
-  for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i) {
-    loops[i] = em.remu(rest, sizes[i]);
-    rest = em.divu(rest, sizes[i]);
-  }
-  auto indices = [&](StringRef name) {
-    SmallVector<Value> idx;
-    for (AffineExpr e : mapOf(name).getResults())
-      idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
-    return idx;
-  };
+  tk.setBatch(launch.getBlockIds().y);
 
-  // cp.async of `count` rows x `width` columns of operand `name` (rows
-  // clamped below `limit`) into the swizzled panels tile[prefix..., panel,
-  // row, chunk ^ row % 8].
+  // Rows into the swizzled panels tile[prefix..., panel, row, chunk ^ row %
+  // 8] (8 chunks of 16 bytes per 128-byte panel row).
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   auto copyRows = [&](SmallVectorImpl<Value> &tokens, StringRef name,
                       Value tile, ValueRange prefix, int64_t count,
-                      int64_t width, unsigned rowDim, Value row0,
-                      int64_t limit, unsigned colDim) {
-    int64_t perRow = width / 8, chunks = count * perRow;
-    for (int64_t it = 0; it * T < chunks; ++it) {
-      Value i = em.add(tid, it * T);
-      if ((it + 1) * T > chunks)
-        i = arith::MinUIOp::create(b, loc, i, em.idx(chunks - 1));
-      Value rowLocal = em.divu(i, perRow);
-      Value chunk = em.remu(i, perRow);
-      loops[rowDim] = arith::MinUIOp::create(b, loc, em.add(row0, rowLocal),
-                                             em.idx(limit - 1));
-      loops[colDim] = em.mul(chunk, 8);
-      Value swz = arith::XOrIOp::create(b, loc, em.remu(chunk, 8),
-                                        em.remu(rowLocal, 8));
-      SmallVector<Value> dst(prefix.begin(), prefix.end());
-      dst.append({em.divu(chunk, 8), rowLocal, em.mul(swz, 8)});
-      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, tokenType, tile, dst, memArg(name), indices(name),
-          b.getIndexAttr(8), /*srcElements=*/Value(),
-          /*bypassL1=*/b.getUnitAttr()));
-    }
+                      int64_t width, unsigned rowDim, Value row0, int64_t limit,
+                      unsigned colDim) {
+    tk.copyRows(tokens, name, tile, count, width, rowDim, row0, limit, colDim,
+                [&](Value rowLocal, Value chunk) {
+                  Value swz = arith::XOrIOp::create(b, loc, tk.remu(chunk, 8),
+                                                    tk.remu(rowLocal, 8));
+                  SmallVector<Value> dst(prefix.begin(), prefix.end());
+                  dst.append({tk.divu(chunk, 8), rowLocal, tk.mul(swz, 8)});
+                  return dst;
+                });
   };
   {
     SmallVector<Value> tokens;
@@ -270,13 +236,13 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   };
   // Q (A, K-major) and K (B, K-major): k-step ks is panel ks / 4, bytes
   // (ks % 4) * 32 into the 128-byte rows; 8-row atoms 1024 bytes apart.
-  Value qRows = em.mul(wg, 64 * 128);
+  Value qRows = tk.mul(wg, 64 * 128);
   auto qDesc = [&](int64_t ks) {
-    return desc(em.add(qRows, qOff + (ks / 4) * BM * 128 + (ks % 4) * 32),
+    return desc(tk.add(qRows, qOff + (ks / 4) * BM * 128 + (ks % 4) * 32),
                 /*lbo=*/16, /*sbo=*/1024);
   };
   auto kDesc = [&](Value buf, int64_t ks) {
-    return desc(em.add(em.mul(buf, BN * D * 2),
+    return desc(tk.add(tk.mul(buf, BN * D * 2),
                        kOff + (ks / 4) * BN * 128 + (ks % 4) * 32),
                 16, 1024);
   };
@@ -284,7 +250,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // atoms, 1024 bytes apart = stride offset); 64-column panels BN * 128
   // bytes apart (leading offset).
   auto vDesc = [&](Value buf, int64_t kk) {
-    return desc(em.add(em.mul(buf, BN * E * 2), vOff + kk * 16 * 128),
+    return desc(tk.add(tk.mul(buf, BN * E * 2), vOff + kk * 16 * 128),
                 /*lbo=*/BN * 128, /*sbo=*/1024);
   };
 
@@ -304,49 +270,24 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     gpu::BarrierOp::create(b, loc);
   };
 
-  Value lb = c0, ub = em.idx(N);
-  std::optional<int64_t> window = op.getWindow();
-  if (op.getCausal())
-    ub = arith::MinUIOp::create(b, loc, ub, em.add(blockRow, BM));
-  if (window) {
-    Value reach = em.idx(*window - 1);
-    Value far = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                      blockRow, reach);
-    lb = arith::SelectOp::create(
-        b, loc, far, arith::SubIOp::create(b, loc, blockRow, reach), c0);
-  }
+  auto [lb, ub] = tk.keyRange(blockRow, BM);
   for (int64_t st = 0; st + 1 < S; ++st)
-    lastGroup = issue(em.add(lb, st * BN), em.idx(st));
+    lastGroup = issue(tk.add(lb, st * BN), tk.idx(st));
 
   Value zero = kb.cF32(0.0f);
   Value ninf = kb.cF32(-std::numeric_limits<float>::infinity());
   const bool foldScale = kb.scale > 0;
   Value scaleLog2 = kb.cF32(kb.scale * 1.4426950408889634f);
-  auto quadReduce = [&](Value x, bool isMax) -> Value {
-    for (int32_t off : {1, 2}) {
-      Value o = gpu::ShuffleOp::create(b, loc, x, off, 32,
-                                       gpu::ShuffleMode::XOR)
-                    .getShuffleResult();
-      x = isMax ? arith::MaximumFOp::create(b, loc, x, o).getResult()
-                : arith::AddFOp::create(b, loc, x, o).getResult();
-    }
-    return x;
-  };
-  auto ex2 = [&](Value x) -> Value {
-    return em.asmCall("ex2.approx.ftz.f32 $0, $1;", {x}, "f", {}, "f", 1)[0];
-  };
-
   // S = Q K^T: D / 16 wgmma, the first one without accumulating.
-  std::string sInst = "wgmma.mma_async.sync.aligned.m64n" +
-                      std::to_string(BN) + "k16.f32." + ty + "." + ty + " ";
+  std::string sInst = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(BN) +
+                      "k16.f32." + ty + "." + ty + " ";
   auto issueS = [&](Value buf) -> SmallVector<Value> {
     SmallVector<Value> acc(sRegs, zero);
     for (int64_t ks = 0; ks < D / 16; ++ks) {
-      std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
-                         std::to_string(sRegs + 2) + ", 0;\n" + sInst +
-                         regList(0, sRegs) + ", $" + std::to_string(sRegs) +
-                         ", $" + std::to_string(sRegs + 1) +
-                         ", p, 1, 1, 0, 0;\n}";
+      std::string text =
+          "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(sRegs + 2) +
+          ", 0;\n" + sInst + regList(0, sRegs) + ", $" + std::to_string(sRegs) +
+          ", $" + std::to_string(sRegs + 1) + ", p, 1, 1, 0, 0;\n}";
       acc = em.asmCall(text, {qDesc(ks), kDesc(buf, ks), em.i32(ks ? 1 : 0)},
                        "l,l,r", acc, "f", sRegs);
     }
@@ -364,8 +305,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   init.append(oRegs, zero);
   init.push_back(c0);
 
-  std::string pvInst = "wgmma.mma_async.sync.aligned.m64n" +
-                       std::to_string(E) + "k16.f32." + ty + "." + ty + " ";
+  std::string pvInst = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(E) +
+                       "k16.f32." + ty + "." + ty + " ";
   auto pairType = VectorType::get({2}, elt);
   auto i32x1 = VectorType::get({1}, i32);
   auto packPair = [&](Value lo, Value hi) -> Value {
@@ -381,29 +322,15 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // Scores in the exp2 domain's units (scale folded later when positive),
   // masked keys -inf; returns the two row maxima (scaled), quad-reduced.
   auto prepare = [&](SmallVector<Value> &s, Value n0, bool withMask,
-                     Value (&tileMax)[2]) {
+                     Value(&tileMax)[2]) {
     // s[i]: 8-key block i / 4, row h = (i / 2) % 2, key c2 + i % 2.
     for (int64_t i = 0; i < sRegs; ++i) {
       Value &x = s[i];
       if (!foldScale)
         x = arith::MulFOp::create(b, loc, x, scaleLog2);
-      if (!withMask)
-        continue;
-      int64_t h = (i / 2) % 2;
-      Value col = em.add(em.add(n0, (i / 4) * 8 + i % 2), c2);
-      Value masked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                           col, em.idx(N));
-      if (op.getCausal())
-        masked = arith::OrIOp::create(
-            b, loc, masked,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, col,
-                                  rows[h]));
-      if (window)
-        masked = arith::OrIOp::create(
-            b, loc, masked,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, rows[h],
-                                  em.add(col, *window)));
-      x = arith::SelectOp::create(b, loc, masked, ninf, x);
+      if (withMask)
+        x = tk.maskScore(x, tk.add(tk.add(n0, (i / 4) * 8 + i % 2), c2),
+                         rows[(i / 2) % 2]);
     }
     for (int64_t h = 0; h < 2; ++h) {
       Value mt;
@@ -411,7 +338,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         if ((i / 2) % 2 == h)
           mt = mt ? arith::MaximumFOp::create(b, loc, mt, s[i]).getResult()
                   : s[i];
-      mt = quadReduce(mt, /*isMax=*/true);
+      mt = tk.quadReduce(mt, /*isMax=*/true);
       if (foldScale)
         mt = arith::MulFOp::create(b, loc, mt, scaleLog2);
       tileMax[h] = mt;
@@ -420,20 +347,20 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // P = 2^(s - m) for the row references m, packed as the A fragments of
   // P V: k-step kk takes 8-key blocks 2 kk and 2 kk + 1, registers (row g,
   // row g + 8) of each, like mma.sync's A layout. Adds the row sums to lsum.
-  auto exponentiate = [&](SmallVector<Value> &s, Value (&m)[2],
-                          Value (&lsum)[2]) -> SmallVector<Value> {
+  auto exponentiate = [&](SmallVector<Value> &s, Value(&m)[2],
+                          Value(&lsum)[2]) -> SmallVector<Value> {
     Value negM[2];
     for (int64_t h = 0; h < 2; ++h) {
-      Value isNinf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                           m[h], ninf);
+      Value isNinf =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m[h], ninf);
       negM[h] = arith::NegFOp::create(
           b, loc, arith::SelectOp::create(b, loc, isNinf, zero, m[h]));
     }
     for (int64_t i = 0; i < sRegs; ++i) {
       int64_t h = (i / 2) % 2;
-      s[i] = ex2(foldScale ? kb.fma(s[i], scaleLog2, negM[h])
-                           : arith::AddFOp::create(b, loc, s[i], negM[h])
-                                 .getResult());
+      s[i] = tk.ex2(
+          foldScale ? kb.fma(s[i], scaleLog2, negM[h])
+                    : arith::AddFOp::create(b, loc, s[i], negM[h]).getResult());
       lsum[h] = arith::AddFOp::create(b, loc, lsum[h], s[i]);
     }
     SmallVector<Value> p;
@@ -460,8 +387,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     return o;
   };
 
-  auto softmaxPV = [&](SmallVector<Value> s, Value n0, Value buf,
-                       ValueRange st, bool withMask) -> SmallVector<Value> {
+  auto softmaxPV = [&](SmallVector<Value> s, Value n0, Value buf, ValueRange st,
+                       bool withMask) -> SmallVector<Value> {
     Value tileMax[2];
     prepare(s, n0, withMask, tileMax);
     SmallVector<Value> next(st);
@@ -470,10 +397,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value alpha[2];
       for (int64_t h = 0; h < 2; ++h) {
         Value mNew = arith::MaximumFOp::create(b, loc, st[h], tileMax[h]);
-        Value isNinf = arith::CmpFOp::create(
-            b, loc, arith::CmpFPredicate::OEQ, mNew, ninf);
+        Value isNinf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                             mNew, ninf);
         Value ms = arith::SelectOp::create(b, loc, isNinf, zero, mNew);
-        alpha[h] = ex2(arith::SubFOp::create(b, loc, st[h], ms));
+        alpha[h] = tk.ex2(arith::SubFOp::create(b, loc, st[h], ms));
         out[h] = mNew;
         out[2 + h] = arith::MulFOp::create(b, loc, alpha[h], st[2 + h]);
       }
@@ -486,17 +413,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       next = rescale();
     } else {
       // Lazy rescaling, as in the mma.sync kernel (exact; warp-uniform).
-      Value tau = kb.cF32(static_cast<float>(cfg.rescaleThreshold));
-      Value need = arith::ConstantIntOp::create(b, loc, 0, 1);
-      for (int64_t h = 0; h < 2; ++h)
-        need = arith::OrIOp::create(
-            b, loc, need,
-            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
-                                  tileMax[h],
-                                  arith::AddFOp::create(b, loc, st[h], tau)));
-      Value any = NVVM::VoteSyncOp::create(
-          b, loc, b.getI1Type(), arith::ConstantIntOp::create(b, loc, -1, 32),
-          need, NVVM::VoteSyncKind::any);
+      Value any = tk.anyRowGrew(tileMax, {st[0], st[1]}, cfg.rescaleThreshold);
       SmallVector<Type> types;
       for (Value v : st)
         types.push_back(v.getType());
@@ -533,11 +450,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     return [&, withMask](OpBuilder &, Location, Value n0, ValueRange st) {
       Value buf = st.back();
       landed(S - 2);
-      issue(em.add(n0, (S - 1) * BN), em.remu(em.add(buf, S - 1), S));
+      issue(tk.add(n0, (S - 1) * BN), tk.remu(tk.add(buf, S - 1), S));
       SmallVector<Value> acc = computeS(buf);
       SmallVector<Value> next =
           softmaxPV(acc, n0, buf, st.drop_back(), withMask);
-      next.push_back(em.remu(em.add(buf, 1), S));
+      next.push_back(tk.remu(tk.add(buf, 1), S));
       scf::YieldOp::create(b, loc, next);
     };
   };
@@ -553,37 +470,26 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                            Value ub) -> SmallVector<Value> {
     // Softmax of scores `s` of the tile at n0 against references m:
     // returns m', α (1 when no row of the warp moved), P and the row sums.
-    auto softmax = [&](SmallVector<Value> s, Value n0, Value (&m)[2],
-                       bool withMask, Value (&alpha)[2], Value (&lsum)[2],
+    auto softmax = [&](SmallVector<Value> s, Value n0, Value(&m)[2],
+                       bool withMask, Value(&alpha)[2], Value(&lsum)[2],
                        Value &any) -> SmallVector<Value> {
       Value tileMax[2];
       prepare(s, n0, withMask, tileMax);
       if (cfg.rescaleThreshold <= 0) {
         any = arith::ConstantIntOp::create(b, loc, 1, 1);
       } else {
-        Value tau = kb.cF32(static_cast<float>(cfg.rescaleThreshold));
-        Value need = arith::ConstantIntOp::create(b, loc, 0, 1);
-        for (int64_t h = 0; h < 2; ++h)
-          need = arith::OrIOp::create(
-              b, loc, need,
-              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
-                                    tileMax[h],
-                                    arith::AddFOp::create(b, loc, m[h], tau)));
-        any = NVVM::VoteSyncOp::create(
-            b, loc, b.getI1Type(),
-            arith::ConstantIntOp::create(b, loc, -1, 32), need,
-            NVVM::VoteSyncKind::any);
+        any = tk.anyRowGrew(tileMax, m, cfg.rescaleThreshold);
       }
       Value one = kb.cF32(1.0f);
       Value mNew[2];
       for (int64_t h = 0; h < 2; ++h) {
         Value grown = arith::MaximumFOp::create(b, loc, m[h], tileMax[h]);
         mNew[h] = arith::SelectOp::create(b, loc, any, grown, m[h]);
-        Value isNinf = arith::CmpFOp::create(
-            b, loc, arith::CmpFPredicate::OEQ, mNew[h], ninf);
+        Value isNinf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                             mNew[h], ninf);
         Value ms = arith::SelectOp::create(b, loc, isNinf, zero, mNew[h]);
         alpha[h] = arith::SelectOp::create(
-            b, loc, any, ex2(arith::SubFOp::create(b, loc, m[h], ms)), one);
+            b, loc, any, tk.ex2(arith::SubFOp::create(b, loc, m[h], ms)), one);
         lsum[h] = zero;
       }
       SmallVector<Value> p = exponentiate(s, mNew, lsum);
@@ -592,7 +498,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       return p;
     };
     // (m, ℓ, O, P, buffer) in loop order.
-    auto pack = [&](Value (&m)[2], Value (&l)[2], ArrayRef<Value> o,
+    auto pack = [&](Value(&m)[2], Value(&l)[2], ArrayRef<Value> o,
                     ArrayRef<Value> p, Value buf) {
       SmallVector<Value> st = {m[0], m[1], l[0], l[1]};
       llvm::append_range(st, o);
@@ -600,8 +506,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       st.push_back(buf);
       return st;
     };
-    Value any0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lb,
-                                       ub);
+    Value any0 =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lb, ub);
     SmallVector<Type> types(4 + oRegs, f32);
     types.append(pRegs, i32);
     types.push_back(b.getIndexType());
@@ -613,27 +519,27 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       landed(S - 2);
       SmallVector<Value> acc = computeS(c0);
       Value m[2] = {ninf, ninf}, alpha[2], l[2], any;
-      SmallVector<Value> p = softmax(acc, lb, m, /*withMask=*/true, alpha, l,
-                                     any);
+      SmallVector<Value> p =
+          softmax(acc, lb, m, /*withMask=*/true, alpha, l, any);
       scf::YieldOp::create(b, loc,
                            pack(m, l, SmallVector<Value>(oRegs, zero), p, c0));
       b.setInsertionPointToStart(&first.getElseRegion().front());
       Value m0[2] = {ninf, ninf}, l0[2] = {zero, zero};
       SmallVector<Value> p0(pRegs, em.i32(0));
-      scf::YieldOp::create(b, loc,
-                           pack(m0, l0, SmallVector<Value>(oRegs, zero), p0, c0));
+      scf::YieldOp::create(
+          b, loc, pack(m0, l0, SmallVector<Value>(oRegs, zero), p0, c0));
     }
     auto body = [&](bool withMask) {
       return [&, withMask](OpBuilder &, Location, Value n0, ValueRange st) {
         Value prevBuf = st.back();
-        Value buf = em.remu(em.add(prevBuf, 1), S);
+        Value buf = tk.remu(tk.add(prevBuf, 1), S);
         SmallVector<Value> o(st.begin() + 4, st.begin() + 4 + oRegs);
         SmallVector<Value> pPrev(st.begin() + 4 + oRegs,
                                  st.begin() + 4 + oRegs + pRegs);
         // Tile n0 has landed once at most S - 3 younger groups are pending;
         // the buffer of tile n0 - 2 tiles is free after the barrier.
         landed(S - 3);
-        issue(em.add(n0, (S - 2) * BN), em.remu(em.add(buf, S - 2), S));
+        issue(tk.add(n0, (S - 2) * BN), tk.remu(tk.add(buf, S - 2), S));
         SmallVector<Value> live(o);
         llvm::append_range(live, pPrev);
         live = em.through("wgmma.fence.sync.aligned;", live);
@@ -645,8 +551,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         em.through("wgmma.commit_group.sync.aligned;", {});
         acc = em.through("wgmma.wait_group.sync.aligned 1;", acc);
         Value m[2] = {st[0], st[1]}, alpha[2], lsum[2], any;
-        SmallVector<Value> p =
-            softmax(acc, n0, m, withMask, alpha, lsum, any);
+        SmallVector<Value> p = softmax(acc, n0, m, withMask, alpha, lsum, any);
         live = o;
         llvm::append_range(live, pPrev);
         live = em.through("wgmma.wait_group.sync.aligned 0;", live);
@@ -672,11 +577,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         scf::YieldOp::create(b, loc, pack(m, l, o, p, buf));
       };
     };
-    Value second = em.add(lb, BN);
+    Value second = tk.add(lb, BN);
     Value mid = arith::MaxUIOp::create(b, loc, split, second);
-    auto unmasked = scf::ForOp::create(b, loc, second, split, em.idx(BN),
+    auto unmasked = scf::ForOp::create(b, loc, second, split, tk.idx(BN),
                                        first.getResults(), body(false));
-    auto loop = scf::ForOp::create(b, loc, mid, ub, em.idx(BN),
+    auto loop = scf::ForOp::create(b, loc, mid, ub, tk.idx(BN),
                                    unmasked.getResults(), body(true));
     // The last tile's P V.
     ValueRange st = loop.getResults();
@@ -694,32 +599,20 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       o = em.through("wgmma.wait_group.sync.aligned 0;", o);
       scf::YieldOp::create(b, loc, o);
       b.setInsertionPointToStart(&last.getElseRegion().front());
-      scf::YieldOp::create(b, loc,
-                           SmallVector<Value>(st.begin() + 4,
-                                              st.begin() + 4 + oRegs));
+      scf::YieldOp::create(
+          b, loc, SmallVector<Value>(st.begin() + 4, st.begin() + 4 + oRegs));
     }
     SmallVector<Value> out(st.begin(), st.begin() + 4);
     llvm::append_range(out, last.getResults());
     return out;
   };
 
-  Value split = lb;
-  if (!window) {
-    Value limit = em.idx(N);
-    if (op.getCausal())
-      limit = arith::MinUIOp::create(b, loc, limit, em.add(blockRow, 1));
-    Value ahead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                        limit, lb);
-    Value span = arith::SelectOp::create(
-        b, loc, ahead, arith::SubIOp::create(b, loc, limit, lb), c0);
-    split = arith::MinUIOp::create(
-        b, loc, em.add(lb, em.mul(em.divu(span, BN), BN)), ub);
-  }
+  Value split = tk.unmaskedEnd(lb, ub, blockRow, BN);
   SmallVector<Value> fin;
   if (!cfg.pipeline) {
-    auto unmasked = scf::ForOp::create(b, loc, lb, split, em.idx(BN), init,
+    auto unmasked = scf::ForOp::create(b, loc, lb, split, tk.idx(BN), init,
                                        tileBody(false));
-    auto loop = scf::ForOp::create(b, loc, split, ub, em.idx(BN),
+    auto loop = scf::ForOp::create(b, loc, split, ub, tk.idx(BN),
                                    unmasked.getResults(), tileBody(true));
     fin.assign(loop.getResults().begin(), loop.getResults().end());
   } else {
@@ -727,85 +620,18 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   }
   nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
 
-  // One divide per row; the block is staged in shared memory (over the
-  // buffers, after a barrier) and leaves with 16-byte stores when e is the
-  // output's last dim, element by element otherwise. Rows past M are not
-  // stored.
-  AffineMap outMap = mapOf("out");
-  bool staged =
-      cast<AffineDimExpr>(outMap.getResults().back()).getPosition() == r + 3;
+  // The block is staged in shared memory (over the buffers, after a
+  // barrier) when e is the output's last dim.
   Value oTile;
-  if (staged) {
+  if (tk.outputStaged()) {
     gpu::BarrierOp::create(b, loc);
     oTile = view(oType, 0);
   }
-  for (int64_t h = 0; h < 2; ++h) {
-    Value l = quadReduce(fin[2 + h], /*isMax=*/false);
-    Value empty =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
-    Value inv = arith::SelectOp::create(
-        b, loc, empty, zero, arith::DivFOp::create(b, loc, kb.cF32(1.0f), l));
-    std::optional<OpBuilder::InsertionGuard> guard;
-    if (!staged) {
-      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                            rows[h], em.idx(M));
-      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-      guard.emplace(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    }
-    loops[r] = rows[h];
-    Value rowLocal = em.add(warpRowLocal, em.add(g, 8 * h));
-    for (int64_t eb = 0; eb < E / 8; ++eb) {
-      SmallVector<Value> pair;
-      for (int64_t j = 0; j < 2; ++j) {
-        Value x = arith::MulFOp::create(b, loc, fin[4 + 4 * eb + 2 * h + j],
-                                        inv);
-        if (outElt != f32)
-          x = arith::TruncFOp::create(b, loc, outElt, x);
-        pair.push_back(x);
-      }
-      if (staged) {
-        Value vec = vector::FromElementsOp::create(
-            b, loc, VectorType::get({2}, outElt), pair);
-        vector::StoreOp::create(b, loc, vec, oTile,
-                                ValueRange{rowLocal, em.add(c2, eb * 8)},
-                                /*nontemporal=*/false, llvm::MaybeAlign(4));
-        continue;
-      }
-      for (int64_t j = 0; j < 2; ++j) {
-        loops[r + 3] = em.add(c2, eb * 8 + j);
-        memref::StoreOp::create(b, loc, pair[j], outMem, indices("out"));
-      }
-    }
-  }
-  if (staged) {
-    gpu::BarrierOp::create(b, loc);
-    int64_t perRow = E / outPad, chunks = BM * perRow;
-    auto chunkType = VectorType::get({outPad}, outElt);
-    for (int64_t it = 0; it * T < chunks; ++it) {
-      Value i = em.add(tid, it * T);
-      Value rowLocal = em.divu(i, perRow);
-      Value col = em.mul(em.remu(i, perRow), outPad);
-      Value row = em.add(blockRow, rowLocal);
-      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
-                                       em.idx(M));
-      if ((it + 1) * T > chunks)
-        ok = arith::AndIOp::create(
-            b, loc, ok,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
-                                  em.idx(chunks)));
-      auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value v = vector::LoadOp::create(b, loc, chunkType, oTile,
-                                       ValueRange{rowLocal, col},
-                                       /*nontemporal=*/false,
-                                       llvm::MaybeAlign(16));
-      loops[r] = row;
-      loops[r + 3] = col;
-      vector::StoreOp::create(b, loc, v, outMem, indices("out"),
-                              /*nontemporal=*/false, llvm::MaybeAlign(16));
-    }
-  }
+  tk.storeOutput(
+      oTile, BM, E, blockRow, {fin[2], fin[3]}, {rows[0], rows[1]},
+      [&](int64_t h) { return tk.add(warpRowLocal, tk.add(g, 8 * h)); },
+      [&](int64_t h, int64_t eb, int64_t j) {
+        return fin[4 + 4 * eb + 2 * h + j];
+      });
   gpu::TerminatorOp::create(b, loc);
 }

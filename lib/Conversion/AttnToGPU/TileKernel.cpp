@@ -1,0 +1,246 @@
+//===- TileKernel.cpp - pieces shared by the tensor-core kernels ----------===//
+//
+// The mma.sync (MmaKernel.cpp) and wgmma (WgmmaKernel.cpp) kernel bodies
+// differ in how they multiply; how they index operands, stream tile rows,
+// bound and mask keys, vote on rescaling and write the output is the same
+// and lives here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn::gpu_kernel;
+
+Value TileKernel::add(Value x, int64_t k) {
+  return k ? arith::AddIOp::create(kb.b, kb.loc, x, idx(k)).getResult() : x;
+}
+Value TileKernel::add(Value x, Value y) {
+  return arith::AddIOp::create(kb.b, kb.loc, x, y);
+}
+Value TileKernel::mul(Value x, int64_t k) {
+  return arith::MulIOp::create(kb.b, kb.loc, x, idx(k));
+}
+Value TileKernel::divu(Value x, int64_t k) {
+  return arith::DivUIOp::create(kb.b, kb.loc, x, idx(k));
+}
+Value TileKernel::remu(Value x, int64_t k) {
+  return arith::RemUIOp::create(kb.b, kb.loc, x, idx(k));
+}
+Value TileKernel::clamp(Value x, int64_t hi) {
+  return arith::MinUIOp::create(kb.b, kb.loc, x, idx(hi - 1));
+}
+
+void TileKernel::setBatch(Value flat) {
+  for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i) {
+    loops[i] = remu(flat, sizes[i]);
+    flat = divu(flat, sizes[i]);
+  }
+}
+
+SmallVector<Value> TileKernel::indices(StringRef name) {
+  SmallVector<Value> idx;
+  for (AffineExpr e : mapOf(name).getResults())
+    idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
+  return idx;
+}
+
+void TileKernel::copyRows(SmallVectorImpl<Value> &tokens, StringRef name,
+                          Value tile, int64_t count, int64_t width,
+                          unsigned rowDim, Value row0, int64_t limit,
+                          unsigned colDim, DstFn dst) {
+  OpBuilder &b = kb.b;
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  int64_t perRow = width / 8, chunks = count * perRow;
+  for (int64_t it = 0; it * threads < chunks; ++it) {
+    Value i = add(tid, it * threads);
+    if ((it + 1) * threads > chunks)
+      i = clamp(i, chunks);
+    Value rowLocal = divu(i, perRow);
+    Value chunk = remu(i, perRow);
+    Value col = mul(chunk, 8);
+    loops[rowDim] = clamp(add(row0, rowLocal), limit);
+    loops[colDim] = col;
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, kb.loc, tokenType, tile, dst(rowLocal, chunk), memArg(name),
+        indices(name), b.getIndexAttr(8), /*srcElements=*/Value(),
+        /*bypassL1=*/b.getUnitAttr())); // .cg: streamed once per block
+  }
+}
+
+std::pair<Value, Value> TileKernel::keyRange(Value blockRow, int64_t rows) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value lb = idx(0), ub = idx(N());
+  if (kb.op.getCausal())
+    ub = arith::MinUIOp::create(b, loc, ub, add(blockRow, rows));
+  if (window) {
+    Value reach = idx(*window - 1);
+    Value far = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                      blockRow, reach);
+    lb = arith::SelectOp::create(
+        b, loc, far, arith::SubIOp::create(b, loc, blockRow, reach), idx(0));
+  }
+  return {lb, ub};
+}
+
+Value TileKernel::unmaskedEnd(Value lb, Value ub, Value blockRow,
+                              int64_t tile) {
+  if (window)
+    return lb;
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value limit = idx(N());
+  if (kb.op.getCausal())
+    limit = arith::MinUIOp::create(b, loc, limit, add(blockRow, 1));
+  Value ahead =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, limit, lb);
+  Value span = arith::SelectOp::create(
+      b, loc, ahead, arith::SubIOp::create(b, loc, limit, lb), idx(0));
+  return arith::MinUIOp::create(b, loc, add(lb, mul(divu(span, tile), tile)),
+                                ub);
+}
+
+Value TileKernel::maskScore(Value x, Value col, Value row) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value masked =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, col, idx(N()));
+  if (kb.op.getCausal())
+    masked = arith::OrIOp::create(
+        b, loc, masked,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, col, row));
+  if (window)
+    masked = arith::OrIOp::create(
+        b, loc, masked,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, row,
+                              add(col, *window)));
+  return arith::SelectOp::create(
+      b, loc, masked, kb.cF32(-std::numeric_limits<float>::infinity()), x);
+}
+
+Value TileKernel::quadReduce(Value x, bool isMax) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  for (int32_t off : {1, 2}) {
+    Value o = gpu::ShuffleOp::create(b, loc, x, off, 32, gpu::ShuffleMode::XOR)
+                  .getShuffleResult();
+    x = isMax ? arith::MaximumFOp::create(b, loc, x, o).getResult()
+              : arith::AddFOp::create(b, loc, x, o).getResult();
+  }
+  return x;
+}
+
+Value TileKernel::ex2(Value x) {
+  return NVVM::InlinePtxOp::create(kb.b, kb.loc, TypeRange{kb.b.getF32Type()},
+                                   ValueRange{x}, ValueRange{},
+                                   "ex2.approx.ftz.f32 $0, $1;", Value())
+      ->getResult(0);
+}
+
+Value TileKernel::anyRowGrew(ArrayRef<Value> tileMax, ArrayRef<Value> m,
+                             int64_t threshold) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value need = arith::ConstantIntOp::create(b, loc, 0, 1);
+  Value tau = kb.cF32(static_cast<float>(threshold));
+  for (auto [t, ref] : llvm::zip_equal(tileMax, m))
+    need = arith::OrIOp::create(
+        b, loc, need,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, t,
+                              arith::AddFOp::create(b, loc, ref, tau)));
+  Value allLanes = arith::ConstantIntOp::create(b, loc, -1, 32);
+  return NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), allLanes, need,
+                                  NVVM::VoteSyncKind::any);
+}
+
+bool TileKernel::outputStaged() {
+  AffineMap outMap = mapOf("out");
+  return cast<AffineDimExpr>(outMap.getResults().back()).getPosition() == r + 3;
+}
+
+void TileKernel::storeOutput(
+    Value oTile, int64_t rowsPerBlock, int64_t E, Value blockRow,
+    ArrayRef<Value> l, ArrayRef<Value> rows,
+    llvm::function_ref<Value(int64_t)> rowLocalAt,
+    llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value outMem = memArg("out");
+  Type outElt = cast<MemRefType>(outMem.getType()).getElementType();
+  Value zero = kb.cF32(0.0f);
+  for (int64_t s = 0, e = l.size(); s < e; ++s) {
+    Value sum = quadReduce(l[s], /*isMax=*/false);
+    Value empty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
+    Value inv = arith::SelectOp::create(
+        b, loc, empty, zero, arith::DivFOp::create(b, loc, kb.cF32(1.0f), sum));
+    std::optional<OpBuilder::InsertionGuard> guard;
+    if (!oTile) {
+      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            rows[s], idx(M()));
+      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+      guard.emplace(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    }
+    loops[r] = rows[s];
+    Value rowLocal = rowLocalAt(s);
+    for (int64_t eb = 0; eb < E / 8; ++eb) {
+      SmallVector<Value> pair;
+      for (int64_t j = 0; j < 2; ++j) {
+        Value x = arith::MulFOp::create(b, loc, oAt(s, eb, j), inv);
+        if (!outElt.isF32())
+          x = arith::TruncFOp::create(b, loc, outElt, x);
+        pair.push_back(x);
+      }
+      if (oTile) {
+        Value vec = vector::FromElementsOp::create(
+            b, loc, VectorType::get({2}, outElt), pair);
+        vector::StoreOp::create(b, loc, vec, oTile,
+                                ValueRange{rowLocal, add(c2, eb * 8)},
+                                /*nontemporal=*/false, llvm::MaybeAlign(4));
+        continue;
+      }
+      for (int64_t j = 0; j < 2; ++j) {
+        loops[r + 3] = add(c2, eb * 8 + j);
+        memref::StoreOp::create(b, loc, pair[j], outMem, indices("out"));
+      }
+    }
+  }
+  if (!oTile)
+    return;
+  gpu::BarrierOp::create(b, loc);
+  const int64_t chunk = 8; // 16-bit elements per 16-byte store
+  int64_t perRow = E / chunk, chunks = rowsPerBlock * perRow;
+  auto chunkType = VectorType::get({chunk}, outElt);
+  for (int64_t it = 0; it * threads < chunks; ++it) {
+    Value i = add(tid, it * threads);
+    Value rowLocal = divu(i, perRow);
+    Value col = mul(remu(i, perRow), chunk);
+    Value row = add(blockRow, rowLocal);
+    Value ok =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, idx(M()));
+    if ((it + 1) * threads > chunks)
+      ok = arith::AndIOp::create(
+          b, loc, ok,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
+                                idx(chunks)));
+    auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value v = vector::LoadOp::create(
+        b, loc, chunkType, oTile, ValueRange{rowLocal, col},
+        /*nontemporal=*/false, llvm::MaybeAlign(16));
+    loops[r] = row;
+    loops[r + 3] = col;
+    vector::StoreOp::create(b, loc, v, outMem, indices("out"),
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+  }
+}
