@@ -4,6 +4,7 @@
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu | FileCheck %s --check-prefix=SM80
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a wgmma=0" | FileCheck %s --check-prefix=OFF
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warps=4 tile-kv=64 stages=3" | FileCheck %s --check-prefix=W4
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a pipeline=1 tile-kv=64" | FileCheck %s --check-prefix=PIPE
 // RUN: attn-opt %s --split-input-file --attn-gpu-pipeline="chip=sm_90a" | FileCheck %s --check-prefix=PTX
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warps=6" 2>&1 | FileCheck %s --check-prefix=BADW
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a tile-q=64" 2>&1 | FileCheck %s --check-prefix=BADQ
@@ -72,6 +73,34 @@
 // W4-SAME: stages = 3
 // W4-SAME: tile_kv = 64 : i64, tile_q = 64 : i64, warps = 4
 // W4: wgmma.mma_async.sync.aligned.m64n64k16
+
+// pipeline=1 (3 stages): the first tile's S and softmax before the loop;
+// each iteration issues S of tile t and P V of tile t - 1 as two groups,
+// waits for the older one (S), votes and forms P while P V runs, then waits
+// for O; the last tile's P V after the loop.
+// PIPE: pipeline = true
+// PIPE-SAME: stages = 3
+// PIPE: scf.if
+// PIPE:   nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// PIPE-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}} p, 1, 1, 0, 0;
+// PIPE:   "wgmma.wait_group.sync.aligned 0;"
+// PIPE: scf.for
+// PIPE:   nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// PIPE:   "wgmma.fence.sync.aligned;"
+// PIPE-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}} p, 1, 1, 0, 0;
+// PIPE:   "wgmma.commit_group.sync.aligned;"
+// PIPE-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}} p, 1, 1, 1;
+// PIPE:   "wgmma.commit_group.sync.aligned;"
+// PIPE:   "wgmma.wait_group.sync.aligned 1;"
+// PIPE:   nvvm.vote.sync any
+// PIPE:   "wgmma.wait_group.sync.aligned 0;"
+// PIPE:   scf.yield
+// PIPE: scf.for
+// PIPE: scf.if
+// PIPE:   "wgmma.fence.sync.aligned;"
+// PIPE-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}} p, 1, 1, 1;
+// PIPE:   "wgmma.wait_group.sync.aligned 0;"
+// PIPE: arith.divf
 
 // PTX: .target sm_90a
 // PTX-SAME: .minnctapersm 2
