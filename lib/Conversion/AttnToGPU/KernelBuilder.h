@@ -167,6 +167,15 @@ struct TileKernel {
   /// The end of the whole key tiles (of `tile` keys) from lb that every
   /// row of the block sees: they run without the per-element mask.
   Value unmaskedEnd(Value lb, Value ub, Value blockRow, int64_t tile);
+  /// The key-tile loop over [lb, ub) in steps of `tile`, as two scf.for:
+  /// the whole tiles every row sees up to `split` without the per-element
+  /// mask, the boundary tiles after (from `maskedFrom` if given, else
+  /// `split`); `body(n0, state, withMask)` yields the next state. Returns
+  /// the final state.
+  using TileBodyFn = llvm::function_ref<void(Value, ValueRange, bool)>;
+  SmallVector<Value> tileLoops(Value lb, Value split, Value ub, int64_t tile,
+                               ValueRange init, TileBodyFn body,
+                               Value maskedFrom = Value());
   /// `x`, or -inf where key `col` is invisible to query `row` (past N,
   /// above the causal diagonal, outside the window).
   Value maskScore(Value x, Value col, Value row);

@@ -442,31 +442,24 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // One key tile per iteration: wait for it, free the previous buffer
   // (barrier) and refill it with tile n0 + (S - 1) tiles, then S, softmax
   // and P V.
-  auto tileBody = [&](bool withMask) {
-    return [&, withMask](OpBuilder &, Location, Value n0, ValueRange st) {
-      Value buf = st.back();
-      // Tile n0 has landed once at most S - 2 younger groups are pending.
-      nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
-                                       b.getI32IntegerAttr(S - 2));
-      gpu::BarrierOp::create(b, loc);
-      issue(tk.add(n0, (S - 1) * BN), tk.remu(tk.add(buf, S - 1), S));
-      SmallVector<Value> acc = computeS(buf);
-      SmallVector<Value> next =
-          softmaxPV(acc, n0, buf, st.drop_back(), withMask);
-      next.push_back(tk.remu(tk.add(buf, 1), S));
-      scf::YieldOp::create(b, loc, next);
-    };
+  auto tileBody = [&](Value n0, ValueRange st, bool withMask) {
+    Value buf = st.back();
+    // Tile n0 has landed once at most S - 2 younger groups are pending.
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                     b.getI32IntegerAttr(S - 2));
+    gpu::BarrierOp::create(b, loc);
+    issue(tk.add(n0, (S - 1) * BN), tk.remu(tk.add(buf, S - 1), S));
+    SmallVector<Value> acc = computeS(buf);
+    SmallVector<Value> next = softmaxPV(acc, n0, buf, st.drop_back(), withMask);
+    next.push_back(tk.remu(tk.add(buf, 1), S));
+    scf::YieldOp::create(b, loc, next);
   };
   // Whole tiles whose keys every row of the block sees need no mask: they
   // run first, the boundary tiles (ragged end, causal diagonal) after.
   Value split = tk.unmaskedEnd(lb, ub, blockRow, BN);
   SmallVector<Value> finalState;
   if (!cfg.pipeline) {
-    auto unmasked = scf::ForOp::create(b, loc, lb, split, kb.cIdx(BN), init,
-                                       tileBody(false));
-    auto loop = scf::ForOp::create(b, loc, split, ub, kb.cIdx(BN),
-                                   unmasked.getResults(), tileBody(true));
-    finalState.assign(loop.getResults().begin(), loop.getResults().end());
+    finalState = tk.tileLoops(lb, split, ub, BN, init, tileBody);
   } else {
     // Software-pipelined: iteration t issues S = Q K^T of tile t + 1 before
     // the softmax and P V of tile t, so that the tensor cores work while the

@@ -108,6 +108,20 @@ Value TileKernel::unmaskedEnd(Value lb, Value ub, Value blockRow,
                                 ub);
 }
 
+SmallVector<Value> TileKernel::tileLoops(Value lb, Value split, Value ub,
+                                         int64_t tile, ValueRange init,
+                                         TileBodyFn body, Value maskedFrom) {
+  auto loop = [&](Value from, Value to, ValueRange state, bool withMask) {
+    return scf::ForOp::create(kb.b, kb.loc, from, to, idx(tile), state,
+                              [&](OpBuilder &, Location, Value n0,
+                                  ValueRange st) { body(n0, st, withMask); });
+  };
+  auto unmasked = loop(lb, split, init, /*withMask=*/false);
+  auto masked = loop(maskedFrom ? maskedFrom : split, ub, unmasked.getResults(),
+                     /*withMask=*/true);
+  return SmallVector<Value>(masked.getResults());
+}
+
 Value TileKernel::maskScore(Value x, Value col, Value row) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;

@@ -446,17 +446,14 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // Q has landed once only the S - 1 K/V groups may be pending.
   if (!cfg.pipeline)
     landed(S - 1);
-  auto tileBody = [&](bool withMask) {
-    return [&, withMask](OpBuilder &, Location, Value n0, ValueRange st) {
-      Value buf = st.back();
-      landed(S - 2);
-      issue(tk.add(n0, (S - 1) * BN), tk.remu(tk.add(buf, S - 1), S));
-      SmallVector<Value> acc = computeS(buf);
-      SmallVector<Value> next =
-          softmaxPV(acc, n0, buf, st.drop_back(), withMask);
-      next.push_back(tk.remu(tk.add(buf, 1), S));
-      scf::YieldOp::create(b, loc, next);
-    };
+  auto tileBody = [&](Value n0, ValueRange st, bool withMask) {
+    Value buf = st.back();
+    landed(S - 2);
+    issue(tk.add(n0, (S - 1) * BN), tk.remu(tk.add(buf, S - 1), S));
+    SmallVector<Value> acc = computeS(buf);
+    SmallVector<Value> next = softmaxPV(acc, n0, buf, st.drop_back(), withMask);
+    next.push_back(tk.remu(tk.add(buf, 1), S));
+    scf::YieldOp::create(b, loc, next);
   };
   // Intra-warpgroup overlap (pipeline): iteration t issues S = Q K^T of
   // tile t and O += P V of tile t - 1 back to back, waits for S only (the
@@ -529,62 +526,58 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       scf::YieldOp::create(
           b, loc, pack(m0, l0, SmallVector<Value>(oRegs, zero), p0, c0));
     }
-    auto body = [&](bool withMask) {
-      return [&, withMask](OpBuilder &, Location, Value n0, ValueRange st) {
-        Value prevBuf = st.back();
-        Value buf = tk.remu(tk.add(prevBuf, 1), S);
-        SmallVector<Value> o(st.begin() + 4, st.begin() + 4 + oRegs);
-        SmallVector<Value> pPrev(st.begin() + 4 + oRegs,
-                                 st.begin() + 4 + oRegs + pRegs);
-        // Tile n0 has landed once at most S - 3 younger groups are pending;
-        // the buffer of tile n0 - 2 tiles is free after the barrier.
-        landed(S - 3);
-        issue(tk.add(n0, (S - 2) * BN), tk.remu(tk.add(buf, S - 2), S));
-        SmallVector<Value> live(o);
-        llvm::append_range(live, pPrev);
-        live = em.through("wgmma.fence.sync.aligned;", live);
-        o.assign(live.begin(), live.begin() + oRegs);
-        pPrev.assign(live.begin() + oRegs, live.end());
-        SmallVector<Value> acc = issueS(buf);
-        em.through("wgmma.commit_group.sync.aligned;", {});
-        o = issuePV(pPrev, prevBuf, o);
-        em.through("wgmma.commit_group.sync.aligned;", {});
-        acc = em.through("wgmma.wait_group.sync.aligned 1;", acc);
-        Value m[2] = {st[0], st[1]}, alpha[2], lsum[2], any;
-        SmallVector<Value> p = softmax(acc, n0, m, withMask, alpha, lsum, any);
-        live = o;
-        llvm::append_range(live, pPrev);
-        live = em.through("wgmma.wait_group.sync.aligned 0;", live);
-        o.assign(live.begin(), live.begin() + oRegs);
-        // O = α O only where a row reference moved (warp-uniform).
-        auto ifOp = scf::IfOp::create(b, loc, SmallVector<Type>(oRegs, f32),
-                                      any, /*withElse=*/true);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-          SmallVector<Value> scaled;
-          for (int64_t i = 0; i < oRegs; ++i)
-            scaled.push_back(
-                arith::MulFOp::create(b, loc, o[i], alpha[(i / 2) % 2]));
-          scf::YieldOp::create(b, loc, scaled);
-          b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-          scf::YieldOp::create(b, loc, o);
-        }
-        o.assign(ifOp.getResults().begin(), ifOp.getResults().end());
-        Value l[2];
-        for (int64_t h = 0; h < 2; ++h)
-          l[h] = kb.fma(alpha[h], st[2 + h], lsum[h]);
-        scf::YieldOp::create(b, loc, pack(m, l, o, p, buf));
-      };
+    auto body = [&](Value n0, ValueRange st, bool withMask) {
+      Value prevBuf = st.back();
+      Value buf = tk.remu(tk.add(prevBuf, 1), S);
+      SmallVector<Value> o(st.begin() + 4, st.begin() + 4 + oRegs);
+      SmallVector<Value> pPrev(st.begin() + 4 + oRegs,
+                               st.begin() + 4 + oRegs + pRegs);
+      // Tile n0 has landed once at most S - 3 younger groups are pending;
+      // the buffer of tile n0 - 2 tiles is free after the barrier.
+      landed(S - 3);
+      issue(tk.add(n0, (S - 2) * BN), tk.remu(tk.add(buf, S - 2), S));
+      SmallVector<Value> live(o);
+      llvm::append_range(live, pPrev);
+      live = em.through("wgmma.fence.sync.aligned;", live);
+      o.assign(live.begin(), live.begin() + oRegs);
+      pPrev.assign(live.begin() + oRegs, live.end());
+      SmallVector<Value> acc = issueS(buf);
+      em.through("wgmma.commit_group.sync.aligned;", {});
+      o = issuePV(pPrev, prevBuf, o);
+      em.through("wgmma.commit_group.sync.aligned;", {});
+      acc = em.through("wgmma.wait_group.sync.aligned 1;", acc);
+      Value m[2] = {st[0], st[1]}, alpha[2], lsum[2], any;
+      SmallVector<Value> p = softmax(acc, n0, m, withMask, alpha, lsum, any);
+      live = o;
+      llvm::append_range(live, pPrev);
+      live = em.through("wgmma.wait_group.sync.aligned 0;", live);
+      o.assign(live.begin(), live.begin() + oRegs);
+      // O = α O only where a row reference moved (warp-uniform).
+      auto ifOp = scf::IfOp::create(b, loc, SmallVector<Type>(oRegs, f32), any,
+                                    /*withElse=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        SmallVector<Value> scaled;
+        for (int64_t i = 0; i < oRegs; ++i)
+          scaled.push_back(
+              arith::MulFOp::create(b, loc, o[i], alpha[(i / 2) % 2]));
+        scf::YieldOp::create(b, loc, scaled);
+        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(b, loc, o);
+      }
+      o.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+      Value l[2];
+      for (int64_t h = 0; h < 2; ++h)
+        l[h] = kb.fma(alpha[h], st[2 + h], lsum[h]);
+      scf::YieldOp::create(b, loc, pack(m, l, o, p, buf));
     };
+    // Tiles from the second on (the first is done above).
     Value second = tk.add(lb, BN);
     Value mid = arith::MaxUIOp::create(b, loc, split, second);
-    auto unmasked = scf::ForOp::create(b, loc, second, split, tk.idx(BN),
-                                       first.getResults(), body(false));
-    auto loop = scf::ForOp::create(b, loc, mid, ub, tk.idx(BN),
-                                   unmasked.getResults(), body(true));
+    SmallVector<Value> st =
+        tk.tileLoops(second, split, ub, BN, first.getResults(), body, mid);
     // The last tile's P V.
-    ValueRange st = loop.getResults();
     auto last = scf::IfOp::create(b, loc, SmallVector<Type>(oRegs, f32), any0,
                                   /*withElse=*/true);
     {
@@ -610,11 +603,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value split = tk.unmaskedEnd(lb, ub, blockRow, BN);
   SmallVector<Value> fin;
   if (!cfg.pipeline) {
-    auto unmasked = scf::ForOp::create(b, loc, lb, split, tk.idx(BN), init,
-                                       tileBody(false));
-    auto loop = scf::ForOp::create(b, loc, split, ub, tk.idx(BN),
-                                   unmasked.getResults(), tileBody(true));
-    fin.assign(loop.getResults().begin(), loop.getResults().end());
+    fin = tk.tileLoops(lb, split, ub, BN, init, tileBody);
   } else {
     fin = pipelinedLoop(lb, split, ub);
   }
