@@ -43,12 +43,12 @@ def configs(quick: bool):
 # (docs/performance.md, steps 9-18); "mma" is that kernel on sm_90a.
 TUNE_VARIANTS = {
     "wg": ([], (64, 128)),
-    "wg_pipe_kv64": (["--pipeline=1", "--tile-kv=64"], (64, 128)),
-    "wg_pipe_kv64_s4": (["--pipeline=1", "--tile-kv=64", "--stages=4"], (64,)),
-    "wg_pipe_kv32": (["--pipeline=1", "--tile-kv=32"], (64, 128)),
-    "wg_pipe_kv48": (["--pipeline=1", "--tile-kv=48"], (64,)),
-    "wg_pipe_kv128_mb0": (["--pipeline=1", "--tile-kv=128", "--min-blocks=0"], (64, 128)),
-    "wg_pipe_kv96": (["--pipeline=1", "--tile-kv=96"], (128,)),
+    "ws": (["--warp-specialize=1"], (64, 128)),
+    "ws_pipe_kv64_s3": (["--warp-specialize=1", "--pipeline=1", "--tile-kv=64"], (64, 128)),
+    "ws_pipe_kv64_s4": (["--warp-specialize=1", "--pipeline=1", "--tile-kv=64",
+                         "--stages=4"], (128,)),
+    "ws_pipe_kv96_s3": (["--warp-specialize=1", "--pipeline=1", "--tile-kv=96"], (128,)),
+    "ws_pipe_kv128_s3": (["--warp-specialize=1", "--pipeline=1"], (64, 128)),
 }
 
 

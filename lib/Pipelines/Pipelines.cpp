@@ -68,6 +68,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   gpuOpts.pipeline = options.pipeline;
   gpuOpts.chip = options.chip;
   gpuOpts.wgmma = options.wgmma;
+  gpuOpts.warpSpecialize = options.warpSpecialize;
   pm.addPass(createConvertAttnToGPU(gpuOpts));
   // Outline before any canonicalization: hoisted constants would otherwise
   // become kernel parameters. The kernel takes one pointer per tensor.

@@ -368,7 +368,9 @@ def _eval_rule(rule: str, env: dict) -> object:
                                     {"wgmma": 0, "warps": 8, "tile_q": 256},
                                     {"wgmma": 0, "tile_q": 64, "q_shared": 1},
                                     {"pipeline": 1, "tile_kv": 48},
-                                    {"wgmma": 0, "pipeline": 1, "tile_kv": 48}])
+                                    {"wgmma": 0, "pipeline": 1, "tile_kv": 48},
+                                    {"warp_specialize": 1},
+                                    {"warp_specialize": 1, "warps": 4, "tile_kv": 64, "stages": 3}])
 def test_real_attn_bundle_launch_rules(tmp_path, launch):
     """The manifest's grid/block/shared memory equal its rules evaluated on
     the shapes and the launch shape."""
@@ -382,6 +384,7 @@ def test_real_attn_bundle_launch_rules(tmp_path, launch):
         if key not in ("wgmma", "min_blocks"):
             assert att[key] == value
     env = dict(b0=2, b1=4, m=100, n=100, d=64, e=64, out_bytes=2,
+               warp_specialize=att.get("warp_specialize", 0),
                **{k: att[k] for k in ("tile_q", "tile_kv", "warps", "stages")})
     rules = att["launch_rules"]
     assert _eval_rule(rules["grid"], env) == raw["grid"]

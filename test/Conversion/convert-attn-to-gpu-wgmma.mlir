@@ -11,6 +11,11 @@
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a tile-kv=256 stages=4" 2>&1 | FileCheck %s --check-prefix=BADSMEM
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a wgmma=1" 2>&1 | FileCheck %s --check-prefix=REQ
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_70" 2>&1 | FileCheck %s --check-prefix=BADCHIP
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=1" | FileCheck %s --check-prefix=WS
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=1 pipeline=1 tile-kv=64" | FileCheck %s --check-prefix=WSPIPE
+// RUN: attn-opt %s --split-input-file --attn-gpu-pipeline="chip=sm_90a warp-specialize=1" | FileCheck %s --check-prefix=WSPTX
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a wgmma=0 warp-specialize=1" | FileCheck %s --check-prefix=WSOFF
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=2" 2>&1 | FileCheck %s --check-prefix=WSBAD
 
 // f16, D = E = 64 on sm_90a: two warpgroups of 64 query rows (256
 // threads), 128-key tiles, 2 stages. Shared memory is aligned to the
@@ -26,7 +31,7 @@
 // CHECK-SAME: mma = "wgmma"
 // CHECK-SAME: shared_bytes = 82944
 // CHECK-SAME: stages = 2
-// CHECK-SAME: tensor_cores = true, tile_kv = 128 : i64, tile_q = 128 : i64, warps = 8
+// CHECK-SAME: tensor_cores = true, tile_kv = 128 : i64, tile_q = 128 : i64, warp_specialize = 0 : i64, warps = 8
 // CHECK-LABEL: func.func @attn_fwd
 // CHECK:   %[[SM:.*]] = gpu.dynamic_shared_memory
 // CHECK:   memref.extract_aligned_pointer_as_index %[[SM]]
@@ -71,7 +76,7 @@
 // W4-SAME: grid = array<i64: 2, 8, 1>
 // W4-SAME: shared_bytes = 58368
 // W4-SAME: stages = 3
-// W4-SAME: tile_kv = 64 : i64, tile_q = 64 : i64, warps = 4
+// W4-SAME: tile_kv = 64 : i64, tile_q = 64 : i64, warp_specialize = 0 : i64, warps = 4
 // W4: wgmma.mma_async.sync.aligned.m64n64k16
 
 // pipeline=1 (3 stages): the first tile's S and softmax before the loop;
@@ -109,6 +114,88 @@
 // PTX-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 // PTX-SAME: wgmma.commit_group.sync.aligned
 // PTX-SAME: wgmma.wait_group.sync.aligned 0
+
+// warp-specialize=1: a third warpgroup (threads 256-383) only copies; one
+// block per multiprocessor (min_blocks 1: the register cap at entry that
+// setmaxnreg needs). Thread 0 initializes the mbarriers (Q full; full and
+// empty per stage) before a block barrier; the producer gives registers
+// back (168 -> 56), loads Q and then every key tile into stage t % 2 after
+// waiting for it to be empty, each thread's copies arriving on the stage's
+// full barrier as they land; the consumers take the registers (-> 224),
+// wait for Q, and per tile wait for full, fence the async proxy, run the
+// same S / softmax / P V, and arrive on empty. The output is staged after
+// a named barrier over the 256 consumer threads only.
+// WS-LABEL: module attributes
+// WS-SAME: block = array<i64: 384, 1, 1>
+// WS-SAME: min_blocks = 1
+// WS-SAME: shared_bytes = 82984
+// WS-SAME: tile_kv = 128 : i64, tile_q = 128 : i64, warp_specialize = 1 : i64, warps = 8
+// WS: gpu.launch
+// WS-SAME: threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c384
+// WS: scf.if
+// WS-COUNT-5: mbarrier.init.shared::cta.b64
+// WS: gpu.barrier
+// WS: scf.if
+// WS: "setmaxnreg.dec.sync.aligned.u32 56;"
+// WS: nvgpu.device_async_copy
+// WS: cp.async.mbarrier.arrive.noinc.shared::cta.b64
+// WS: scf.for
+// WS:   scf.while
+// WS:     mbarrier.try_wait.parity.shared::cta.b64
+// WS:   nvgpu.device_async_copy
+// WS:   cp.async.mbarrier.arrive.noinc.shared::cta.b64
+// WS: "cp.async.wait_all;"
+// WS: } else {
+// WS: "setmaxnreg.inc.sync.aligned.u32 224;"
+// WS: mbarrier.try_wait.parity
+// WS: "fence.proxy.async.shared::cta;"
+// WS: scf.for
+// WS:   mbarrier.try_wait.parity
+// WS:   "fence.proxy.async.shared::cta;"
+// WS-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}} p, 1, 1, 0, 0;
+// WS:   "wgmma.wait_group.sync.aligned 0;"
+// WS:   wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}} p, 1, 1, 1;
+// WS:   "wgmma.wait_group.sync.aligned 0;"
+// WS:   mbarrier.arrive.shared::cta.b64
+// WS:   scf.yield
+// WS: "bar.sync 1, 256;"
+// WS-NOT: gpu.barrier
+// WS: arith.divf
+// WS: "bar.sync 1, 256;"
+// WS: gpu.terminator
+
+// Warp-specialized and pipelined: the first tile waits for full before its
+// S; each iteration waits for tile t, and frees tile t - 1 (empty) once its
+// P V has been waited for.
+// WSPIPE-LABEL: module attributes
+// WSPIPE-SAME: pipeline = true
+// WSPIPE-SAME: stages = 3
+// WSPIPE: "setmaxnreg.inc.sync.aligned.u32 224;"
+// WSPIPE: scf.if
+// WSPIPE:   mbarrier.try_wait.parity
+// WSPIPE:   "fence.proxy.async.shared::cta;"
+// WSPIPE-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}} p, 1, 1, 0, 0;
+// WSPIPE: scf.for
+// WSPIPE:   mbarrier.try_wait.parity
+// WSPIPE:   "wgmma.wait_group.sync.aligned 1;"
+// WSPIPE:   nvvm.vote.sync any
+// WSPIPE:   "wgmma.wait_group.sync.aligned 0;"
+// WSPIPE:   mbarrier.arrive.shared::cta.b64
+// WSPIPE:   scf.yield
+
+// ptxas sees 384 threads and one block: a 168-register cap at entry.
+// WSPTX: .target sm_90a
+// WSPTX-SAME: .maxntid 384, 1, 1
+// WSPTX-SAME: .minnctapersm 1
+// WSPTX-SAME: setmaxnreg.dec.sync.aligned.u32 56
+// WSPTX-SAME: cp.async.mbarrier.arrive.noinc.shared::cta.b64
+// WSPTX-SAME: setmaxnreg.inc.sync.aligned.u32 224
+
+// warp-specialize applies to the wgmma kernel only (like q-shared to the
+// mma.sync one): ignored where another kernel runs.
+// WSOFF: mma = "mma.sync"
+// WSOFF-NOT: setmaxnreg
+// WSBAD: error: warp-specialize must be -1, 0 or 1, got 2
 
 // BADW: error: the wgmma kernel takes warps = 4, 8 or 12 (one warpgroup per 64 query rows), got 6
 // BADQ: error: the wgmma kernel takes tile-q = 16 x warps = 128, got 64
@@ -166,4 +253,59 @@ func.func @attention(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: tenso
                        affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>]
       -> tensor<2x33x32xf16>
   return %r : tensor<2x33x32xf16>
+}
+
+// -----
+
+// The default launch shape of a long non-causal key loop at D = 128
+// (N >= 4096): warp-specialized, pipelined, 128-key tiles, 3 stages.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: block = array<i64: 384, 1, 1>
+// CHECK-SAME: min_blocks = 1
+// CHECK-SAME: pipeline = true
+// CHECK-SAME: stages = 3
+// CHECK-SAME: tile_kv = 128 : i64, tile_q = 128 : i64, warp_specialize = 1 : i64, warps = 8
+// CHECK: setmaxnreg.dec.sync.aligned.u32 56
+func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: tensor<1x4096x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x4096x128xf16>, tensor<1x4096x128xf16>)
+      scale(%s) outs(%o : tensor<1x256x128xf16>)
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+                       affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>]
+      -> tensor<1x256x128xf16>
+  return %r : tensor<1x256x128xf16>
+}
+
+// -----
+
+// Causal (half the keys on average, masked diagonal tiles): two blocks of
+// two warpgroups per multiprocessor, 64-key tiles.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: block = array<i64: 256, 1, 1>
+// CHECK-SAME: min_blocks = 2
+// CHECK-SAME: tile_kv = 64 : i64, tile_q = 128 : i64, warp_specialize = 0 : i64
+func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: tensor<1x4096x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x4096x128xf16>, tensor<1x4096x128xf16>)
+      scale(%s) outs(%o : tensor<1x256x128xf16>) causal
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+                       affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>]
+      -> tensor<1x256x128xf16>
+  return %r : tensor<1x256x128xf16>
+}
+
+// -----
+
+// N < 4096: the same.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: block = array<i64: 256, 1, 1>
+// CHECK-SAME: tile_kv = 64 : i64, tile_q = 128 : i64, warp_specialize = 0 : i64
+func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4095x128xf16>, %v: tensor<1x4095x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x4095x128xf16>, tensor<1x4095x128xf16>)
+      scale(%s) outs(%o : tensor<1x256x128xf16>)
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+                       affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>]
+      -> tensor<1x256x128xf16>
+  return %r : tensor<1x256x128xf16>
 }

@@ -3,7 +3,7 @@
 //   attn-bundle in.mlir -o DIR [--chip=sm_90a] [--tile-q=N] [--tile-kv=N]
 //               [--warps=N] [--stages=N] [--q-shared=-1|0|1]
 //               [--rescale-threshold=8] [--pipeline=0|1] [--min-blocks=N]
-//               [--wgmma=-1|0|1] [--block-threads=128]
+//               [--wgmma=-1|0|1] [--warp-specialize=-1|0|1] [--block-threads=128]
 //
 // Fuses the module's attention, compiles it with --attn-gpu-pipeline and
 // writes DIR/kernel.ptx, DIR/kernel.cubin (ptxas) and DIR/manifest.json:
@@ -66,6 +66,12 @@ static cl::opt<int64_t> wgmma(
     cl::desc("Hopper wgmma kernel on sm_90a: -1 where it applies, 0 never, "
              "1 required"),
     cl::init(-1));
+static cl::opt<int64_t> warpSpecialize(
+    "warp-specialize",
+    cl::desc("Hopper kernel: 1 adds a producer warpgroup (cp.async on "
+             "mbarriers) and gives the computing warpgroups more registers; "
+             "-1: for long non-causal key loops at D = 128"),
+    cl::init(-1));
 static cl::opt<int64_t> minBlocks(
     "min-blocks",
     cl::desc("Blocks per multiprocessor ptxas must leave registers for "
@@ -90,6 +96,7 @@ static FailureOr<std::string> compile(ModuleOp module, StringRef format,
   options.pipeline = pipelineQK;
   options.minBlocks = minBlocks;
   options.wgmma = wgmma;
+  options.warpSpecialize = warpSpecialize;
   PassManager kernelPm(module.getContext());
   attn::buildAttnGpuKernelPipeline(kernelPm, options);
   if (failed(kernelPm.run(module)))

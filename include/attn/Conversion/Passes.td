@@ -75,7 +75,14 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "Target: sm_80 or sm_90a (sm_90a allows the wgmma kernel)">,
     Option<"wgmma", "wgmma", "int64_t", /*default=*/"-1",
            "Hopper kernel (wgmma, sm_90a, D and E in {64, 128}): -1 uses it "
-           "where it applies, 0 never, 1 requires it">
+           "where it applies, 0 never, 1 requires it">,
+    Option<"warpSpecialize", "warp-specialize", "int64_t", /*default=*/"-1",
+           "Hopper kernel: 1 adds a producer warpgroup that streams Q/K/V "
+           "in with cp.async completing on mbarriers, while the other "
+           "warpgroups only compute, with more registers (setmaxnreg); "
+           "-1 uses it (pipelined, 3 stages) for the default launch shape "
+           "of long non-causal key loops (N >= 4096, D or E = 128); "
+           "ignored where another kernel runs">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",

@@ -72,6 +72,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Hopper wgmma kernel on sm_90a: -1 where it applies, 0 "
                      "never, 1 required"),
       llvm::cl::init(-1)};
+  PassOptions::Option<int64_t> warpSpecialize{
+      *this, "warp-specialize",
+      llvm::cl::desc("Hopper kernel: a producer warpgroup streams the tiles "
+                     "in (mbarriers), the others compute (setmaxnreg); -1: "
+                     "for long non-causal key loops at D = 128"),
+      llvm::cl::init(-1)};
   PassOptions::Option<int64_t> minBlocks{
       *this, "min-blocks",
       llvm::cl::desc("Blocks per multiprocessor ptxas must leave registers "

@@ -136,7 +136,7 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t D,
 /// The Hopper kernel's launch shape from the pass options (0: defaults).
 static FailureOr<WgmmaConfig>
 resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
-                   int64_t D, int64_t E) {
+                   int64_t N, int64_t D, int64_t E) {
   WgmmaConfig cfg;
   int64_t warps = opts.warps ? opts.warps : 8;
   if (warps % 4 != 0 || warps < 4 || warps > 12)
@@ -147,18 +147,42 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   if (opts.tileQ && opts.tileQ != cfg.rowsPerBlock())
     return op.emitError("the wgmma kernel takes tile-q = 16 x warps = ")
            << cfg.rowsPerBlock() << ", got " << opts.tileQ;
+  if (opts.warpSpecialize < -1 || opts.warpSpecialize > 1)
+    return op.emitError("warp-specialize must be -1, 0 or 1, got ")
+           << opts.warpSpecialize;
+  cfg.warpSpecialized = opts.warpSpecialize == 1;
+  // Measured on an H100 (docs/performance.md, step 23): the
+  // warp-specialized, pipelined block with 128-key tiles wins where every
+  // block runs a long key loop (non-causal, no window, N >= 4096) at
+  // D = 128; elsewhere its one block per multiprocessor loses the overlap of
+  // one block's prologue with another's work. Only when no launch-shape
+  // option is given.
+  ConvertAttnToGPUOptions shaped = opts;
+  bool defaultShape = !opts.warps && !opts.tileQ && !opts.tileKV &&
+                      !opts.stages && !opts.pipeline;
+  if (opts.warpSpecialize == -1 && defaultShape && std::max(D, E) > 64 &&
+      !op.getCausal() && !op.getWindow() && N >= 4096) {
+    cfg.warpSpecialized = true;
+    shaped.pipeline = 1;
+    shaped.stages = 3;
+  }
   // Defaults measured on an H100 (bench/tune.py, docs/performance.md): two
   // resident blocks per multiprocessor (ptxas keeps to 128 registers) with
-  // 128-key tiles for head dims up to 64 and 64-key tiles beyond.
-  if (failed(resolveTileLoop(op, opts, std::max(D, E) <= 64 ? 128 : 64,
-                             cfg.keyTile, cfg.pipeline, cfg.stages,
-                             cfg.rescaleThreshold)))
+  // 128-key tiles for head dims up to 64 and 64-key tiles beyond. The
+  // warp-specialized block has the registers for 128-key tiles at D = 128.
+  int64_t keyTile = std::max(D, E) <= 64 || cfg.warpSpecialized ? 128 : 64;
+  if (failed(resolveTileLoop(op, shaped, keyTile, cfg.keyTile, cfg.pipeline,
+                             cfg.stages, cfg.rescaleThreshold)))
     return failure();
   int64_t bytes = cfg.sharedBytes(D, E);
   // Two blocks of two warpgroups per multiprocessor when their shared
   // memory fits (228 KiB, 1 KiB reserved per block): ptxas is asked to keep
-  // to 128 registers (attn-gpu-occupancy reads min_blocks).
-  if (cfg.warpGroups == 2 && 2 * (bytes + 1024) <= 228 * 1024)
+  // to 128 registers (attn-gpu-occupancy reads min_blocks). The
+  // warp-specialized block runs alone: a register cap at entry (one block)
+  // is what lets setmaxnreg move registers between its warpgroups.
+  if (cfg.warpSpecialized)
+    cfg.minBlocks = 1;
+  else if (cfg.warpGroups == 2 && 2 * (bytes + 1024) <= 228 * 1024)
     cfg.minBlocks = 2;
   if (failed(
           checkSharedBytes(op, "wgmma", bytes, cfg.keyTile, cfg.stages, D, E)))
@@ -260,7 +284,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   MmaConfig cfg;
   WgmmaConfig wcfg;
   if (useWgmma) {
-    FailureOr<WgmmaConfig> resolved = resolveWgmmaConfig(op, opts, D, E);
+    FailureOr<WgmmaConfig> resolved = resolveWgmmaConfig(op, opts, sizes[r + 1], D, E);
     if (failed(resolved))
       return failure();
     wcfg = *resolved;
@@ -328,14 +352,17 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       b.getNamedAttr("grid", b.getStringAttr("[ceil(m / tile_q), " +
                                              batchProduct + ", 1]")),
       b.getNamedAttr("block",
-                     b.getStringAttr(useMma || useWgmma ? "[32 * warps, 1, 1]"
-                                                        : "[tile_q, 1, 1]")),
+                     b.getStringAttr(useWgmma ? "[32 * warps + 128 * "
+                                                "warp_specialize, 1, 1]"
+                                     : useMma ? "[32 * warps, 1, 1]"
+                                              : "[tile_q, 1, 1]")),
       b.getNamedAttr("shared_bytes",
                      b.getStringAttr(
                          useWgmma
                              ? "1024 + max(stages * tile_kv * (d + e) * 2 + "
                                "tile_q * d * 2, tile_q * (e * sizeof(out) "
-                               "+ 16))"
+                               "+ 16)) + 8 * (2 * stages + 1) * "
+                               "warp_specialize"
                          : useMma ? "max(stages * tile_kv * (d + e + 16) * 2 + "
                                     "tile_q * (d + 8) * 2, tile_q * (e * "
                                     "sizeof(out) + 16))"
@@ -349,7 +376,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     info.push_back(
         b.getNamedAttr("tile_kv", b.getI64IntegerAttr(wcfg.keyTile)));
     info.push_back(
-        b.getNamedAttr("warps", b.getI64IntegerAttr(wcfg.threads() / 32)));
+        b.getNamedAttr("warps", b.getI64IntegerAttr(wcfg.consumerThreads() / 32)));
+    info.push_back(b.getNamedAttr(
+        "warp_specialize", b.getI64IntegerAttr(wcfg.warpSpecialized ? 1 : 0)));
     info.push_back(b.getNamedAttr("stages", b.getI64IntegerAttr(wcfg.stages)));
     info.push_back(b.getNamedAttr("pipeline", b.getBoolAttr(wcfg.pipeline)));
     info.push_back(b.getNamedAttr("rescale_threshold",
@@ -396,6 +425,7 @@ struct ConvertAttnToGPUPass
     opts.pipeline = pipeline;
     opts.chip = chip;
     opts.wgmma = wgmma;
+    opts.warpSpecialize = warpSpecialize;
     if (failed(buildKernel(module, ops.front(), opts)))
       return signalPassFailure();
     // The kernel host function replaces everything else: the bundle holds

@@ -95,8 +95,26 @@ struct WgmmaConfig {
   int64_t rescaleThreshold = 8;
   int64_t minBlocks = 0; // resident blocks ptxas leaves registers for
   bool pipeline = false; // S of tile t with P V of tile t - 1 in flight
+  // One more warpgroup that only streams Q/K/V in (cp.async completing on
+  // mbarriers); the others only compute, with more registers (setmaxnreg).
+  bool warpSpecialized = false;
   int64_t rowsPerBlock() const { return 64 * warpGroups; }
-  int64_t threads() const { return 128 * warpGroups; }
+  int64_t consumerThreads() const { return 128 * warpGroups; }
+  int64_t threads() const {
+    return 128 * (warpGroups + (warpSpecialized ? 1 : 0));
+  }
+  /// setmaxnreg targets (multiples of 8). ptxas gives every thread the
+  /// entry cap (65536 registers over the block, at most 240 here); the
+  /// consumers can only take what the producer gives back: the block's
+  /// total must not grow, or setmaxnreg.inc waits forever.
+  int64_t entryRegs() const {
+    return std::min<int64_t>(240, 65536 / threads() / 8 * 8);
+  }
+  int64_t producerRegs() const { return 56; }
+  int64_t consumerRegs() const {
+    int64_t total = (warpGroups + 1) * entryRegs() - producerRegs();
+    return std::min<int64_t>(240, total / warpGroups / 8 * 8);
+  }
   /// Shared memory in bytes: Q, then the K and V stage buffers, unpadded
   /// (the 128-byte swizzle spreads the accesses over the banks), plus 1024
   /// bytes to align them to the swizzle pattern; the output block (rows
@@ -105,8 +123,16 @@ struct WgmmaConfig {
   int64_t kBytes(int64_t D) const { return stages * keyTile * D * 2; }
   int64_t vBytes(int64_t E) const { return stages * keyTile * E * 2; }
   int64_t outBytes(int64_t E) const { return rowsPerBlock() * (E + 8) * 2; }
+  /// The mbarriers of the warp-specialized kernel (Q full, K/V full and
+  /// empty per stage) follow the buffers.
+  int64_t barrierOffset(int64_t D, int64_t E) const {
+    return std::max(qBytes(D) + kBytes(D) + vBytes(E), outBytes(E));
+  }
+  int64_t barrierBytes() const {
+    return warpSpecialized ? 8 * (2 * stages + 1) : 0;
+  }
   int64_t sharedBytes(int64_t D, int64_t E) const {
-    return 1024 + std::max(qBytes(D) + kBytes(D) + vBytes(E), outBytes(E));
+    return 1024 + barrierOffset(D, E) + barrierBytes();
   }
 };
 
@@ -130,6 +156,7 @@ struct TileKernel {
   int64_t threads;
   Value tid;                // thread id in the block
   Value c2;                 // 2 * (lane % 4): first column of a fragment pair
+  int64_t barrierThreads = 0; // blockBarrier: 0 the block, else named bar 1
   SmallVector<Value> loops; // b..., m, n, d, e
   std::optional<int64_t> window;
 
@@ -188,6 +215,9 @@ struct TileKernel {
   Value anyRowGrew(ArrayRef<Value> tileMax, ArrayRef<Value> m,
                    int64_t threshold);
 
+  /// A barrier over the block, or over the first `barrierThreads` threads
+  /// (named barrier 1) when only those take part.
+  void blockBarrier();
   /// Whether the output block can leave through shared memory (e is the
   /// output's innermost dim): then the caller waits for the last copies,
   /// places a barrier and passes a shared view to storeOutput.

@@ -10,6 +10,7 @@
 #include "KernelBuilder.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -175,6 +176,20 @@ Value TileKernel::anyRowGrew(ArrayRef<Value> tileMax, ArrayRef<Value> m,
                                   NVVM::VoteSyncKind::any);
 }
 
+void TileKernel::blockBarrier() {
+  if (!barrierThreads) {
+    gpu::BarrierOp::create(kb.b, kb.loc);
+    return;
+  }
+  MLIRContext *ctx = kb.b.getContext();
+  LLVM::InlineAsmOp::create(
+      kb.b, kb.loc, LLVM::LLVMVoidType::get(ctx), ValueRange{},
+      "bar.sync 1, " + std::to_string(barrierThreads) + ";", "",
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), ArrayAttr());
+}
+
 bool TileKernel::outputStaged() {
   AffineMap outMap = mapOf("out");
   return cast<AffineDimExpr>(outMap.getResults().back()).getPosition() == r + 3;
@@ -230,7 +245,7 @@ void TileKernel::storeOutput(
   }
   if (!oTile)
     return;
-  gpu::BarrierOp::create(b, loc);
+  blockBarrier();
   const int64_t chunk = 8; // 16-bit elements per 16-byte store
   int64_t perRow = E / chunk, chunks = rowsPerBlock * perRow;
   auto chunkType = VectorType::get({chunk}, outElt);

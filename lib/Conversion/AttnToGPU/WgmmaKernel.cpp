@@ -30,6 +30,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <functional>
 #include <limits>
 #include <optional>
 
@@ -93,6 +94,21 @@ struct Emitter {
         res.push_back(LLVM::ExtractValueOp::create(
             b, loc, op.getResult(0), ArrayRef<int64_t>{(int64_t)i}));
     return res;
+  }
+  /// One inline-asm statement with side effects and one i32 result ($0).
+  Value asmI32(StringRef text, ArrayRef<Value> inputs,
+               StringRef inConstraints) {
+    std::string constraints = "=r";
+    if (!inConstraints.empty())
+      constraints += "," + inConstraints.str();
+    return LLVM::InlineAsmOp::create(
+               b, loc, b.getI32Type(), inputs, text, constraints,
+               /*has_side_effects=*/true, /*is_align_stack=*/false,
+               LLVM::TailCallKind::None,
+               LLVM::AsmDialectAttr::get(b.getContext(),
+                                         LLVM::AsmDialect::AD_ATT),
+               ArrayAttr())
+        .getResult(0);
   }
   /// `text` on the accumulator registers `acc` (f32 or i32), returned as
   /// new values: an ordering point that code using them cannot cross.
@@ -212,11 +228,14 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                   return dst;
                 });
   };
-  {
+  auto copyQ = [&]() {
     SmallVector<Value> tokens;
     copyRows(tokens, "q", qTile, {}, BM, D, r, blockRow, M, r + 2);
     nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
-  }
+  };
+  const bool ws = cfg.warpSpecialized;
+  if (!ws)
+    copyQ();
 
   // Matrix descriptors (PTX ISA, "matrix-descriptor-format"): start
   // address >> 4 in bits 0-13, leading byte offset >> 4 in 16-29, stride
@@ -271,8 +290,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   };
 
   auto [lb, ub] = tk.keyRange(blockRow, BM);
-  for (int64_t st = 0; st + 1 < S; ++st)
-    lastGroup = issue(tk.add(lb, st * BN), tk.idx(st));
+  if (!ws)
+    for (int64_t st = 0; st + 1 < S; ++st)
+      lastGroup = issue(tk.add(lb, st * BN), tk.idx(st));
 
   Value zero = kb.cF32(0.0f);
   Value ninf = kb.cF32(-std::numeric_limits<float>::infinity());
@@ -444,7 +464,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   };
 
   // Q has landed once only the S - 1 K/V groups may be pending.
-  if (!cfg.pipeline)
+  if (!cfg.pipeline && !ws)
     landed(S - 1);
   auto tileBody = [&](Value n0, ValueRange st, bool withMask) {
     Value buf = st.back();
@@ -461,7 +481,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // O and rescales it. The row reference moves (lazily) before P is formed,
   // so the rescale only needs α. V of tile t - 1 is read during iteration t:
   // tile t + stages - 2 is prefetched (stages >= 3). State: m[2], ℓ[2],
-  // O[oRegs], P of the previous tile, its buffer.
+  // O[oRegs], P of the previous tile, its number (buffer: number % stages).
+  // With a producer warpgroup (`acquire`/`release` set), iteration t waits
+  // for tile t to be full and frees tile t - 1 once its P V is done.
+  std::function<void(Value)> acquire, release;
   const int64_t pRegs = BN / 4;
   auto pipelinedLoop = [&](Value lb, Value split,
                            Value ub) -> SmallVector<Value> {
@@ -513,7 +536,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&first.getThenRegion().front());
-      landed(S - 2);
+      if (acquire)
+        acquire(c0);
+      else
+        landed(S - 2);
       SmallVector<Value> acc = computeS(c0);
       Value m[2] = {ninf, ninf}, alpha[2], l[2], any;
       SmallVector<Value> p =
@@ -527,15 +553,21 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           b, loc, pack(m0, l0, SmallVector<Value>(oRegs, zero), p0, c0));
     }
     auto body = [&](Value n0, ValueRange st, bool withMask) {
-      Value prevBuf = st.back();
-      Value buf = tk.remu(tk.add(prevBuf, 1), S);
+      Value prevTile = st.back();
+      Value tile = tk.add(prevTile, 1);
+      Value prevBuf = tk.remu(prevTile, S);
+      Value buf = tk.remu(tile, S);
       SmallVector<Value> o(st.begin() + 4, st.begin() + 4 + oRegs);
       SmallVector<Value> pPrev(st.begin() + 4 + oRegs,
                                st.begin() + 4 + oRegs + pRegs);
-      // Tile n0 has landed once at most S - 3 younger groups are pending;
-      // the buffer of tile n0 - 2 tiles is free after the barrier.
-      landed(S - 3);
-      issue(tk.add(n0, (S - 2) * BN), tk.remu(tk.add(buf, S - 2), S));
+      if (acquire) {
+        acquire(tile);
+      } else {
+        // Tile n0 has landed once at most S - 3 younger groups are pending;
+        // the buffer of tile n0 - 2 tiles is free after the barrier.
+        landed(S - 3);
+        issue(tk.add(n0, (S - 2) * BN), tk.remu(tk.add(tile, S - 2), S));
+      }
       SmallVector<Value> live(o);
       llvm::append_range(live, pPrev);
       live = em.through("wgmma.fence.sync.aligned;", live);
@@ -552,6 +584,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       llvm::append_range(live, pPrev);
       live = em.through("wgmma.wait_group.sync.aligned 0;", live);
       o.assign(live.begin(), live.begin() + oRegs);
+      if (release)
+        release(prevTile);
       // O = α O only where a row reference moved (warp-uniform).
       auto ifOp = scf::IfOp::create(b, loc, SmallVector<Type>(oRegs, f32), any,
                                     /*withElse=*/true);
@@ -570,7 +604,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value l[2];
       for (int64_t h = 0; h < 2; ++h)
         l[h] = kb.fma(alpha[h], st[2 + h], lsum[h]);
-      scf::YieldOp::create(b, loc, pack(m, l, o, p, buf));
+      scf::YieldOp::create(b, loc, pack(m, l, o, p, tile));
     };
     // Tiles from the second on (the first is done above).
     Value second = tk.add(lb, BN);
@@ -587,7 +621,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       live = em.through("wgmma.fence.sync.aligned;", live);
       SmallVector<Value> o(live.begin(), live.begin() + oRegs);
       SmallVector<Value> p(live.begin() + oRegs, live.end());
-      o = issuePV(p, st.back(), o);
+      o = issuePV(p, tk.remu(st.back(), S), o);
       em.through("wgmma.commit_group.sync.aligned;", {});
       o = em.through("wgmma.wait_group.sync.aligned 0;", o);
       scf::YieldOp::create(b, loc, o);
@@ -600,27 +634,156 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     return out;
   };
 
-  Value split = tk.unmaskedEnd(lb, ub, blockRow, BN);
-  SmallVector<Value> fin;
-  if (!cfg.pipeline) {
-    fin = tk.tileLoops(lb, split, ub, BN, init, tileBody);
-  } else {
-    fin = pipelinedLoop(lb, split, ub);
-  }
-  nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
-
   // The block is staged in shared memory (over the buffers, after a
   // barrier) when e is the output's last dim.
-  Value oTile;
-  if (tk.outputStaged()) {
-    gpu::BarrierOp::create(b, loc);
-    oTile = view(oType, 0);
+  auto storeOutput = [&](ArrayRef<Value> fin) {
+    Value oTile;
+    if (tk.outputStaged()) {
+      tk.blockBarrier();
+      oTile = view(oType, 0);
+    }
+    tk.storeOutput(
+        oTile, BM, E, blockRow, {fin[2], fin[3]}, {rows[0], rows[1]},
+        [&](int64_t h) { return tk.add(warpRowLocal, tk.add(g, 8 * h)); },
+        [&](int64_t h, int64_t eb, int64_t j) {
+          return fin[4 + 4 * eb + 2 * h + j];
+        });
+  };
+  if (!ws) {
+    Value split = tk.unmaskedEnd(lb, ub, blockRow, BN);
+    SmallVector<Value> fin;
+    if (!cfg.pipeline) {
+      fin = tk.tileLoops(lb, split, ub, BN, init, tileBody);
+    } else {
+      fin = pipelinedLoop(lb, split, ub);
+    }
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                     b.getI32IntegerAttr(0));
+    storeOutput(fin);
+    gpu::TerminatorOp::create(b, loc);
+    return;
   }
-  tk.storeOutput(
-      oTile, BM, E, blockRow, {fin[2], fin[3]}, {rows[0], rows[1]},
-      [&](int64_t h) { return tk.add(warpRowLocal, tk.add(g, 8 * h)); },
-      [&](int64_t h, int64_t eb, int64_t j) {
-        return fin[4 + 4 * eb + 2 * h + j];
-      });
+
+  // Warp-specialized: warpgroup `warpGroups` (the last) only copies, the
+  // others only compute. Stage s of the K/V ring has two mbarriers: full
+  // (the producer's 128 threads arrive when their copies into it have
+  // landed: cp.async.mbarrier.arrive.noinc) and empty (the consumers' threads
+  // arrive once their wgmma reads of it are done); Q has one, full. Tile t
+  // uses stage t % S in phase t / S; a producer's first wait on an empty
+  // barrier (parity 1 of a fresh barrier) passes at once. Consumers fence
+  // the async proxy after a full wait: the tensor cores read what cp.async
+  // wrote through the generic proxy.
+  const int64_t C = cfg.consumerThreads();
+  Value barBase = arith::IndexCastOp::create(
+      b, loc, i32, tk.add(base, cfg.barrierOffset(D, E)));
+  auto barAddr = [&](Value slot) -> Value { // slot: 0 Q, 1 + s full, 1 + S + s empty
+    return arith::AddIOp::create(
+        b, loc, barBase,
+        arith::MulIOp::create(
+            b, loc, arith::IndexCastOp::create(b, loc, i32, slot), em.i32(8)));
+  };
+  auto arriveCopies = [&](Value slot) {
+    em.asmCall("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];",
+               {barAddr(slot)}, "r", {}, "", 0);
+  };
+  auto arrive = [&](Value slot) {
+    em.asmCall("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [$0];\n}",
+               {barAddr(slot)}, "r", {}, "", 0);
+  };
+  auto waitPhase = [&](Value slot, Value parity) {
+    Value addr = barAddr(slot);
+    Value par = arith::IndexCastOp::create(b, loc, i32, parity);
+    auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      Block *before = b.createBlock(&loop.getBefore());
+      b.setInsertionPointToStart(before);
+      Value done = em.asmI32(
+          "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, "
+          "[$1], $2;\nselp.u32 $0, 1, 0, p;\n}",
+          {addr, par}, "r,r");
+      Value again = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          done, em.i32(0));
+      scf::ConditionOp::create(b, loc, again, ValueRange{});
+      Block *after = b.createBlock(&loop.getAfter());
+      b.setInsertionPointToStart(after);
+      scf::YieldOp::create(b, loc);
+    }
+  };
+  {
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                        c0);
+    auto init0 = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&init0.getThenRegion().front());
+    for (int64_t slot = 0; slot < 1 + 2 * S; ++slot)
+      em.asmCall("mbarrier.init.shared::cta.b64 [$0], $1;",
+                 {barAddr(tk.idx(slot)), em.i32(slot <= S ? 128 : C)}, "r,r",
+                 {}, "", 0);
+  }
+  gpu::BarrierOp::create(b, loc);
+  Value isProducer =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, tid, tk.idx(C));
+  auto roles = scf::IfOp::create(b, loc, isProducer, /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&roles.getThenRegion().front());
+    em.through("setmaxnreg.dec.sync.aligned.u32 " +
+                   std::to_string(cfg.producerRegs()) + ";",
+               {});
+    tk.tid = arith::SubIOp::create(b, loc, tid, tk.idx(C));
+    tk.threads = 128;
+    copyQ();
+    arriveCopies(c0);
+    scf::ForOp::create(
+        b, loc, lb, ub, tk.idx(BN), ValueRange{c0},
+        [&](OpBuilder &, Location, Value n0, ValueRange st) {
+          Value t = st[0];
+          Value stage = tk.remu(t, S);
+          Value parity = arith::XOrIOp::create(
+              b, loc, tk.remu(tk.divu(t, S), 2), tk.idx(1));
+          waitPhase(tk.add(stage, 1 + S), parity);
+          issue(n0, stage);
+          arriveCopies(tk.add(stage, 1));
+          scf::YieldOp::create(b, loc, ValueRange{tk.add(t, 1)});
+        });
+    em.through("cp.async.wait_all;", {});
+
+    b.setInsertionPointToStart(&roles.getElseRegion().front());
+    if (cfg.consumerRegs() > cfg.entryRegs())
+      em.through("setmaxnreg.inc.sync.aligned.u32 " +
+                     std::to_string(cfg.consumerRegs()) + ";",
+                 {});
+    tk.tid = tid;
+    tk.threads = C;
+    tk.barrierThreads = C;
+    waitPhase(c0, c0);
+    em.through("fence.proxy.async.shared::cta;", {});
+    auto body = [&](Value n0, ValueRange st, bool withMask) {
+      Value t = st.back();
+      Value stage = tk.remu(t, S);
+      waitPhase(tk.add(stage, 1), tk.remu(tk.divu(t, S), 2));
+      em.through("fence.proxy.async.shared::cta;", {});
+      SmallVector<Value> acc = computeS(stage);
+      SmallVector<Value> next =
+          softmaxPV(acc, n0, stage, st.drop_back(), withMask);
+      arrive(tk.add(stage, 1 + S));
+      next.push_back(tk.add(t, 1));
+      scf::YieldOp::create(b, loc, next);
+    };
+    Value split = tk.unmaskedEnd(lb, ub, blockRow, BN);
+    SmallVector<Value> fin;
+    if (cfg.pipeline) {
+      acquire = [&](Value t) {
+        waitPhase(tk.add(tk.remu(t, S), 1), tk.remu(tk.divu(t, S), 2));
+        em.through("fence.proxy.async.shared::cta;", {});
+      };
+      release = [&](Value t) { arrive(tk.add(tk.remu(t, S), 1 + S)); };
+      fin = pipelinedLoop(lb, split, ub);
+    } else {
+      fin = tk.tileLoops(lb, split, ub, BN, init, body);
+    }
+    storeOutput(fin);
+  }
   gpu::TerminatorOp::create(b, loc);
 }

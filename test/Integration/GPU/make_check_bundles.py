@@ -251,6 +251,51 @@ CASES: Dict[str, Case] = {
                                            causal=True,
                                            flags=["--wgmma=1", "--pipeline=1",
                                                   "--rescale-threshold=1", "--tile-kv=64"]),
+    # The warp-specialized wgmma kernel (a producer warpgroup streams Q/K/V
+    # in on mbarriers): ragged, causal, windows with blocks that see no key,
+    # one tile, one and three computing warpgroups, 2-4 stages, GQA, mixed
+    # head dims, every-tile rescaling on large logits.
+    "wg_ws_ragged_causal": Case("float16", **bhsd(1, 4, 1000, 1000, 64), causal=True,
+                                flags=["--warp-specialize=1"]),
+    "wg_ws_d128_ragged_n4097": Case("bfloat16", **bhsd(1, 2, 4097, 4097, 128),
+                                    flags=["--warp-specialize=1"]),
+    "wg_ws_w4_kv64_s3_window": Case("float16", **bhsd(1, 2, 300, 300, 128), window=50,
+                                    flags=["--warp-specialize=1", "--warps=4",
+                                           "--tile-kv=64", "--stages=3"]),
+    "wg_ws_window_m_gt_n": Case("float16", **bhsd(1, 2, 300, 64, 64), window=50,
+                                flags=["--warp-specialize=1", "--tile-kv=64"]),
+    "wg_ws_one_tile": Case("float16", **bhsd(2, 2, 40, 20, 64),
+                           flags=["--warp-specialize=1"]),
+    "wg_ws_w12_d64_e128_causal": Case("float16", **b_only(2, 200, 260, 64, 128),
+                                      causal=True,
+                                      flags=["--warp-specialize=1", "--warps=12"]),
+    "wg_ws_gqa_causal_s4": Case("bfloat16", dims={"b": 2, "h": 2, "g": 4, "m": 100,
+                                                  "n": 300, "d": 128, "e": 128},
+                                q=["b", "h", "g", "m", "d"], k=["b", "h", "n", "d"],
+                                v=["b", "h", "n", "e"], out=["b", "h", "g", "m", "e"],
+                                causal=True,
+                                flags=["--warp-specialize=1", "--stages=4",
+                                       "--tile-kv=64"]),
+    "wg_ws_rescale_every_tile_large_logits": Case(
+        "bfloat16", **bhsd(1, 2, 300, 300, 128), scale=6.0,
+        flags=["--warp-specialize=1", "--stages=3", "--rescale-threshold=0"]),
+    # Warp-specialized and pipelined (the consumers free tile t - 1 after
+    # its P V in iteration t).
+    "wg_ws_pipe_ragged_causal": Case("float16", **bhsd(1, 4, 1000, 1000, 64), causal=True,
+                                     flags=["--warp-specialize=1", "--pipeline=1",
+                                            "--tile-kv=64"]),
+    "wg_ws_pipe_kv128_n4097": Case("bfloat16", **bhsd(1, 2, 4097, 4097, 128),
+                                   flags=["--warp-specialize=1", "--pipeline=1"]),
+    "wg_ws_pipe_window_m_gt_n": Case("float16", **bhsd(1, 2, 300, 64, 64), window=50,
+                                     flags=["--warp-specialize=1", "--pipeline=1",
+                                            "--tile-kv=64"]),
+    "wg_ws_pipe_one_tile": Case("float16", **bhsd(2, 2, 40, 20, 64),
+                                flags=["--warp-specialize=1", "--pipeline=1"]),
+    "wg_ws_pipe_t1_large_logits_s4": Case("bfloat16", **bhsd(1, 2, 500, 500, 128),
+                                          scale=8.0, causal=True,
+                                          flags=["--warp-specialize=1", "--pipeline=1",
+                                                 "--rescale-threshold=1", "--tile-kv=64",
+                                                 "--stages=4"]),
 }
 
 
