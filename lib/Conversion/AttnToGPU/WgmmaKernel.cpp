@@ -19,6 +19,12 @@
 // committed and waited for before its accumulators are used; the waits pass
 // the accumulators through so that no use is scheduled above them.
 //
+// Warp-specialized (warp-specialize=1): one more warpgroup only copies Q and
+// the K/V tiles (cp.async, arriving on per-stage mbarriers as they land)
+// with few registers, and the computing warpgroups wait on those barriers
+// instead of block barriers, with the registers the producer gave back
+// (setmaxnreg); they free a stage by arriving on its empty barrier.
+//
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilder.h"
