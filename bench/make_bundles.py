@@ -43,12 +43,14 @@ def configs(quick: bool):
 # (docs/performance.md, steps 9-18); "mma" is that kernel on sm_90a.
 TUNE_VARIANTS = {
     "wg": ([], (64, 128)),
-    "ws": (["--warp-specialize=1"], (64, 128)),
-    "ws_pipe_kv64_s3": (["--warp-specialize=1", "--pipeline=1", "--tile-kv=64"], (64, 128)),
+    "ws_pipe_kv128_s3": (["--warp-specialize=1", "--pipeline=1", "--pingpong=0"], (64, 128)),
+    "ws_pipe_kv128_s3_pp": (["--warp-specialize=1", "--pipeline=1", "--pingpong=1"], (64, 128)),
     "ws_pipe_kv64_s4": (["--warp-specialize=1", "--pipeline=1", "--tile-kv=64",
-                         "--stages=4"], (128,)),
-    "ws_pipe_kv96_s3": (["--warp-specialize=1", "--pipeline=1", "--tile-kv=96"], (128,)),
-    "ws_pipe_kv128_s3": (["--warp-specialize=1", "--pipeline=1"], (64, 128)),
+                         "--stages=4", "--pingpong=0"], (64, 128)),
+    "ws_pipe_kv64_s4_pp": (["--warp-specialize=1", "--pipeline=1", "--tile-kv=64",
+                            "--stages=4", "--pingpong=1"], (64, 128)),
+    "ws_pipe_kv96_s3_pp": (["--warp-specialize=1", "--pipeline=1", "--tile-kv=96",
+                            "--pingpong=1"], (128,)),
 }
 
 

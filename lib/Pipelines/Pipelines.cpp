@@ -69,6 +69,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   gpuOpts.chip = options.chip;
   gpuOpts.wgmma = options.wgmma;
   gpuOpts.warpSpecialize = options.warpSpecialize;
+  gpuOpts.pingpong = options.pingpong;
   pm.addPass(createConvertAttnToGPU(gpuOpts));
   // Outline before any canonicalization: hoisted constants would otherwise
   // become kernel parameters. The kernel takes one pointer per tensor.

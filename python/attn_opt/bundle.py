@@ -541,7 +541,7 @@ def find_attn_bundle() -> str:
 
 LAUNCH_OPTIONS = ("tile_q", "tile_kv", "warps", "stages", "q_shared",
                   "rescale_threshold", "pipeline", "wgmma", "min_blocks",
-                  "warp_specialize")
+                  "warp_specialize", "pingpong")
 
 
 def compile(source: Union[str, Path], out_dir: Union[str, Path],

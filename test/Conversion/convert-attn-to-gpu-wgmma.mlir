@@ -16,6 +16,8 @@
 // RUN: attn-opt %s --split-input-file --attn-gpu-pipeline="chip=sm_90a warp-specialize=1" | FileCheck %s --check-prefix=WSPTX
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a wgmma=0 warp-specialize=1" | FileCheck %s --check-prefix=WSOFF
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=2" 2>&1 | FileCheck %s --check-prefix=WSBAD
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a pingpong=1" 2>&1 | FileCheck %s --check-prefix=PPBAD
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=1 pipeline=1 pingpong=0" | FileCheck %s --check-prefix=PPOFF
 
 // f16, D = E = 64 on sm_90a: two warpgroups of 64 query rows (256
 // threads), 128-key tiles, 2 stages. Shared memory is aligned to the
@@ -166,22 +168,39 @@
 
 // Warp-specialized and pipelined: the first tile waits for full before its
 // S; each iteration waits for tile t, and frees tile t - 1 (empty) once its
-// P V has been waited for.
+// P V has been waited for. The two computing warpgroups take turns (named
+// barriers 2 and 3): warpgroup 1 hands the first turn over, each waits for
+// its turn before issuing its wgmma and passes it on after committing them,
+// and warpgroup 0 takes the last turn after the loop.
 // WSPIPE-LABEL: module attributes
+// WSPIPE-SAME: pingpong = true
 // WSPIPE-SAME: pipeline = true
 // WSPIPE-SAME: stages = 3
 // WSPIPE: "setmaxnreg.inc.sync.aligned.u32 224;"
 // WSPIPE: scf.if
+// WSPIPE:   "bar.arrive 2, 256;"
+// WSPIPE: scf.if
 // WSPIPE:   mbarrier.try_wait.parity
 // WSPIPE:   "fence.proxy.async.shared::cta;"
+// WSPIPE:   "bar.sync $0, 256;"
 // WSPIPE-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}} p, 1, 1, 0, 0;
+// WSPIPE:   "wgmma.commit_group.sync.aligned;"
+// WSPIPE:   "bar.arrive $0, 256;"
 // WSPIPE: scf.for
 // WSPIPE:   mbarrier.try_wait.parity
+// WSPIPE:   "bar.sync $0, 256;"
+// WSPIPE:   "bar.arrive $0, 256;"
 // WSPIPE:   "wgmma.wait_group.sync.aligned 1;"
 // WSPIPE:   nvvm.vote.sync any
 // WSPIPE:   "wgmma.wait_group.sync.aligned 0;"
 // WSPIPE:   mbarrier.arrive.shared::cta.b64
 // WSPIPE:   scf.yield
+// WSPIPE: scf.if
+// WSPIPE:   "bar.sync 2, 256;"
+// PPOFF-LABEL: module attributes
+// PPOFF-SAME: pingpong = false
+// PPOFF-NOT: bar.arrive
+// PPBAD: error: pingpong=1 needs the warp-specialized, pipelined kernel with two computing warpgroups (warp-specialize=1 pipeline=1 warps=8)
 
 // ptxas sees 384 threads and one block: a 168-register cap at entry.
 // WSPTX: .target sm_90a
@@ -262,6 +281,7 @@ func.func @attention(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: tenso
 // CHECK-LABEL: module attributes
 // CHECK-SAME: block = array<i64: 384, 1, 1>
 // CHECK-SAME: min_blocks = 1
+// CHECK-SAME: pingpong = true
 // CHECK-SAME: pipeline = true
 // CHECK-SAME: stages = 3
 // CHECK-SAME: tile_kv = 128 : i64, tile_q = 128 : i64, warp_specialize = 1 : i64, warps = 8

@@ -3,7 +3,7 @@
 //   attn-bundle in.mlir -o DIR [--chip=sm_90a] [--tile-q=N] [--tile-kv=N]
 //               [--warps=N] [--stages=N] [--q-shared=-1|0|1]
 //               [--rescale-threshold=8] [--pipeline=0|1] [--min-blocks=N]
-//               [--wgmma=-1|0|1] [--warp-specialize=-1|0|1] [--block-threads=128]
+//               [--wgmma=-1|0|1] [--warp-specialize=-1|0|1] [--pingpong=-1|0|1] [--block-threads=128]
 //
 // Fuses the module's attention, compiles it with --attn-gpu-pipeline and
 // writes DIR/kernel.ptx, DIR/kernel.cubin (ptxas) and DIR/manifest.json:
@@ -72,6 +72,11 @@ static cl::opt<int64_t> warpSpecialize(
              "mbarriers) and gives the computing warpgroups more registers; "
              "-1: for long non-causal key loops at D = 128"),
     cl::init(-1));
+static cl::opt<int64_t> pingpong(
+    "pingpong",
+    cl::desc("Warp-specialized pipelined kernel: the computing warpgroups "
+             "take turns on the tensor cores (1), not (0), default (-1)"),
+    cl::init(-1));
 static cl::opt<int64_t> minBlocks(
     "min-blocks",
     cl::desc("Blocks per multiprocessor ptxas must leave registers for "
@@ -97,6 +102,7 @@ static FailureOr<std::string> compile(ModuleOp module, StringRef format,
   options.minBlocks = minBlocks;
   options.wgmma = wgmma;
   options.warpSpecialize = warpSpecialize;
+  options.pingpong = pingpong;
   PassManager kernelPm(module.getContext());
   attn::buildAttnGpuKernelPipeline(kernelPm, options);
   if (failed(kernelPm.run(module)))

@@ -82,7 +82,11 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "warpgroups only compute, with more registers (setmaxnreg); "
            "-1 uses it (pipelined, 3 stages) for the default launch shape "
            "of long non-causal key loops (N >= 4096, D or E = 128); "
-           "ignored where another kernel runs">
+           "ignored where another kernel runs">,
+    Option<"pingpong", "pingpong", "int64_t", /*default=*/"-1",
+           "Hopper kernel, warp-specialized and pipelined with two computing "
+           "warpgroups: 1 makes them take turns issuing their wgmma (named "
+           "barriers), 0 not, -1 where it applies">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",

@@ -78,6 +78,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                      "in (mbarriers), the others compute (setmaxnreg); -1: "
                      "for long non-causal key loops at D = 128"),
       llvm::cl::init(-1)};
+  PassOptions::Option<int64_t> pingpong{
+      *this, "pingpong",
+      llvm::cl::desc("Warp-specialized pipelined kernel: the two computing "
+                     "warpgroups take turns on the tensor cores (1), not "
+                     "(0), default (-1)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<int64_t> minBlocks{
       *this, "min-blocks",
       llvm::cl::desc("Blocks per multiprocessor ptxas must leave registers "

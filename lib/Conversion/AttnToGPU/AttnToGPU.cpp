@@ -180,6 +180,18 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // to 128 registers (attn-gpu-occupancy reads min_blocks). The
   // warp-specialized block runs alone: a register cap at entry (one block)
   // is what lets setmaxnreg move registers between its warpgroups.
+  if (opts.pingpong < -1 || opts.pingpong > 1)
+    return op.emitError("pingpong must be -1, 0 or 1, got ") << opts.pingpong;
+  if (opts.pingpong == 1 &&
+      !(cfg.warpSpecialized && cfg.pipeline && cfg.warpGroups == 2))
+    return op.emitError("pingpong=1 needs the warp-specialized, pipelined "
+                        "kernel with two computing warpgroups "
+                        "(warp-specialize=1 pipeline=1 warps=8)");
+  // On by default where it applies: measured faster than without in 22 of
+  // 24 configs (docs/performance.md, step 24).
+  cfg.pingpong = opts.pingpong == 1 ||
+                 (opts.pingpong == -1 && cfg.warpSpecialized && cfg.pipeline &&
+                  cfg.warpGroups == 2);
   if (cfg.warpSpecialized)
     cfg.minBlocks = 1;
   else if (cfg.warpGroups == 2 && 2 * (bytes + 1024) <= 228 * 1024)
@@ -379,6 +391,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         b.getNamedAttr("warps", b.getI64IntegerAttr(wcfg.consumerThreads() / 32)));
     info.push_back(b.getNamedAttr(
         "warp_specialize", b.getI64IntegerAttr(wcfg.warpSpecialized ? 1 : 0)));
+    info.push_back(b.getNamedAttr("pingpong", b.getBoolAttr(wcfg.pingpong)));
     info.push_back(b.getNamedAttr("stages", b.getI64IntegerAttr(wcfg.stages)));
     info.push_back(b.getNamedAttr("pipeline", b.getBoolAttr(wcfg.pipeline)));
     info.push_back(b.getNamedAttr("rescale_threshold",
@@ -426,6 +439,7 @@ struct ConvertAttnToGPUPass
     opts.chip = chip;
     opts.wgmma = wgmma;
     opts.warpSpecialize = warpSpecialize;
+    opts.pingpong = pingpong;
     if (failed(buildKernel(module, ops.front(), opts)))
       return signalPassFailure();
     // The kernel host function replaces everything else: the bundle holds

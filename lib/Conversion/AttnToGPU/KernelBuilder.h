@@ -98,6 +98,9 @@ struct WgmmaConfig {
   // One more warpgroup that only streams Q/K/V in (cp.async completing on
   // mbarriers); the others only compute, with more registers (setmaxnreg).
   bool warpSpecialized = false;
+  // Warp-specialized, pipelined, two computing warpgroups: they take turns
+  // issuing their wgmma (named barriers), one's softmax under the other's.
+  bool pingpong = false;
   int64_t rowsPerBlock() const { return 64 * warpGroups; }
   int64_t consumerThreads() const { return 128 * warpGroups; }
   int64_t threads() const {

@@ -319,10 +319,19 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     }
     return acc;
   };
+  // Ping-pong (warp-specialized, pipelined, two warpgroups): a warpgroup
+  // waits for its turn before it issues its wgmma and passes the turn on
+  // after, so that the two alternate on the tensor cores and one's softmax
+  // runs under the other's products.
+  std::function<void()> takeTurn, passTurn;
   auto computeS = [&](Value buf) -> SmallVector<Value> {
     em.through("wgmma.fence.sync.aligned;", {});
+    if (takeTurn)
+      takeTurn();
     SmallVector<Value> acc = issueS(buf);
     em.through("wgmma.commit_group.sync.aligned;", {});
+    if (passTurn)
+      passTurn();
     return em.through("wgmma.wait_group.sync.aligned 0;", acc);
   };
 
@@ -579,10 +588,14 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       live = em.through("wgmma.fence.sync.aligned;", live);
       o.assign(live.begin(), live.begin() + oRegs);
       pPrev.assign(live.begin() + oRegs, live.end());
+      if (takeTurn)
+        takeTurn();
       SmallVector<Value> acc = issueS(buf);
       em.through("wgmma.commit_group.sync.aligned;", {});
       o = issuePV(pPrev, prevBuf, o);
       em.through("wgmma.commit_group.sync.aligned;", {});
+      if (passTurn)
+        passTurn();
       acc = em.through("wgmma.wait_group.sync.aligned 1;", acc);
       Value m[2] = {st[0], st[1]}, alpha[2], lsum[2], any;
       SmallVector<Value> p = softmax(acc, n0, m, withMask, alpha, lsum, any);
@@ -785,7 +798,37 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         em.through("fence.proxy.async.shared::cta;", {});
       };
       release = [&](Value t) { arrive(tk.add(tk.remu(t, S), 1 + S)); };
+      // Turns: named barriers 2 (warpgroup 0's) and 3 (warpgroup 1's), 256
+      // threads each: the owner syncs, the other arrives. Warpgroup 1 hands
+      // the first turn to warpgroup 0; warpgroup 0 takes the turn left over
+      // at the end, so the barriers end balanced.
+      if (cfg.pingpong) {
+        Value one = tk.idx(1);
+        Value wgIs1 =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, wg, one);
+        Value own = arith::IndexCastOp::create(b, loc, i32, tk.add(wg, 2));
+        Value other = arith::IndexCastOp::create(
+            b, loc, i32, tk.add(arith::SubIOp::create(b, loc, one, wg), 2));
+        takeTurn = [&, own]() {
+          em.asmCall("bar.sync $0, 256;", {own}, "r", {}, "", 0);
+        };
+        passTurn = [&, other]() {
+          em.asmCall("bar.arrive $0, 256;", {other}, "r", {}, "", 0);
+        };
+        auto handFirst = scf::IfOp::create(b, loc, wgIs1, /*withElse=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&handFirst.getThenRegion().front());
+        em.asmCall("bar.arrive 2, 256;", {}, "", {}, "", 0);
+      }
       fin = pipelinedLoop(lb, split, ub);
+      if (cfg.pingpong) {
+        Value wgIs0 =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, wg, c0);
+        auto last = scf::IfOp::create(b, loc, wgIs0, /*withElse=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&last.getThenRegion().front());
+        em.asmCall("bar.sync 2, 256;", {}, "", {}, "", 0);
+      }
     } else {
       fin = tk.tileLoops(lb, split, ub, BN, init, body);
     }

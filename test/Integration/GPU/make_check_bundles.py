@@ -296,6 +296,20 @@ CASES: Dict[str, Case] = {
                                           flags=["--warp-specialize=1", "--pipeline=1",
                                                  "--rescale-threshold=1", "--tile-kv=64",
                                                  "--stages=4"]),
+    # ... with the two computing warpgroups taking turns (ping-pong).
+    "wg_ws_pp_ragged_causal": Case("float16", **bhsd(1, 4, 1000, 1000, 64), causal=True,
+                                   flags=["--warp-specialize=1", "--pipeline=1",
+                                          "--pingpong=1", "--tile-kv=64"]),
+    "wg_ws_pp_kv128_n4097": Case("bfloat16", **bhsd(1, 2, 4097, 4097, 128),
+                                 flags=["--warp-specialize=1", "--pipeline=1",
+                                        "--pingpong=1"]),
+    "wg_ws_pp_window_m_gt_n": Case("float16", **bhsd(1, 2, 300, 64, 64), window=50,
+                                   flags=["--warp-specialize=1", "--pipeline=1",
+                                          "--pingpong=1", "--tile-kv=64"]),
+    "wg_ws_pp_one_tile_large_logits": Case("bfloat16", **bhsd(2, 2, 40, 20, 128),
+                                           scale=8.0, flags=["--warp-specialize=1",
+                                                             "--pipeline=1",
+                                                             "--pingpong=1"]),
 }
 
 
