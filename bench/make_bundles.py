@@ -39,18 +39,18 @@ def configs(quick: bool):
 
 
 # Launch shapes bench/tune.py compares (name: attn-bundle flags, head dims
-# it is tried on). The mma.sync defaults came from sweeps like this one
-# (docs/performance.md, steps 9-18); "mma" is that kernel on sm_90a.
+# it is tried on). The defaults came from sweeps like this one
+# (docs/performance.md, steps 9-25); this is round 13's: the two-block
+# wgmma kernel against warp-specialized ones at D = 128.
 TUNE_VARIANTS = {
-    "wg": ([], (64, 128)),
-    "ws_pipe_kv128_s3": (["--warp-specialize=1", "--pipeline=1", "--pingpong=0"], (64, 128)),
-    "ws_pipe_kv128_s3_pp": (["--warp-specialize=1", "--pipeline=1", "--pingpong=1"], (64, 128)),
-    "ws_pipe_kv64_s4": (["--warp-specialize=1", "--pipeline=1", "--tile-kv=64",
-                         "--stages=4", "--pingpong=0"], (64, 128)),
+    "wg": (["--warp-specialize=0"], (128,)),
+    "ws_pipe_kv128_s3_pp": (["--warp-specialize=1", "--pipeline=1"], (128,)),
     "ws_pipe_kv64_s4_pp": (["--warp-specialize=1", "--pipeline=1", "--tile-kv=64",
-                            "--stages=4", "--pingpong=1"], (64, 128)),
-    "ws_pipe_kv96_s3_pp": (["--warp-specialize=1", "--pipeline=1", "--tile-kv=96",
-                            "--pingpong=1"], (128,)),
+                            "--stages=4"], (128,)),
+    "ws_w12_kv64_s4": (["--warp-specialize=1", "--warps=12", "--tile-kv=64",
+                        "--stages=4"], (128,)),
+    "ws_w12_pipe_kv64_s3": (["--warp-specialize=1", "--warps=12", "--pipeline=1",
+                             "--tile-kv=64"], (128,)),
 }
 
 

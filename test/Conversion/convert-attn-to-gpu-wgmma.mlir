@@ -277,7 +277,8 @@ func.func @attention(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: tenso
 // -----
 
 // The default launch shape of a long non-causal key loop at D = 128
-// (N >= 4096): warp-specialized, pipelined, 128-key tiles, 3 stages.
+// (4096 <= N <= 16384): warp-specialized, pipelined, 128-key tiles, 3
+// stages.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: block = array<i64: 384, 1, 1>
 // CHECK-SAME: min_blocks = 1
@@ -323,6 +324,22 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: 
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4095x128xf16>, %v: tensor<1x4095x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x4095x128xf16>, tensor<1x4095x128xf16>)
+      scale(%s) outs(%o : tensor<1x256x128xf16>)
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+                       affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>]
+      -> tensor<1x256x128xf16>
+  return %r : tensor<1x256x128xf16>
+}
+
+// -----
+
+// N > 16384 (measured slower at N = 131072): the same.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: block = array<i64: 256, 1, 1>
+// CHECK-SAME: tile_kv = 64 : i64, tile_q = 128 : i64, warp_specialize = 0 : i64
+func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x16400x128xf16>, %v: tensor<1x16400x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x16400x128xf16>, tensor<1x16400x128xf16>)
       scale(%s) outs(%o : tensor<1x256x128xf16>)
       indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
                        affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>]

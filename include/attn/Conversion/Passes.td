@@ -81,7 +81,7 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "in with cp.async completing on mbarriers, while the other "
            "warpgroups only compute, with more registers (setmaxnreg); "
            "-1 uses it (pipelined, 3 stages) for the default launch shape "
-           "of long non-causal key loops (N >= 4096, D or E = 128); "
+           "of long non-causal key loops (4096 <= N <= 16384, D or E = 128); "
            "ignored where another kernel runs">,
     Option<"pingpong", "pingpong", "int64_t", /*default=*/"-1",
            "Hopper kernel, warp-specialized and pipelined with two computing "

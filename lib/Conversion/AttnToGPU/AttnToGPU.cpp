@@ -151,17 +151,18 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     return op.emitError("warp-specialize must be -1, 0 or 1, got ")
            << opts.warpSpecialize;
   cfg.warpSpecialized = opts.warpSpecialize == 1;
-  // Measured on an H100 (docs/performance.md, step 23): the
-  // warp-specialized, pipelined block with 128-key tiles wins where every
-  // block runs a long key loop (non-causal, no window, N >= 4096) at
-  // D = 128; elsewhere its one block per multiprocessor loses the overlap of
-  // one block's prologue with another's work. Only when no launch-shape
-  // option is given.
+  // Measured on an H100 (docs/performance.md, steps 23-26): the
+  // warp-specialized, pipelined block with 128-key tiles wins (7-10%) where
+  // every block runs a long key loop (non-causal, no window, 4096 <= N <=
+  // 16384) at D = 128; with shorter or causal loops its one block per
+  // multiprocessor loses the overlap of one block's prologue with another's
+  // work, and at N = 131072 (one head) it measured 6% slower. Only when no
+  // launch-shape option is given.
   ConvertAttnToGPUOptions shaped = opts;
   bool defaultShape = !opts.warps && !opts.tileQ && !opts.tileKV &&
                       !opts.stages && !opts.pipeline;
   if (opts.warpSpecialize == -1 && defaultShape && std::max(D, E) > 64 &&
-      !op.getCausal() && !op.getWindow() && N >= 4096) {
+      !op.getCausal() && !op.getWindow() && N >= 4096 && N <= 16384) {
     cfg.warpSpecialized = true;
     shaped.pipeline = 1;
     shaped.stages = 3;
