@@ -370,7 +370,8 @@ def _eval_rule(rule: str, env: dict) -> object:
                                     {"pipeline": 1, "tile_kv": 48},
                                     {"wgmma": 0, "pipeline": 1, "tile_kv": 48},
                                     {"warp_specialize": 1},
-                                    {"warp_specialize": 1, "warps": 4, "tile_kv": 64, "stages": 3}])
+                                    {"warp_specialize": 1, "warps": 4, "tile_kv": 64, "stages": 3},
+                                    {"warp_specialize": 1, "pipeline": 1, "pingpong": 1}])
 def test_real_attn_bundle_launch_rules(tmp_path, launch):
     """The manifest's grid/block/shared memory equal its rules evaluated on
     the shapes and the launch shape."""
