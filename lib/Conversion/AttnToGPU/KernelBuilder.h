@@ -106,10 +106,12 @@ struct WgmmaConfig {
   int64_t threads() const {
     return 128 * (warpGroups + (warpSpecialized ? 1 : 0));
   }
-  /// setmaxnreg targets (multiples of 8). ptxas gives every thread the
-  /// entry cap (65536 registers over the block, at most 240 here); the
-  /// consumers can only take what the producer gives back: the block's
-  /// total must not grow, or setmaxnreg.inc waits forever.
+  /// setmaxnreg targets (multiples of 8). With setmaxnreg in the kernel,
+  /// ptxas gives every thread the cap at entry (65536 registers over the
+  /// block: 168 for 384 threads, 128 for 512; 255 for 256, counted as 240
+  /// here, which needs no increase). The consumers can only take what the
+  /// producer gives back: the block's total must not grow, or
+  /// setmaxnreg.inc waits forever.
   int64_t entryRegs() const {
     return std::min<int64_t>(240, 65536 / threads() / 8 * 8);
   }
