@@ -70,6 +70,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   gpuOpts.wgmma = options.wgmma;
   gpuOpts.warpSpecialize = options.warpSpecialize;
   gpuOpts.pingpong = options.pingpong;
+  gpuOpts.explain = options.explain;
   pm.addPass(createConvertAttnToGPU(gpuOpts));
   // Outline before any canonicalization: hoisted constants would otherwise
   // become kernel parameters. The kernel takes one pointer per tensor.

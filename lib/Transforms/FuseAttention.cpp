@@ -32,6 +32,8 @@ static llvm::cl::opt<bool>
                              "fused, or why not (same as attn-fuse{explain})"),
               llvm::cl::init(false));
 
+bool mlir::attn::explainRequested() { return clExplain; }
+
 /// Erases the ops of `worklist` (and then their producers) that are unused
 /// and free of effects.
 static void eraseDead(RewriterBase &rewriter,

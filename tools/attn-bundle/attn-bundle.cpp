@@ -3,7 +3,7 @@
 //   attn-bundle in.mlir -o DIR [--chip=sm_90a] [--tile-q=N] [--tile-kv=N]
 //               [--warps=N] [--stages=N] [--q-shared=-1|0|1]
 //               [--rescale-threshold=8] [--pipeline=0|1] [--min-blocks=N]
-//               [--wgmma=-1|0|1] [--warp-specialize=-1|0|1] [--pingpong=-1|0|1] [--block-threads=128]
+//               [--wgmma=-1|0|1] [--warp-specialize=-1|0|1] [--pingpong=-1|0|1] [--explain] [--block-threads=128]
 //
 // Fuses the module's attention, compiles it with --attn-gpu-pipeline and
 // writes DIR/kernel.ptx, DIR/kernel.cubin (ptxas) and DIR/manifest.json:
@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -27,6 +28,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -77,6 +79,11 @@ static cl::opt<int64_t> pingpong(
     cl::desc("Warp-specialized pipelined kernel: the computing warpgroups "
              "take turns on the tensor cores (1), not (0), default (-1)"),
     cl::init(-1));
+static cl::opt<bool> explainKernel(
+    "explain",
+    cl::desc("Remark which kernel the attention gets, its launch shape, and "
+             "why not a faster one"),
+    cl::init(false));
 static cl::opt<int64_t> minBlocks(
     "min-blocks",
     cl::desc("Blocks per multiprocessor ptxas must leave registers for "
@@ -87,7 +94,8 @@ static cl::opt<int64_t> minBlocks(
 /// `paramOrder` receives, for each kernel parameter, the host argument
 /// (q, k, v, ...) it is: outlining orders parameters by first use.
 static FailureOr<std::string> compile(ModuleOp module, StringRef format,
-                                      SmallVectorImpl<int64_t> &paramOrder) {
+                                      SmallVectorImpl<int64_t> &paramOrder,
+                                      bool explain) {
   attn::GpuPipelineOptions options;
   options.chip = chip;
   options.format = format.str();
@@ -103,6 +111,7 @@ static FailureOr<std::string> compile(ModuleOp module, StringRef format,
   options.wgmma = wgmma;
   options.warpSpecialize = warpSpecialize;
   options.pingpong = pingpong;
+  options.explain = explain;
   PassManager kernelPm(module.getContext());
   attn::buildAttnGpuKernelPipeline(kernelPm, options);
   if (failed(kernelPm.run(module)))
@@ -199,13 +208,19 @@ int main(int argc, char **argv) {
   registerAllExtensions(registry);
   attn::registerAllAttnDialects(registry);
   MLIRContext context(registry);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(inputFile, &context);
+  // Diagnostics (errors, and the --explain remarks) as file:line:col with
+  // the source line.
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  context.printOpOnDiagnostic(false);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(inputFile, sourceMgr, ParserConfig(&context));
   if (!module)
     return 1;
   OwningOpRef<ModuleOp> forCubin = module->clone();
 
   SmallVector<int64_t> paramOrder, cubinOrder;
-  FailureOr<std::string> ptx = compile(*module, "isa", paramOrder);
+  FailureOr<std::string> ptx = compile(*module, "isa", paramOrder, explainKernel);
   if (failed(ptx))
     return 1;
   auto info = (*module)->getAttrOfType<DictionaryAttr>("attn.bundle");
@@ -229,7 +244,7 @@ int main(int argc, char **argv) {
   manifest["ptx"] = "kernel.ptx";
   // ptxas from /usr/local/cuda; a bundle without a cubin still loads (the
   // driver JIT-compiles the PTX).
-  FailureOr<std::string> cubin = compile(*forCubin, "bin", cubinOrder);
+  FailureOr<std::string> cubin = compile(*forCubin, "bin", cubinOrder, /*explain=*/false);
   if (succeeded(cubin) && cubinOrder == paramOrder) {
     path = outDir;
     llvm::sys::path::append(path, "kernel.cubin");

@@ -86,7 +86,10 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"pingpong", "pingpong", "int64_t", /*default=*/"-1",
            "Hopper kernel, warp-specialized and pipelined with two computing "
            "warpgroups: 1 makes them take turns issuing their wgmma (named "
-           "barriers), 0 not, -1 where it applies">
+           "barriers), 0 not, -1 where it applies">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Remark at the attention which kernel it gets, with its launch "
+           "shape, and why not a faster one (also --attn-explain)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",

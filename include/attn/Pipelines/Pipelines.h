@@ -84,6 +84,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                      "warpgroups take turns on the tensor cores (1), not "
                      "(0), default (-1)"),
       llvm::cl::init(-1)};
+  PassOptions::Option<bool> explain{
+      *this, "explain",
+      llvm::cl::desc("Remark which kernel the attention gets and why not a "
+                     "faster one"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> minBlocks{
       *this, "min-blocks",
       llvm::cl::desc("Blocks per multiprocessor ptxas must leave registers "

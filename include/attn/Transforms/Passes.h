@@ -16,6 +16,10 @@ namespace mlir::attn {
 #define GEN_PASS_REGISTRATION
 #include "attn/Transforms/Passes.h.inc"
 
+/// Whether the tool was given --attn-explain (every attn pass that can say
+/// why it did not do something then says so).
+bool explainRequested();
+
 } // namespace mlir::attn
 
 #endif // ATTN_TRANSFORMS_PASSES_H

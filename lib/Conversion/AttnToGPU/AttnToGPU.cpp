@@ -22,6 +22,7 @@
 
 #include "KernelBuilder.h"
 #include "attn/Conversion/Passes.h"
+#include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -318,6 +319,39 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                         : useMma ? cfg.sharedBytes(D, E)
                                  : 0;
   int64_t gridX = (M + rowsPerBlock - 1) / rowsPerBlock;
+  if (opts.explain) {
+    // Which kernel, its launch shape, and why not a faster one.
+    InFlightDiagnostic d = op.emitRemark();
+    if (useWgmma) {
+      d << "GPU kernel: wgmma (sm_90a), " << wcfg.warpGroups
+        << " warpgroup(s) x 64 query rows";
+      if (wcfg.warpSpecialized)
+        d << " + a producer warpgroup (mbarriers, setmaxnreg "
+          << wcfg.producerRegs() << "/" << wcfg.consumerRegs() << ")";
+      d << ", " << wcfg.keyTile << "-key tiles, " << wcfg.stages
+        << " stages";
+      if (wcfg.pipeline)
+        d << ", pipelined";
+      if (wcfg.pingpong)
+        d << ", ping-pong";
+      if (wcfg.minBlocks > 0)
+        d << ", " << wcfg.minBlocks << " block(s) per multiprocessor";
+    } else {
+      std::string notWgmma =
+          opts.chip != "sm_90a" ? "chip=" + opts.chip + " (wgmma needs sm_90a)"
+          : opts.wgmma == 0     ? std::string("wgmma=0")
+                                : wgmmaIneligibility(op, mapOf, D, E);
+      if (useMma)
+        d << "GPU kernel: mma.sync m16n8k16, " << cfg.warps << " warps x "
+          << cfg.rowTiles << " x 16 query rows, " << cfg.keyTile
+          << "-key tiles, " << cfg.stages << " stages; not wgmma: "
+          << notWgmma;
+      else
+        d << "GPU kernel: SIMT (one thread per query row, no tensor cores, "
+             "far slower); no tensor cores: "
+          << mmaIneligibility(op, mapOf, D, E);
+    }
+  }
   if (useWgmma) {
     buildWgmmaKernel(kb, memArg, mapOf, sizes, r, batch, wcfg);
   } else if (useMma) {
@@ -441,6 +475,7 @@ struct ConvertAttnToGPUPass
     opts.wgmma = wgmma;
     opts.warpSpecialize = warpSpecialize;
     opts.pingpong = pingpong;
+    opts.explain = explain || explainRequested();
     if (failed(buildKernel(module, ops.front(), opts)))
       return signalPassFailure();
     // The kernel host function replaces everything else: the bundle holds

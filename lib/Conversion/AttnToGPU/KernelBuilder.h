@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 
 namespace mlir::attn::gpu_kernel {
 
@@ -243,6 +244,9 @@ struct TileKernel {
 /// and output of one type, no mask/sink tensors, -inf fill, rows contiguous
 /// along d / e, D and E multiples of 16 up to 256).
 bool mmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D, int64_t E);
+/// Why not (for remarks); empty when eligible.
+std::string mmaIneligibility(AttentionOp op, MapOfFn mapOf, int64_t D,
+                             int64_t E);
 
 /// Emits the gpu.launch of the tensor-core kernel (and the host return) at
 /// the builder's insertion point. `sizes` are the loop sizes (b..., m, n, d,
@@ -253,6 +257,8 @@ void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
 
 /// Whether the wgmma kernel handles it: mmaEligible and D, E in {64, 128}.
 bool wgmmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D, int64_t E);
+std::string wgmmaIneligibility(AttentionOp op, MapOfFn mapOf, int64_t D,
+                               int64_t E);
 
 /// Emits the gpu.launch of the Hopper kernel (wgmma, sm_90a), as
 /// buildMmaKernel.

@@ -35,21 +35,39 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::gpu_kernel;
 
-bool gpu_kernel::mmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D,
-                             int64_t E) {
+std::string gpu_kernel::mmaIneligibility(AttentionOp op, MapOfFn mapOf,
+                                         int64_t D, int64_t E) {
+  auto typeName = [](Type t) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << t;
+    return s;
+  };
   Type t = op.getQuery().getType().getElementType();
-  if (!(t.isF16() || t.isBF16()) ||
-      op.getKey().getType().getElementType() != t ||
-      op.getValue().getType().getElementType() != t ||
-      // The output block is staged as 16-bit rows; other output types (f32
-      // accumulating frontends) take the SIMT kernel, which handles them.
-      op.getInit().getType().getElementType() != t)
-    return false;
-  if (op.getMask() || op.getSink() ||
-      (op.getMaskValue() && !op.getMaskValue()->isInfinity()))
-    return false;
+  if (!(t.isF16() || t.isBF16()))
+    return "q is " + typeName(t) + " (tensor cores take f16 or bf16)";
+  // The output block is staged as 16-bit rows; other output types (f32
+  // accumulating frontends) take the SIMT kernel, which handles them.
+  for (auto [name, v] :
+       {std::pair<StringRef, Value>{"k", op.getKey()}, {"v", op.getValue()},
+        {"the output", op.getInit()}}) {
+    Type u = cast<ShapedType>(v.getType()).getElementType();
+    if (u != t)
+      return (name + " is " + typeName(u) + ", q " + typeName(t) +
+              " (one 16-bit type throughout)")
+          .str();
+  }
+  if (op.getMask())
+    return "a mask tensor (the tensor-core kernels mask by causal/window "
+           "bounds only)";
+  if (op.getSink())
+    return "a sink tensor";
+  if (op.getMaskValue() && !op.getMaskValue()->isInfinity())
+    return "a finite mask fill value (the tensor-core kernels mask with "
+           "-inf)";
   if (D % 16 != 0 || E % 16 != 0 || D > 256 || E > 256)
-    return false;
+    return "D = " + std::to_string(D) + ", E = " + std::to_string(E) +
+           " (multiples of 16 up to 256)";
   unsigned r = op.getNumBatchDims();
   auto lastIs = [&](StringRef name, unsigned dim) {
     AffineMap m = mapOf(name);
@@ -57,7 +75,14 @@ bool gpu_kernel::mmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D,
            cast<AffineDimExpr>(m.getResults().back()).getPosition() == dim;
   };
   // Q and K rows are read along d, V rows along e, 8 halves at a time.
-  return lastIs("q", r + 2) && lastIs("k", r + 2) && lastIs("v", r + 3);
+  if (!lastIs("q", r + 2) || !lastIs("k", r + 2) || !lastIs("v", r + 3))
+    return "q, k or v is not contiguous along its head dim";
+  return "";
+}
+
+bool gpu_kernel::mmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D,
+                             int64_t E) {
+  return mmaIneligibility(op, mapOf, D, E).empty();
 }
 
 void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,

@@ -44,12 +44,23 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::gpu_kernel;
 
-bool gpu_kernel::wgmmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D,
-                               int64_t E) {
+std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
+                                           int64_t D, int64_t E) {
+  std::string why = mmaIneligibility(op, mapOf, D, E);
+  if (!why.empty())
+    return why;
   // The swizzled panels are 64 columns wide; O (E / 2 f32 registers per
   // thread) and S must fit next to each other: D, E in {64, 128}.
   auto ok = [](int64_t x) { return x == 64 || x == 128; };
-  return mmaEligible(op, mapOf, D, E) && ok(D) && ok(E);
+  if (!ok(D) || !ok(E))
+    return "D = " + std::to_string(D) + ", E = " + std::to_string(E) +
+           " (the wgmma kernel takes 64 or 128)";
+  return "";
+}
+
+bool gpu_kernel::wgmmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D,
+                               int64_t E) {
+  return wgmmaIneligibility(op, mapOf, D, E).empty();
 }
 
 namespace {

@@ -5,6 +5,7 @@
 // RUN: attn-opt %s --attn-gpu-pipeline="chip=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: rm -rf %t && attn-bundle %s -o %t && FileCheck %s --input-file=%t/manifest.json --check-prefix=MANIFEST
 // RUN: test -s %t/kernel.ptx && test -s %t/kernel.cubin
+// RUN: rm -rf %t.x && attn-bundle %s -o %t.x --explain 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 
 // SM90: gpu.binary @attn_fwd_kernel
 // SM90-SAME: chip = "sm_90a"
@@ -13,6 +14,9 @@
 // SM80: .target sm_80
 // MANIFEST: "format": "attn-opt-bundle/1"
 // MANIFEST: "kernel": "attn_fwd_kernel"
+// The bool mask stays a tensor: the SIMT kernel, and --explain says why.
+// EXPLAIN: ptx.mlir:[[# @LINE + 26]]:8: remark: GPU kernel: SIMT (one thread per query row, no tensor cores, far slower); no tensor cores: a mask tensor
+// EXPLAIN-NOT: remark
 
 // A frontend-style attention (linalg) with a boolean mask: fused, then
 // compiled.
