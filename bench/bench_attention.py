@@ -526,6 +526,8 @@ def main() -> int:
     ap.add_argument("--out", default=os.environ.get("OUT") or str(HERE / "results"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default="", help="comma-separated substrings of config names")
+    ap.add_argument("--bundled-only", action="store_true",
+                    help="only the configs with a bundle in --bundles (an A/B over a subset)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--ref-flops", type=float, default=2e10,
                     help="fp32 reference work per config (query rows are sampled)")
@@ -581,6 +583,9 @@ def main() -> int:
         all_cfgs = all_cfgs[names.index(args.resume_after) + 1:] \
             if args.resume_after in names else all_cfgs
     index = index_bundles(Path(args.bundles))
+    if args.bundled_only:
+        all_cfgs = [c for c in all_cfgs
+                    if (c.dtype, c.D, c.N, c.B * c.H, c.causal) in index]
     if not args.append:
         print(f"{len(all_cfgs)} configs, {len(index)} matching bundle(s) in {args.bundles}")
 
@@ -605,6 +610,8 @@ def main() -> int:
             argv.append("--quick")
         if args.only:
             argv += ["--only", args.only]
+        if args.bundled_only:
+            argv.append("--bundled-only")
         print(f"restarting in a fresh process after {after}", flush=True)
         os.execv(sys.executable, argv)
 
