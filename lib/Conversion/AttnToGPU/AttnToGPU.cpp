@@ -191,9 +191,9 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
                         "(warp-specialize=1 pipeline=1 warps=8)");
   // On by default where it applies: measured faster than without in 22 of
   // 24 configs (docs/performance.md, step 24).
-  cfg.pingpong = opts.pingpong == 1 ||
-                 (opts.pingpong == -1 && cfg.warpSpecialized && cfg.pipeline &&
-                  cfg.warpGroups == 2);
+  cfg.pingpong =
+      opts.pingpong == 1 || (opts.pingpong == -1 && cfg.warpSpecialized &&
+                             cfg.pipeline && cfg.warpGroups == 2);
   if (cfg.warpSpecialized)
     cfg.minBlocks = 1;
   else if (cfg.warpGroups == 2 && 2 * (bytes + 1024) <= 228 * 1024)
@@ -298,7 +298,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   MmaConfig cfg;
   WgmmaConfig wcfg;
   if (useWgmma) {
-    FailureOr<WgmmaConfig> resolved = resolveWgmmaConfig(op, opts, sizes[r + 1], D, E);
+    FailureOr<WgmmaConfig> resolved =
+        resolveWgmmaConfig(op, opts, sizes[r + 1], D, E);
     if (failed(resolved))
       return failure();
     wcfg = *resolved;
@@ -328,8 +329,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       if (wcfg.warpSpecialized)
         d << " + a producer warpgroup (mbarriers, setmaxnreg "
           << wcfg.producerRegs() << "/" << wcfg.consumerRegs() << ")";
-      d << ", " << wcfg.keyTile << "-key tiles, " << wcfg.stages
-        << " stages";
+      d << ", " << wcfg.keyTile << "-key tiles, " << wcfg.stages << " stages";
       if (wcfg.pipeline)
         d << ", pipelined";
       if (wcfg.pingpong)
@@ -344,8 +344,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       if (useMma)
         d << "GPU kernel: mma.sync m16n8k16, " << cfg.warps << " warps x "
           << cfg.rowTiles << " x 16 query rows, " << cfg.keyTile
-          << "-key tiles, " << cfg.stages << " stages; not wgmma: "
-          << notWgmma;
+          << "-key tiles, " << cfg.stages << " stages; not wgmma: " << notWgmma;
       else
         d << "GPU kernel: SIMT (one thread per query row, no tensor cores, "
              "far slower); no tensor cores: "
@@ -422,8 +421,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   if (useWgmma) {
     info.push_back(
         b.getNamedAttr("tile_kv", b.getI64IntegerAttr(wcfg.keyTile)));
-    info.push_back(
-        b.getNamedAttr("warps", b.getI64IntegerAttr(wcfg.consumerThreads() / 32)));
+    info.push_back(b.getNamedAttr(
+        "warps", b.getI64IntegerAttr(wcfg.consumerThreads() / 32)));
     info.push_back(b.getNamedAttr(
         "warp_specialize", b.getI64IntegerAttr(wcfg.warpSpecialized ? 1 : 0)));
     info.push_back(b.getNamedAttr("pingpong", b.getBoolAttr(wcfg.pingpong)));

@@ -160,10 +160,10 @@ struct TileKernel {
   ArrayRef<int64_t> sizes;
   unsigned r;
   int64_t threads;
-  Value tid;                // thread id in the block
-  Value c2;                 // 2 * (lane % 4): first column of a fragment pair
+  Value tid;                  // thread id in the block
+  Value c2;                   // 2 * (lane % 4): first column of a fragment pair
   int64_t barrierThreads = 0; // blockBarrier: 0 the block, else named bar 1
-  SmallVector<Value> loops; // b..., m, n, d, e
+  SmallVector<Value> loops;   // b..., m, n, d, e
   std::optional<int64_t> window;
 
   TileKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,

@@ -48,9 +48,9 @@ std::string gpu_kernel::mmaIneligibility(AttentionOp op, MapOfFn mapOf,
     return "q is " + typeName(t) + " (tensor cores take f16 or bf16)";
   // The output block is staged as 16-bit rows; other output types (f32
   // accumulating frontends) take the SIMT kernel, which handles them.
-  for (auto [name, v] :
-       {std::pair<StringRef, Value>{"k", op.getKey()}, {"v", op.getValue()},
-        {"the output", op.getInit()}}) {
+  for (auto [name, v] : {std::pair<StringRef, Value>{"k", op.getKey()},
+                         {"v", op.getValue()},
+                         {"the output", op.getInit()}}) {
     Type u = cast<ShapedType>(v.getType()).getElementType();
     if (u != t)
       return (name + " is " + typeName(u) + ", q " + typeName(t) +

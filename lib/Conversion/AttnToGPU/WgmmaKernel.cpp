@@ -687,8 +687,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     } else {
       fin = pipelinedLoop(lb, split, ub);
     }
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
-                                     b.getI32IntegerAttr(0));
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
     storeOutput(fin);
     gpu::TerminatorOp::create(b, loc);
     return;
@@ -706,7 +705,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   const int64_t C = cfg.consumerThreads();
   Value barBase = arith::IndexCastOp::create(
       b, loc, i32, tk.add(base, cfg.barrierOffset(D, E)));
-  auto barAddr = [&](Value slot) -> Value { // slot: 0 Q, 1 + s full, 1 + S + s empty
+  auto barAddr =
+      [&](Value slot) -> Value { // slot: 0 Q, 1 + s full, 1 + S + s empty
     return arith::AddIOp::create(
         b, loc, barBase,
         arith::MulIOp::create(
@@ -741,8 +741,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     }
   };
   {
-    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
-                                        c0);
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c0);
     auto init0 = scf::IfOp::create(b, loc, first, /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&init0.getThenRegion().front());
@@ -765,18 +765,17 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     tk.threads = 128;
     copyQ();
     arriveCopies(c0);
-    scf::ForOp::create(
-        b, loc, lb, ub, tk.idx(BN), ValueRange{c0},
-        [&](OpBuilder &, Location, Value n0, ValueRange st) {
-          Value t = st[0];
-          Value stage = tk.remu(t, S);
-          Value parity = arith::XOrIOp::create(
-              b, loc, tk.remu(tk.divu(t, S), 2), tk.idx(1));
-          waitPhase(tk.add(stage, 1 + S), parity);
-          issue(n0, stage);
-          arriveCopies(tk.add(stage, 1));
-          scf::YieldOp::create(b, loc, ValueRange{tk.add(t, 1)});
-        });
+    scf::ForOp::create(b, loc, lb, ub, tk.idx(BN), ValueRange{c0},
+                       [&](OpBuilder &, Location, Value n0, ValueRange st) {
+                         Value t = st[0];
+                         Value stage = tk.remu(t, S);
+                         Value parity = arith::XOrIOp::create(
+                             b, loc, tk.remu(tk.divu(t, S), 2), tk.idx(1));
+                         waitPhase(tk.add(stage, 1 + S), parity);
+                         issue(n0, stage);
+                         arriveCopies(tk.add(stage, 1));
+                         scf::YieldOp::create(b, loc, ValueRange{tk.add(t, 1)});
+                       });
     em.through("cp.async.wait_all;", {});
 
     b.setInsertionPointToStart(&roles.getElseRegion().front());
