@@ -138,6 +138,72 @@ struct Emitter {
   }
 };
 
+/// The warp-specialized kernel's mbarriers, 8 bytes each after the
+/// buffers: slot 0 is Q's (full), slot 1 + s stage s's full one, slot
+/// 1 + S + s its empty one. Full barriers count the producer's 128 threads,
+/// empty ones the consumers'.
+struct StageBarriers {
+  Emitter &em;
+  TileKernel &tk;
+  Value base; // i32 shared-memory address of slot 0
+  Value zero; // index 0
+  int64_t stages;
+
+  Value q() { return zero; }
+  Value full(Value stage) { return tk.add(stage, 1); }
+  Value empty(Value stage) { return tk.add(stage, 1 + stages); }
+  Value addr(Value slot) {
+    OpBuilder &b = em.b;
+    return arith::AddIOp::create(
+        b, em.loc, base,
+        arith::MulIOp::create(
+            b, em.loc,
+            arith::IndexCastOp::create(b, em.loc, b.getI32Type(), slot),
+            em.i32(8)));
+  }
+  /// Thread 0 initializes every slot; the caller then places a barrier.
+  void init(Value tid, int64_t consumers) {
+    OpBuilder &b = em.b;
+    Value first =
+        arith::CmpIOp::create(b, em.loc, arith::CmpIPredicate::eq, tid, zero);
+    auto ifOp = scf::IfOp::create(b, em.loc, first, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    for (int64_t slot = 0; slot < 1 + 2 * stages; ++slot)
+      em.asmCall("mbarrier.init.shared::cta.b64 [$0], $1;",
+                 {addr(tk.idx(slot)), em.i32(slot <= stages ? 128 : consumers)},
+                 "r,r", {}, "", 0);
+  }
+  /// Arrives once this thread's cp.async copies so far have landed.
+  void arriveOnCopies(Value slot) {
+    em.asmCall("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];",
+               {addr(slot)}, "r", {}, "", 0);
+  }
+  void arrive(Value slot) {
+    em.asmCall("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [$0];\n}",
+               {addr(slot)}, "r", {}, "", 0);
+  }
+  /// Spins until the phase of parity `parity` (index 0/1) has completed.
+  void wait(Value slot, Value parity) {
+    OpBuilder &b = em.b;
+    Location loc = em.loc;
+    Value a = addr(slot);
+    Value par = arith::IndexCastOp::create(b, loc, b.getI32Type(), parity);
+    auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
+    Value done = em.asmI32(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, "
+        "[$1], $2;\nselp.u32 $0, 1, 0, p;\n}",
+        {a, par}, "r,r");
+    Value again = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, done,
+                                        em.i32(0));
+    scf::ConditionOp::create(b, loc, again, ValueRange{});
+    b.setInsertionPointToStart(b.createBlock(&loop.getAfter()));
+    scf::YieldOp::create(b, loc);
+  }
+};
+
 /// "{$first, ..., $(first + n - 1)}"
 std::string regList(size_t first, size_t n) {
   std::string s = "{";
@@ -703,54 +769,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // the async proxy after a full wait: the tensor cores read what cp.async
   // wrote through the generic proxy.
   const int64_t C = cfg.consumerThreads();
-  Value barBase = arith::IndexCastOp::create(
-      b, loc, i32, tk.add(base, cfg.barrierOffset(D, E)));
-  auto barAddr =
-      [&](Value slot) -> Value { // slot: 0 Q, 1 + s full, 1 + S + s empty
-    return arith::AddIOp::create(
-        b, loc, barBase,
-        arith::MulIOp::create(
-            b, loc, arith::IndexCastOp::create(b, loc, i32, slot), em.i32(8)));
-  };
-  auto arriveCopies = [&](Value slot) {
-    em.asmCall("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];",
-               {barAddr(slot)}, "r", {}, "", 0);
-  };
-  auto arrive = [&](Value slot) {
-    em.asmCall("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [$0];\n}",
-               {barAddr(slot)}, "r", {}, "", 0);
-  };
-  auto waitPhase = [&](Value slot, Value parity) {
-    Value addr = barAddr(slot);
-    Value par = arith::IndexCastOp::create(b, loc, i32, parity);
-    auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      Block *before = b.createBlock(&loop.getBefore());
-      b.setInsertionPointToStart(before);
-      Value done = em.asmI32(
-          "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, "
-          "[$1], $2;\nselp.u32 $0, 1, 0, p;\n}",
-          {addr, par}, "r,r");
-      Value again = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                          done, em.i32(0));
-      scf::ConditionOp::create(b, loc, again, ValueRange{});
-      Block *after = b.createBlock(&loop.getAfter());
-      b.setInsertionPointToStart(after);
-      scf::YieldOp::create(b, loc);
-    }
-  };
-  {
-    Value first =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c0);
-    auto init0 = scf::IfOp::create(b, loc, first, /*withElse=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&init0.getThenRegion().front());
-    for (int64_t slot = 0; slot < 1 + 2 * S; ++slot)
-      em.asmCall("mbarrier.init.shared::cta.b64 [$0], $1;",
-                 {barAddr(tk.idx(slot)), em.i32(slot <= S ? 128 : C)}, "r,r",
-                 {}, "", 0);
-  }
+  StageBarriers bars{em, tk,
+                     arith::IndexCastOp::create(
+                         b, loc, i32, tk.add(base, cfg.barrierOffset(D, E))),
+                     c0, S};
+  bars.init(tid, C);
   gpu::BarrierOp::create(b, loc);
   Value isProducer =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, tid, tk.idx(C));
@@ -764,16 +787,16 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     tk.tid = arith::SubIOp::create(b, loc, tid, tk.idx(C));
     tk.threads = 128;
     copyQ();
-    arriveCopies(c0);
+    bars.arriveOnCopies(bars.q());
     scf::ForOp::create(b, loc, lb, ub, tk.idx(BN), ValueRange{c0},
                        [&](OpBuilder &, Location, Value n0, ValueRange st) {
                          Value t = st[0];
                          Value stage = tk.remu(t, S);
                          Value parity = arith::XOrIOp::create(
                              b, loc, tk.remu(tk.divu(t, S), 2), tk.idx(1));
-                         waitPhase(tk.add(stage, 1 + S), parity);
+                         bars.wait(bars.empty(stage), parity);
                          issue(n0, stage);
-                         arriveCopies(tk.add(stage, 1));
+                         bars.arriveOnCopies(bars.full(stage));
                          scf::YieldOp::create(b, loc, ValueRange{tk.add(t, 1)});
                        });
     em.through("cp.async.wait_all;", {});
@@ -786,17 +809,17 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     tk.tid = tid;
     tk.threads = C;
     tk.barrierThreads = C;
-    waitPhase(c0, c0);
+    bars.wait(bars.q(), c0);
     em.through("fence.proxy.async.shared::cta;", {});
     auto body = [&](Value n0, ValueRange st, bool withMask) {
       Value t = st.back();
       Value stage = tk.remu(t, S);
-      waitPhase(tk.add(stage, 1), tk.remu(tk.divu(t, S), 2));
+      bars.wait(bars.full(stage), tk.remu(tk.divu(t, S), 2));
       em.through("fence.proxy.async.shared::cta;", {});
       SmallVector<Value> acc = computeS(stage);
       SmallVector<Value> next =
           softmaxPV(acc, n0, stage, st.drop_back(), withMask);
-      arrive(tk.add(stage, 1 + S));
+      bars.arrive(bars.empty(stage));
       next.push_back(tk.add(t, 1));
       scf::YieldOp::create(b, loc, next);
     };
@@ -804,10 +827,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     SmallVector<Value> fin;
     if (cfg.pipeline) {
       acquire = [&](Value t) {
-        waitPhase(tk.add(tk.remu(t, S), 1), tk.remu(tk.divu(t, S), 2));
+        bars.wait(bars.full(tk.remu(t, S)), tk.remu(tk.divu(t, S), 2));
         em.through("fence.proxy.async.shared::cta;", {});
       };
-      release = [&](Value t) { arrive(tk.add(tk.remu(t, S), 1 + S)); };
+      release = [&](Value t) { bars.arrive(bars.empty(tk.remu(t, S))); };
       // Turns: named barriers 2 (warpgroup 0's) and 3 (warpgroup 1's), 256
       // threads each: the owner syncs, the other arrives. Warpgroup 1 hands
       // the first turn to warpgroup 0; warpgroup 0 takes the turn left over
