@@ -78,6 +78,9 @@ class AttentionSpec:
     window: Optional[int]  # None: no sliding window
     mask_value: float      # score of keys masked by causal/window/bool mask; -inf by default
     batch_dims: int
+    # Which kernel attn-bundle chose, its launch shape and why not a faster
+    # one (informational; "" in bundles that do not say).
+    kernel_choice: str = ""
 
 
 @dataclass(frozen=True)
@@ -361,7 +364,8 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
 
     m = Manifest(kernel=kernel, chip=chip, ptx=ptx, cubin=cubin,
                  args=tuple(args), grid=grid, block=block, shared_bytes=shared,
-                 attention=AttentionSpec(scale, causal, window, mask_value, r),
+                 attention=AttentionSpec(scale, causal, window, mask_value, r,
+                                         str(att.get("kernel_choice") or "")),
                  path=path)
     m.sizes()  # raises on inconsistent shapes
     return m

@@ -344,6 +344,9 @@ def test_real_attn_bundle_manifest(tmp_path):
     assert m.sizes() == {"b0": 2, "b1": 4, "m": 100, "n": 100, "d": 64, "e": 64}
     assert m.arg("out").dims == ("b0", "b1", "m", "e")
     assert (out / m.ptx).is_file()
+    assert m.attention.kernel_choice.startswith("wgmma (sm_90a), 2 warpgroup(s)")
+    sm80 = attn_opt.read_manifest(attn_opt.compile_bundle(PROGRAM, tmp_path / "c", chip="sm_80"))
+    assert "not wgmma: chip=sm_80" in sm80.attention.kernel_choice
 
 
 @needs_attn_bundle

@@ -320,11 +320,13 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                         : useMma ? cfg.sharedBytes(D, E)
                                  : 0;
   int64_t gridX = (M + rowsPerBlock - 1) / rowsPerBlock;
-  if (opts.explain) {
-    // Which kernel, its launch shape, and why not a faster one.
-    InFlightDiagnostic d = op.emitRemark();
+  // Which kernel, its launch shape, and why not a faster one: in the
+  // manifest (kernel_choice), and as a remark with `explain`.
+  std::string choice;
+  {
+    llvm::raw_string_ostream d(choice);
     if (useWgmma) {
-      d << "GPU kernel: wgmma (sm_90a), " << wcfg.warpGroups
+      d << "wgmma (sm_90a), " << wcfg.warpGroups
         << " warpgroup(s) x 64 query rows";
       if (wcfg.warpSpecialized)
         d << " + a producer warpgroup (mbarriers, setmaxnreg "
@@ -342,15 +344,17 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           : opts.wgmma == 0     ? std::string("wgmma=0")
                                 : wgmmaIneligibility(op, mapOf, D, E);
       if (useMma)
-        d << "GPU kernel: mma.sync m16n8k16, " << cfg.warps << " warps x "
-          << cfg.rowTiles << " x 16 query rows, " << cfg.keyTile
-          << "-key tiles, " << cfg.stages << " stages; not wgmma: " << notWgmma;
+        d << "mma.sync m16n8k16, " << cfg.warps << " warps x " << cfg.rowTiles
+          << " x 16 query rows, " << cfg.keyTile << "-key tiles, " << cfg.stages
+          << " stages; not wgmma: " << notWgmma;
       else
-        d << "GPU kernel: SIMT (one thread per query row, no tensor cores, "
-             "far slower); no tensor cores: "
+        d << "SIMT (one thread per query row, no tensor cores, far slower); "
+             "no tensor cores: "
           << mmaIneligibility(op, mapOf, D, E);
     }
   }
+  if (opts.explain)
+    op.emitRemark() << "GPU kernel: " << choice;
   if (useWgmma) {
     buildWgmmaKernel(kb, memArg, mapOf, sizes, r, batch, wcfg);
   } else if (useMma) {
@@ -379,6 +383,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                                             : useMma ? "mma.sync"
                                                      : "none")),
       b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(sharedBytes)),
+      b.getNamedAttr("kernel_choice", b.getStringAttr(choice)),
       b.getNamedAttr("tile_q", b.getI64IntegerAttr(rowsPerBlock)),
       b.getNamedAttr("scale", b.getF32FloatAttr(kb.scale)),
       b.getNamedAttr("causal", b.getBoolAttr(op.getCausal())),
