@@ -3,7 +3,8 @@
 //   attn-bundle in.mlir -o DIR [--chip=sm_90a] [--tile-q=N] [--tile-kv=N]
 //               [--warps=N] [--stages=N] [--q-shared=-1|0|1]
 //               [--rescale-threshold=8] [--pipeline=0|1] [--min-blocks=N]
-//               [--wgmma=-1|0|1] [--warp-specialize=-1|0|1] [--pingpong=-1|0|1] [--explain] [--block-threads=128]
+//               [--wgmma=-1|0|1] [--warp-specialize=-1|0|1]
+//               [--pingpong=-1|0|1] [--explain] [--block-threads=128]
 //
 // Fuses the module's attention, compiles it with --attn-gpu-pipeline and
 // writes DIR/kernel.ptx, DIR/kernel.cubin (ptxas) and DIR/manifest.json:
@@ -220,7 +221,8 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> forCubin = module->clone();
 
   SmallVector<int64_t> paramOrder, cubinOrder;
-  FailureOr<std::string> ptx = compile(*module, "isa", paramOrder, explainKernel);
+  FailureOr<std::string> ptx =
+      compile(*module, "isa", paramOrder, explainKernel);
   if (failed(ptx))
     return 1;
   auto info = (*module)->getAttrOfType<DictionaryAttr>("attn.bundle");
@@ -244,7 +246,8 @@ int main(int argc, char **argv) {
   manifest["ptx"] = "kernel.ptx";
   // ptxas from /usr/local/cuda; a bundle without a cubin still loads (the
   // driver JIT-compiles the PTX).
-  FailureOr<std::string> cubin = compile(*forCubin, "bin", cubinOrder, /*explain=*/false);
+  FailureOr<std::string> cubin =
+      compile(*forCubin, "bin", cubinOrder, /*explain=*/false);
   if (succeeded(cubin) && cubinOrder == paramOrder) {
     path = outDir;
     llvm::sys::path::append(path, "kernel.cubin");

@@ -176,24 +176,22 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   if (failed(resolveTileLoop(op, shaped, keyTile, cfg.keyTile, cfg.pipeline,
                              cfg.stages, cfg.rescaleThreshold)))
     return failure();
+  if (opts.pingpong < -1 || opts.pingpong > 1)
+    return op.emitError("pingpong must be -1, 0 or 1, got ") << opts.pingpong;
+  bool canPingpong = cfg.warpSpecialized && cfg.pipeline && cfg.warpGroups == 2;
+  if (opts.pingpong == 1 && !canPingpong)
+    return op.emitError("pingpong=1 needs the warp-specialized, pipelined "
+                        "kernel with two computing warpgroups "
+                        "(warp-specialize=1 pipeline=1 warps=8)");
+  // On by default where it applies: measured faster than without in 22 of
+  // 24 configs (docs/performance.md, step 24).
+  cfg.pingpong = canPingpong && opts.pingpong != 0;
   int64_t bytes = cfg.sharedBytes(D, E);
   // Two blocks of two warpgroups per multiprocessor when their shared
   // memory fits (228 KiB, 1 KiB reserved per block): ptxas is asked to keep
   // to 128 registers (attn-gpu-occupancy reads min_blocks). The
   // warp-specialized block runs alone: a register cap at entry (one block)
   // is what lets setmaxnreg move registers between its warpgroups.
-  if (opts.pingpong < -1 || opts.pingpong > 1)
-    return op.emitError("pingpong must be -1, 0 or 1, got ") << opts.pingpong;
-  if (opts.pingpong == 1 &&
-      !(cfg.warpSpecialized && cfg.pipeline && cfg.warpGroups == 2))
-    return op.emitError("pingpong=1 needs the warp-specialized, pipelined "
-                        "kernel with two computing warpgroups "
-                        "(warp-specialize=1 pipeline=1 warps=8)");
-  // On by default where it applies: measured faster than without in 22 of
-  // 24 configs (docs/performance.md, step 24).
-  cfg.pingpong =
-      opts.pingpong == 1 || (opts.pingpong == -1 && cfg.warpSpecialized &&
-                             cfg.pipeline && cfg.warpGroups == 2);
   if (cfg.warpSpecialized)
     cfg.minBlocks = 1;
   else if (cfg.warpGroups == 2 && 2 * (bytes + 1024) <= 228 * 1024)

@@ -558,13 +558,26 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // Q has landed once only the S - 1 K/V groups may be pending.
   if (!cfg.pipeline && !ws)
     landed(S - 1);
+  // With a producer warpgroup, `acquire(t)` waits for tile t to be in its
+  // buffer (t % stages) and `release(t)` frees that buffer; without one
+  // (both unset) this thread's own copies stream the tiles in.
+  std::function<void(Value)> acquire, release;
+  // The state's last value: the tile's buffer, or with a producer warpgroup
+  // the tile's number.
   auto tileBody = [&](Value n0, ValueRange st, bool withMask) {
-    Value buf = st.back();
-    landed(S - 2);
-    issue(tk.add(n0, (S - 1) * BN), tk.remu(tk.add(buf, S - 1), S));
+    Value last = st.back(), buf = last;
+    if (acquire) {
+      buf = tk.remu(last, S);
+      acquire(last);
+    } else {
+      landed(S - 2);
+      issue(tk.add(n0, (S - 1) * BN), tk.remu(tk.add(buf, S - 1), S));
+    }
     SmallVector<Value> acc = computeS(buf);
     SmallVector<Value> next = softmaxPV(acc, n0, buf, st.drop_back(), withMask);
-    next.push_back(tk.remu(tk.add(buf, 1), S));
+    if (release)
+      release(last);
+    next.push_back(acquire ? tk.add(last, 1) : tk.remu(tk.add(buf, 1), S));
     scf::YieldOp::create(b, loc, next);
   };
   // Intra-warpgroup overlap (pipeline): iteration t issues S = Q K^T of
@@ -574,9 +587,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // so the rescale only needs α. V of tile t - 1 is read during iteration t:
   // tile t + stages - 2 is prefetched (stages >= 3). State: m[2], ℓ[2],
   // O[oRegs], P of the previous tile, its number (buffer: number % stages).
-  // With a producer warpgroup (`acquire`/`release` set), iteration t waits
-  // for tile t to be full and frees tile t - 1 once its P V is done.
-  std::function<void(Value)> acquire, release;
+  // With a producer warpgroup, iteration t acquires tile t and releases
+  // tile t - 1 once its P V is done.
   const int64_t pRegs = BN / 4;
   auto pipelinedLoop = [&](Value lb, Value split,
                            Value ub) -> SmallVector<Value> {
@@ -811,26 +823,14 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     tk.barrierThreads = C;
     bars.wait(bars.q(), c0);
     em.through("fence.proxy.async.shared::cta;", {});
-    auto body = [&](Value n0, ValueRange st, bool withMask) {
-      Value t = st.back();
-      Value stage = tk.remu(t, S);
-      bars.wait(bars.full(stage), tk.remu(tk.divu(t, S), 2));
+    acquire = [&](Value t) {
+      bars.wait(bars.full(tk.remu(t, S)), tk.remu(tk.divu(t, S), 2));
       em.through("fence.proxy.async.shared::cta;", {});
-      SmallVector<Value> acc = computeS(stage);
-      SmallVector<Value> next =
-          softmaxPV(acc, n0, stage, st.drop_back(), withMask);
-      bars.arrive(bars.empty(stage));
-      next.push_back(tk.add(t, 1));
-      scf::YieldOp::create(b, loc, next);
     };
+    release = [&](Value t) { bars.arrive(bars.empty(tk.remu(t, S))); };
     Value split = tk.unmaskedEnd(lb, ub, blockRow, BN);
     SmallVector<Value> fin;
     if (cfg.pipeline) {
-      acquire = [&](Value t) {
-        bars.wait(bars.full(tk.remu(t, S)), tk.remu(tk.divu(t, S), 2));
-        em.through("fence.proxy.async.shared::cta;", {});
-      };
-      release = [&](Value t) { bars.arrive(bars.empty(tk.remu(t, S))); };
       // Turns: named barriers 2 (warpgroup 0's) and 3 (warpgroup 1's), 256
       // threads each: the owner syncs, the other arrives. Warpgroup 1 hands
       // the first turn to warpgroup 0; warpgroup 0 takes the turn left over
@@ -863,7 +863,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         em.asmCall("bar.sync 2, 256;", {}, "", {}, "", 0);
       }
     } else {
-      fin = tk.tileLoops(lb, split, ub, BN, init, body);
+      fin = tk.tileLoops(lb, split, ub, BN, init, tileBody);
     }
     storeOutput(fin);
   }
