@@ -92,14 +92,21 @@ static std::optional<std::pair<int, int>> matchExpShifted(ScoreTracer &tr,
 }
 
 static std::optional<SoftmaxFacts> matchSoftmaxTerm(ScoreTracer &tr, int p,
-                                                    std::string &why) {
+                                                    std::string &why,
+                                                    unsigned depth = 0) {
   p = tr.stripCasts(p);
   const Term &t = tr.get(p);
   if (t.kind == Term::Softmax)
     return SoftmaxFacts{t.kids[0], t.dim, false};
   // The safe-softmax guard: select(all_n(x == -inf), 0, softmax(x)).
   if (t.kind == Term::Select && tr.constValue(t.kids[1]) == 0.0) {
-    std::optional<SoftmaxFacts> inner = matchSoftmaxTerm(tr, t.kids[2], why);
+    // One guard is what torch writes; a few nested ones are harmless.
+    if (depth > 8) {
+      why = "the probabilities go through more than 8 nested guards";
+      return std::nullopt;
+    }
+    std::optional<SoftmaxFacts> inner =
+        matchSoftmaxTerm(tr, t.kids[2], why, depth + 1);
     if (!inner)
       return std::nullopt;
     int c = tr.stripCasts(t.kids[0]);
@@ -177,11 +184,18 @@ struct Linear {
 };
 } // namespace
 
+/// Index terms visited per mask condition before giving up: a real mask is a
+/// handful of ops; the bound keeps hostile (deep or shared) ones linear.
+static constexpr unsigned kIndexMaskBudget = 256;
+
 static std::optional<Linear> linearize(ScoreTracer &tr, int id, int mDim,
-                                       int nDim) {
+                                       int nDim, unsigned &budget) {
+  if (budget == 0)
+    return std::nullopt;
+  --budget;
   const Term &t = tr.get(id);
   if (t.kind == Term::Unary && isName(t, "icast"))
-    return linearize(tr, t.kids[0], mDim, nDim);
+    return linearize(tr, t.kids[0], mDim, nDim, budget);
   if (t.kind == Term::Const)
     return Linear{0, 0, static_cast<int64_t>(t.value)};
   if (t.kind == Term::Index) {
@@ -195,8 +209,8 @@ static std::optional<Linear> linearize(ScoreTracer &tr, int id, int mDim,
   }
   if (t.kind == Term::Binary &&
       (isName(t, "arith.addi") || isName(t, "arith.subi"))) {
-    auto x = linearize(tr, t.kids[0], mDim, nDim);
-    auto y = linearize(tr, t.kids[1], mDim, nDim);
+    auto x = linearize(tr, t.kids[0], mDim, nDim, budget);
+    auto y = linearize(tr, t.kids[1], mDim, nDim, budget);
     if (!x || !y)
       return std::nullopt;
     int64_t s = isName(t, "arith.addi") ? 1 : -1;
@@ -217,22 +231,29 @@ struct IndexMask {
 /// causal rule (n > m), a sliding window (m - n >= W), or a conjunction of
 /// them. Returns false for anything else.
 static bool classifyIndexMask(ScoreTracer &tr, int cond, bool maskedWhen,
-                              int mDim, int nDim, IndexMask &out) {
+                              int mDim, int nDim, IndexMask &out,
+                              unsigned &budget) {
+  if (budget == 0)
+    return false;
+  --budget;
   const Term &c = tr.get(tr.stripCasts(cond));
   if (c.kind == Term::Binary && isName(c, "arith.xori") &&
       tr.constValue(c.kids[1]) == 1.0)
-    return classifyIndexMask(tr, c.kids[0], !maskedWhen, mDim, nDim, out);
+    return classifyIndexMask(tr, c.kids[0], !maskedWhen, mDim, nDim, out,
+                             budget);
   // masked = a | b, or keep = a & b: each side masks on its own.
   if (c.kind == Term::Binary &&
       ((maskedWhen && isName(c, "arith.ori")) ||
        (!maskedWhen && isName(c, "arith.andi"))))
-    return classifyIndexMask(tr, c.kids[0], maskedWhen, mDim, nDim, out) &&
-           classifyIndexMask(tr, c.kids[1], maskedWhen, mDim, nDim, out);
+    return classifyIndexMask(tr, c.kids[0], maskedWhen, mDim, nDim, out,
+                             budget) &&
+           classifyIndexMask(tr, c.kids[1], maskedWhen, mDim, nDim, out,
+                             budget);
   if (c.kind != Term::Cmp || !isName(c, "arith.cmpi"))
     return false;
   auto pred = static_cast<arith::CmpIPredicate>(c.pred);
-  auto lhs = linearize(tr, c.kids[0], mDim, nDim);
-  auto rhs = linearize(tr, c.kids[1], mDim, nDim);
+  auto lhs = linearize(tr, c.kids[0], mDim, nDim, budget);
+  auto rhs = linearize(tr, c.kids[1], mDim, nDim, budget);
   if (!lhs || !rhs)
     return false;
   using P = arith::CmpIPredicate;
@@ -281,151 +302,188 @@ static bool classifyIndexMask(ScoreTracer &tr, int cond, bool maskedWhen,
   return false;
 }
 
+/// Peels scale, additive masks and selects off the softmax input down to
+/// the Q·K^T leaf. A chain of any length: the descent collects one step per
+/// level (checks that decide the path first), the unwind applies them
+/// innermost first, as the program applies them.
 static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
                           ScoreFacts &f, std::string &why) {
-  x = tr.stripCasts(x);
-  const Term &t = tr.get(x);
-  auto dependsOnScores = [&](int id) {
-    return tr.containsLeaf(id, isContractionResult);
+  struct Step {
+    enum { Scale, Add, Select } kind;
+    bool div = false;
+    double c = 0;
+    int other = -1; ///< Add: the added term; Select: the condition
+    bool maskedWhen = false;
+    double fill = 0;
   };
-  switch (t.kind) {
-  case Term::Leaf:
-    if (!isContractionResult(t.leaf)) {
-      why = "the softmax input is not computed from a Q·K^T contraction";
-      return false;
-    }
-    f.base = x;
-    return true;
-  case Term::Binary: {
-    if (isName(t, "arith.mulf") || isName(t, "arith.divf")) {
-      bool div = isName(t, "arith.divf");
-      for (int swap = 0; swap < (div ? 1 : 2); ++swap) {
-        std::optional<double> c = tr.constValue(t.kids[1 - swap]);
-        if (!c)
-          continue;
-        if (!analyzeScores(tr, t.kids[swap], mDim, nDim, f, why))
-          return false;
-        if (f.bias >= 0 || f.boolMask >= 0 || f.causal) {
-          why = "the mask is applied before the scale (scale * (Q·K^T + "
-                "mask)); only scale * Q·K^T + mask is fused";
-          return false;
-        }
-        if (div && *c == 0.0) {
-          why = "the scores are divided by zero";
-          return false;
-        }
-        f.scale = div ? f.scale / *c : f.scale * *c;
-        return true;
+  std::vector<int8_t> depCache;
+  auto dependsOnScores = [&](int id) {
+    return tr.containsLeaf(id, isContractionResult, &depCache);
+  };
+  SmallVector<Step> path;
+  for (;;) {
+    x = tr.stripCasts(x);
+    const Term &t = tr.get(x);
+    if (t.kind == Term::Leaf) {
+      if (!isContractionResult(t.leaf)) {
+        why = "the softmax input is not computed from a Q·K^T contraction";
+        return false;
       }
-      why = llvm::formatv("the scores are {0} by something that is not a "
-                          "constant",
-                          div ? "divided" : "multiplied")
-                .str();
-      return false;
+      f.base = x;
+      break;
     }
-    if (isName(t, "arith.addf")) {
-      for (int swap = 0; swap < 2; ++swap) {
+    if (t.kind == Term::Binary &&
+        (isName(t, "arith.mulf") || isName(t, "arith.divf"))) {
+      bool div = isName(t, "arith.divf");
+      int next = -1;
+      for (int swap = 0; swap < (div ? 1 : 2) && next < 0; ++swap)
+        if (std::optional<double> c = tr.constValue(t.kids[1 - swap])) {
+          path.push_back({Step::Scale, div, *c});
+          next = t.kids[swap];
+        }
+      if (next < 0) {
+        why = llvm::formatv("the scores are {0} by something that is not a "
+                            "constant",
+                            div ? "divided" : "multiplied")
+                  .str();
+        return false;
+      }
+      x = next;
+      continue;
+    }
+    if (t.kind == Term::Binary && isName(t, "arith.addf")) {
+      int next = -1;
+      for (int swap = 0; swap < 2 && next < 0; ++swap) {
         int s = t.kids[swap], b = t.kids[1 - swap];
         if (!dependsOnScores(s) || dependsOnScores(b))
           continue;
-        if (!analyzeScores(tr, s, mDim, nDim, f, why))
-          return false;
-        // The fused op adds the mask first and selects after; with a finite
-        // fill the order shows (fill + -inf is -inf, not the fill).
-        if (f.maskValue && !std::isinf(*f.maskValue) && !tr.constValue(b)) {
-          why = "a finite mask fill is applied before an additive mask; only "
-                "the other order is fused";
-          return false;
-        }
-        if (tr.constValue(b)) {
-          f.shifted = true; // a constant shift leaves the softmax unchanged
-          return true;
-        }
-        int bl = tr.stripCasts(b);
-        if (tr.get(bl).kind == Term::Leaf &&
-            !isa<RankedTensorType>(tr.get(bl).leaf.getType())) {
-          f.shifted = true; // so does a runtime scalar
-          return true;
-        }
-
-        if (tr.get(bl).kind != Term::Leaf) {
-          why = "the additive mask is an expression, not a tensor";
-          return false;
-        }
-        if (f.bias >= 0) {
-          why = "more than one additive mask is applied to the scores";
-          return false;
-        }
-        f.bias = bl;
-        return true;
+        Step step{Step::Add};
+        step.other = b;
+        path.push_back(step);
+        next = s;
       }
-      why = "something other than a mask tensor is added to the scores";
-      return false;
-    }
-    why = llvm::formatv("the scores go through '{0}' before the softmax, "
-                        "which is not a scale or a mask",
-                        t.name)
-              .str();
-    return false;
-  }
-  case Term::Select: {
-    // select(cond, x, -inf) keeps where cond; select(cond, -inf, x) masks.
-    bool maskedWhen;
-    int other;
-    std::optional<double> fill;
-    if (isNegInf(tr.constValue(t.kids[2]))) {
-      maskedWhen = false;
-      other = t.kids[1];
-      fill = tr.constValue(t.kids[2]);
-    } else if (isNegInf(tr.constValue(t.kids[1]))) {
-      maskedWhen = true;
-      other = t.kids[2];
-      fill = tr.constValue(t.kids[1]);
-    } else {
-      why = "the scores go through a select that does not mask with -inf";
-      return false;
-    }
-    if (!analyzeScores(tr, other, mDim, nDim, f, why))
-      return false;
-    // The fill is kept exactly: a finite one (JAX's finfo.min) makes fully
-    // masked rows average V, -inf makes them 0. Set after the inner scores
-    // are analyzed: masks inside were applied before this one.
-    if (f.maskValue && *f.maskValue != *fill) {
-      why = "the masks fill the scores with different values";
-      return false;
-    }
-    f.maskValue = fill;
-    int cond = tr.stripCasts(t.kids[0]);
-    IndexMask im;
-    if (classifyIndexMask(tr, cond, maskedWhen, mDim, nDim, im)) {
-      f.causal |= im.causal;
-      if (im.window)
-        f.window = f.window ? std::min(*f.window, *im.window) : *im.window;
-      return true;
-    }
-    const Term &c = tr.get(cond);
-    if (c.kind == Term::Leaf && isa<RankedTensorType>(c.leaf.getType()) &&
-        cast<ShapedType>(c.leaf.getType()).getElementType().isInteger(1)) {
-      if (f.boolMask >= 0 || f.bias >= 0) {
-        why = "more than one mask is applied to the scores";
+      if (next < 0) {
+        why = "something other than a mask tensor is added to the scores";
         return false;
       }
-      f.boolMask = cond;
-      f.boolMaskKeepsTrue = !maskedWhen;
-      return true;
+      x = next;
+      continue;
     }
-    if (c.kind == Term::Cmp && isName(c, "arith.cmpi"))
-      why = "the scores are masked by an index comparison that is neither "
-            "causal (n > m) nor a sliding window (m - n >= W)";
-    else
-      why = "the scores are masked by a condition that is neither causal nor "
-            "a boolean mask tensor";
-    return false;
-  }
-  default:
+    if (t.kind == Term::Binary) {
+      why = llvm::formatv("the scores go through '{0}' before the softmax, "
+                          "which is not a scale or a mask",
+                          t.name)
+                .str();
+      return false;
+    }
+    if (t.kind == Term::Select) {
+      // select(cond, x, -inf) keeps where cond; select(cond, -inf, x) masks.
+      Step step{Step::Select};
+      step.other = tr.stripCasts(t.kids[0]);
+      if (isNegInf(tr.constValue(t.kids[2]))) {
+        step.maskedWhen = false;
+        step.fill = *tr.constValue(t.kids[2]);
+        x = t.kids[1];
+      } else if (isNegInf(tr.constValue(t.kids[1]))) {
+        step.maskedWhen = true;
+        step.fill = *tr.constValue(t.kids[1]);
+        x = t.kids[2];
+      } else {
+        why = "the scores go through a select that does not mask with -inf";
+        return false;
+      }
+      path.push_back(step);
+      continue;
+    }
     why = "the softmax input is not scale * Q·K^T + mask";
     return false;
   }
+
+  for (const Step &step : llvm::reverse(path)) {
+    switch (step.kind) {
+    case Step::Scale:
+      if (f.bias >= 0 || f.boolMask >= 0 || f.causal) {
+        why = "the mask is applied before the scale (scale * (Q·K^T + "
+              "mask)); only scale * Q·K^T + mask is fused";
+        return false;
+      }
+      if (step.div && step.c == 0.0) {
+        why = "the scores are divided by zero";
+        return false;
+      }
+      f.scale = step.div ? f.scale / step.c : f.scale * step.c;
+      break;
+    case Step::Add: {
+      int b = step.other;
+      // The fused op adds the mask first and selects after; with a finite
+      // fill the order shows (fill + -inf is -inf, not the fill).
+      if (f.maskValue && !std::isinf(*f.maskValue) && !tr.constValue(b)) {
+        why = "a finite mask fill is applied before an additive mask; only "
+              "the other order is fused";
+        return false;
+      }
+      if (tr.constValue(b)) {
+        f.shifted = true; // a constant shift leaves the softmax unchanged
+        break;
+      }
+      int bl = tr.stripCasts(b);
+      if (tr.get(bl).kind == Term::Leaf &&
+          !isa<RankedTensorType>(tr.get(bl).leaf.getType())) {
+        f.shifted = true; // so does a runtime scalar
+        break;
+      }
+      if (tr.get(bl).kind != Term::Leaf) {
+        why = "the additive mask is an expression, not a tensor";
+        return false;
+      }
+      if (f.bias >= 0) {
+        why = "more than one additive mask is applied to the scores";
+        return false;
+      }
+      f.bias = bl;
+      break;
+    }
+    case Step::Select: {
+      // The fill is kept exactly: a finite one (JAX's finfo.min) makes fully
+      // masked rows average V, -inf makes them 0. Set after the inner scores
+      // are analyzed: masks inside were applied before this one.
+      if (f.maskValue && *f.maskValue != step.fill) {
+        why = "the masks fill the scores with different values";
+        return false;
+      }
+      f.maskValue = step.fill;
+      int cond = step.other;
+      IndexMask im;
+      unsigned budget = kIndexMaskBudget;
+      if (classifyIndexMask(tr, cond, step.maskedWhen, mDim, nDim, im,
+                            budget)) {
+        f.causal |= im.causal;
+        if (im.window)
+          f.window = f.window ? std::min(*f.window, *im.window) : *im.window;
+        break;
+      }
+      const Term &c = tr.get(cond);
+      if (c.kind == Term::Leaf && isa<RankedTensorType>(c.leaf.getType()) &&
+          cast<ShapedType>(c.leaf.getType()).getElementType().isInteger(1)) {
+        if (f.boolMask >= 0 || f.bias >= 0) {
+          why = "more than one mask is applied to the scores";
+          return false;
+        }
+        f.boolMask = cond;
+        f.boolMaskKeepsTrue = !step.maskedWhen;
+        break;
+      }
+      if (c.kind == Term::Cmp && isName(c, "arith.cmpi"))
+        why = "the scores are masked by an index comparison that is neither "
+              "causal (n > m) nor a sliding window (m - n >= W)";
+      else
+        why = "the scores are masked by a condition that is neither causal "
+              "nor a boolean mask tensor";
+      return false;
+    }
+    }
+  }
+  return true;
 }
 
 bool mlir::attn::isSoftmaxCandidate(Operation *op) {

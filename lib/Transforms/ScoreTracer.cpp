@@ -7,8 +7,12 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -38,8 +42,30 @@ std::optional<double> mlir::attn::getSplatFloat(Value v) {
   return std::nullopt;
 }
 
+static size_t hashTerm(const Term &t) {
+  uint64_t bits;
+  std::memcpy(&bits, &t.value, sizeof(bits));
+  return llvm::hash_combine(
+      static_cast<int>(t.kind), t.name, t.pred,
+      llvm::hash_combine_range(t.kids.begin(), t.kids.end()),
+      t.leaf.getAsOpaquePointer(), t.access.getAsOpaquePointer(), bits,
+      t.index.getAsOpaquePointer(), t.dim);
+}
+
+static bool sameTerm(const Term &x, const Term &y) {
+  return x.kind == y.kind && x.name == y.name && x.pred == y.pred &&
+         std::memcmp(&x.value, &y.value, sizeof(double)) == 0 &&
+         x.dim == y.dim && x.index == y.index && x.leaf == y.leaf &&
+         x.access == y.access && x.kids == y.kids;
+}
+
 int ScoreTracer::add(Term t) {
+  SmallVector<int, 1> &bucket = interned[hashTerm(t)];
+  for (int id : bucket)
+    if (sameTerm(terms[id], t))
+      return id;
   terms.push_back(std::move(t));
+  bucket.push_back(terms.size() - 1);
   return terms.size() - 1;
 }
 
@@ -56,31 +82,85 @@ std::optional<double> ScoreTracer::constValue(int id) const {
   return std::nullopt;
 }
 
-bool ScoreTracer::equal(int a, int b) const {
-  if (a == b)
-    return true;
-  if (a < 0 || b < 0)
-    return false;
-  const Term &x = terms[a], &y = terms[b];
-  if (x.kind != y.kind || x.name != y.name || x.pred != y.pred ||
-      x.value != y.value || x.dim != y.dim || x.index != y.index ||
-      x.leaf != y.leaf || x.access != y.access ||
-      x.kids.size() != y.kids.size())
-    return false;
-  for (auto [ka, kb] : llvm::zip(x.kids, y.kids))
-    if (!equal(ka, kb))
-      return false;
-  return true;
+bool ScoreTracer::containsLeaf(int id, function_ref<bool(Value)> pred,
+                               std::vector<int8_t> *cache) const {
+  std::vector<int8_t> local;
+  if (!cache)
+    cache = &local;
+  if (cache->size() < terms.size())
+    cache->resize(terms.size(), -1);
+  // Post-order over the DAG below `id`, each term once.
+  SmallVector<std::pair<int, bool>> stack = {{id, false}};
+  while (!stack.empty()) {
+    auto [cur, kidsDone] = stack.pop_back_val();
+    if ((*cache)[cur] >= 0)
+      continue;
+    const Term &t = terms[cur];
+    if (t.kind == Term::Leaf) {
+      (*cache)[cur] = pred(t.leaf);
+      continue;
+    }
+    if (kidsDone) {
+      (*cache)[cur] = llvm::any_of(t.kids, [&](int k) { return (*cache)[k]; });
+      continue;
+    }
+    stack.push_back({cur, true});
+    for (int k : t.kids)
+      if ((*cache)[k] < 0)
+        stack.push_back({k, false});
+  }
+  return (*cache)[id];
 }
 
-bool ScoreTracer::containsLeaf(int id, function_ref<bool(Value)> pred) const {
-  const Term &t = terms[id];
-  if (t.kind == Term::Leaf)
-    return pred(t.leaf);
-  return llvm::any_of(t.kids, [&](int k) { return containsLeaf(k, pred); });
+int ScoreTracer::lookup(Value v, AffineMap access,
+                        SmallVectorImpl<Key> &missing) {
+  auto it = memo.find({v, access});
+  if (it != memo.end())
+    return it->second;
+  missing.push_back({v, access});
+  return kPending;
 }
 
 int ScoreTracer::trace(Value t, AffineMap access) {
+  if (auto it = memo.find({t, access}); it != memo.end())
+    return it->second;
+  // Depth-first over (value, access) pairs: a pair is attempted; if inputs
+  // are missing they are traced first and the pair is attempted again, so
+  // each pair is attempted at most twice and nothing recurses.
+  SmallVector<Key> stack = {{t, access}}, missing;
+  llvm::DenseSet<Key> expanded;
+  while (!stack.empty()) {
+    Key key = stack.back();
+    if (memo.count(key)) {
+      stack.pop_back();
+      continue;
+    }
+    missing.clear();
+    int id = attempt(key.first, key.second, missing);
+    if (id == kPending) {
+      if (!expanded.insert(key).second) {
+        why = "the score expression depends on itself";
+        return -1;
+      }
+      stack.append(missing.rbegin(), missing.rend());
+      continue;
+    }
+    if (id < 0)
+      return -1; // `why` says why; nothing partial is kept
+    if (memo.size() >= kMaxTracedValues) {
+      why = llvm::formatv("score expression too large to trace: over {0} ops",
+                          kMaxTracedValues)
+                .str();
+      return -1;
+    }
+    memo[key] = id;
+    stack.pop_back();
+  }
+  return memo.lookup({t, access});
+}
+
+int ScoreTracer::attempt(Value t, AffineMap access,
+                         SmallVectorImpl<Key> &missing) {
   if (std::optional<double> c = getSplatFloat(t)) {
     Term term{Term::Const};
     term.value = *c;
@@ -96,19 +176,19 @@ int ScoreTracer::trace(Value t, AffineMap access) {
     auto dim = dyn_cast<AffineDimExpr>(access.getResult(sm.getDimension()));
     if (!dim)
       return add(leaf);
-    ops.insert(def);
-    int kid = trace(sm.getInput(), access);
+    int kid = lookup(sm.getInput(), access, missing);
     if (kid < 0)
-      return -1;
+      return kid;
+    ops.insert(def);
     Term term{Term::Softmax};
     term.dim = dim.getPosition();
     term.kids.push_back(kid);
     return add(term);
   }
   if (auto lop = dyn_cast<linalg::LinalgOp>(def))
-    return traceLinalg(lop, t, access);
+    return attemptLinalg(lop, t, access, missing);
   if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
-    return traceReshape(def, t, access);
+    return attemptReshape(def, t, access, missing);
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
     // A leading slice (offsets 0, strides 1) of a computed tensor is traced
     // through and recorded: the caller decides whether it is legal (an
@@ -120,9 +200,9 @@ int ScoreTracer::trace(Value t, AffineMap access) {
         !llvm::all_of(slice.getMixedStrides(),
                       [](OpFoldResult o) { return isConstantIntValue(o, 1); }))
       return add(leaf);
-    int src = trace(slice.getSource(), access);
+    int src = lookup(slice.getSource(), access, missing);
     if (src < 0)
-      return -1;
+      return src;
     if (terms[src].kind == Term::Leaf)
       return add(leaf);
     ops.insert(def);
@@ -130,13 +210,16 @@ int ScoreTracer::trace(Value t, AffineMap access) {
     return src;
   }
   if (auto cast = dyn_cast<tensor::CastOp>(def)) {
-    ops.insert(def);
-    return trace(cast.getSource(), access);
+    int src = lookup(cast.getSource(), access, missing);
+    if (src >= 0)
+      ops.insert(def);
+    return src;
   }
   return add(leaf);
 }
 
-int ScoreTracer::traceReshape(Operation *op, Value t, AffineMap access) {
+int ScoreTracer::attemptReshape(Operation *op, Value t, AffineMap access,
+                                SmallVectorImpl<Key> &missing) {
   Term leaf{Term::Leaf};
   leaf.leaf = t;
   leaf.access = access;
@@ -184,8 +267,11 @@ int ScoreTracer::traceReshape(Operation *op, Value t, AffineMap access) {
         results[group.back()] = access.getResult(dstDim);
     }
   }
-  ops.insert(op);
-  return trace(src, AffineMap::get(access.getNumDims(), 0, results, ctx));
+  int id = lookup(src, AffineMap::get(access.getNumDims(), 0, results, ctx),
+                  missing);
+  if (id >= 0)
+    ops.insert(op);
+  return id;
 }
 
 /// Composes an operand map (loops -> operand dims) with loopToScore.
@@ -197,7 +283,8 @@ static AffineMap composeAccess(AffineMap m, ArrayRef<AffineExpr> loopToScore,
   return AffineMap::get(numScoreDims, 0, res, ctx);
 }
 
-int ScoreTracer::traceLinalg(linalg::LinalgOp op, Value t, AffineMap access) {
+int ScoreTracer::attemptLinalg(linalg::LinalgOp op, Value t, AffineMap access,
+                               SmallVectorImpl<Key> &missing) {
   Term leaf{Term::Leaf};
   leaf.leaf = t;
   leaf.access = access;
@@ -237,13 +324,16 @@ int ScoreTracer::traceLinalg(linalg::LinalgOp op, Value t, AffineMap access) {
   }
   if (llvm::any_of(loopToScore, [](AffineExpr e) { return !e; }))
     return add(leaf);
-  ops.insert(op);
-  DenseMap<Value, int> cache;
   Block *body = op.getBlock();
   Value yielded = body->getTerminator()->getOperand(
       cast<OpResult>(t).getResultNumber());
-  if (red.empty())
-    return evalBody(op, yielded, loopToScore, access, cache);
+  unsigned numScore = access.getNumDims();
+  if (red.empty()) {
+    int id = evalBody(op, yielded, loopToScore, numScore, missing);
+    if (id >= 0)
+      ops.insert(op);
+    return id;
+  }
 
   // A reduction: yield combiner(E, acc), init a constant identity.
   Value acc = body->getArgument(op.getNumDpsInputs());
@@ -290,9 +380,10 @@ int ScoreTracer::traceLinalg(linalg::LinalgOp op, Value t, AffineMap access) {
           "the lowest value, sum: 0)";
     return -1;
   }
-  int kid = evalBody(op, e, loopToScore, access, cache);
+  int kid = evalBody(op, e, loopToScore, numScore, missing);
   if (kid < 0)
-    return -1;
+    return kid;
+  ops.insert(op);
   Term term{Term::Reduce};
   term.name = comb->getName().getStringRef();
   term.dim = reducedScoreDim;
@@ -300,47 +391,10 @@ int ScoreTracer::traceLinalg(linalg::LinalgOp op, Value t, AffineMap access) {
   return add(term);
 }
 
-int ScoreTracer::evalBody(linalg::LinalgOp op, Value v,
-                          ArrayRef<AffineExpr> loopToScore,
-                          AffineMap scoreAccessOfOut,
-                          DenseMap<Value, int> &cache) {
-  if (auto it = cache.find(v); it != cache.end())
-    return it->second;
-  unsigned numScore = scoreAccessOfOut.getNumDims();
-  int id = -1;
-  Block *body = op.getBlock();
-  if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == body) {
-    OpOperand &operand = op->getOpOperand(arg.getArgNumber());
-    if (!isa<RankedTensorType>(operand.get().getType())) {
-      // A scalar operand (e.g. the value of a fill).
-      id = trace(operand.get(), AffineMap::get(numScore, 0, {}, ctx));
-    } else {
-      AffineMap m = op.getMatchingIndexingMap(&operand);
-      id = trace(operand.get(), composeAccess(m, loopToScore, numScore, ctx));
-    }
-    cache[v] = id;
-    return id;
-  }
-  Operation *def = v.getDefiningOp();
-  if (!def || def->getBlock() != body) {
-    // Captured from above: a constant, or an opaque scalar.
-    id = trace(v, AffineMap::get(numScore, 0, {}, ctx));
-    cache[v] = id;
-    return id;
-  }
-  Term term{Term::Unary};
-  if (auto idx = dyn_cast<linalg::IndexOp>(def)) {
-    term.kind = Term::Index;
-    term.index = loopToScore[idx.getDim()];
-    id = add(term);
-    cache[v] = id;
-    return id;
-  }
-  if (isa<arith::ConstantOp>(def)) {
-    id = trace(v, AffineMap::get(numScore, 0, {}, ctx));
-    cache[v] = id;
-    return id;
-  }
+/// The term kind and name of an op in a linalg body, or false if it is not
+/// part of a softmax, scale or mask.
+static bool classifyBodyOp(Operation *def, Term &term) {
+  term = Term(Term::Unary);
   if (isa<arith::ExtFOp, arith::TruncFOp>(def)) {
     term.name = "cast";
   } else if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
@@ -373,20 +427,77 @@ int ScoreTracer::evalBody(linalg::LinalgOp op, Value v,
   } else if (isa<arith::SelectOp>(def)) {
     term.kind = Term::Select;
   } else {
-    why = llvm::formatv("'{0}' in the body of '{1}' is not part of a softmax, "
-                        "scale or mask",
-                        def->getName().getStringRef(),
-                        op->getName().getStringRef())
-              .str();
-    return -1;
+    return false;
   }
-  for (Value operand : def->getOperands()) {
-    int k = evalBody(op, operand, loopToScore, scoreAccessOfOut, cache);
-    if (k < 0)
-      return -1;
-    term.kids.push_back(k);
+  return true;
+}
+
+int ScoreTracer::evalBody(linalg::LinalgOp op, Value root,
+                          ArrayRef<AffineExpr> loopToScore, unsigned numScore,
+                          SmallVectorImpl<Key> &missing) {
+  Block *body = op.getBlock();
+  AffineMap scalar = AffineMap::get(numScore, 0, {}, ctx);
+  // The body ops `root` needs (checked first), and its inputs: block
+  // arguments read through their maps, values captured from above and
+  // constants traced as scalars.
+  llvm::SmallPtrSet<Operation *, 16> needed;
+  DenseMap<Value, int> vals;
+  bool pending = false;
+  SmallVector<Value> work = {root};
+  Term term{Term::Unary};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (vals.count(v))
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (def && def->getBlock() == body && !isa<arith::ConstantOp>(def)) {
+      if (!needed.insert(def).second || isa<linalg::IndexOp>(def))
+        continue;
+      if (!classifyBodyOp(def, term)) {
+        why = llvm::formatv("'{0}' in the body of '{1}' is not part of a "
+                            "softmax, scale or mask",
+                            def->getName().getStringRef(),
+                            op->getName().getStringRef())
+                  .str();
+        return -1;
+      }
+      for (Value operand : llvm::reverse(def->getOperands()))
+        work.push_back(operand);
+      continue;
+    }
+    int id;
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (arg && arg.getOwner() == body) {
+      OpOperand &operand = op->getOpOperand(arg.getArgNumber());
+      if (!isa<RankedTensorType>(operand.get().getType()))
+        id = lookup(operand.get(), scalar, missing); // e.g. a fill's value
+      else
+        id = lookup(operand.get(),
+                    composeAccess(op.getMatchingIndexingMap(&operand),
+                                  loopToScore, numScore, ctx),
+                    missing);
+    } else {
+      id = lookup(v, scalar, missing); // a constant or an opaque scalar
+    }
+    pending |= id == kPending;
+    vals[v] = id;
   }
-  id = add(term);
-  cache[v] = id;
-  return id;
+  if (pending)
+    return kPending;
+  // Block order is a topological order of the body.
+  for (Operation &def : *body) {
+    if (!needed.contains(&def))
+      continue;
+    if (auto idx = dyn_cast<linalg::IndexOp>(def)) {
+      Term index{Term::Index};
+      index.index = loopToScore[idx.getDim()];
+      vals[idx] = add(index);
+      continue;
+    }
+    classifyBodyOp(&def, term);
+    for (Value operand : def.getOperands())
+      term.kids.push_back(vals.lookup(operand));
+    vals[def.getResult(0)] = add(term);
+  }
+  return vals.lookup(root);
 }

@@ -13,6 +13,12 @@
 // and broadcasts only change the access. Contractions and anything unknown
 // are leaves. Every traced op is recorded so the caller can check uses.
 //
+// Hostile inputs shape the implementation: the trace is a worklist, not a
+// recursion (100k chained ops must not overflow the stack), every (value,
+// access) pair is traced once and terms are hash-consed (a score that reads
+// the previous one twice per step is a DAG, linear here, not a tree), and at
+// most kMaxTracedValues values are traced before giving up with a reason.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LIB_TRANSFORMS_SCORETRACER_H
 #define ATTN_LIB_TRANSFORMS_SCORETRACER_H
@@ -23,6 +29,8 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 namespace mlir::attn {
 
@@ -46,6 +54,9 @@ struct Term {
 
 class ScoreTracer {
 public:
+  /// Traced (value, access) pairs before trace() gives up ("too large").
+  static constexpr unsigned kMaxTracedValues = 1u << 18;
+
   explicit ScoreTracer(MLIRContext *ctx) : ctx(ctx) {}
 
   /// Traces tensor `t` read at score point i through `access`. Returns a term
@@ -55,9 +66,12 @@ public:
   const Term &get(int id) const { return terms[id]; }
   /// Skips value-preserving float casts (extf/truncf).
   int stripCasts(int id) const;
-  bool equal(int a, int b) const;
-  /// True if a leaf below `id` satisfies `pred`.
-  bool containsLeaf(int id, function_ref<bool(Value)> pred) const;
+  /// Terms are hash-consed: structurally equal terms have one id.
+  bool equal(int a, int b) const { return a == b; }
+  /// True if a leaf below `id` satisfies `pred`. `cache` (indexed by term id,
+  /// -1 unknown) makes repeated queries with one predicate linear overall.
+  bool containsLeaf(int id, function_ref<bool(Value)> pred,
+                    std::vector<int8_t> *cache = nullptr) const;
   std::optional<double> constValue(int id) const;
 
   /// Ops whose results were traced through (candidates to erase).
@@ -67,14 +81,28 @@ public:
   std::string why;
 
 private:
+  using Key = std::pair<Value, AffineMap>;
+  /// attempt*() result: some inputs are not traced yet (listed in `missing`).
+  static constexpr int kPending = -2;
+
   int add(Term t);
-  int evalBody(linalg::LinalgOp op, Value v, ArrayRef<AffineExpr> loopToScore,
-               AffineMap scoreAccessOfOut, DenseMap<Value, int> &cache);
-  int traceLinalg(linalg::LinalgOp op, Value t, AffineMap access);
-  int traceReshape(Operation *op, Value t, AffineMap access);
+  /// The term of `key` if traced, else kPending with `key` added to missing.
+  int lookup(Value v, AffineMap access, SmallVectorImpl<Key> &missing);
+  int attempt(Value t, AffineMap access, SmallVectorImpl<Key> &missing);
+  int attemptLinalg(linalg::LinalgOp op, Value t, AffineMap access,
+                    SmallVectorImpl<Key> &missing);
+  int attemptReshape(Operation *op, Value t, AffineMap access,
+                     SmallVectorImpl<Key> &missing);
+  int evalBody(linalg::LinalgOp op, Value root,
+               ArrayRef<AffineExpr> loopToScore, unsigned numScore,
+               SmallVectorImpl<Key> &missing);
 
   MLIRContext *ctx;
   SmallVector<Term> terms;
+  /// Hash of a term's fields -> ids with that hash (hash-consing).
+  std::unordered_map<size_t, SmallVector<int, 1>> interned;
+  /// Traced (value, access) pairs.
+  DenseMap<Key, int> memo;
 };
 
 } // namespace mlir::attn
