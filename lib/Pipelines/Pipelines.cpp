@@ -18,8 +18,12 @@
 
 using namespace mlir;
 
-void attn::buildAttnCpuPipeline(OpPassManager &pm,
-                                const CpuPipelineOptions &options) {
+/// The CPU lowering of one module (its own functions, not those of modules
+/// nested in it: one-shot bufferization and the function passes below see
+/// only the module's own symbol table).
+static void buildCpuModulePipeline(OpPassManager &pm,
+                                   const attn::CpuPipelineOptions &options) {
+  using namespace attn;
   if (options.fuse)
     pm.addPass(createAttnFuse());
   // TOSA left unfused is lowered the standard way.
@@ -52,6 +56,49 @@ void attn::buildAttnCpuPipeline(OpPassManager &pm,
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+namespace {
+/// Runs the per-module CPU lowering on every module of the input, innermost
+/// first, so an attention in a nested builtin.module is lowered as one at
+/// the top level is.
+using attn::CpuPipelineOptions;
+struct CpuModulesPass
+    : public PassWrapper<CpuModulesPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuModulesPass)
+  CpuModulesPass(const CpuPipelineOptions &options) {
+    this->options.copyOptionValuesFrom(options);
+    buildCpuModulePipeline(pipeline, options);
+  }
+  CpuModulesPass(const CpuModulesPass &other)
+      : PassWrapper(other), pipeline(other.pipeline) {
+    options.copyOptionValuesFrom(other.options);
+  }
+  StringRef getArgument() const override { return "attn-cpu-modules"; }
+  StringRef getDescription() const override {
+    return "The attn CPU lowering on every module, innermost first";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    pipeline.getDependentDialects(registry);
+  }
+  void runOnOperation() override {
+    SmallVector<ModuleOp> modules;
+    getOperation()->walk<WalkOrder::PostOrder>(
+        [&](ModuleOp m) { modules.push_back(m); });
+    for (ModuleOp m : modules) {
+      OpPassManager pm = pipeline;
+      if (failed(runPipeline(pm, m)))
+        return signalPassFailure();
+    }
+  }
+  CpuPipelineOptions options;
+  OpPassManager pipeline{ModuleOp::getOperationName()};
+};
+} // namespace
+
+void attn::buildAttnCpuPipeline(OpPassManager &pm,
+                                const CpuPipelineOptions &options) {
+  pm.addPass(std::make_unique<CpuModulesPass>(options));
 }
 
 void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,

@@ -1130,6 +1130,14 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
                                   op->getName().getStringRef()));
       }
   }
+  // attn.attention has no empty dimensions (nothing to tile or launch).
+  for (Value operand : {match.query, match.key, match.value, match.init})
+    if (auto t = dyn_cast<RankedTensorType>(operand.getType()))
+      if (llvm::is_contained(t.getShape(), 0))
+        return fail(llvm::formatv("an operand has an empty dimension ({0}); "
+                                  "attn.attention needs non-empty ones",
+                                  t)
+                        .str());
   // Consumers first: reverse program order within the block.
   match.deadChain.assign(chain.begin(), chain.end());
   llvm::sort(match.deadChain, [](Operation *a, Operation *b) {

@@ -294,15 +294,40 @@ static void fuseInTosaFunction(func::FuncOp func, bool explain) {
   OwningOpRef<ModuleOp> tmp = ModuleOp::create(func.getLoc());
   func::FuncOp clone = func.clone();
   tmp->push_back(clone);
+  // The functions it may call, as declarations: the clone must verify
+  // without the rest of its module.
+  if (Operation *table = SymbolTable::getNearestSymbolTable(func->getParentOp()))
+    for (Region &region : table->getRegions())
+      for (Block &block : region)
+        for (auto other : block.getOps<func::FuncOp>())
+          if (other != func) {
+            auto decl = func::FuncOp::create(other.getLoc(), other.getName(),
+                                             other.getFunctionType());
+            decl.setPrivate();
+            tmp->push_back(decl);
+          }
   PassManager pm(ctx, ModuleOp::getOperationName());
   tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   fpm.addPass(createTosaToArithPass());
   fpm.addPass(createTosaToTensorPass());
-  if (failed(pm.run(*tmp))) {
+  // The function is left unchanged if the standard lowering fails (dynamic
+  // or unranked shapes, tosa.custom, ...): its errors are not the user's.
+  std::string firstError;
+  LogicalResult lowered = success();
+  {
+    ScopedDiagnosticHandler quiet(ctx, [&](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error && firstError.empty())
+        firstError = diag.str();
+      return success();
+    });
+    lowered = pm.run(*tmp);
+  }
+  if (failed(lowered)) {
     if (explain)
       emitRemark(func.getLoc(), "attention not fused: this TOSA function does "
-                                "not convert to linalg");
+                                "not convert to linalg (")
+          << firstError << ")";
     return;
   }
   if (fuseIn(clone, explain) == 0)

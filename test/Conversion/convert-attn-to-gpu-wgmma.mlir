@@ -214,7 +214,7 @@
 // mma.sync one): ignored where another kernel runs.
 // WSOFF: mma = "mma.sync"
 // WSOFF-NOT: setmaxnreg
-// WSBAD: error: warp-specialize must be -1, 0 or 1, got 2
+// WSBAD: error: warp-specialize must be -1 (default), 0 or 1, got 2
 
 // BADW: error: the wgmma kernel takes warps = 4, 8 or 12 (one warpgroup per 64 query rows), got 6
 // BADQ: error: the wgmma kernel takes tile-q = 16 x warps = 128, got 64

@@ -12,6 +12,13 @@
 // the attention it computes. Loading the bundle needs no MLIR (see
 // python/attn_opt/bundle.py).
 //
+// The manifest is checked against the schema the loader reads before
+// anything is written, and records the sha256 of each file and of the
+// binding (kernel, files, launch, arguments; `binding_text` in bundle.py is
+// the same text). The bundle is written into a fresh directory beside DIR
+// and renamed over it, so a killed run leaves the old bundle or none, and
+// nothing already in DIR (a symlink included) is ever written through.
+//
 //===----------------------------------------------------------------------===//
 #include "attn/InitAll.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -30,7 +37,17 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -175,8 +192,10 @@ static llvm::json::Value toJson(Attribute a) {
     return i.getInt();
   if (auto f = dyn_cast<FloatAttr>(a)) {
     double v = f.getValueAsDouble();
-    if (std::isinf(v))
-      return nullptr; // JSON has no infinity: null means -inf
+    if (std::isinf(v)) // JSON has no infinity: written as a string
+      return v < 0 ? "-inf" : "inf";
+    if (std::isnan(v))
+      return "nan"; // never valid: validateManifest rejects it
     return v;
   }
   if (auto m = dyn_cast<AffineMapAttr>(a)) {
@@ -188,15 +207,240 @@ static llvm::json::Value toJson(Attribute a) {
   return nullptr;
 }
 
-static LogicalResult writeFile(StringRef path, StringRef bytes) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec) {
+static std::string sha256Hex(StringRef bytes) {
+  return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(bytes)),
+                     /*LowerCase=*/true);
+}
+
+/// The canonical text `binding_sha256` hashes (python/attn_opt/bundle.py,
+/// binding_text, is the other side of this contract).
+static std::string bindingText(const llvm::json::Object &m, StringRef ptxSha,
+                               StringRef cubinSha) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto ints = [&](const llvm::json::Value *v, StringRef sep) {
+    const llvm::json::Array *arr = v ? v->getAsArray() : nullptr;
+    if (!arr)
+      return;
+    for (auto [i, x] : llvm::enumerate(*arr))
+      os << (i ? sep : "") << x.getAsInteger().value_or(0);
+  };
+  os << "format " << *m.getString("format") << "\n";
+  os << "kernel " << m.getString("kernel").value_or("") << "\n";
+  os << "ptx " << ptxSha << "\n";
+  os << "cubin " << (cubinSha.empty() ? StringRef("-") : cubinSha) << "\n";
+  os << "grid ";
+  ints(m.get("grid"), " ");
+  os << "\nblock ";
+  ints(m.get("block"), " ");
+  os << "\nshared_bytes " << m.getInteger("shared_bytes").value_or(0) << "\n";
+  if (const llvm::json::Array *args = m.getArray("args"))
+    for (const llvm::json::Value &a : *args) {
+      const llvm::json::Object *o = a.getAsObject();
+      os << "arg " << o->getString("name").value_or("") << " "
+         << o->getString("dtype").value_or("") << " [";
+      ints(o->get("shape"), ",");
+      os << "] " << o->getString("map").value_or("-") << "\n";
+    }
+  return text;
+}
+
+/// The schema the Python loader enforces, checked on what is about to be
+/// written: a manifest the loader would reject is never produced.
+static LogicalResult validateManifest(const llvm::json::Object &m,
+                                      std::string &why) {
+  auto fail = [&](const Twine &msg) {
+    why = msg.str();
+    return failure();
+  };
+  auto triple = [&](StringRef key, ArrayRef<int64_t> limits) {
+    const llvm::json::Array *arr = m.getArray(key);
+    if (!arr || arr->size() != 3)
+      return fail(key + " is not three integers");
+    for (auto [i, x] : llvm::enumerate(*arr)) {
+      std::optional<int64_t> v = x.getAsInteger();
+      if (!v || *v < 1 || *v > limits[i])
+        return fail(llvm::formatv("{0}[{1}] = {2} is outside [1, {3}]", key, i,
+                                  v ? std::to_string(*v) : "?", limits[i])
+                        .str());
+    }
+    return success();
+  };
+  if (failed(triple("grid", {2147483647, 65535, 65535})) ||
+      failed(triple("block", {1024, 1024, 64})))
+    return failure();
+  int64_t threads = 1;
+  for (const llvm::json::Value &x : *m.getArray("block"))
+    threads *= *x.getAsInteger();
+  if (threads > 1024)
+    return fail(llvm::formatv("the block has {0} threads; the limit is 1024",
+                              threads)
+                    .str());
+  int64_t sharedLimit = m.getString("chip") == "sm_80" ? 166912 : 232448;
+  std::optional<int64_t> shared = m.getInteger("shared_bytes");
+  if (!shared || *shared < 0 || *shared > sharedLimit)
+    return fail(
+        llvm::formatv("shared_bytes is outside [0, {0}]", sharedLimit).str());
+  const llvm::json::Object *att = m.getObject("attention");
+  if (!att)
+    return fail("no attention description");
+  std::optional<double> scale = att->getNumber("scale");
+  if (!scale || !std::isfinite(*scale))
+    return fail("attention.scale is not a finite number");
+  const llvm::json::Value *mv = att->get("mask_value");
+  std::optional<StringRef> mvs = mv ? mv->getAsString() : std::nullopt;
+  std::optional<double> mvn = mv ? mv->getAsNumber() : std::nullopt;
+  if (!(mvs && *mvs == "-inf") && !(mvn && std::isfinite(*mvn)))
+    return fail("attention.mask_value is neither finite nor -inf");
+  const llvm::json::Array *args = m.getArray("args");
+  if (!args)
+    return fail("no argument list");
+  llvm::StringSet<> names;
+  for (const llvm::json::Value &a : *args) {
+    const llvm::json::Object *o = a.getAsObject();
+    std::optional<StringRef> name = o ? o->getString("name") : std::nullopt;
+    std::optional<StringRef> dtype = o ? o->getString("dtype") : std::nullopt;
+    const llvm::json::Array *shape = o ? o->getArray("shape") : nullptr;
+    if (!name || !dtype || !shape || !o->getString("map"))
+      return fail("an argument lacks its name, dtype, shape or map");
+    if (!llvm::is_contained({"float16", "bfloat16", "float32", "bool"}, *dtype))
+      return fail("argument '" + *name + "' has dtype '" + *dtype + "'");
+    for (const llvm::json::Value &d : *shape)
+      if (d.getAsInteger().value_or(0) < 1)
+        return fail("argument '" + *name + "' has an empty or invalid shape");
+    if (!names.insert(*name).second)
+      return fail("argument '" + *name + "' appears twice");
+  }
+  for (StringRef need : {"q", "k", "v", "out"})
+    if (!names.contains(need))
+      return fail("argument '" + need + "' is not a kernel parameter");
+  return success();
+}
+
+/// Creates `path` (which must not exist) exclusively, never through a
+/// symlink, and writes `bytes`.
+static LogicalResult writeNewFile(StringRef path, StringRef bytes) {
+  int fd = ::open(path.str().c_str(),
+                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    llvm::errs() << "attn-bundle: cannot create " << path << ": "
+                 << std::strerror(errno) << "\n";
+    return failure();
+  }
+  llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+  os << bytes;
+  os.flush();
+  if (os.has_error()) {
     llvm::errs() << "attn-bundle: cannot write " << path << ": "
+                 << os.error().message() << "\n";
+    os.clear_error();
+    return failure();
+  }
+  return success();
+}
+
+static const char *const kBundleFiles[] = {"manifest.json", "kernel.ptx",
+                                           "kernel.cubin"};
+
+/// Removes a bundle directory: only the bundle's own files (a symlink is
+/// removed, not followed), then the directory.
+static void removeBundleDir(StringRef dir) {
+  for (const char *name : kBundleFiles) {
+    SmallString<256> p(dir);
+    llvm::sys::path::append(p, name);
+    ::unlink(p.c_str());
+  }
+  ::rmdir(dir.str().c_str());
+}
+
+/// Writes the files into a fresh directory beside `target` and renames it
+/// over `target`. An existing `target` is replaced only when it is a
+/// directory holding nothing but bundle files.
+static LogicalResult writeBundleAtomically(
+    StringRef target, ArrayRef<std::pair<StringRef, std::string>> files) {
+  namespace fs = llvm::sys::fs;
+  SmallString<256> abs(target);
+  if (std::error_code ec = fs::make_absolute(abs)) {
+    llvm::errs() << "attn-bundle: bad output path " << target << "\n";
+    return failure();
+  }
+  llvm::sys::path::remove_dots(abs, /*remove_dot_dot=*/true);
+  while (abs.size() > 1 && llvm::sys::path::is_separator(abs.back()))
+    abs.pop_back();
+  StringRef parent = llvm::sys::path::parent_path(abs);
+  StringRef name = llvm::sys::path::filename(abs);
+  if (name.empty() || name == "." || name == "..") {
+    llvm::errs() << "attn-bundle: bad output path " << target << "\n";
+    return failure();
+  }
+  if (std::error_code ec = fs::create_directories(parent)) {
+    llvm::errs() << "attn-bundle: cannot create " << parent << ": "
                  << ec.message() << "\n";
     return failure();
   }
-  os << bytes;
+  // What is there now (lstat: a symlink is not followed).
+  fs::file_status st;
+  bool exists = !fs::status(abs, st, /*follow=*/false) && fs::exists(st);
+  if (exists) {
+    if (st.type() != fs::file_type::directory_file) {
+      llvm::errs() << "attn-bundle: " << abs
+                   << " exists and is not a directory; not replacing it\n";
+      return failure();
+    }
+    std::error_code ec;
+    for (fs::directory_iterator it(abs, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      StringRef entry = llvm::sys::path::filename(it->path());
+      if (!llvm::is_contained(kBundleFiles, entry)) {
+        llvm::errs() << "attn-bundle: " << abs << " holds '" << entry
+                     << "', which is not part of a bundle; not replacing it\n";
+        return failure();
+      }
+    }
+  }
+  SmallString<256> tmp(parent);
+  llvm::sys::path::append(tmp, "." + name + ".tmp-%%%%%%");
+  SmallString<256> tmpDir;
+  if (std::error_code ec = fs::createUniqueDirectory(tmp, tmpDir)) {
+    llvm::errs() << "attn-bundle: cannot create a directory beside " << abs
+                 << ": " << ec.message() << "\n";
+    return failure();
+  }
+  // createUniqueDirectory appends its own suffix to the model; the model
+  // above is only a prefix.
+  for (auto &[file, bytes] : files) {
+    SmallString<256> p(tmpDir);
+    llvm::sys::path::append(p, file);
+    if (failed(writeNewFile(p, bytes))) {
+      removeBundleDir(tmpDir);
+      return failure();
+    }
+  }
+  if (exists) {
+    // Swap in one step; the old bundle then sits at tmpDir and is removed.
+    if (::renameat2(AT_FDCWD, tmpDir.c_str(), AT_FDCWD, abs.c_str(),
+                    RENAME_EXCHANGE) == 0) {
+      removeBundleDir(tmpDir);
+      return success();
+    }
+    // No RENAME_EXCHANGE on this file system: move the old one aside first
+    // (a kill in between leaves no bundle, never a mix).
+    SmallString<256> old(tmpDir);
+    old += ".old";
+    if (::rename(abs.c_str(), old.c_str()) != 0) {
+      llvm::errs() << "attn-bundle: cannot replace " << abs << ": "
+                   << std::strerror(errno) << "\n";
+      removeBundleDir(tmpDir);
+      return failure();
+    }
+    removeBundleDir(old);
+  }
+  if (::rename(tmpDir.c_str(), abs.c_str()) != 0) {
+    llvm::errs() << "attn-bundle: cannot rename the bundle to " << abs << ": "
+                 << std::strerror(errno) << "\n";
+    removeBundleDir(tmpDir);
+    return failure();
+  }
   return success();
 }
 
@@ -230,30 +474,17 @@ int main(int argc, char **argv) {
     llvm::errs() << "attn-bundle: no kernel description in the module\n";
     return 1;
   }
-  if (std::error_code ec = llvm::sys::fs::create_directories(outDir)) {
-    llvm::errs() << "attn-bundle: cannot create " << outDir << ": "
-                 << ec.message() << "\n";
-    return 1;
-  }
-  SmallString<256> path(outDir);
-  llvm::sys::path::append(path, "kernel.ptx");
-  if (failed(writeFile(path, *ptx)))
-    return 1;
-
   llvm::json::Object manifest;
-  manifest["format"] = "attn-opt-bundle/1";
+  manifest["format"] = "attn-opt-bundle/2";
   manifest["chip"] = chip.getValue();
   manifest["ptx"] = "kernel.ptx";
   // ptxas from /usr/local/cuda; a bundle without a cubin still loads (the
   // driver JIT-compiles the PTX).
   FailureOr<std::string> cubin =
       compile(*forCubin, "bin", cubinOrder, /*explain=*/false);
-  if (succeeded(cubin) && cubinOrder == paramOrder) {
-    path = outDir;
-    llvm::sys::path::append(path, "kernel.cubin");
-    if (succeeded(writeFile(path, *cubin)))
-      manifest["cubin"] = "kernel.cubin";
-  }
+  bool haveCubin = succeeded(cubin) && cubinOrder == paramOrder;
+  if (haveCubin)
+    manifest["cubin"] = "kernel.cubin";
   llvm::json::Object attention;
   for (NamedAttribute n : info) {
     StringRef k = n.getName().getValue();
@@ -274,10 +505,31 @@ int main(int argc, char **argv) {
   if (!attention.get("window"))
     attention["window"] = nullptr;
   manifest["attention"] = std::move(attention);
-  path = outDir;
-  llvm::sys::path::append(path, "manifest.json");
+
+  std::string ptxSha = sha256Hex(*ptx);
+  std::string cubinSha = haveCubin ? sha256Hex(*cubin) : std::string();
+  llvm::json::Object hashes;
+  hashes["kernel.ptx"] = ptxSha;
+  if (haveCubin)
+    hashes["kernel.cubin"] = cubinSha;
+  manifest["sha256"] = std::move(hashes);
+  manifest["binding_sha256"] =
+      sha256Hex(bindingText(manifest, ptxSha, cubinSha));
+
+  std::string why;
+  if (failed(validateManifest(manifest, why))) {
+    llvm::errs() << "attn-bundle: internal error: the manifest would be "
+                    "invalid ("
+                 << why << "); nothing written\n";
+    return 1;
+  }
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
-  return failed(writeFile(path, text)) ? 1 : 0;
+  SmallVector<std::pair<StringRef, std::string>> files = {
+      {"kernel.ptx", *ptx}};
+  if (haveCubin)
+    files.push_back({"kernel.cubin", *cubin});
+  files.push_back({"manifest.json", text});
+  return failed(writeBundleAtomically(outDir, files)) ? 1 : 0;
 }

@@ -33,6 +33,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
 
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
 #include <limits>
 
 namespace mlir::attn {
@@ -202,6 +205,84 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   return cfg;
 }
 
+/// Every option's range, checked once for every kernel before one is
+/// chosen: an option the chosen kernel does not read is still an error when
+/// it is out of range (it would be silently ignored otherwise). The kernels
+/// check how options combine (e.g. tile-q against warps).
+static LogicalResult validateOptions(AttentionOp op,
+                                     const ConvertAttnToGPUOptions &opts) {
+  auto range = [&](StringRef name, int64_t v, int64_t lo,
+                   int64_t hi) -> LogicalResult {
+    if (v >= lo && v <= hi)
+      return success();
+    return op.emitError() << name << " must be in [" << lo << ", " << hi
+                          << "], got " << v;
+  };
+  auto zeroOr = [&](StringRef name, int64_t v, int64_t lo, int64_t hi,
+                    int64_t multipleOf) -> LogicalResult {
+    if (v == 0 || (v >= lo && v <= hi && v % multipleOf == 0))
+      return success();
+    InFlightDiagnostic d = op.emitError();
+    d << name << " must be 0 (the kernel's default) or ";
+    if (multipleOf > 1)
+      d << "a multiple of " << multipleOf << " ";
+    d << "in [" << lo << ", " << hi << "], got " << v;
+    return d;
+  };
+  auto tristate = [&](StringRef name, int64_t v) -> LogicalResult {
+    if (v >= -1 && v <= 1)
+      return success();
+    return op.emitError() << name << " must be -1 (default), 0 or 1, got "
+                          << v;
+  };
+  if (opts.chip != "sm_80" && opts.chip != "sm_90a")
+    return op.emitError("chip must be sm_80 or sm_90a, got '")
+           << opts.chip << "'";
+  if (failed(range("threads (SIMT kernel: query rows per block)", opts.threads,
+                   1, 1024)) ||
+      failed(zeroOr("tile-q", opts.tileQ, 16, 256, 16)) ||
+      failed(zeroOr("tile-kv", opts.tileKV, 16, 256, 16)) ||
+      failed(zeroOr("warps", opts.warps, 1, 12, 1)) ||
+      failed(zeroOr("stages", opts.stages, 2, 4, 1)) ||
+      failed(range("rescale-threshold", opts.rescaleThreshold, 0, 16)) ||
+      failed(range("pipeline", opts.pipeline, 0, 1)) ||
+      failed(tristate("q-shared", opts.qShared)) ||
+      failed(tristate("wgmma", opts.wgmma)) ||
+      failed(tristate("warp-specialize", opts.warpSpecialize)) ||
+      failed(tristate("pingpong", opts.pingpong)))
+    return failure();
+  return success();
+}
+
+/// Shapes the kernels can index and CUDA can launch: every dimension
+/// non-empty, element counts and the grid within 64-bit arithmetic and
+/// CUDA's limits (x < 2^31, y < 2^16).
+static LogicalResult validateShapes(AttentionOp op,
+                                    ArrayRef<std::pair<StringRef, Value>> args,
+                                    ArrayRef<int64_t> sizes, unsigned r) {
+  for (auto &[name, v] : args) {
+    auto t = cast<RankedTensorType>(v.getType());
+    int64_t elems = 1;
+    for (int64_t d : t.getShape()) {
+      if (d <= 0)
+        return op.emitError("the GPU kernel needs non-empty shapes; '")
+               << name << "' has type " << t;
+      if (llvm::MulOverflow(elems, d, elems) ||
+          llvm::MulOverflow(elems, int64_t(8), elems))
+        return op.emitError("'") << name << "' (" << t
+                                 << ") is too large to index with 64 bits";
+      elems /= 8;
+    }
+  }
+  int64_t batch = 1;
+  for (unsigned i = 0; i < r; ++i)
+    if (llvm::MulOverflow(batch, sizes[i], batch) || batch > 65535)
+      return op.emitError("the batch dims (product ")
+             << (batch > 65535 ? "over 65535" : "overflows")
+             << ") exceed CUDA's grid limit of 65535 blocks in y";
+  return success();
+}
+
 static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                                  const ConvertAttnToGPUOptions &opts) {
   int64_t threads = opts.threads;
@@ -215,6 +296,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   }
   if (!scale)
     return op.emitError("the GPU kernel needs a constant scale");
+  if (!std::isfinite(*scale) ||
+      !std::isfinite(static_cast<float>(*scale)))
+    return op.emitError("the GPU kernel needs a finite f32 scale, got ")
+           << *scale;
+  if (failed(validateOptions(op, opts)))
+    return failure();
   SmallVector<std::pair<StringRef, Value>> args = {
       {"q", op.getQuery()}, {"k", op.getKey()}, {"v", op.getValue()}};
   if (op.getMask())
@@ -277,14 +364,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         sizes[cast<AffineDimExpr>(e).getPosition()] = t.getDimSize(p);
   }
   int64_t M = sizes[r], D = sizes[r + 2], E = sizes[r + 3];
+  if (failed(validateShapes(op, args, sizes, r)))
+    return failure();
   int64_t batch = 1;
   for (unsigned i = 0; i < r; ++i)
     batch *= sizes[i];
-  if (opts.chip != "sm_80" && opts.chip != "sm_90a")
-    return op.emitError("chip must be sm_80 or sm_90a, got '")
-           << opts.chip << "'";
-  if (opts.wgmma < -1 || opts.wgmma > 1)
-    return op.emitError("wgmma must be -1, 0 or 1, got ") << opts.wgmma;
   bool canWgmma = opts.chip == "sm_90a" && wgmmaEligible(op, mapOf, D, E);
   if (opts.wgmma == 1 && !canWgmma)
     return op.emitError("wgmma=1: the wgmma kernel needs chip=sm_90a, "
@@ -317,7 +401,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   int64_t sharedBytes = useWgmma ? wcfg.sharedBytes(D, E)
                         : useMma ? cfg.sharedBytes(D, E)
                                  : 0;
-  int64_t gridX = (M + rowsPerBlock - 1) / rowsPerBlock;
+  int64_t gridX = M / rowsPerBlock + (M % rowsPerBlock != 0);
+  if (gridX > std::numeric_limits<int32_t>::max())
+    return op.emitError("M = ")
+           << M << " needs " << gridX
+           << " query blocks; CUDA's grid limit in x is 2^31 - 1";
   // Which kernel, its launch shape, and why not a faster one: in the
   // manifest (kernel_choice), and as a remark with `explain`.
   std::string choice;
@@ -478,13 +566,14 @@ struct ConvertAttnToGPUPass
     opts.warpSpecialize = warpSpecialize;
     opts.pingpong = pingpong;
     opts.explain = explain || explainRequested();
+    // The kernel host function replaces every user function (by identity,
+    // not by name: a user function may itself be called @attn_fwd): the
+    // bundle holds only the attention.
+    SmallVector<func::FuncOp> userFuncs(module.getOps<func::FuncOp>());
     if (failed(buildKernel(module, ops.front(), opts)))
       return signalPassFailure();
-    // The kernel host function replaces everything else: the bundle holds
-    // only the attention.
-    for (Operation &op : llvm::make_early_inc_range(*module.getBody()))
-      if (auto f = dyn_cast<func::FuncOp>(op); f && f.getName() != "attn_fwd")
-        f.erase();
+    for (func::FuncOp f : userFuncs)
+      f.erase();
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     UnitAttr::get(module.getContext()));
   }

@@ -12,8 +12,15 @@
 // SM90-SAME: .target sm_90a
 // SM90-SAME: .entry attn_fwd_kernel
 // SM80: .target sm_80
-// MANIFEST: "format": "attn-opt-bundle/1"
+// Keys are written sorted; -inf is a string (JSON has no infinity); every
+// file and the binding (kernel, files, launch, arguments) are hashed.
+// MANIFEST: "mask_value": "-inf"
+// MANIFEST: "binding_sha256": "{{[0-9a-f]{64}"}}
+// MANIFEST: "format": "attn-opt-bundle/2"
 // MANIFEST: "kernel": "attn_fwd_kernel"
+// MANIFEST: "sha256": {
+// MANIFEST-NEXT: "kernel.cubin": "{{[0-9a-f]{64}"}}
+// MANIFEST-NEXT: "kernel.ptx": "{{[0-9a-f]{64}"}}
 // The bool mask stays a tensor: the SIMT kernel, and --explain says why.
 // EXPLAIN: ptx.mlir:[[# @LINE + 26]]:8: remark: GPU kernel: SIMT (one thread per query row, no tensor cores, far slower); no tensor cores: a mask tensor
 // EXPLAIN-NOT: remark

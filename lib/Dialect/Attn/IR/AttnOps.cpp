@@ -114,6 +114,19 @@ LogicalResult AttentionOp::verify() {
                << op.name << " indexing map must use the "
                << dimName(dim, numBatch) << ", got " << mapAttr;
   }
+  // An empty dimension leaves nothing to tile or launch; every backend
+  // would have to special-case it, so it is rejected here, once.
+  for (unsigned dim = 0; dim < numLoops; ++dim)
+    if (sizes[dim] == 0)
+      return emitOpError("expects non-empty dimensions, but the ")
+             << dimName(dim, numBatch) << " has size 0 in the "
+             << sizeFrom[dim];
+  // +inf (or NaN) as the fill would turn every row with a masked key into
+  // NaN; the kernels treat the fill as "minus infinity or a finite value".
+  if (std::optional<APFloat> fill = getMaskValue())
+    if (fill->isNaN() || (fill->isInfinity() && !fill->isNegative()))
+      return emitOpError("expects mask_value to be -inf or finite, got ")
+             << fill->convertToDouble();
   return success();
 }
 
