@@ -209,3 +209,54 @@ func.func @finalize_shape(%acc: tensor<16x64xf32>, %l: tensor<16xf32>) {
   %o = attn.finalize %acc, %l : tensor<16x64xf32>, tensor<16xf32> -> tensor<16x32xf16>
   return
 }
+
+// -----
+
+// An empty dimension: nothing to tile or launch (repro: internal-error-tile-zero-d).
+func.func @empty_head_dim(%q: tensor<4x0xf32>, %k: tensor<6x0xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = arith.constant 0.5 : f32
+  // expected-error @below {{expects non-empty dimensions, but the head dimension 'd' has size 0 in the key}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x0xf32>, tensor<6x0xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>, affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>]
+      -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @empty_batch(%q: tensor<0x4x8xf32>, %k: tensor<0x6x8xf32>, %v: tensor<0x6x8xf32>, %o: tensor<0x4x8xf32>) -> tensor<0x4x8xf32> {
+  %s = arith.constant 0.5 : f32
+  // expected-error @below {{expects non-empty dimensions, but the batch dimension 0 has size 0 in the output}}
+  %r = attn.attention ins(%q, %k, %v : tensor<0x4x8xf32>, tensor<0x6x8xf32>, tensor<0x6x8xf32>) scale(%s)
+      outs(%o : tensor<0x4x8xf32>)
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>, affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>]
+      -> tensor<0x4x8xf32>
+  return %r : tensor<0x4x8xf32>
+}
+
+// -----
+
+// +inf as the fill would make every row with a masked key NaN (repro:
+// bundle-mask-value-posinf-becomes-neginf).
+func.func @posinf_fill(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = arith.constant 0.5 : f32
+  // expected-error @below {{expects mask_value to be -inf or finite}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>) causal mask_value = 0x7F800000
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>, affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>]
+      -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @nan_fill(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = arith.constant 0.5 : f32
+  // expected-error @below {{expects mask_value to be -inf or finite}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>) causal mask_value = 0x7FC00000
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>, affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>]
+      -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
