@@ -117,6 +117,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   gpuOpts.wgmma = options.wgmma;
   gpuOpts.warpSpecialize = options.warpSpecialize;
   gpuOpts.pingpong = options.pingpong;
+  gpuOpts.minBlocks = options.minBlocks;
   gpuOpts.explain = options.explain;
   pm.addPass(createConvertAttnToGPU(gpuOpts));
   // Outline before any canonicalization: hoisted constants would otherwise

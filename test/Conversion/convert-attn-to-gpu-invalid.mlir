@@ -12,6 +12,7 @@
 // RUN: not attn-opt %s --split-input-file "--convert-attn-to-gpu=q-shared=5" 2>&1 | FileCheck %s --check-prefix=QSHARED
 // RUN: not attn-opt %s --split-input-file "--attn-gpu-pipeline=warp-specialize=7" 2>&1 | FileCheck %s --check-prefix=WS
 // RUN: not attn-opt %s --split-input-file "--attn-gpu-pipeline=pingpong=3" 2>&1 | FileCheck %s --check-prefix=PP
+// RUN: not attn-opt %s --split-input-file "--attn-gpu-pipeline=min-blocks=-5" 2>&1 | FileCheck %s --check-prefix=MINB
 // attn-bundle takes one module: the first chunk.
 // RUN: sed -n '1,/^\/\/ -----/p' %s > %t.mlir
 // RUN: rm -rf %t.d && not attn-bundle %t.mlir -o %t.d --block-threads=-1 2>&1 | FileCheck %s --check-prefix=BUNDLE
@@ -27,6 +28,7 @@
 // QSHARED-COUNT-2: error: q-shared must be -1 (default), 0 or 1, got 5
 // WS-COUNT-2: error: warp-specialize must be -1 (default), 0 or 1, got 7
 // PP-COUNT-2: error: pingpong must be -1 (default), 0 or 1, got 3
+// MINB-COUNT-2: convert-attn-to-gpu-invalid.mlir:{{[0-9]+}}:8: error: min-blocks must be in [-1, 32], got -5
 // BUNDLE: .mlir:[[# @LINE + 4]]:8: error: threads (SIMT kernel: query rows per block) must be in [1, 1024], got -1
 
 func.func @simt_f32(%q: tensor<2x100x32xf32>, %k: tensor<2x70x32xf32>, %v: tensor<2x70x16xf32>, %o: tensor<2x100x16xf32>) -> tensor<2x100x16xf32> {

@@ -87,6 +87,9 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "Hopper kernel, warp-specialized and pipelined with two computing "
            "warpgroups: 1 makes them take turns issuing their wgmma (named "
            "barriers), 0 not, -1 where it applies">,
+    Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"-1",
+           "Only range-checked here, with the other launch options, before a "
+           "kernel is chosen; attn-gpu-occupancy applies it">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Remark at the attention which kernel it gets, with its launch "
            "shape, and why not a faster one (also --attn-explain)">

@@ -249,7 +249,8 @@ static LogicalResult validateOptions(AttentionOp op,
       failed(tristate("q-shared", opts.qShared)) ||
       failed(tristate("wgmma", opts.wgmma)) ||
       failed(tristate("warp-specialize", opts.warpSpecialize)) ||
-      failed(tristate("pingpong", opts.pingpong)))
+      failed(tristate("pingpong", opts.pingpong)) ||
+      failed(range("min-blocks", opts.minBlocks, -1, 32)))
     return failure();
   return success();
 }
@@ -274,6 +275,12 @@ static LogicalResult validateShapes(AttentionOp op,
       elems /= 8;
     }
   }
+  // Every kernel unrolls the head dims (a SIMT thread keeps D + E values).
+  constexpr int64_t kMaxHeadDim = 512;
+  int64_t D = sizes[r + 2], E = sizes[r + 3];
+  if (D > kMaxHeadDim || E > kMaxHeadDim)
+    return op.emitError("the GPU kernels unroll the head dims, up to ")
+           << kMaxHeadDim << "; got D = " << D << ", E = " << E;
   int64_t batch = 1;
   for (unsigned i = 0; i < r; ++i)
     if (llvm::MulOverflow(batch, sizes[i], batch) || batch > 65535)
@@ -565,6 +572,7 @@ struct ConvertAttnToGPUPass
     opts.wgmma = wgmma;
     opts.warpSpecialize = warpSpecialize;
     opts.pingpong = pingpong;
+    opts.minBlocks = minBlocks;
     opts.explain = explain || explainRequested();
     // The kernel host function replaces every user function (by identity,
     // not by name: a user function may itself be called @attn_fwd): the

@@ -26,8 +26,12 @@ struct AttnGpuOccupancyPass
   using AttnGpuOccupancyBase::AttnGpuOccupancyBase;
   void runOnOperation() override {
     if (minBlocks < -1 || minBlocks > 32) {
-      getOperation().emitError("min-blocks must be in [-1, 32], got ")
-          << static_cast<int64_t>(minBlocks);
+      // At the kernels (they carry the attention's location).
+      getOperation().walk([&](gpu::GPUFuncOp func) {
+        if (func.isKernel())
+          emitError(func.getLoc(), "min-blocks must be in [-1, 32], got ")
+              << static_cast<int64_t>(minBlocks);
+      });
       return signalPassFailure();
     }
     int64_t blocks = minBlocks;
