@@ -1,5 +1,6 @@
 //===- FuseAttention.cpp - the --attn-fuse pass and its pattern -----------===//
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Support/KeptStatistic.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/Transforms.h"
 
@@ -223,8 +224,45 @@ static SmallVector<Operation *> findPVCandidates(Operation *anchor) {
   return found;
 }
 
+namespace {
+/// Why candidates were refused, in the buckets the pass statistics report.
+enum class Refusal { Softmax, Scores, Contractions, Uses, Shapes, TooLarge,
+                     Tosa, Other, Count };
+struct FuseCounts {
+  unsigned fused = 0;
+  unsigned refused[static_cast<int>(Refusal::Count)] = {};
+  void refuse(Refusal r) { ++refused[static_cast<int>(r)]; }
+};
+} // namespace
+
+/// The statistics bucket of a refusal reason (the matcher's `why`).
+static Refusal classifyRefusal(StringRef why) {
+  auto has = [&](StringRef s) { return why.contains(s); };
+  if (has("too large to trace"))
+    return Refusal::TooLarge;
+  if (has("other uses"))
+    return Refusal::Uses;
+  if (has("element type") || has("empty dimension") || has("heads") ||
+      has("K has a dimension") || has("batch dimension") ||
+      has("query dimension left"))
+    return Refusal::Shapes;
+  if (has("softmax normalizes") || has("not over the key axis"))
+    return Refusal::Softmax;
+  if (has("P·V") || has("Q·K^T must") || has("Q·K^T reads") ||
+      has("Q·K^T writes") || has("accumulator") || has("contraction (P·V)") ||
+      has("spans several blocks"))
+    return Refusal::Contractions;
+  if (has("softmax") || has("exponentials") || has("normalized") ||
+      has("probabilities") || has("reduction") || has("guards"))
+    return Refusal::Softmax;
+  if (has("scores") || has("mask") || has("scale") || has("sink") ||
+      has("select") || has("not part of a softmax"))
+    return Refusal::Scores;
+  return Refusal::Other;
+}
+
 /// Fuses every recognized attention under `scope`; returns how many.
-static unsigned fuseIn(Operation *scope, bool explain) {
+static unsigned fuseIn(Operation *scope, bool explain, FuseCounts &counts) {
   // Candidates are softmax-like ops (linalg.softmax, or a linalg op whose
   // body exponentiates); the P·V contractions they reach anchor the match.
   // Walking candidates (rather than running a greedy driver) gives exactly
@@ -242,6 +280,7 @@ static unsigned fuseIn(Operation *scope, bool explain) {
       continue;
     SmallVector<Operation *> roots = findPVCandidates(anchor);
     if (roots.empty()) {
+      counts.refuse(Refusal::Contractions);
       if (explain)
         emitRemark(anchor->getLoc(),
                    "attention not fused: the softmax result does not reach "
@@ -254,6 +293,7 @@ static unsigned fuseIn(Operation *scope, bool explain) {
       std::string why;
       FailureOr<AttentionMatch> match = matchAttention(root, why);
       if (failed(match)) {
+        counts.refuse(classifyRefusal(why));
         if (explain)
           emitRemark(anchor->getLoc(), "attention not fused: ") << why;
         continue;
@@ -269,6 +309,7 @@ static unsigned fuseIn(Operation *scope, bool explain) {
       erased.insert(match->deadChain.begin(), match->deadChain.end());
       (void)fuseAttention(rewriter, *match);
       ++fused;
+      ++counts.fused;
       break;
     }
   }
@@ -289,7 +330,8 @@ static bool hasTosa(Operation *op) {
 /// TOSA is recognized through its standard lowering: a clone of the function
 /// goes through tosa-to-linalg; only if attention is fused there does the
 /// clone replace the body, so TOSA without attention stays TOSA.
-static void fuseInTosaFunction(func::FuncOp func, bool explain) {
+static void fuseInTosaFunction(func::FuncOp func, bool explain,
+                               FuseCounts &counts) {
   MLIRContext *ctx = func.getContext();
   OwningOpRef<ModuleOp> tmp = ModuleOp::create(func.getLoc());
   func::FuncOp clone = func.clone();
@@ -324,20 +366,56 @@ static void fuseInTosaFunction(func::FuncOp func, bool explain) {
     lowered = pm.run(*tmp);
   }
   if (failed(lowered)) {
+    counts.refuse(Refusal::Tosa);
     if (explain)
       emitRemark(func.getLoc(), "attention not fused: this TOSA function does "
                                 "not convert to linalg (")
           << firstError << ")";
     return;
   }
-  if (fuseIn(clone, explain) == 0)
+  // Refusals in the clone count; fusions count once the body is taken.
+  FuseCounts inClone;
+  unsigned fused = fuseIn(clone, explain, inClone);
+  for (int i = 0; i < static_cast<int>(Refusal::Count); ++i)
+    counts.refused[i] += inClone.refused[i];
+  if (fused == 0)
     return;
+  counts.fused += fused;
   func.getBody().takeBody(clone.getBody());
 }
 
 namespace {
 struct AttnFusePass : public attn::impl::AttnFuseBase<AttnFusePass> {
   using AttnFuseBase::AttnFuseBase;
+
+  // --mlir-pass-statistics: what was fused and why candidates were refused.
+  KeptStatistic numFused{this, "fused", "Attentions fused"};
+  KeptStatistic numRefusedSoftmax{
+      this, "refused-softmax",
+      "Refused: no softmax over the keys (wrong axis, no normalization, "
+      "probabilities changed or sliced)"};
+  KeptStatistic numRefusedScores{
+      this, "refused-scores",
+      "Refused: the scores are not scale * Q·K^T + mask (mask, scale, shift "
+      "or sink form)"};
+  KeptStatistic numRefusedContractions{
+      this, "refused-contractions",
+      "Refused: Q·K^T or P·V is not the contraction attention needs (axes, "
+      "maps, accumulators, no P·V reached)"};
+  KeptStatistic numRefusedUses{
+      this, "refused-other-uses",
+      "Refused: scores, probabilities or an intermediate have other uses"};
+  KeptStatistic numRefusedShapes{
+      this, "refused-shapes",
+      "Refused: dims, heads or element types attn.attention cannot express"};
+  KeptStatistic numRefusedTooLarge{
+      this, "refused-too-large",
+      "Refused: score expression too large to trace"};
+  KeptStatistic numRefusedTosa{
+      this, "refused-tosa",
+      "Refused: a TOSA function the standard lowering rejects"};
+  KeptStatistic numRefusedOther{this, "refused-other",
+                                "Refused: other reasons"};
 
   void runOnOperation() override {
     bool explain = this->explain || clExplain;
@@ -346,9 +424,22 @@ struct AttnFusePass : public attn::impl::AttnFuseBase<AttnFusePass> {
       if (hasTosa(f))
         tosaFuncs.push_back(f);
     });
+    FuseCounts counts;
     for (func::FuncOp f : tosaFuncs)
-      fuseInTosaFunction(f, explain);
-    fuseIn(getOperation(), explain);
+      fuseInTosaFunction(f, explain, counts);
+    fuseIn(getOperation(), explain, counts);
+    numFused += counts.fused;
+    auto refused = [&](Refusal r) {
+      return counts.refused[static_cast<int>(r)];
+    };
+    numRefusedSoftmax += refused(Refusal::Softmax);
+    numRefusedScores += refused(Refusal::Scores);
+    numRefusedContractions += refused(Refusal::Contractions);
+    numRefusedUses += refused(Refusal::Uses);
+    numRefusedShapes += refused(Refusal::Shapes);
+    numRefusedTooLarge += refused(Refusal::TooLarge);
+    numRefusedTosa += refused(Refusal::Tosa);
+    numRefusedOther += refused(Refusal::Other);
   }
 };
 } // namespace

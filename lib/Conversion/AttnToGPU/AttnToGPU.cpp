@@ -22,6 +22,7 @@
 
 #include "KernelBuilder.h"
 #include "attn/Conversion/Passes.h"
+#include "attn/Support/KeptStatistic.h"
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -290,8 +291,13 @@ static LogicalResult validateShapes(AttentionOp op,
   return success();
 }
 
+namespace {
+enum class KernelKind { Wgmma, WgmmaWarpSpecialized, MmaSync, Simt };
+} // namespace
+
 static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
-                                 const ConvertAttnToGPUOptions &opts) {
+                                 const ConvertAttnToGPUOptions &opts,
+                                 KernelKind &kind) {
   int64_t threads = opts.threads;
   Location loc = op.getLoc();
   std::optional<double> scale;
@@ -448,6 +454,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   }
   if (opts.explain)
     op.emitRemark() << "GPU kernel: " << choice;
+  kind = useWgmma ? (wcfg.warpSpecialized ? KernelKind::WgmmaWarpSpecialized
+                                          : KernelKind::Wgmma)
+         : useMma ? KernelKind::MmaSync
+                  : KernelKind::Simt;
   if (useWgmma) {
     buildWgmmaKernel(kb, memArg, mapOf, sizes, r, batch, wcfg);
   } else if (useMma) {
@@ -549,6 +559,17 @@ namespace {
 struct ConvertAttnToGPUPass
     : public attn::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
   using ConvertAttnToGPUBase::ConvertAttnToGPUBase;
+
+  // --mlir-pass-statistics: which kernel each attention got.
+  KeptStatistic numWgmma{this, "kernels-wgmma", "Hopper wgmma kernels"};
+  KeptStatistic numWgmmaWarpSpecialized{
+      this, "kernels-wgmma-warp-specialized",
+      "Hopper wgmma kernels with a producer warpgroup"};
+  KeptStatistic numMmaSync{this, "kernels-mma-sync",
+                           "mma.sync tensor-core kernels"};
+  KeptStatistic numSimt{this, "kernels-simt",
+                        "SIMT kernels (no tensor cores; --attn-explain says "
+                        "why)"};
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<AttentionOp> ops;
@@ -574,14 +595,33 @@ struct ConvertAttnToGPUPass
     opts.pingpong = pingpong;
     opts.minBlocks = minBlocks;
     opts.explain = explain || explainRequested();
-    // The kernel host function replaces every user function (by identity,
-    // not by name: a user function may itself be called @attn_fwd): the
-    // bundle holds only the attention.
-    SmallVector<func::FuncOp> userFuncs(module.getOps<func::FuncOp>());
-    if (failed(buildKernel(module, ops.front(), opts)))
+    // The kernel host function replaces everything the module held (by
+    // identity, not by name: a user function may itself be called
+    // @attn_fwd; nested modules go too): the bundle holds only the
+    // attention.
+    SmallVector<Operation *> userOps = llvm::map_to_vector(
+        *module.getBody(), [](Operation &op) { return &op; });
+    KernelKind kind;
+    if (failed(buildKernel(module, ops.front(), opts, kind)))
       return signalPassFailure();
-    for (func::FuncOp f : userFuncs)
-      f.erase();
+    switch (kind) {
+    case KernelKind::WgmmaWarpSpecialized:
+      ++numWgmmaWarpSpecialized;
+      [[fallthrough]];
+    case KernelKind::Wgmma:
+      ++numWgmma;
+      break;
+    case KernelKind::MmaSync:
+      ++numMmaSync;
+      break;
+    case KernelKind::Simt:
+      ++numSimt;
+      break;
+    }
+    for (Operation *op : userOps)
+      op->dropAllReferences();
+    for (Operation *op : userOps)
+      op->erase();
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     UnitAttr::get(module.getContext()));
   }
