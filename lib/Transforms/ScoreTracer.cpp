@@ -147,9 +147,9 @@ int ScoreTracer::trace(Value t, AffineMap access) {
     }
     if (id < 0)
       return -1; // `why` says why; nothing partial is kept
-    if (memo.size() >= kMaxTracedValues) {
+    if (terms.size() > kMaxTerms) {
       why = llvm::formatv("score expression too large to trace: over {0} ops",
-                          kMaxTracedValues)
+                          kMaxTerms)
                 .str();
       return -1;
     }

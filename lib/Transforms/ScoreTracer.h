@@ -16,8 +16,8 @@
 // Hostile inputs shape the implementation: the trace is a worklist, not a
 // recursion (100k chained ops must not overflow the stack), every (value,
 // access) pair is traced once and terms are hash-consed (a score that reads
-// the previous one twice per step is a DAG, linear here, not a tree), and at
-// most kMaxTracedValues values are traced before giving up with a reason.
+// the previous one twice per step is a DAG, linear here, not a tree), and a
+// trace that grows past kMaxTerms distinct ops gives up with a reason.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LIB_TRANSFORMS_SCORETRACER_H
@@ -54,8 +54,9 @@ struct Term {
 
 class ScoreTracer {
 public:
-  /// Traced (value, access) pairs before trace() gives up ("too large").
-  static constexpr unsigned kMaxTracedValues = 1u << 18;
+  /// Distinct terms (ops of the score expression, after hash-consing)
+  /// before trace() gives up ("too large"); a real attention has dozens.
+  static constexpr unsigned kMaxTerms = 1u << 18;
 
   explicit ScoreTracer(MLIRContext *ctx) : ctx(ctx) {}
 

@@ -10,7 +10,19 @@
 // RUN: %python %S/gen_attention.py --seed 1 --count 40 --attn-opt %attn_obj_root/bin/attn-opt --runner-libs %runner-libs --transform-lib %attn_src_root/test/lib/decompose-softmax.mlir --keep %t.gen | FileCheck %s --check-prefix=GEN
 // RUN: %python %S/mutate.py --seed 1 --count 150 --attn-opt %attn_obj_root/bin/attn-opt --runner-libs %runner-libs --transform-lib %attn_src_root/test/lib/decompose-softmax.mlir --keep %t.mut | FileCheck %s --check-prefix=MUT
 
+// RUN: %python %S/gen_attention.py --seed 777 --only 243 --attn-opt %attn_obj_root/bin/attn-opt --runner-libs %runner-libs --transform-lib %attn_src_root/test/lib/decompose-softmax.mlir --keep %t.gen777 | FileCheck %s --check-prefix=GEN777
+// Hostile inputs (deep chains, DAGs, extreme sizes and option values): every
+// outcome a result or a located diagnostic; a crash, hang, internal or
+// unlocated error fails the run.
+// RUN: %python %S/hostile.py run --seed 1 --count 300 --attn-opt %attn_obj_root/bin/attn-opt --keep %t.hostile | FileCheck %s --check-prefix=HOSTILE
+
 // GEN: gen_attention: seed=1 cases=40 ok=40
+// Two attentions sharing every input but the second one's sink (a header
+// with an empty argument before the fix).
+// GEN777: gen_attention: seed=777 cases=1 ok=1
+// HOSTILE: hostile: seed 1, 300 inputs
+// HOSTILE-NOT: CRASH
+// HOSTILE-NOT: HANG
 // MUT: mutate: seed=1 mutants=150
 // MUT-SAME: mismatches=0
 // MUT-SAME: pipeline_errors=0 crashes=0 broken_ir=0

@@ -1035,7 +1035,9 @@ class Case:
             if not sd:
                 sd = [UNIT]
             args.append((SN, sd, t))
-            hdr_args += f", {SN}: {E.ty(sd, t)}"
+            # The second attention may share every other argument (then the
+            # header so far is empty).
+            hdr_args += (", " if hdr_args else "") + f"{SN}: {E.ty(sd, t)}"
             kl = ["u" if d == "n" else d for d in score]
             E.sizes["u"] = 1
             sb = E.generic([(SN, sd, t)], kl, t, kl, set(), lambda a, o: ([], a[0]))

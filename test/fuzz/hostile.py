@@ -150,8 +150,10 @@ def gen_structural(kind: str, n: int) -> str:
     elif kind == "many":
         outs = []
         for i in range(n):
-            L += _generic(f"t{i}", ["s0"], [f"%y = arith.mulf %a0, %half : f32",
-                                            "linalg.yield %y : f32"])
+            # Its own Q·K^T (the one of _head() stays unused).
+            L.append(L[7].replace("%s0 =", f"%u{i} =", 1))
+            L += _generic(f"t{i}", [f"u{i}"], [f"%y = arith.mulf %a0, %half : f32",
+                                               "linalg.yield %y : f32"])
             L += _tail(f"t{i}", p=f"p{i}", o=f"o{i}")
             outs.append(f"o{i}")
         L.append(f"  return %{outs[-1]} : tensor<{M}x{E}xf32>")
