@@ -93,37 +93,31 @@ def _generic(res, ins, body, index=False):
     return lines
 
 
+# One elementwise step s_{i+1} = f(...) per kind: (inputs of step i, body).
+STEPS = {
+    "chain": (lambda i: [f"s{i}"],
+              ["%y = arith.mulf %a0, %one : f32", "linalg.yield %y : f32"]),
+    "diamond": (lambda i: [f"s{i}", f"s{i}"],
+                ["%x = arith.addf %a0, %a1 : f32", "%y = arith.mulf %x, %half : f32",
+                 "linalg.yield %y : f32"]),
+    "fib": (lambda i: [f"s{i}", f"s{max(i - 1, 0)}"],
+            ["%y = arith.maximumf %a0, %a1 : f32", "linalg.yield %y : f32"]),
+    "shift": (lambda i: [f"s{i}"],
+              ["%y = arith.addf %a0, %z : f32", "linalg.yield %y : f32"]),
+    "causal": (lambda i: [f"s{i}"],
+               ["%m = linalg.index 0 : index", "%n = linalg.index 1 : index",
+                "%c = arith.cmpi ugt, %n, %m : index",
+                "%y = arith.select %c, %ninf, %a0 : f32", "linalg.yield %y : f32"]),
+}
+
+
 def gen_structural(kind: str, n: int) -> str:
     L = _head()
     last = "s0"
-    if kind == "chain":
+    if kind in STEPS:
+        ins, body = STEPS[kind]
         for i in range(n):
-            L += _generic(f"s{i+1}", [f"s{i}"], ["%y = arith.mulf %a0, %one : f32",
-                                                 "linalg.yield %y : f32"])
-        last = f"s{n}"
-    elif kind == "diamond":
-        for i in range(n):
-            L += _generic(f"s{i+1}", [f"s{i}", f"s{i}"],
-                          ["%x = arith.addf %a0, %a1 : f32",
-                           "%y = arith.mulf %x, %half : f32", "linalg.yield %y : f32"])
-        last = f"s{n}"
-    elif kind == "fib":
-        L += _generic("s1", ["s0"], ["linalg.yield %a0 : f32"])
-        for i in range(1, n):
-            L += _generic(f"s{i+1}", [f"s{i}", f"s{i-1}"],
-                          ["%y = arith.maximumf %a0, %a1 : f32", "linalg.yield %y : f32"])
-        last = f"s{n}"
-    elif kind == "shift":
-        for i in range(n):
-            L += _generic(f"s{i+1}", [f"s{i}"], ["%y = arith.addf %a0, %z : f32",
-                                                 "linalg.yield %y : f32"])
-        last = f"s{n}"
-    elif kind == "causal":
-        for i in range(n):
-            L += _generic(f"s{i+1}", [f"s{i}"], [
-                "%m = linalg.index 0 : index", "%n = linalg.index 1 : index",
-                "%c = arith.cmpi ugt, %n, %m : index",
-                "%y = arith.select %c, %ninf, %a0 : f32", "linalg.yield %y : f32"])
+            L += _generic(f"s{i+1}", ins(i), body)
         last = f"s{n}"
     elif kind == "ormask":
         body = ["%m = linalg.index 0 : index", "%n = linalg.index 1 : index",
