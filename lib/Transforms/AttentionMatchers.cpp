@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -302,6 +303,99 @@ static bool classifyIndexMask(ScoreTracer &tr, int cond, bool maskedWhen,
   return false;
 }
 
+namespace {
+/// A constant i1 mask as read at score point (m, n): torch-mlir writes
+/// causal as a lower-triangular constant (GPT-2 slices it from a larger
+/// one). Unit dims are read at 0; a static slice in between is folded.
+struct ConstantMask {
+  DenseElementsAttr data;
+  SmallVector<int64_t> strides;  ///< row-major strides of `data`
+  SmallVector<int64_t> base;     ///< data index of score point (0, 0)
+  SmallVector<int64_t> mStep, nStep; ///< data index step per m, per n
+  int64_t M = 0, N = 0;
+  bool at(int64_t m, int64_t n) const {
+    int64_t linear = 0;
+    for (size_t i = 0; i < base.size(); ++i)
+      linear += (base[i] + m * mStep[i] + n * nStep[i]) * strides[i];
+    return data.getValues<bool>()[linear];
+  }
+};
+} // namespace
+
+static std::optional<ConstantMask> getConstantMask(const Term &leaf, int mDim,
+                                                   int nDim) {
+  Value v = leaf.leaf;
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.getElementType().isInteger(1) || !type.hasStaticShape())
+    return std::nullopt;
+  unsigned rank = type.getRank();
+  SmallVector<int64_t> offsets(rank, 0), steps(rank, 1);
+  if (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>()) {
+    if (slice.getSourceType().getRank() != rank ||
+        ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
+        ShapedType::isDynamicShape(slice.getStaticStrides()))
+      return std::nullopt;
+    offsets.assign(slice.getStaticOffsets().begin(),
+                   slice.getStaticOffsets().end());
+    steps.assign(slice.getStaticStrides().begin(),
+                 slice.getStaticStrides().end());
+    v = slice.getSource();
+  }
+  Attribute attr;
+  if (!matchPattern(v, m_Constant(&attr)))
+    return std::nullopt;
+  ConstantMask cm;
+  cm.data = dyn_cast<DenseElementsAttr>(attr);
+  if (!cm.data || !cm.data.getElementType().isInteger(1))
+    return std::nullopt;
+  ArrayRef<int64_t> shape = cast<ShapedType>(cm.data.getType()).getShape();
+  cm.strides.assign(rank, 1);
+  for (int i = static_cast<int>(rank) - 2; i >= 0; --i)
+    cm.strides[i] = cm.strides[i + 1] * shape[i + 1];
+  cm.base = offsets;
+  cm.mStep.assign(rank, 0);
+  cm.nStep.assign(rank, 0);
+  for (auto [i, e] : llvm::enumerate(leaf.access.getResults())) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (d && static_cast<int>(d.getPosition()) == mDim && !cm.M) {
+      cm.mStep[i] = steps[i];
+      cm.M = type.getDimSize(i);
+    } else if (d && static_cast<int>(d.getPosition()) == nDim && !cm.N) {
+      cm.nStep[i] = steps[i];
+      cm.N = type.getDimSize(i);
+    } else if (type.getDimSize(i) != 1 &&
+               !(isa<AffineConstantExpr>(e) &&
+                 cast<AffineConstantExpr>(e).getValue() == 0)) {
+      return std::nullopt; // varies along a batch dim, or read twice
+    }
+  }
+  // Small enough to check every point (masks are S x S).
+  if (!cm.M || !cm.N || cm.M * cm.N > (int64_t(1) << 24))
+    return std::nullopt;
+  return cm;
+}
+
+/// True if the constant mask masks exactly what causal and/or a sliding
+/// window mask (n > m; m - n >= W), setting them in `out`. Any other
+/// pattern (bottom-right aligned causal among them) stays a mask tensor.
+static bool classifyConstantMask(const ConstantMask &cm, bool maskedWhen,
+                                 IndexMask &out) {
+  auto masked = [&](int64_t m, int64_t n) { return cm.at(m, n) == maskedWhen; };
+  bool causal = cm.N > 1 && masked(0, 1);
+  std::optional<int64_t> window;
+  for (int64_t d = 1; d < cm.M && !window; ++d)
+    if (masked(d, 0))
+      window = d;
+  for (int64_t m = 0; m < cm.M; ++m)
+    for (int64_t n = 0; n < cm.N; ++n)
+      if (masked(m, n) != ((causal && n > m) || (window && m - n >= *window)))
+        return false;
+  out.causal |= causal;
+  if (window)
+    out.window = out.window ? std::min(*out.window, *window) : *window;
+  return true;
+}
+
 /// Peels scale, additive masks and selects off the softmax input down to
 /// the Q·K^T leaf. A chain of any length: the descent collects one step per
 /// level (checks that decide the path first), the unwind applies them
@@ -463,6 +557,15 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
         break;
       }
       const Term &c = tr.get(cond);
+      if (c.kind == Term::Leaf) {
+        std::optional<ConstantMask> cm = getConstantMask(c, mDim, nDim);
+        if (cm && classifyConstantMask(*cm, step.maskedWhen, im)) {
+          f.causal |= im.causal;
+          if (im.window)
+            f.window = f.window ? std::min(*f.window, *im.window) : *im.window;
+          break;
+        }
+      }
       if (c.kind == Term::Leaf && isa<RankedTensorType>(c.leaf.getType()) &&
           cast<ShapedType>(c.leaf.getType()).getElementType().isInteger(1)) {
         if (f.boolMask >= 0 || f.bias >= 0) {

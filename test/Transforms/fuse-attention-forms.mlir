@@ -626,3 +626,163 @@ func.func @k_v_transposed_by_generic_f32(%q: tensor<9x16xf32>, %kt: tensor<16x11
   %o = linalg.matmul ins(%p, %v : tensor<9x11xf32>, tensor<11x4xf32>) outs(%zo : tensor<9x4xf32>) -> tensor<9x4xf32>
   return %o : tensor<9x4xf32>
 }
+
+// -----
+
+// Causal written as data, as torch-mlir does: a constant lower-triangular i1
+// tensor (true keeps) with a finite fill becomes `causal`, so kernels skip tiles.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @constant_tril_mask_is_causal
+// CHECK: attn.attention
+// CHECK-NOT: mask(
+// CHECK-SAME: causal
+// CHECK-SAME: mask_value = -3.40282347E+38
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=yes, batch dims=1, dtype f32 -> f32
+func.func @constant_tril_mask_is_causal(%q: tensor<2x12x16xf32>, %k: tensor<2x12x16xf32>, %v: tensor<2x12x8xf32>) -> tensor<2x12x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %fill = arith.constant -3.40282347E+38 : f32
+  %mask = arith.constant dense<[[true, false, false, false, false, false, false, false, false, false, false, false], [true, true, false, false, false, false, false, false, false, false, false, false], [true, true, true, false, false, false, false, false, false, false, false, false], [true, true, true, true, false, false, false, false, false, false, false, false], [true, true, true, true, true, false, false, false, false, false, false, false], [true, true, true, true, true, true, false, false, false, false, false, false], [true, true, true, true, true, true, true, false, false, false, false, false], [true, true, true, true, true, true, true, true, false, false, false, false], [true, true, true, true, true, true, true, true, true, false, false, false], [true, true, true, true, true, true, true, true, true, true, false, false], [true, true, true, true, true, true, true, true, true, true, true, false], [true, true, true, true, true, true, true, true, true, true, true, true]]> : tensor<12x12xi1>
+  %e = tensor.empty() : tensor<2x12x12xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x12x12xf32>) -> tensor<2x12x12xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x12x16xf32>, tensor<2x12x16xf32>) outs(%z : tensor<2x12x12xf32>) -> tensor<2x12x12xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (m, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x12x12xf32>, tensor<12x12xi1>) outs(%e : tensor<2x12x12xf32>) {
+  ^bb0(%x: f32, %c: i1, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %r = arith.select %c, %y, %fill : f32
+    linalg.yield %r : f32
+  } -> tensor<2x12x12xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x12x12xf32>) outs(%e : tensor<2x12x12xf32>) -> tensor<2x12x12xf32>
+  %eo = tensor.empty() : tensor<2x12x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x12x8xf32>) -> tensor<2x12x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x12x12xf32>, tensor<2x12x8xf32>) outs(%zo : tensor<2x12x8xf32>) -> tensor<2x12x8xf32>
+  return %o : tensor<2x12x8xf32>
+}
+// -----
+
+// GPT-2 keeps a [1, 1, max, max] lower-triangular buffer and slices the
+// [S, S] corner; the mask is true where masked here (select(mask, fill, s)).
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @constant_tril_sliced_gpt2
+// CHECK: attn.attention
+// CHECK-NOT: mask(
+// CHECK-SAME: causal
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=yes
+func.func @constant_tril_sliced_gpt2(%q: tensor<2x10x16xf32>, %k: tensor<2x10x16xf32>, %v: tensor<2x10x8xf32>) -> tensor<2x10x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %fill = arith.constant 0xFF800000 : f32
+  %big = arith.constant dense<[[[[false, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true], [false, false, true, true, true, true, true, true, true, true, true, true, true, true, true, true], [false, false, false, true, true, true, true, true, true, true, true, true, true, true, true, true], [false, false, false, false, true, true, true, true, true, true, true, true, true, true, true, true], [false, false, false, false, false, true, true, true, true, true, true, true, true, true, true, true], [false, false, false, false, false, false, true, true, true, true, true, true, true, true, true, true], [false, false, false, false, false, false, false, true, true, true, true, true, true, true, true, true], [false, false, false, false, false, false, false, false, true, true, true, true, true, true, true, true], [false, false, false, false, false, false, false, false, false, true, true, true, true, true, true, true], [false, false, false, false, false, false, false, false, false, false, true, true, true, true, true, true], [false, false, false, false, false, false, false, false, false, false, false, true, true, true, true, true], [false, false, false, false, false, false, false, false, false, false, false, false, true, true, true, true], [false, false, false, false, false, false, false, false, false, false, false, false, false, true, true, true], [false, false, false, false, false, false, false, false, false, false, false, false, false, false, true, true], [false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, true], [false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]]]]> : tensor<1x1x16x16xi1>
+  %mask = tensor.extract_slice %big[0, 0, 0, 0] [1, 1, 10, 10] [1, 1, 1, 1] : tensor<1x1x16x16xi1> to tensor<1x1x10x10xi1>
+  %e = tensor.empty() : tensor<2x10x10xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x10x10xf32>) -> tensor<2x10x10xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x10x16xf32>, tensor<2x10x16xf32>) outs(%z : tensor<2x10x10xf32>) -> tensor<2x10x10xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (0, 0, m, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x10x10xf32>, tensor<1x1x10x10xi1>) outs(%e : tensor<2x10x10xf32>) {
+  ^bb0(%x: f32, %c: i1, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %r = arith.select %c, %fill, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<2x10x10xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x10x10xf32>) outs(%e : tensor<2x10x10xf32>) -> tensor<2x10x10xf32>
+  %eo = tensor.empty() : tensor<2x10x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x10x8xf32>) -> tensor<2x10x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x10x10xf32>, tensor<2x10x8xf32>) outs(%zo : tensor<2x10x8xf32>) -> tensor<2x10x8xf32>
+  return %o : tensor<2x10x8xf32>
+}
+// -----
+
+// A constant band (causal and at most 3 keys back) becomes causal + window.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @constant_band_mask_is_window
+// CHECK: attn.attention
+// CHECK-NOT: mask(
+// CHECK-SAME: causal window = 3
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=yes, window=3
+func.func @constant_band_mask_is_window(%q: tensor<2x11x16xf32>, %k: tensor<2x11x16xf32>, %v: tensor<2x11x8xf32>) -> tensor<2x11x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %fill = arith.constant -3.40282347E+38 : f32
+  %mask = arith.constant dense<[[true, false, false, false, false, false, false, false, false, false, false], [true, true, false, false, false, false, false, false, false, false, false], [true, true, true, false, false, false, false, false, false, false, false], [false, true, true, true, false, false, false, false, false, false, false], [false, false, true, true, true, false, false, false, false, false, false], [false, false, false, true, true, true, false, false, false, false, false], [false, false, false, false, true, true, true, false, false, false, false], [false, false, false, false, false, true, true, true, false, false, false], [false, false, false, false, false, false, true, true, true, false, false], [false, false, false, false, false, false, false, true, true, true, false], [false, false, false, false, false, false, false, false, true, true, true]]> : tensor<11x11xi1>
+  %e = tensor.empty() : tensor<2x11x11xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x11x11xf32>) -> tensor<2x11x11xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x11x16xf32>, tensor<2x11x16xf32>) outs(%z : tensor<2x11x11xf32>) -> tensor<2x11x11xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (m, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x11x11xf32>, tensor<11x11xi1>) outs(%e : tensor<2x11x11xf32>) {
+  ^bb0(%x: f32, %c: i1, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %r = arith.select %c, %y, %fill : f32
+    linalg.yield %r : f32
+  } -> tensor<2x11x11xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x11x11xf32>) outs(%e : tensor<2x11x11xf32>) -> tensor<2x11x11xf32>
+  %eo = tensor.empty() : tensor<2x11x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x11x8xf32>) -> tensor<2x11x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x11x11xf32>, tensor<2x11x8xf32>) outs(%zo : tensor<2x11x8xf32>) -> tensor<2x11x8xf32>
+  return %o : tensor<2x11x8xf32>
+}
+// -----
+
+// Look-alike: a constant mask that is neither causal nor a band stays a mask
+// operand (read from the constant), exactly as written.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @constant_mask_not_triangular
+// CHECK: attn.attention {{.*}} mask(%{{.*}} : tensor<9x13xi1>)
+// CHECK-NOT: causal
+// EXPLAIN: remark: attention fused: scale=0.25, mask=boolean over (m,n), causal=no
+func.func @constant_mask_not_triangular(%q: tensor<2x9x16xf32>, %k: tensor<2x13x16xf32>, %v: tensor<2x13x8xf32>) -> tensor<2x9x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %fill = arith.constant -3.40282347E+38 : f32
+  %mask = arith.constant dense<[[true, true, true, true, true, false, true, true, true, true, false, true, true], [true, false, true, true, true, true, false, true, true, true, true, false, true], [true, true, false, true, true, true, true, false, true, true, true, true, false], [true, true, true, false, true, true, true, true, false, true, true, true, true], [true, true, true, true, false, true, true, true, true, false, true, true, true], [true, true, true, true, true, false, true, true, true, true, false, true, true], [true, false, true, true, true, true, false, true, true, true, true, false, true], [true, true, false, true, true, true, true, false, true, true, true, true, false], [true, true, true, false, true, true, true, true, false, true, true, true, true]]> : tensor<9x13xi1>
+  %e = tensor.empty() : tensor<2x9x13xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x9x13xf32>) -> tensor<2x9x13xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x9x16xf32>, tensor<2x13x16xf32>) outs(%z : tensor<2x9x13xf32>) -> tensor<2x9x13xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (m, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x9x13xf32>, tensor<9x13xi1>) outs(%e : tensor<2x9x13xf32>) {
+  ^bb0(%x: f32, %c: i1, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %r = arith.select %c, %y, %fill : f32
+    linalg.yield %r : f32
+  } -> tensor<2x9x13xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x9x13xf32>) outs(%e : tensor<2x9x13xf32>) -> tensor<2x9x13xf32>
+  %eo = tensor.empty() : tensor<2x9x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x9x8xf32>) -> tensor<2x9x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x9x13xf32>, tensor<2x13x8xf32>) outs(%zo : tensor<2x9x8xf32>) -> tensor<2x9x8xf32>
+  return %o : tensor<2x9x8xf32>
+}
+// -----
+
+// Look-alike: causal aligned at the bottom right (M < N, n > m + N - M) is not
+// `causal` (top-left): it stays a mask operand.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @constant_mask_bottom_right_causal
+// CHECK: attn.attention {{.*}} mask(%{{.*}} : tensor<6x10xi1>)
+// CHECK-NOT: causal
+// EXPLAIN: remark: attention fused: scale=0.25, mask=boolean over (m,n), causal=no
+func.func @constant_mask_bottom_right_causal(%q: tensor<2x6x16xf32>, %k: tensor<2x10x16xf32>, %v: tensor<2x10x8xf32>) -> tensor<2x6x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %fill = arith.constant -3.40282347E+38 : f32
+  %mask = arith.constant dense<[[true, true, true, true, true, false, false, false, false, false], [true, true, true, true, true, true, false, false, false, false], [true, true, true, true, true, true, true, false, false, false], [true, true, true, true, true, true, true, true, false, false], [true, true, true, true, true, true, true, true, true, false], [true, true, true, true, true, true, true, true, true, true]]> : tensor<6x10xi1>
+  %e = tensor.empty() : tensor<2x6x10xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x6x10xf32>) -> tensor<2x6x10xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x6x16xf32>, tensor<2x10x16xf32>) outs(%z : tensor<2x6x10xf32>) -> tensor<2x6x10xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (m, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x6x10xf32>, tensor<6x10xi1>) outs(%e : tensor<2x6x10xf32>) {
+  ^bb0(%x: f32, %c: i1, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %r = arith.select %c, %y, %fill : f32
+    linalg.yield %r : f32
+  } -> tensor<2x6x10xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x6x10xf32>) outs(%e : tensor<2x6x10xf32>) -> tensor<2x6x10xf32>
+  %eo = tensor.empty() : tensor<2x6x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x6x8xf32>) -> tensor<2x6x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x6x10xf32>, tensor<2x10x8xf32>) outs(%zo : tensor<2x6x8xf32>) -> tensor<2x6x8xf32>
+  return %o : tensor<2x6x8xf32>
+}
