@@ -288,12 +288,26 @@ int ScoreTracer::attemptLinalg(linalg::LinalgOp op, Value t, AffineMap access,
   Term leaf{Term::Leaf};
   leaf.leaf = t;
   leaf.access = access;
-  if (linalg::isaContractionOpInterface(op) || !op.hasPureTensorSemantics() ||
-      op.getNumDpsInits() != 1)
+  if (linalg::isaContractionOpInterface(op) || !op.hasPureTensorSemantics())
     return add(leaf);
+  // Several results (torch's max(dim) also yields the argmax): only the
+  // traced one may be used; the others are dead work the fusion drops.
+  unsigned resultNumber = cast<OpResult>(t).getResultNumber();
+  for (OpResult other : op->getResults()) {
+    if (other.getResultNumber() == resultNumber || other.use_empty())
+      continue;
+    if (op.getNumReductionLoops() == 0)
+      return add(leaf);
+    why = llvm::formatv("a row reduction ('{0}') also yields a result that is "
+                        "used elsewhere (as torch's max(dim) yields the "
+                        "argmax); fused only when that result is dead",
+                        op->getName().getStringRef())
+              .str();
+    return -1;
+  }
   unsigned numLoops = op.getNumLoops();
   SmallVector<AffineExpr> loopToScore(numLoops);
-  OpOperand *init = op.getDpsInitOperand(0);
+  OpOperand *init = op.getDpsInitOperand(resultNumber);
   AffineMap out = op.getMatchingIndexingMap(init);
   for (auto [p, e] : llvm::enumerate(out.getResults())) {
     if (auto d = dyn_cast<AffineDimExpr>(e))
@@ -325,8 +339,7 @@ int ScoreTracer::attemptLinalg(linalg::LinalgOp op, Value t, AffineMap access,
   if (llvm::any_of(loopToScore, [](AffineExpr e) { return !e; }))
     return add(leaf);
   Block *body = op.getBlock();
-  Value yielded = body->getTerminator()->getOperand(
-      cast<OpResult>(t).getResultNumber());
+  Value yielded = body->getTerminator()->getOperand(resultNumber);
   unsigned numScore = access.getNumDims();
   if (red.empty()) {
     int id = evalBody(op, yielded, loopToScore, numScore, missing);
@@ -336,10 +349,24 @@ int ScoreTracer::attemptLinalg(linalg::LinalgOp op, Value t, AffineMap access,
   }
 
   // A reduction: yield combiner(E, acc), init a constant identity.
-  Value acc = body->getArgument(op.getNumDpsInputs());
+  Value acc = body->getArgument(op.getNumDpsInputs() + resultNumber);
   Operation *comb = yielded.getDefiningOp();
   while (comb && isa<arith::ExtFOp, arith::TruncFOp>(comb))
     comb = comb->getOperand(0).getDefiningOp();
+  // max written as select(x > acc, x, acc) (torch-mlir's max(dim)): the
+  // same value as maximumf wherever the row has no NaN, and a row with a
+  // NaN is NaN after exp/sum either way.
+  std::optional<StringRef> selectMax;
+  if (auto sel = dyn_cast_or_null<arith::SelectOp>(comb)) {
+    auto cmp = sel.getCondition().getDefiningOp<arith::CmpFOp>();
+    using P = arith::CmpFPredicate;
+    if (cmp && comb->getBlock() == body &&
+        llvm::is_contained({P::OGT, P::OGE, P::UGT, P::UGE},
+                           cmp.getPredicate()) &&
+        cmp.getLhs() == sel.getTrueValue() &&
+        cmp.getRhs() == sel.getFalseValue() && sel.getFalseValue() == acc)
+      selectMax = arith::MaximumFOp::getOperationName();
+  }
   auto isAcc = [&](Value v) {
     while (Operation *d = v.getDefiningOp()) {
       if (!isa<arith::ExtFOp, arith::TruncFOp>(d))
@@ -348,16 +375,19 @@ int ScoreTracer::attemptLinalg(linalg::LinalgOp op, Value t, AffineMap access,
     }
     return v == acc;
   };
-  if (!comb || comb->getNumOperands() != 2 || comb->getBlock() != body ||
-      !isa<arith::MaximumFOp, arith::MaxNumFOp, arith::AddFOp, arith::AndIOp,
-           arith::OrIOp>(comb)) {
+  if (!selectMax &&
+      (!comb || comb->getNumOperands() != 2 || comb->getBlock() != body ||
+       !isa<arith::MaximumFOp, arith::MaxNumFOp, arith::AddFOp, arith::AndIOp,
+            arith::OrIOp>(comb))) {
     why = llvm::formatv("the reduction '{0}' is not a max, sum, and or or",
                         op->getName().getStringRef())
               .str();
     return -1;
   }
   Value e;
-  if (isAcc(comb->getOperand(1)))
+  if (selectMax)
+    e = cast<arith::SelectOp>(comb).getTrueValue();
+  else if (isAcc(comb->getOperand(1)))
     e = comb->getOperand(0);
   else if (isAcc(comb->getOperand(0)))
     e = comb->getOperand(1);
@@ -368,7 +398,7 @@ int ScoreTracer::attemptLinalg(linalg::LinalgOp op, Value t, AffineMap access,
   std::optional<double> iv = getSplatFloat(init->get());
   bool okInit = false;
   if (iv) {
-    if (isa<arith::MaximumFOp, arith::MaxNumFOp>(comb))
+    if (selectMax || isa<arith::MaximumFOp, arith::MaxNumFOp>(comb))
       okInit = *iv <= -65504.0; // -inf or the lowest finite value
     else if (isa<arith::AddFOp, arith::OrIOp>(comb))
       okInit = *iv == 0.0;
@@ -385,7 +415,7 @@ int ScoreTracer::attemptLinalg(linalg::LinalgOp op, Value t, AffineMap access,
     return kid;
   ops.insert(op);
   Term term{Term::Reduce};
-  term.name = comb->getName().getStringRef();
+  term.name = selectMax ? *selectMax : comb->getName().getStringRef();
   term.dim = reducedScoreDim;
   term.kids.push_back(kid);
   return add(term);
@@ -467,6 +497,16 @@ int ScoreTracer::evalBody(linalg::LinalgOp op, Value root,
     }
     int id;
     auto arg = dyn_cast<BlockArgument>(v);
+    if (arg && arg.getOwner() == body &&
+        arg.getArgNumber() >= op.getNumDpsInputs() &&
+        op.getNumReductionLoops() > 0) {
+      // A running value of a reduction is not a tensor read at a point.
+      why = llvm::formatv("the reduction '{0}' combines its running value in "
+                          "a way that is not a max, sum, and or or",
+                          op->getName().getStringRef())
+                .str();
+      return -1;
+    }
     if (arg && arg.getOwner() == body) {
       OpOperand &operand = op->getOpOperand(arg.getArgNumber());
       if (!isa<RankedTensorType>(operand.get().getType()))

@@ -786,3 +786,127 @@ func.func @constant_mask_bottom_right_causal(%q: tensor<2x6x16xf32>, %k: tensor<
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x6x10xf32>, tensor<2x10x8xf32>) outs(%zo : tensor<2x6x8xf32>) -> tensor<2x6x8xf32>
   return %o : tensor<2x6x8xf32>
 }
+
+// -----
+
+// torch-mlir's row max is max(dim): a two-result reduction that also tracks
+// the argmax, the max written as select(x > acc, x, acc); the sum is reduced
+// into a keep-dims [.., 1] tensor. Fused when the index result is dead.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @torch_max_dim_with_argmax
+// CHECK: attn.attention
+// CHECK-NOT: linalg.generic
+// CHECK: return
+// EXPLAIN: remark: attention fused: scale=1, mask=none, causal=no, batch dims=1, dtype f32 -> f32
+func.func @torch_max_dim_with_argmax(%q: tensor<2x9x16xf32>, %k: tensor<2x13x16xf32>, %v: tensor<2x13x8xf32>) -> (tensor<2x9x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c0 = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<2x9x13xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x9x13xf32>) -> tensor<2x9x13xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x9x16xf32>, tensor<2x13x16xf32>) outs(%z : tensor<2x9x13xf32>) -> tensor<2x9x13xf32>
+  %er = tensor.empty() : tensor<2x9xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<2x9xf32>) -> tensor<2x9xf32>
+  %ei = tensor.empty() : tensor<2x9xi64>
+  %ii = linalg.fill ins(%c0 : i64) outs(%ei : tensor<2x9xi64>) -> tensor<2x9xi64>
+  %mx:2 = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m)>, affine_map<(b, m, n) -> (b, m)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s : tensor<2x9x13xf32>) outs(%mi, %ii : tensor<2x9xf32>, tensor<2x9xi64>) {
+  ^bb0(%x: f32, %acc: f32, %idx: i64):
+    %n = linalg.index 2 : index
+    %ni = arith.index_cast %n : index to i64
+    %gt = arith.cmpf ogt, %x, %acc : f32
+    %m = arith.select %gt, %x, %acc : f32
+    %i = arith.select %gt, %ni, %idx : i64
+    linalg.yield %m, %i : f32, i64
+  } -> (tensor<2x9xf32>, tensor<2x9xi64>)
+  %mk = tensor.expand_shape %mx#0 [[0], [1, 2]] output_shape [2, 9, 1] : tensor<2x9xf32> into tensor<2x9x1xf32>
+  %ex = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, 0)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mk : tensor<2x9x13xf32>, tensor<2x9x1xf32>) outs(%e : tensor<2x9x13xf32>) {
+  ^bb0(%x: f32, %mm: f32, %o: f32):
+    %d = arith.subf %x, %mm : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<2x9x13xf32>
+  %es = tensor.empty() : tensor<2x9x1xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<2x9x1xf32>) -> tensor<2x9x1xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, 0)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%ex : tensor<2x9x13xf32>) outs(%zs : tensor<2x9x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %a = arith.addf %x, %acc : f32
+    linalg.yield %a : f32
+  } -> tensor<2x9x1xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, 0)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ex, %sum : tensor<2x9x13xf32>, tensor<2x9x1xf32>) outs(%e : tensor<2x9x13xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %r = arith.divf %x, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<2x9x13xf32>
+  %eo = tensor.empty() : tensor<2x9x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x9x8xf32>) -> tensor<2x9x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x9x13xf32>, tensor<2x13x8xf32>) outs(%zo : tensor<2x9x8xf32>) -> tensor<2x9x8xf32>
+  return %o : tensor<2x9x8xf32>
+}
+// -----
+
+// Look-alike: the argmax is used too (added to the output), so the max stays.
+// EXEC: amp=2.0 nofuse
+// CHECK-LABEL: func.func @torch_max_dim_argmax_used
+// CHECK-NOT: attn.attention
+// EXPLAIN: remark: attention not fused: a row reduction ('linalg.generic') also yields a result that is used elsewhere (as torch's max(dim) yields the argmax); fused only when that result is dead
+func.func @torch_max_dim_argmax_used(%q: tensor<2x9x16xf32>, %k: tensor<2x13x16xf32>, %v: tensor<2x13x8xf32>) -> tensor<2x9x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c0 = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<2x9x13xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x9x13xf32>) -> tensor<2x9x13xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x9x16xf32>, tensor<2x13x16xf32>) outs(%z : tensor<2x9x13xf32>) -> tensor<2x9x13xf32>
+  %er = tensor.empty() : tensor<2x9xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<2x9xf32>) -> tensor<2x9xf32>
+  %ei = tensor.empty() : tensor<2x9xi64>
+  %ii = linalg.fill ins(%c0 : i64) outs(%ei : tensor<2x9xi64>) -> tensor<2x9xi64>
+  %mx:2 = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m)>, affine_map<(b, m, n) -> (b, m)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s : tensor<2x9x13xf32>) outs(%mi, %ii : tensor<2x9xf32>, tensor<2x9xi64>) {
+  ^bb0(%x: f32, %acc: f32, %idx: i64):
+    %n = linalg.index 2 : index
+    %ni = arith.index_cast %n : index to i64
+    %gt = arith.cmpf ogt, %x, %acc : f32
+    %m = arith.select %gt, %x, %acc : f32
+    %i = arith.select %gt, %ni, %idx : i64
+    linalg.yield %m, %i : f32, i64
+  } -> (tensor<2x9xf32>, tensor<2x9xi64>)
+  %mk = tensor.expand_shape %mx#0 [[0], [1, 2]] output_shape [2, 9, 1] : tensor<2x9xf32> into tensor<2x9x1xf32>
+  %ex = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, 0)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mk : tensor<2x9x13xf32>, tensor<2x9x1xf32>) outs(%e : tensor<2x9x13xf32>) {
+  ^bb0(%x: f32, %mm: f32, %o: f32):
+    %d = arith.subf %x, %mm : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<2x9x13xf32>
+  %es = tensor.empty() : tensor<2x9x1xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<2x9x1xf32>) -> tensor<2x9x1xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, 0)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%ex : tensor<2x9x13xf32>) outs(%zs : tensor<2x9x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %a = arith.addf %x, %acc : f32
+    linalg.yield %a : f32
+  } -> tensor<2x9x1xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, 0)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ex, %sum : tensor<2x9x13xf32>, tensor<2x9x1xf32>) outs(%e : tensor<2x9x13xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %r = arith.divf %x, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<2x9x13xf32>
+  %eo = tensor.empty() : tensor<2x9x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x9x8xf32>) -> tensor<2x9x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x9x13xf32>, tensor<2x13x8xf32>) outs(%zo : tensor<2x9x8xf32>) -> tensor<2x9x8xf32>
+  %o2 = linalg.generic {indexing_maps = [affine_map<(b, m, e) -> (b, m, e)>, affine_map<(b, m, e) -> (b, m)>, affine_map<(b, m, e) -> (b, m, e)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%o, %mx#1 : tensor<2x9x8xf32>, tensor<2x9xi64>) outs(%eo : tensor<2x9x8xf32>) {
+  ^bb0(%x: f32, %i: i64, %out: f32):
+    %f = arith.sitofp %i : i64 to f32
+    %r = arith.addf %x, %f : f32
+    linalg.yield %r : f32
+  } -> tensor<2x9x8xf32>
+  return %o2 : tensor<2x9x8xf32>
+}
