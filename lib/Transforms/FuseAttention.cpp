@@ -11,7 +11,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SetVector.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -262,14 +264,15 @@ static Refusal classifyRefusal(StringRef why) {
 }
 
 /// Fuses every recognized attention under `scope`; returns how many.
-static unsigned fuseIn(Operation *scope, bool explain, FuseCounts &counts) {
+static unsigned fuseIn(Operation *scope, bool explain, FuseCounts &counts,
+                       function_ref<bool(Operation *)> skip = nullptr) {
   // Candidates are softmax-like ops (linalg.softmax, or a linalg op whose
   // body exponentiates); the P·V contractions they reach anchor the match.
   // Walking candidates (rather than running a greedy driver) gives exactly
   // one remark per candidate.
   SmallVector<Operation *> candidates;
   scope->walk([&](Operation *op) {
-    if (isSoftmaxCandidate(op))
+    if (isSoftmaxCandidate(op) && !(skip && skip(op)))
       candidates.push_back(op);
   });
   IRRewriter rewriter(scope->getContext());
@@ -385,6 +388,100 @@ static void fuseInTosaFunction(func::FuncOp func, bool explain,
 }
 
 namespace {
+/// Named contractions and transposes as linalg.generic, so reshapes can be
+/// folded through them (fills and linalg.softmax stay as they are).
+struct GeneralizeContraction
+    : public OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (isa<linalg::GenericOp>(op) ||
+        !(linalg::isaContractionOpInterface(op) ||
+          isa<linalg::TransposeOp>(op)))
+      return failure();
+    return linalg::generalizeNamedOp(rewriter, op);
+  }
+};
+} // namespace
+
+/// torch-mlir collapses batch and heads into one dim around every
+/// batch_matmul (collapse_shape on Q, Kᵀ, P, V; expand_shape on the scores
+/// and the output). A contraction whose operand is such a collapse_shape is
+/// what the recognizer cannot see through.
+static bool hasCollapsedContraction(func::FuncOp func) {
+  return func
+      ->walk([](linalg::LinalgOp op) {
+        if (!linalg::isaContractionOpInterface(op))
+          return WalkResult::advance();
+        for (Value in : op.getDpsInputs())
+          if (in.getDefiningOp<tensor::CollapseShapeOp>())
+            return WalkResult::interrupt();
+        return WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+namespace {
+/// Remarks of one fusion attempt, replayed only for the attempt kept.
+struct RecordedRemarks {
+  SmallVector<std::pair<Location, std::string>> remarks;
+  void replay() const {
+    for (auto &[loc, msg] : remarks)
+      emitRemark(loc, msg);
+  }
+};
+} // namespace
+
+static unsigned fuseRecorded(func::FuncOp func, bool explain,
+                             FuseCounts &counts, RecordedRemarks &rec) {
+  ScopedDiagnosticHandler capture(func.getContext(), [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Remark) {
+      rec.remarks.push_back({d.getLocation(), d.str()});
+      return success();
+    }
+    return failure(); // anything else goes on to the user
+  });
+  return fuseIn(func, explain, counts);
+}
+
+/// Fuses in `func` either as written or after folding the batch/head
+/// collapse_shapes into 4-d contractions (upstream reshape propagation by
+/// expansion, on a clone), whichever fuses more; the function is replaced
+/// only in the second case. Returns false if `func` is not such a function.
+static bool fuseThroughCollapsedHeads(func::FuncOp func, bool explain,
+                                      FuseCounts &counts) {
+  if (!hasCollapsedContraction(func))
+    return false;
+  MLIRContext *ctx = func.getContext();
+  OwningOpRef<func::FuncOp> asWritten = func.clone();
+  OwningOpRef<func::FuncOp> expanded = func.clone();
+  RewritePatternSet patterns(ctx);
+  patterns.add<GeneralizeContraction>(ctx);
+  linalg::populateFoldReshapeOpsByExpansionPatterns(
+      patterns, [](OpOperand *) { return true; });
+  tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
+  tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
+  bool propagated = succeeded(applyPatternsGreedily(expanded->getOperation(),
+                                                    std::move(patterns)));
+  FuseCounts plainCounts, expandedCounts;
+  RecordedRemarks plainRemarks, expandedRemarks;
+  unsigned plain = fuseRecorded(*asWritten, explain, plainCounts, plainRemarks);
+  unsigned viaExpansion =
+      propagated ? fuseRecorded(*expanded, explain, expandedCounts,
+                                expandedRemarks)
+                 : 0;
+  bool useExpanded = viaExpansion > plain;
+  const FuseCounts &kept = useExpanded ? expandedCounts : plainCounts;
+  counts.fused += kept.fused;
+  for (int i = 0; i < static_cast<int>(Refusal::Count); ++i)
+    counts.refused[i] += kept.refused[i];
+  (useExpanded ? expandedRemarks : plainRemarks).replay();
+  if (useExpanded || plain > 0)
+    func.getBody().takeBody((useExpanded ? *expanded : *asWritten).getBody());
+  return true;
+}
+
+namespace {
 struct AttnFusePass : public attn::impl::AttnFuseBase<AttnFusePass> {
   using AttnFuseBase::AttnFuseBase;
 
@@ -427,7 +524,21 @@ struct AttnFusePass : public attn::impl::AttnFuseBase<AttnFusePass> {
     FuseCounts counts;
     for (func::FuncOp f : tosaFuncs)
       fuseInTosaFunction(f, explain, counts);
-    fuseIn(getOperation(), explain, counts);
+    llvm::DenseSet<Operation *> done(tosaFuncs.begin(), tosaFuncs.end());
+    SmallVector<func::FuncOp> funcs;
+    getOperation()->walk([&](func::FuncOp f) {
+      if (!done.contains(f))
+        funcs.push_back(f);
+    });
+    for (func::FuncOp f : funcs)
+      if (fuseThroughCollapsedHeads(f, explain, counts))
+        done.insert(f);
+    for (func::FuncOp f : tosaFuncs)
+      done.erase(f); // their remaining candidates are fused below as usual
+    fuseIn(getOperation(), explain, counts, [&](Operation *op) {
+      auto f = op->getParentOfType<func::FuncOp>();
+      return f && done.contains(f);
+    });
     numFused += counts.fused;
     auto refused = [&](Refusal r) {
       return counts.refused[static_cast<int>(r)];

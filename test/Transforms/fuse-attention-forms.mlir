@@ -910,3 +910,93 @@ func.func @torch_max_dim_argmax_used(%q: tensor<2x9x16xf32>, %k: tensor<2x13x16x
   } -> tensor<2x9x8xf32>
   return %o2 : tensor<2x9x8xf32>
 }
+
+// -----
+
+// torch-mlir (BERT through ONNX): batch and heads collapsed into one dim
+// around each batch_matmul (collapse_shape on Q, Kᵀ, P, V; expand_shape on the
+// scores and the output), K transposed by linalg.transpose, an additive
+// [B, 1, 1, N] mask, the output transposed back to [B, S, H·D]. Fused in a
+// clone where upstream reshape propagation made the contractions 4-d.
+// EXEC: amp=2.0 arg3=mask
+// CHECK-LABEL: func.func @torch_bert_collapsed_heads
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: attn.attention
+// CHECK-NOT: linalg.batch_matmul
+// EXPLAIN: remark: attention fused: scale=0.25, mask=additive over (b0,n), causal=no, batch dims=2, dtype f32 -> f32
+func.func @torch_bert_collapsed_heads(%q: tensor<2x4x12x16xf32>, %k: tensor<2x4x12x16xf32>, %v: tensor<2x4x12x16xf32>, %mask: tensor<2x1x1x12xf32>) -> tensor<2x12x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ekt = tensor.empty() : tensor<2x4x16x12xf32>
+  %kt = linalg.transpose ins(%k : tensor<2x4x12x16xf32>) outs(%ekt : tensor<2x4x16x12xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<2x4x12x16xf32> into tensor<8x12x16xf32>
+  %kt3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<2x4x16x12xf32> into tensor<8x16x12xf32>
+  %es3 = tensor.empty() : tensor<8x12x12xf32>
+  %zs3 = linalg.fill ins(%zero : f32) outs(%es3 : tensor<8x12x12xf32>) -> tensor<8x12x12xf32>
+  %s3 = linalg.batch_matmul ins(%q3, %kt3 : tensor<8x12x16xf32>, tensor<8x16x12xf32>) outs(%zs3 : tensor<8x12x12xf32>) -> tensor<8x12x12xf32>
+  %s4 = tensor.expand_shape %s3 [[0, 1], [2], [3]] output_shape [2, 4, 12, 12] : tensor<8x12x12xf32> into tensor<2x4x12x12xf32>
+  %e4 = tensor.empty() : tensor<2x4x12x12xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, 0, 0, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s4, %mask : tensor<2x4x12x12xf32>, tensor<2x1x1x12xf32>) outs(%e4 : tensor<2x4x12x12xf32>) {
+  ^bb0(%x: f32, %b: f32, %o: f32):
+    %c = arith.constant 4.0 : f32
+    %y = arith.divf %x, %c : f32
+    %r = arith.addf %y, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x12x12xf32>
+  %p4 = linalg.softmax dimension(3) ins(%sm : tensor<2x4x12x12xf32>) outs(%e4 : tensor<2x4x12x12xf32>) -> tensor<2x4x12x12xf32>
+  %p3 = tensor.collapse_shape %p4 [[0, 1], [2], [3]] : tensor<2x4x12x12xf32> into tensor<8x12x12xf32>
+  %v3 = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<2x4x12x16xf32> into tensor<8x12x16xf32>
+  %eo3 = tensor.empty() : tensor<8x12x16xf32>
+  %zo3 = linalg.fill ins(%zero : f32) outs(%eo3 : tensor<8x12x16xf32>) -> tensor<8x12x16xf32>
+  %o3 = linalg.batch_matmul ins(%p3, %v3 : tensor<8x12x12xf32>, tensor<8x12x16xf32>) outs(%zo3 : tensor<8x12x16xf32>) -> tensor<8x12x16xf32>
+  %o4 = tensor.expand_shape %o3 [[0, 1], [2], [3]] output_shape [2, 4, 12, 16] : tensor<8x12x16xf32> into tensor<2x4x12x16xf32>
+  %eot = tensor.empty() : tensor<2x12x4x16xf32>
+  %ot = linalg.transpose ins(%o4 : tensor<2x4x12x16xf32>) outs(%eot : tensor<2x12x4x16xf32>) permutation = [0, 2, 1, 3]
+  %out = tensor.collapse_shape %ot [[0], [1], [2, 3]] : tensor<2x12x4x16xf32> into tensor<2x12x64xf32>
+  return %out : tensor<2x12x64xf32>
+}
+
+// -----
+
+// V's heads are swapped with the batch before the collapse: batch·head i of
+// P still meets row i of the collapsed V (a batch_matmul pairs equal batch
+// indices), so it is an attention whose V is read through the reshapes that
+// do not fold (executed: the same result as the unfused program).
+// EXEC: amp=2.0 arg3=mask
+// CHECK-LABEL: func.func @torch_collapsed_heads_mismatched
+// CHECK: tensor.collapse_shape
+// CHECK: attn.attention
+// EXPLAIN: remark: attention fused: scale=0.25, mask=additive over (b0,n), causal=no, batch dims=2, dtype f32 -> f32
+func.func @torch_collapsed_heads_mismatched(%q: tensor<2x4x12x16xf32>, %k: tensor<2x4x12x16xf32>, %v: tensor<2x4x12x16xf32>, %mask: tensor<2x1x1x12xf32>) -> tensor<2x12x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ekt = tensor.empty() : tensor<2x4x16x12xf32>
+  %kt = linalg.transpose ins(%k : tensor<2x4x12x16xf32>) outs(%ekt : tensor<2x4x16x12xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<2x4x12x16xf32> into tensor<8x12x16xf32>
+  %kt3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<2x4x16x12xf32> into tensor<8x16x12xf32>
+  %es3 = tensor.empty() : tensor<8x12x12xf32>
+  %zs3 = linalg.fill ins(%zero : f32) outs(%es3 : tensor<8x12x12xf32>) -> tensor<8x12x12xf32>
+  %s3 = linalg.batch_matmul ins(%q3, %kt3 : tensor<8x12x16xf32>, tensor<8x16x12xf32>) outs(%zs3 : tensor<8x12x12xf32>) -> tensor<8x12x12xf32>
+  %s4 = tensor.expand_shape %s3 [[0, 1], [2], [3]] output_shape [2, 4, 12, 12] : tensor<8x12x12xf32> into tensor<2x4x12x12xf32>
+  %e4 = tensor.empty() : tensor<2x4x12x12xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, 0, 0, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s4, %mask : tensor<2x4x12x12xf32>, tensor<2x1x1x12xf32>) outs(%e4 : tensor<2x4x12x12xf32>) {
+  ^bb0(%x: f32, %b: f32, %o: f32):
+    %c = arith.constant 4.0 : f32
+    %y = arith.divf %x, %c : f32
+    %r = arith.addf %y, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x12x12xf32>
+  %p4 = linalg.softmax dimension(3) ins(%sm : tensor<2x4x12x12xf32>) outs(%e4 : tensor<2x4x12x12xf32>) -> tensor<2x4x12x12xf32>
+  %p3 = tensor.collapse_shape %p4 [[0, 1], [2], [3]] : tensor<2x4x12x12xf32> into tensor<8x12x12xf32>
+  %evt = tensor.empty() : tensor<4x2x12x16xf32>
+  %vt = linalg.transpose ins(%v : tensor<2x4x12x16xf32>) outs(%evt : tensor<4x2x12x16xf32>) permutation = [1, 0, 2, 3]
+  %v3 = tensor.collapse_shape %vt [[0, 1], [2], [3]] : tensor<4x2x12x16xf32> into tensor<8x12x16xf32>
+  %eo3 = tensor.empty() : tensor<8x12x16xf32>
+  %zo3 = linalg.fill ins(%zero : f32) outs(%eo3 : tensor<8x12x16xf32>) -> tensor<8x12x16xf32>
+  %o3 = linalg.batch_matmul ins(%p3, %v3 : tensor<8x12x12xf32>, tensor<8x12x16xf32>) outs(%zo3 : tensor<8x12x16xf32>) -> tensor<8x12x16xf32>
+  %o4 = tensor.expand_shape %o3 [[0, 1], [2], [3]] output_shape [2, 4, 12, 16] : tensor<8x12x16xf32> into tensor<2x4x12x16xf32>
+  %eot = tensor.empty() : tensor<2x12x4x16xf32>
+  %ot = linalg.transpose ins(%o4 : tensor<2x4x12x16xf32>) outs(%eot : tensor<2x12x4x16xf32>) permutation = [0, 2, 1, 3]
+  %out = tensor.collapse_shape %ot [[0], [1], [2, 3]] : tensor<2x12x4x16xf32> into tensor<2x12x64xf32>
+  return %out : tensor<2x12x64xf32>
+}
