@@ -16,7 +16,8 @@ sane shapes. This one writes what breaks compilers instead:
   body N       one generic whose body is N chained ops
   many N       N independent attentions in one function
   attn         one attn.attention with random (extreme) sizes, dtypes and
-               GPU/CPU options, run through a random pipeline
+               GPU/CPU options, run through a random pipeline or attn-bundle
+               (a bundle it writes must hold its own hashes)
 
     hostile.py gen KIND N            # print one program
     hostile.py run --seed 1 --count 10000 [--jobs 2] [--keep DIR]
@@ -292,7 +293,12 @@ def make_case(seed: int, idx: int):
                       " tile-kv=" + str(rng.choice([1, 16, 64]))]
     if p < 0.85:
         return text, ["--attn-cpu-pipeline"]
-    return text, [f"--attn-gpu-pipeline={gen_gpu_options(rng, True)} format=isa"]
+    if p < 0.95:
+        return text, [f"--attn-gpu-pipeline={gen_gpu_options(rng, True)} format=isa"]
+    # attn-bundle (ptxas included): a bundle is written only when valid.
+    flags = [f"--{k.replace('threads', 'block-threads')}={v}"
+             for k, v in (o.split("=") for o in gen_gpu_options(rng, True).split())]
+    return text, [BUNDLE] + flags
 
 
 # ---------------------------------------------------------------------------
@@ -322,16 +328,51 @@ def classify(rc, err, timed_out):
     return "diagnosed"
 
 
+BUNDLE = "<attn-bundle>"
+
+
+def check_bundle(d):
+    """A written bundle: its manifest parses and its hashes hold."""
+    import hashlib
+    import json
+    try:
+        man = json.loads(open(os.path.join(d, "manifest.json")).read())
+        for name, digest in man["sha256"].items():
+            with open(os.path.join(d, name), "rb") as f:
+                if hashlib.sha256(f.read()).hexdigest() != digest:
+                    return f"sha256 of {name} does not match"
+    except Exception as e:  # noqa: BLE001 - any failure is the finding
+        return f"bad bundle: {e}"
+    return None
+
+
 def run_case(attn_opt, path, args, timeout):
     t0 = time.time()
+    out_dir = None
+    if args and args[0] == BUNDLE:
+        out_dir = path + ".bundle"
+        cmd = [os.path.join(os.path.dirname(attn_opt), "attn-bundle"), path,
+               "-o", out_dir] + args[1:]
+    else:
+        cmd = [attn_opt, path, "-o", os.devnull] + args
     try:
-        p = subprocess.run([attn_opt, path, "-o", os.devnull] + args,
-                           capture_output=True, text=True, timeout=timeout,
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                            errors="replace")
-        return classify(p.returncode, p.stderr, False), p.returncode, \
-            p.stderr[-2000:], time.time() - t0
+        kind, err = classify(p.returncode, p.stderr, False), p.stderr[-2000:]
+        if out_dir and kind == "ok":
+            bad = check_bundle(out_dir)
+            if bad:
+                kind, err = "BADBUNDLE", bad
+        elif out_dir and os.path.exists(out_dir):
+            kind, err = "BADBUNDLE", "a failed run left a bundle behind"
+        return kind, p.returncode, err, time.time() - t0
     except subprocess.TimeoutExpired:
         return "HANG", None, "", time.time() - t0
+    finally:
+        if out_dir and os.path.isdir(out_dir):
+            for f in os.listdir(out_dir):
+                os.unlink(os.path.join(out_dir, f))
+            os.rmdir(out_dir)
 
 
 def main():
