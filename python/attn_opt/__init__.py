@@ -4,15 +4,22 @@ Nothing here needs a GPU or MLIR Python bindings: the package shells out to
 the `attn-opt` binary built by the project (found through $ATTN_OPT, then
 ../build/bin next to a source checkout, then $PATH), and to `attn-bundle`
 ($ATTN_BUNDLE, likewise) for kernel bundles. Loading and launching a bundle
-(`load_bundle`) needs torch and a CUDA GPU, imported only when called.
+(`load`, also named `load_bundle`) needs torch and a CUDA GPU, imported only
+when called; `compile` (also `compile_bundle`) runs attn-bundle.
 """
 from . import bundle
 from .bundle import (BundleError, CudaError, Kernel, Manifest, find_attn_bundle,
                      read_manifest)
+from .bundle import compile
 from .bundle import compile as compile_bundle
+from .bundle import load
 from .bundle import load as load_bundle
 from .compiler import CompileError, Remark, find_attn_opt, fuse, lower_cpu
 
+# Kept equal to python/pyproject.toml's version (test_readme.py checks).
+__version__ = "0.1.0"
+
 __all__ = ["BundleError", "CompileError", "CudaError", "Kernel", "Manifest",
-           "Remark", "bundle", "compile_bundle", "find_attn_bundle",
-           "find_attn_opt", "fuse", "load_bundle", "lower_cpu", "read_manifest"]
+           "Remark", "__version__", "bundle", "compile", "compile_bundle",
+           "find_attn_bundle", "find_attn_opt", "fuse", "load", "load_bundle",
+           "lower_cpu", "read_manifest"]

@@ -2,9 +2,10 @@
 
 A bundle is a directory written by `attn-bundle IN.mlir -o DIR`:
 
-  DIR/manifest.json   {"format": "attn-opt-bundle/1", "kernel", "chip", "ptx",
+  DIR/manifest.json   {"format": "attn-opt-bundle/2", "kernel", "chip", "ptx",
                        ["cubin"], "args": [{"name", "dtype", "shape", ["map"]}],
-                       "grid", "block", "shared_bytes", "attention": {...}}
+                       "grid", "block", "shared_bytes", "attention": {...},
+                       "sha256": {file name: hex}, "binding_sha256": hex}
   DIR/kernel.ptx      PTX text
   DIR/kernel.cubin    (optional) the same kernel assembled for `chip`
 
@@ -12,7 +13,7 @@ Every kernel parameter is one raw device pointer to a contiguous row-major
 tensor of exactly the manifest's shape and dtype, in `args` order; `out` is
 written. Launching needs the CUDA driver and torch, nothing from MLIR:
 
-    kernel = attn_opt.load_bundle("DIR")      # torch + CUDA imported here
+    kernel = attn_opt.load("DIR")             # torch + CUDA imported here
     out = kernel(q, k, v)                     # [mask], [sink] when the manifest has them
 
 Which tensor dimension is which attention dimension ("layout") is read from
@@ -23,15 +24,27 @@ mask [b..., m, n], sink [b..., m]. Dimension names are "b0".."b{r-1}"
 list of such names, a list of iteration-space positions (0..r+3), or an
 affine map string "(d0, .., d{r+3}) -> (...)" over (b..., m, n, d, e).
 
+The loader treats a bundle as hostile input: every failure is a
+BundleError naming the field, never another exception. The manifest is
+read with a size cap, must be UTF-8 JSON without NaN/Infinity, duplicate
+keys, nesting deeper than MAX_DEPTH or integers outside int64; names are
+bounded and plain; the launch must fit CUDA's limits and match the
+attention it describes (grid = [ceil(m / tile_q), batch product, 1]);
+`sha256` must match every file read (a mixed or modified bundle is
+refused) and `binding_sha256` the manifest itself (see `binding_text`).
+`attention.mask_value` is a finite number or the string "-inf" / "inf".
+
 Nothing in this module imports torch or touches CUDA until `load()`.
 """
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import json
 import math
 import os
 import re
+import stat
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -41,10 +54,35 @@ from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
 
 from .compiler import CompileError, find_tool
 
-FORMAT = "attn-opt-bundle/1"
+FORMAT = "attn-opt-bundle/2"
 ARG_NAMES = ("q", "k", "v", "mask", "sink", "out")
 DTYPES = ("float16", "bfloat16", "float32", "bool")
 ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "bool": 1}
+TENSOR_CORE_DTYPES = ("float16", "bfloat16")
+
+# What a bundle may hold at all (it is read as hostile input).
+MAX_MANIFEST_BYTES = 1 << 20       # manifest.json
+MAX_IMAGE_BYTES = 64 << 20         # kernel.ptx / kernel.cubin
+MAX_DEPTH = 32                     # JSON nesting
+MAX_NAME = 255                     # kernel, file names
+MAX_STRING = 1 << 16               # any other string
+MAX_MAP = 1024                     # an argument's map / a layout string
+MAX_BATCH_DIMS = 16
+INT64_MAX = 2 ** 63 - 1
+INT64_MIN = -2 ** 63
+GRID_MAX = (2 ** 31 - 1, 65535, 65535)   # CUDA's grid limits
+BLOCK_MAX = (1024, 1024, 64)             # CUDA's block limits
+BLOCK_THREADS_MAX = 1024
+# Dynamic shared memory per block (the opt-in maximum) by chip; other chips
+# (or none given): the largest, sm_90's.
+SHARED_MAX = {"sm_80": 166912, "sm_90a": 232448}
+SHARED_MAX_DEFAULT = 232448
+
+_KERNEL_NAME = re.compile(r"[A-Za-z_$%][A-Za-z0-9_$]*")   # a PTX identifier
+_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")  # no "/", no leading "."
+_CHIP = re.compile(r"[A-Za-z0-9_]{0,32}")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_PRINTABLE = re.compile(r"[ -~]*")                        # printable ASCII
 
 
 class BundleError(ValueError):
@@ -53,6 +91,12 @@ class BundleError(ValueError):
 
 class CudaError(RuntimeError):
     """A CUDA driver call returned an error."""
+
+
+def _show(x: Any, limit: int = 80) -> str:
+    """repr(x), shortened: hostile values stay out of messages."""
+    r = repr(x)
+    return r if len(r) <= limit else f"{r[:limit - 20]}... ({len(r)} chars)"
 
 
 # ---------------------------------------------------------------------------
@@ -76,11 +120,13 @@ class AttentionSpec:
     scale: float
     causal: bool
     window: Optional[int]  # None: no sliding window
-    mask_value: float      # score of keys masked by causal/window/bool mask; -inf by default
+    mask_value: float      # score of keys masked by causal/window/bool mask (-inf, inf or finite)
     batch_dims: int
     # Which kernel attn-bundle chose, its launch shape and why not a faster
     # one (informational; "" in bundles that do not say).
     kernel_choice: str = ""
+    tile_q: Optional[int] = None  # query rows per block (None: not given)
+    tensor_cores: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,12 +141,18 @@ class Manifest:
     shared_bytes: int
     attention: AttentionSpec
     path: Optional[Path] = None  # the manifest.json it was read from
+    sha256: Tuple[Tuple[str, str], ...] = ()  # (file name, hex) of every file named
+    binding_sha256: str = ""
 
     def arg(self, name: str) -> Optional[ArgSpec]:
         for a in self.args:
             if a.name == name:
                 return a
         return None
+
+    def file_sha256(self, name: str) -> Optional[str]:
+        """The sha256 (hex) the manifest records for file `name`."""
+        return dict(self.sha256).get(name)
 
     @property
     def inputs(self) -> Tuple[str, ...]:
@@ -143,23 +195,29 @@ def parse_layout(entry: Any, r: int, where: str) -> Tuple[str, ...]:
     """One operand's layout as attention dimension names (see module doc)."""
     names = _dim_names(r)
     if isinstance(entry, str):
+        if len(entry) > MAX_MAP:
+            raise BundleError(f"{where}: layout {_show(entry)} is longer than "
+                              f"{MAX_MAP} characters")
         m = _MAP.match(entry)
         if not m:
-            raise BundleError(f"{where}: cannot read layout {entry!r} "
+            raise BundleError(f"{where}: cannot read layout {_show(entry)} "
                               "(want '(d0, ..) -> (..)' or a list)")
         domain = [x.strip() for x in m.group(1).split(",") if x.strip()]
         results = [x.strip() for x in m.group(2).split(",") if x.strip()]
         if len(domain) != r + 4:
-            raise BundleError(f"{where}: map {entry!r} has {len(domain)} "
+            raise BundleError(f"{where}: map {_show(entry)} has {len(domain)} "
                               f"dimensions, expected {r + 4} (batch_dims={r})")
         out = []
         for x in results:
             if x not in domain:
-                raise BundleError(f"{where}: map {entry!r}: result {x!r} is "
-                                  "not a plain dimension")
+                raise BundleError(f"{where}: map {_show(entry)}: result "
+                                  f"{_show(x)} is not a plain dimension")
             out.append(names[domain.index(x)])
         return tuple(out)
     if isinstance(entry, (list, tuple)):
+        if len(entry) > r + 4:
+            raise BundleError(f"{where}: layout {_show(entry)} has more than "
+                              f"{r + 4} entries")
         out = []
         for x in entry:
             if isinstance(x, bool):
@@ -174,10 +232,10 @@ def parse_layout(entry: Any, r: int, where: str) -> Tuple[str, ...]:
             elif isinstance(x, str) and x == "b" and r == 1:
                 out.append("b0")
             else:
-                raise BundleError(f"{where}: bad layout entry {x!r} (want one "
-                                  f"of {names} or a position)")
+                raise BundleError(f"{where}: bad layout entry {_show(x)} (want "
+                                  f"one of {names} or a position)")
         return tuple(out)
-    raise BundleError(f"{where}: bad layout {entry!r}")
+    raise BundleError(f"{where}: bad layout {_show(entry)}")
 
 
 def _check_dims(name: str, dims: Tuple[str, ...], rank: int,
@@ -220,100 +278,393 @@ def _sizes(args: Sequence[ArgSpec], batch: Sequence[str],
     return sizes
 
 
-def _float(x: Any, what: str, where: str) -> float:
-    if isinstance(x, bool):
-        raise BundleError(f"{where}: {what} must be a number, got {x!r}")
-    if isinstance(x, (int, float)):
+# --- JSON as hostile input ----------------------------------------------------
+
+class _NotJson:
+    """A value json.loads met that this format does not allow (NaN, 1e400,
+    a 5000-digit integer); reported with its path by _check_tree."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def __repr__(self) -> str:
+        return f"<{self.why}>"
+
+
+def _parse_int(s: str) -> Any:
+    if len(s.lstrip("-")) > 40:  # int() of 5000 digits raises ValueError
+        return _NotJson(f"an integer of {len(s.lstrip('-'))} digits is "
+                        "outside the 64-bit range")
+    return int(s)
+
+
+def _parse_float(s: str) -> Any:
+    if len(s) > 100:
+        return _NotJson(f"a number written with {len(s)} characters")
+    x = float(s)
+    if not math.isfinite(x):
+        return _NotJson(f"{s} is outside the double range")
+    return x
+
+
+def _parse_constant(s: str) -> Any:
+    return _NotJson(f"{s} is not JSON")
+
+
+def _object(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    obj: Dict[str, Any] = {}
+    for k, v in pairs:
+        if k in obj:
+            raise BundleError(f"duplicate key {_show(k)}")
+        obj[k] = v
+    return obj
+
+
+# A string, or an unterminated one up to the end: always matches from a
+# quote, without backtracking (linear on hostile text like '"\\"\\"\\"...').
+_JSON_STRING = re.compile(r'"(?:[^"\\]++|\\.?)*+(?:"|\Z)', re.S)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _bracket_depth(text: str) -> int:
+    """How deeply `text`'s arrays and objects nest (strings skipped), without
+    the recursion json.loads would need for it."""
+    depth = deepest = 0
+    for m in _BRACKET.finditer(_JSON_STRING.sub("", text)):
+        if m.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def _path_text(trail: Any) -> str:
+    parts: List[str] = []
+    while trail is not None:
+        trail, key = trail
+        if isinstance(key, int):
+            parts.append(f"[{key}]")
+        elif re.fullmatch(r"[A-Za-z0-9_]{1,40}", key):
+            parts.append(f".{key}")
+        else:
+            parts.append(f"[{_show(key, 40)}]")
+    return "".join(reversed(parts)).lstrip(".") or "the manifest"
+
+
+def _check_tree(obj: Any, where: str) -> None:
+    """Every value in `obj` is plain JSON this loader accepts: nesting at
+    most MAX_DEPTH, integers in int64, finite numbers, bounded strings,
+    string keys. Iterative (no recursion on hostile depth)."""
+    stack: List[Tuple[Any, int, Any]] = [(obj, 0, None)]
+    while stack:
+        x, depth, trail = stack.pop()
+        if depth > MAX_DEPTH:
+            raise BundleError(f"{where}: {_path_text(trail)} is nested deeper "
+                              f"than {MAX_DEPTH} levels")
+        if x is None or isinstance(x, bool):
+            continue
+        if isinstance(x, _NotJson):
+            raise BundleError(f"{where}: {_path_text(trail)}: {x.why}")
+        if isinstance(x, int):
+            if not INT64_MIN <= x <= INT64_MAX:
+                raise BundleError(f"{where}: {_path_text(trail)}: {_show(x, 40)} "
+                                  "is outside the 64-bit integer range")
+        elif isinstance(x, float):
+            if not math.isfinite(x):
+                raise BundleError(f"{where}: {_path_text(trail)}: {x!r} is not "
+                                  "a finite number")
+        elif isinstance(x, str):
+            if len(x) > MAX_STRING:
+                raise BundleError(f"{where}: {_path_text(trail)}: a string of "
+                                  f"{len(x)} characters (at most {MAX_STRING})")
+        elif isinstance(x, dict):
+            for k, v in x.items():
+                if not isinstance(k, str):
+                    raise BundleError(f"{where}: {_path_text(trail)}: key "
+                                      f"{_show(k, 40)} is not a string")
+                stack.append((v, depth + 1, (trail, k)))
+        elif isinstance(x, (list, tuple)):
+            for i, v in enumerate(x):
+                stack.append((v, depth + 1, (trail, i)))
+        else:
+            raise BundleError(f"{where}: {_path_text(trail)}: "
+                              f"{type(x).__name__} is not a JSON value")
+
+
+def _load_json(data: bytes, where: str) -> Any:
+    """Decodes manifest bytes; every failure is a BundleError."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BundleError(f"{where}: not UTF-8 text (byte {e.start}: "
+                          f"{e.reason})") from None
+    if _bracket_depth(text) > MAX_DEPTH + 1:
+        raise BundleError(f"{where}: not valid JSON: nested deeper than "
+                          f"{MAX_DEPTH} levels")
+    try:
+        return json.loads(text, parse_int=_parse_int, parse_float=_parse_float,
+                          parse_constant=_parse_constant,
+                          object_pairs_hook=_object)
+    except RecursionError:
+        raise BundleError(f"{where}: not valid JSON: nested too deeply") from None
+    except ValueError as e:  # JSONDecodeError, duplicate keys
+        raise BundleError(f"{where}: not valid JSON: {e}") from None
+
+
+# --- fields -------------------------------------------------------------------
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _number(x: Any, what: str, where: str) -> float:
+    """A finite JSON number (not a string, not a bool, not null)."""
+    if _is_int(x) or isinstance(x, float):
+        v = float(x)
+        if math.isfinite(v):
+            return v
+    raise BundleError(f"{where}: {what} must be a finite number, got {_show(x)}")
+
+
+def _mask_value(x: Any, where: str) -> float:
+    if isinstance(x, str) and x in ("-inf", "inf"):
         return float(x)
-    if isinstance(x, str):
-        try:
-            return float(x)  # "-inf", "-Infinity", "1e-3"
-        except ValueError:
-            pass
-    raise BundleError(f"{where}: {what} must be a number, got {x!r}")
+    if (_is_int(x) or isinstance(x, float)) and math.isfinite(float(x)):
+        return float(x)
+    raise BundleError(f'{where}: attention.mask_value must be a finite number, '
+                      f'"-inf" or "inf", got {_show(x)}')
 
 
 def _int_list(x: Any, n: Optional[int], what: str, where: str,
               positive: bool) -> Tuple[int, ...]:
     if not isinstance(x, (list, tuple)) or (n is not None and len(x) != n) or \
-            not all(isinstance(v, int) and not isinstance(v, bool) for v in x):
+            not all(_is_int(v) for v in x):
         want = f"{n} integers" if n is not None else "a list of integers"
-        raise BundleError(f"{where}: {what} must be {want}, got {x!r}")
+        raise BundleError(f"{where}: {what} must be {want}, got {_show(x)}")
     lo = 1 if positive else 0
     if any(v < lo for v in x):
-        raise BundleError(f"{where}: {what} must be >= {lo}, got {x!r}")
+        raise BundleError(f"{where}: {what} must be >= {lo}, got {_show(list(x))}")
     return tuple(x)
 
 
+def _within(values: Sequence[int], limits: Sequence[int], what: str,
+            where: str) -> None:
+    for i, (v, hi) in enumerate(zip(values, limits)):
+        if v > hi:
+            raise BundleError(f"{where}: {what} {list(values)}: {'xyz'[i]} = "
+                              f"{v} is above CUDA's limit {hi}")
+
+
+def _file_name(val: Any, key: str, where: str) -> Optional[str]:
+    if val is None:
+        return None
+    if (not isinstance(val, str) or not val or len(val) > MAX_NAME
+            or not _FILE_NAME.fullmatch(val) or val in (".", "..")
+            or val == "manifest.json"):
+        raise BundleError(f"{where}: {key!r} must be a file name inside the "
+                          f"bundle (at most {MAX_NAME} characters of A-Z a-z "
+                          f"0-9 _ . + -, no '/'), got {_show(val)}")
+    return val
+
+
+def binding_text(manifest_obj: Mapping[str, Any], ptx_sha: Optional[str],
+                 cubin_sha: Optional[str]) -> str:
+    """The canonical text whose sha256 (hex) is the manifest's
+    "binding_sha256".
+
+    This is the contract with tools/attn-bundle/attn-bundle.cpp (its
+    `bindingText` writes the same bytes; change both together). UTF-8, every
+    line ending in "\\n":
+
+        format <format>
+        kernel <kernel>
+        ptx <sha256 hex of the ptx file, or - when there is none>
+        cubin <sha256 hex of the cubin file, or - when there is no cubin>
+        grid <x> <y> <z>
+        block <x> <y> <z>
+        shared_bytes <n>
+        arg <name> <dtype> [<d0>,<d1>,...] <map>
+
+    one `arg` line per entry of "args", in manifest order; the shape has no
+    spaces ("[2,2,128,64]", "[]" for rank 0); <map> is the argument's "map"
+    string verbatim, or "-" when it has none. Integers in decimal;
+    shared_bytes is 0 when absent. `manifest_obj` is the decoded
+    manifest.json; a field of the wrong type raises BundleError.
+
+    It binds the manifest to its kernel: a manifest edited after it was
+    written (arguments swapped, dtypes or shapes changed, another grid) or
+    one paired with another bundle's files no longer hashes to its
+    binding_sha256.
+    """
+    def fail(what: str) -> BundleError:
+        return BundleError(f"binding_text: {what}")
+
+    def text(key: str, obj: Mapping[str, Any] = manifest_obj) -> str:
+        v = obj.get(key)
+        if not isinstance(v, str):
+            raise fail(f"{key!r} must be a string, got {_show(v)}")
+        return v
+
+    def ints(key: str, sep: str, obj: Mapping[str, Any] = manifest_obj) -> str:
+        v = obj.get(key)
+        if not isinstance(v, (list, tuple)) or not all(_is_int(x) for x in v):
+            raise fail(f"{key!r} must be a list of integers, got {_show(v)}")
+        return sep.join(str(x) for x in v)
+
+    if not isinstance(manifest_obj, Mapping):
+        raise fail("the manifest is not an object")
+    shared = manifest_obj.get("shared_bytes", 0)
+    if not _is_int(shared):
+        raise fail(f"'shared_bytes' must be an integer, got {_show(shared)}")
+    lines = [f"format {text('format')}", f"kernel {text('kernel')}",
+             f"ptx {ptx_sha or '-'}", f"cubin {cubin_sha or '-'}",
+             f"grid {ints('grid', ' ')}", f"block {ints('block', ' ')}",
+             f"shared_bytes {shared}"]
+    args = manifest_obj.get("args")
+    if not isinstance(args, (list, tuple)):
+        raise fail(f"'args' must be a list, got {_show(args)}")
+    for a in args:
+        if not isinstance(a, Mapping):
+            raise fail(f"an entry of 'args' is not an object: {_show(a)}")
+        mp = a.get("map", "-")
+        if not isinstance(mp, str):
+            raise fail(f"'map' must be a string, got {_show(mp)}")
+        lines.append(f"arg {text('name', a)} {text('dtype', a)} "
+                     f"[{ints('shape', ',', a)}] {mp}")
+    return "".join(line + "\n" for line in lines)
+
+
+def binding_sha256(manifest_obj: Mapping[str, Any], ptx_sha: Optional[str],
+                   cubin_sha: Optional[str]) -> str:
+    """sha256 (hex) of `binding_text`."""
+    text = binding_text(manifest_obj, ptx_sha, cubin_sha)
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a JSON escape
+        raise BundleError("binding_text: the manifest holds text that is not "
+                          "UTF-8") from None
+    return hashlib.sha256(data).hexdigest()
+
+
+def seal(manifest_obj: Dict[str, Any], ptx: Optional[bytes],
+         cubin: Optional[bytes] = None) -> Dict[str, Any]:
+    """Sets `manifest_obj`'s "sha256" (of the given file contents, under the
+    names in "ptx" / "cubin") and "binding_sha256", as attn-bundle writes
+    them; returns it. For tests and manifests built in Python (an integrity
+    check, not a signature)."""
+    hashes: Dict[str, str] = {}
+    shas: Dict[str, Optional[str]] = {"ptx": None, "cubin": None}
+    for key, data in (("ptx", ptx), ("cubin", cubin)):
+        name = manifest_obj.get(key)
+        if name is not None and data is not None:
+            shas[key] = hashlib.sha256(data).hexdigest()
+            hashes[name] = shas[key]
+    manifest_obj["sha256"] = hashes
+    manifest_obj["binding_sha256"] = binding_sha256(manifest_obj, shas["ptx"],
+                                                    shas["cubin"])
+    return manifest_obj
+
+
 def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
-    """Validates a decoded manifest.json and returns it typed."""
+    """Validates a decoded manifest.json and returns it typed. Checks
+    everything that needs no file: the schema, the limits, the launch
+    against the attention, and binding_sha256 against the manifest's own
+    sha256 entries (open_bundle checks those against the files)."""
     where = f"manifest {path}" if path else "manifest"
     if not isinstance(obj, dict):
         raise BundleError(f"{where}: not a JSON object")
+    _check_tree(obj, where)
     fmt = obj.get("format")
     if fmt != FORMAT:
-        raise BundleError(f"{where}: format {fmt!r}, this loader reads {FORMAT!r}")
-    for key in ("kernel", "args", "grid", "block", "attention"):
+        raise BundleError(f"{where}: format {_show(fmt)}, this loader reads "
+                          f"{FORMAT!r}")
+    for key in ("kernel", "args", "grid", "block", "attention", "sha256",
+                "binding_sha256"):
         if key not in obj:
             raise BundleError(f"{where}: missing {key!r}")
     kernel = obj["kernel"]
-    if not isinstance(kernel, str) or not kernel:
-        raise BundleError(f"{where}: 'kernel' must be a non-empty string")
+    if (not isinstance(kernel, str) or len(kernel) > MAX_NAME
+            or not _KERNEL_NAME.fullmatch(kernel)):
+        raise BundleError(f"{where}: 'kernel' must be a PTX identifier of at "
+                          f"most {MAX_NAME} characters, got {_show(kernel)}")
     where = f"{where} (kernel {kernel!r})"
-    ptx, cubin = obj.get("ptx"), obj.get("cubin")
-    for key, val in (("ptx", ptx), ("cubin", cubin)):
-        if val is not None and (not isinstance(val, str) or not val
-                                or os.path.isabs(val) or ".." in Path(val).parts):
-            raise BundleError(f"{where}: {key!r} must be a file name inside "
-                              f"the bundle, got {val!r}")
+    ptx = _file_name(obj.get("ptx"), "ptx", where)
+    cubin = _file_name(obj.get("cubin"), "cubin", where)
     if ptx is None and cubin is None:
         raise BundleError(f"{where}: neither 'ptx' nor 'cubin' is given")
+    if ptx is not None and ptx == cubin:
+        raise BundleError(f"{where}: 'ptx' and 'cubin' name the same file {ptx!r}")
     chip = obj.get("chip", "")
-    if not isinstance(chip, str):
-        raise BundleError(f"{where}: 'chip' must be a string")
+    if not isinstance(chip, str) or not _CHIP.fullmatch(chip):
+        raise BundleError(f"{where}: 'chip' must be a chip name like 'sm_90a', "
+                          f"got {_show(chip)}")
+
     grid = _int_list(obj["grid"], 3, "'grid'", where, positive=True)
+    _within(grid, GRID_MAX, "'grid'", where)
     block = _int_list(obj["block"], 3, "'block'", where, positive=True)
-    if math.prod(block) > 1024:
-        raise BundleError(f"{where}: block {list(block)} has more than 1024 threads")
+    if math.prod(block) > BLOCK_THREADS_MAX:
+        raise BundleError(f"{where}: block {list(block)} has more than "
+                          f"{BLOCK_THREADS_MAX} threads")
+    _within(block, BLOCK_MAX, "'block'", where)
     shared = obj.get("shared_bytes", 0)
-    if not isinstance(shared, int) or isinstance(shared, bool) or shared < 0:
-        raise BundleError(f"{where}: 'shared_bytes' must be an integer >= 0, "
-                          f"got {shared!r}")
+    shared_max = SHARED_MAX.get(chip, SHARED_MAX_DEFAULT)
+    if not _is_int(shared) or not 0 <= shared <= shared_max:
+        raise BundleError(f"{where}: 'shared_bytes' must be an integer in "
+                          f"[0, {shared_max}] (chip {chip or 'not given'}), "
+                          f"got {_show(shared)}")
 
     att = obj["attention"]
     if not isinstance(att, dict):
         raise BundleError(f"{where}: 'attention' must be an object")
     if "scale" not in att:
         raise BundleError(f"{where}: attention lacks 'scale'")
-    scale = _float(att["scale"], "attention.scale", where)
+    scale = _number(att["scale"], "attention.scale", where)
     causal = att.get("causal", False)
     if not isinstance(causal, bool):
-        raise BundleError(f"{where}: attention.causal must be true/false")
+        raise BundleError(f"{where}: attention.causal must be true/false, "
+                          f"got {_show(causal)}")
     window = att.get("window")
     if window is not None:
-        if not isinstance(window, int) or isinstance(window, bool) or window < 0:
+        if not _is_int(window) or window < 0:
             raise BundleError(f"{where}: attention.window must be null or a "
-                              f"positive integer, got {window!r}")
+                              f"positive integer, got {_show(window)}")
         if window == 0:  # convert-attn-to-gpu writes 0 for "no window"
             window = None
-    mv = att.get("mask_value")
-    mask_value = -math.inf if mv is None else _float(mv, "attention.mask_value", where)
-    if math.isnan(mask_value):
-        raise BundleError(f"{where}: attention.mask_value is NaN")
+    if "mask_value" not in att:
+        raise BundleError(f'{where}: attention lacks \'mask_value\' (a finite '
+                          f'number, "-inf" or "inf")')
+    mask_value = _mask_value(att["mask_value"], where)
+    tensor_cores = att.get("tensor_cores", False)
+    if not isinstance(tensor_cores, bool):
+        raise BundleError(f"{where}: attention.tensor_cores must be true/false, "
+                          f"got {_show(tensor_cores)}")
+    tile_q = att.get("tile_q")
+    if tile_q is not None and (not _is_int(tile_q) or tile_q < 1):
+        raise BundleError(f"{where}: attention.tile_q must be a positive "
+                          f"integer, got {_show(tile_q)}")
+    kernel_choice = att.get("kernel_choice", "")
+    if not isinstance(kernel_choice, str):
+        raise BundleError(f"{where}: attention.kernel_choice must be a string, "
+                          f"got {_show(kernel_choice)}")
 
     raw_args = obj["args"]
     if not isinstance(raw_args, list) or not raw_args:
         raise BundleError(f"{where}: 'args' must be a non-empty list")
+    names: List[str] = []
     for a in raw_args:
         if not isinstance(a, dict):
             raise BundleError(f"{where}: every entry of 'args' must be an object")
-    names = [a.get("name") for a in raw_args]
-    for n in names:
-        if n not in ARG_NAMES:
-            raise BundleError(f"{where}: unknown argument name {n!r} "
+        n = a.get("name")
+        if not isinstance(n, str) or n not in ARG_NAMES:
+            raise BundleError(f"{where}: unknown argument name {_show(n)} "
                               f"(known: {list(ARG_NAMES)})")
-    if len(set(names)) != len(names):
-        raise BundleError(f"{where}: argument names repeat: {names}")
+        if n in names:
+            raise BundleError(f"{where}: argument names repeat: "
+                              f"{names + [n]}")
+        names.append(n)
     for n in ("q", "k", "v", "out"):
         if n not in names:
             raise BundleError(f"{where}: no {n!r} argument")
@@ -322,29 +673,42 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     q_shape = next(a.get("shape") for a in raw_args if a.get("name") == "q")
     if r is None and isinstance(q_shape, list):
         r = len(q_shape) - 2
-    if not isinstance(r, int) or isinstance(r, bool) or r < 0:
+    if not _is_int(r) or not 0 <= r <= MAX_BATCH_DIMS:
         raise BundleError(f"{where}: attention.batch_dims must be an integer "
-                          f">= 0, got {r!r}")
+                          f"in [0, {MAX_BATCH_DIMS}], got {_show(r)}")
     batch = tuple(f"b{i}" for i in range(r))
-    layouts = att.get("layout") or {}
+    layouts = att.get("layout")
+    if layouts is None:
+        layouts = {}
     if not isinstance(layouts, dict):
-        raise BundleError(f"{where}: attention.layout must be an object")
+        raise BundleError(f"{where}: attention.layout must be an object, got "
+                          f"{_show(layouts)}")
     for n in layouts:
         if n not in names:
-            raise BundleError(f"{where}: attention.layout names {n!r}, which "
-                              "is not an argument")
+            raise BundleError(f"{where}: attention.layout names {_show(n)}, "
+                              "which is not an argument")
 
     args: List[ArgSpec] = []
     for a in raw_args:
         name = a["name"]
         dtype = a.get("dtype")
-        if dtype not in DTYPES:
-            raise BundleError(f"{where}: '{name}' has dtype {dtype!r} "
+        if not isinstance(dtype, str) or dtype not in DTYPES:
+            raise BundleError(f"{where}: '{name}' has dtype {_show(dtype)} "
                               f"(known: {list(DTYPES)})")
         if dtype == "bool" and name != "mask":
             raise BundleError(f"{where}: only 'mask' may be bool, not '{name}'")
         shape = _int_list(a.get("shape"), None, f"'{name}'.shape", where,
-                          positive=False)
+                          positive=True)
+        if math.prod(shape) * ITEMSIZE[dtype] > INT64_MAX:
+            raise BundleError(f"{where}: '{name}' has shape {_show(list(shape))}: "
+                              "its size in bytes does not fit in 64 bits")
+        if "map" in a:
+            mp = a["map"]
+            if (not isinstance(mp, str) or len(mp) > MAX_MAP
+                    or not _PRINTABLE.fullmatch(mp)):
+                raise BundleError(f"{where}: the map of '{name}' must be a "
+                                  f"string of at most {MAX_MAP} printable "
+                                  f"ASCII characters, got {_show(mp)}")
         if name in layouts:
             dims = parse_layout(layouts[name], r, f"{where}: layout of '{name}'")
         elif "map" in a:
@@ -353,55 +717,173 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
             dims = _canonical_dims(name, batch)
             if len(dims) != len(shape):
                 raise BundleError(
-                    f"{where}: '{name}' has shape {list(shape)} (rank "
+                    f"{where}: '{name}' has shape {_show(list(shape))} (rank "
                     f"{len(shape)}) and no layout; the canonical layout "
                     f"{list(dims)} has rank {len(dims)}")
         _check_dims(name, dims, len(shape), batch, where)
         args.append(ArgSpec(name, dtype, shape, dims))
-    out_dt = next(a.dtype for a in args if a.name == "out")
-    if out_dt == "bool":
+    spec = {a.name: a for a in args}
+    if spec["out"].dtype == "bool":
         raise BundleError(f"{where}: 'out' cannot be bool")
+    if tensor_cores:
+        dts = {n: spec[n].dtype for n in ("q", "k", "v", "out")}
+        if len(set(dts.values())) != 1 or dts["q"] not in TENSOR_CORE_DTYPES:
+            raise BundleError(f"{where}: a tensor-core kernel takes q, k, v and "
+                              f"out of one dtype in {list(TENSOR_CORE_DTYPES)}, "
+                              f"the manifest says {dts}")
+
+    sha = obj["sha256"]
+    if not isinstance(sha, dict):
+        raise BundleError(f"{where}: 'sha256' must be an object, got {_show(sha)}")
+    named = [f for f in (ptx, cubin) if f is not None]
+    for f in named:
+        if f not in sha:
+            raise BundleError(f"{where}: 'sha256' has no entry for {f!r}")
+    for f, h in sha.items():
+        if f not in named:
+            raise BundleError(f"{where}: 'sha256' names {_show(f)}, which the "
+                              "manifest does not")
+        if not isinstance(h, str) or not _HEX64.fullmatch(h):
+            raise BundleError(f"{where}: sha256[{f!r}] must be 64 lowercase hex "
+                              f"digits, got {_show(h)}")
+    binding = obj["binding_sha256"]
+    if not isinstance(binding, str) or not _HEX64.fullmatch(binding):
+        raise BundleError(f"{where}: 'binding_sha256' must be 64 lowercase hex "
+                          f"digits, got {_show(binding)}")
 
     m = Manifest(kernel=kernel, chip=chip, ptx=ptx, cubin=cubin,
                  args=tuple(args), grid=grid, block=block, shared_bytes=shared,
                  attention=AttentionSpec(scale, causal, window, mask_value, r,
-                                         str(att.get("kernel_choice") or "")),
-                 path=path)
-    m.sizes()  # raises on inconsistent shapes
+                                         kernel_choice, tile_q, tensor_cores),
+                 path=path, sha256=tuple(sorted(sha.items())),
+                 binding_sha256=binding)
+    sizes = m.sizes()  # raises on inconsistent shapes
+    # The launch covers exactly the attention: one block per tile_q query
+    # rows (the SIMT kernel: one thread per row, tile_q = block x) and
+    # batch entry.
+    tq = tile_q if tile_q is not None else block[0]
+    want = (-(-sizes["m"] // tq), math.prod(sizes[b] for b in batch), 1)
+    if grid != want:
+        raise BundleError(
+            f"{where}: grid {list(grid)} does not match the attention: m = "
+            f"{sizes['m']}, tile_q = {tq}"
+            f"{'' if tile_q is not None else ' (block x)'}, batch "
+            f"{[sizes[b] for b in batch]} need grid {list(want)}")
+    if binding_sha256(obj, sha.get(ptx) if ptx else None,
+                      sha.get(cubin) if cubin else None) != binding:
+        raise BundleError(f"{where}: manifest does not describe this kernel "
+                          "(binding_sha256 mismatch): it was edited after "
+                          "attn-bundle wrote it, or comes from another bundle")
     return m
 
 
-def read_manifest(bundle_dir: Union[str, Path]) -> Manifest:
-    path = Path(bundle_dir) / "manifest.json"
+# --- files --------------------------------------------------------------------
+
+def _read_inside(d: Path, name: str, cap: int, where: str,
+                 missing_ok: bool = False) -> Optional[bytes]:
+    """The bytes of regular file `name` of bundle directory `d`: its real
+    path (symlinks followed) must stay inside `d`'s; at most `cap` bytes.
+    None when it does not exist and `missing_ok`."""
+    path = d / name
     try:
-        text = path.read_text()
+        real_dir = os.path.realpath(d)
+        real = os.path.realpath(path)
+        inside = (real != real_dir and
+                  os.path.commonpath([real, real_dir]) == real_dir)
+    except (OSError, ValueError) as e:
+        raise BundleError(f"{where}: cannot read {_show(str(path), 200)}: "
+                          f"{getattr(e, 'strerror', None) or e}") from None
+    if not inside:
+        raise BundleError(f"{where}: {name} resolves to {_show(real, 200)}, "
+                          f"outside the bundle directory {_show(real_dir, 200)}")
+    flags = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+             | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        fd = os.open(real, flags)
+    except FileNotFoundError:
+        if missing_ok:
+            return None
+        raise BundleError(f"cannot read {_show(str(path), 200)}: No such file "
+                          "or directory") from None
+    except (OSError, ValueError) as e:
+        raise BundleError(f"cannot read {_show(str(path), 200)}: "
+                          f"{getattr(e, 'strerror', None) or e}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise BundleError(f"{where}: {name} is not a regular file")
+        if st.st_size > cap:
+            raise BundleError(f"{where}: {name} has {st.st_size} bytes, more "
+                              f"than the {cap} a bundle may hold")
+        chunks: List[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, cap + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > cap:
+                raise BundleError(f"{where}: {name} has more than the {cap} "
+                                  "bytes a bundle may hold")
+        return b"".join(chunks)
     except OSError as e:
-        raise BundleError(f"cannot read {path}: {e.strerror or e}") from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise BundleError(f"{path}: not valid JSON: {e}") from None
+        raise BundleError(f"cannot read {_show(str(path), 200)}: "
+                          f"{e.strerror or e}") from None
+    finally:
+        os.close(fd)
+
+
+def read_manifest(bundle_dir: Union[str, Path]) -> Manifest:
+    """Reads and checks DIR/manifest.json (see parse_manifest); the kernel
+    files are not read (open_bundle checks them against it)."""
+    d = Path(bundle_dir)
+    path = d / "manifest.json"
+    data = _read_inside(d, "manifest.json", MAX_MANIFEST_BYTES,
+                        f"bundle {_show(str(d), 200)}")
+    assert data is not None
+    obj = _load_json(data, f"{path}")
     return parse_manifest(obj, path)
 
 
 # ---------------------------------------------------------------------------
-# Bundle files (PTX parameter check) -- still no CUDA
+# Bundle files (hashes, PTX parameter check) -- still no CUDA
 # ---------------------------------------------------------------------------
 
 def ptx_entry_params(ptx: str, kernel: str) -> Optional[List[str]]:
     """The parameter types ('.u64', '.f32', ...) of `.entry kernel(...)`, or
     None when the PTX has no such entry."""
-    m = re.search(r"\.entry\s+" + re.escape(kernel) + r"\s*\(([^)]*)\)", ptx)
+    # The first `.entry kernel(`, then its `)`: linear on any text.
+    m = re.search(r"\.entry\s+" + re.escape(kernel) + r"\s*\(", ptx)
     if not m:
         return None
+    end = ptx.find(")", m.end())
+    if end < 0:
+        return None
+    body = ptx[m.end():end]
+    if len(body) > 1 << 16:  # a few parameters take a few hundred bytes
+        return [f"<a parameter list of {len(body)} characters>"]
     params = []
-    for p in m.group(1).split(","):
+    for p in body.split(","):
         p = p.strip()
         if not p:
             continue
-        t = re.search(r"\.param\s+((?:\.\w+\s+)*?)?(\.[us]\d+|\.b\d+|\.f\d+)", p)
-        params.append(t.group(2) if t else p)
+        # `.param [.qualifier ...] .type name`: the first type among the
+        # dotted words after .param (token by token: no regex backtracking).
+        words = p.split()
+        found = None
+        if ".param" in words:
+            for w in words[words.index(".param") + 1:]:
+                if _PTX_TYPE.fullmatch(w):
+                    found = w
+                    break
+                if not w.startswith("."):
+                    break
+        params.append(found or p)
     return params
+
+
+_PTX_TYPE = re.compile(r"\.(?:[us]\d+|b\d+|f\d+)")
 
 
 @dataclass(frozen=True)
@@ -415,20 +897,31 @@ class Bundle:
 
 
 def open_bundle(bundle_dir: Union[str, Path], check_params: bool = True) -> Bundle:
-    """Reads and checks a bundle directory (no CUDA). With `check_params`,
-    the PTX entry must take exactly one 64-bit pointer per manifest arg."""
+    """Reads and checks a bundle directory (no CUDA): the manifest
+    (read_manifest), and every kernel file it names that is there against
+    the manifest's sha256 (a named file may be missing when another image
+    is there). With `check_params`, the PTX entry must take exactly one
+    64-bit pointer per manifest arg."""
     d = Path(bundle_dir)
     man = read_manifest(d)
     where = man._where()
-    ptx = cubin = None
-    if man.ptx is not None:
-        p = d / man.ptx
-        if p.is_file():
-            ptx = p.read_bytes()
-        elif man.cubin is None:
-            raise BundleError(f"{where}: {p} is missing")
-    if man.cubin is not None and (d / man.cubin).is_file():
-        cubin = (d / man.cubin).read_bytes()
+    images: Dict[str, bytes] = {}
+    for key, name in (("ptx", man.ptx), ("cubin", man.cubin)):
+        if name is None:
+            continue
+        data = _read_inside(d, name, MAX_IMAGE_BYTES, where, missing_ok=True)
+        if data is None:
+            continue
+        got, want = hashlib.sha256(data).hexdigest(), man.file_sha256(name)
+        if got != want:
+            raise BundleError(
+                f"{where}: {name} does not match the manifest's sha256: the "
+                f"bundle is mixed or modified ({name} has {got[:16]}..., the "
+                f"manifest says {str(want)[:16]}...)")
+        images[key] = data
+    ptx, cubin = images.get("ptx"), images.get("cubin")
+    if man.ptx is not None and ptx is None and man.cubin is None:
+        raise BundleError(f"{where}: {d / man.ptx} is missing")
     if ptx is None and cubin is None:
         raise BundleError(f"{where}: no kernel image on disk "
                           f"(ptx={man.ptx!r}, cubin={man.cubin!r})")
@@ -442,9 +935,10 @@ def open_bundle(bundle_dir: Union[str, Path], check_params: bool = True) -> Bund
                                             for t in params):
             raise BundleError(
                 f"{where}: the PTX entry takes {len(params)} parameters "
-                f"{params}, but the manifest promises one 64-bit pointer per "
-                f"argument {names} ({len(names)}); launching would pass the "
-                "wrong parameters (load with check_params=False to force)")
+                f"{_show(params, 200)}, but the manifest promises one 64-bit "
+                f"pointer per argument {names} ({len(names)}); launching would "
+                "pass the wrong parameters (load with check_params=False to "
+                "force)")
     return Bundle(d, man, ptx, cubin)
 
 

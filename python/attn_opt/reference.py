@@ -345,8 +345,10 @@ def make_problem(dtype: str = "float16", batch: Sequence[int] = (2,), M: int = 8
     GPU self-check and benchmark configs with no bundle. `mask` is its dtype
     (None: no mask); `layout` maps an operand to its dims (default
     canonical); `shapes` overrides a shape (a size-1 mask dim broadcasts)."""
-    from .bundle import FORMAT, parse_manifest
+    from .bundle import FORMAT, parse_manifest, seal
     E = D if E is None else E
+    batch = [int(x) for x in batch]
+    M, N, D, E = int(M), int(N), int(D), int(E)
     r = len(batch)
     b = [f"b{i}" for i in range(r)]
     size = dict(zip(b, batch), m=M, n=N, d=D, e=E)
@@ -356,13 +358,25 @@ def make_problem(dtype: str = "float16", batch: Sequence[int] = (2,), M: int = 8
     names = ["q", "k", "v"] + (["mask"] if mask else []) + (["sink"] if sink else []) + ["out"]
     args = []
     for n in names:
-        shape = list((shapes or {}).get(n, [size[x] for x in dims[n]]))
+        shape = [int(x) for x in (shapes or {}).get(n, [size[x] for x in dims[n]])]
         args.append({"name": n, "dtype": mask if n == "mask" else dtype,
                      "shape": shape})
+    # A SIMT-style launch that covers the problem (no kernel runs it).
+    if mask_value is None or mask_value == -math.inf:
+        mv: object = "-inf"
+    elif mask_value == math.inf:
+        mv = "inf"
+    else:
+        mv = float(mask_value)
+    tile_q = 128
+    q_shape, q_dims = args[0]["shape"], list(dims["q"])
+    m_size = q_shape[q_dims.index("m")] if "m" in q_dims else 1
+    b_prod = math.prod(q_shape[q_dims.index(x)] for x in b if x in q_dims)
     obj = {"format": FORMAT, "kernel": "reference", "chip": "", "ptx": "none.ptx",
-           "args": args, "grid": [1, 1, 1], "block": [1, 1, 1], "shared_bytes": 0,
-           "attention": {"scale": 1.0 / math.sqrt(D) if scale is None else scale,
+           "args": args, "grid": [-(-m_size // tile_q), b_prod, 1],
+           "block": [tile_q, 1, 1], "shared_bytes": 0,
+           "attention": {"scale": 1.0 / math.sqrt(D) if scale is None else float(scale),
                          "causal": causal, "window": window,
-                         "mask_value": mask_value, "batch_dims": r,
+                         "mask_value": mv, "batch_dims": r, "tile_q": tile_q,
                          "layout": {n: dims[n] for n in names}}}
-    return parse_manifest(obj)
+    return parse_manifest(seal(obj, b""))

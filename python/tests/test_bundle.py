@@ -1,6 +1,7 @@
 """Kernel bundles without a GPU: manifest parsing and validation, argument
 checks, attn-bundle invocation. Launching is tested only where torch sees a
 CUDA device (never in CI)."""
+import hashlib
 import json
 import os
 import stat
@@ -23,10 +24,31 @@ def ptx_for(kernel, n):
             f".visible .entry {kernel}(\n{params}\n)\n{{\n\tret;\n}}\n")
 
 
+FAKE_CUBIN = b"\x7fELF fake"
+
+
+def seal(m, nparams=None, cubin=True):
+    """Sets sha256 / binding_sha256 as attn-bundle would for the files
+    fake_bundle writes (the PTX: one pointer per arg unless `nparams`)."""
+    n = len(m["args"]) if nparams is None else nparams
+    return bundle.seal(m, ptx_for(m["kernel"], n).encode(),
+                       FAKE_CUBIN if cubin else None)
+
+
+def try_seal(m):
+    """seal() where the edit left binding_text something to hash."""
+    try:
+        seal(m)
+    except (BundleError, KeyError, TypeError):
+        pass
+    return m
+
+
 def manifest(**over):
-    """A valid manifest: [B=2, H=4, S, D] f16 with a bool mask, as dicts."""
+    """A valid manifest: [B=2, H=4, S, D] f16 with a bool mask, as dicts,
+    sealed (sha256 of fake_bundle's files, binding_sha256)."""
     m = {
-        "format": "attn-opt-bundle/1", "kernel": "attn_fwd_kernel",
+        "format": "attn-opt-bundle/2", "kernel": "attn_fwd_kernel",
         "chip": "sm_90a", "ptx": "kernel.ptx", "cubin": "kernel.cubin",
         "args": [
             {"name": "q", "dtype": "float16", "shape": [2, 4, 33, 64]},
@@ -37,10 +59,10 @@ def manifest(**over):
         ],
         "grid": [1, 8, 1], "block": [128, 1, 1], "shared_bytes": 0,
         "attention": {"scale": 0.125, "causal": True, "window": None,
-                      "mask_value": None, "batch_dims": 2},
+                      "mask_value": "-inf", "batch_dims": 2},
     }
     m.update(over)
-    return m
+    return try_seal(m)
 
 
 @pytest.fixture
@@ -49,11 +71,12 @@ def fake_bundle(tmp_path):
         d = tmp_path / "bundle"
         d.mkdir(exist_ok=True)
         obj = manifest() if obj is None else obj
-        (d / "manifest.json").write_text(json.dumps(obj))
+        seal(obj, nparams, cubin)
         n = len(obj["args"]) if nparams is None else nparams
         (d / "kernel.ptx").write_text(ptx_for(obj["kernel"], n))
         if cubin:
-            (d / "kernel.cubin").write_bytes(b"\x7fELF fake")
+            (d / "kernel.cubin").write_bytes(FAKE_CUBIN)
+        (d / "manifest.json").write_text(json.dumps(obj))
         return d
     return make
 
@@ -71,20 +94,21 @@ def test_read_manifest(fake_bundle):
     assert m.sizes() == {"b0": 2, "b1": 4, "m": 33, "n": 47, "d": 64, "e": 32}
     att = m.attention
     assert att.causal and att.window is None and att.scale == 0.125
-    assert att.mask_value == float("-inf")  # null means -inf
+    assert att.mask_value == float("-inf")  # written as "-inf"
+    assert m.file_sha256("kernel.cubin") == hashlib.sha256(FAKE_CUBIN).hexdigest()
     assert m.grid == (1, 8, 1) and m.block == (128, 1, 1)
 
 
 def test_attn_bundle_conventions():
-    """What attn-bundle writes today: per-arg affine maps, window 0 for none,
-    -inf as null, finite mask values as numbers."""
+    """What attn-bundle writes: per-arg affine maps, window 0 for none,
+    -inf as "-inf", finite mask values as numbers."""
     obj = manifest()
     for a, res in zip(obj["args"], ["(d0, d1, d2, d4)", "(d0, d1, d3, d4)",
                                     "(d0, d1, d3, d5)", "(d0, d1, d2, d3)",
                                     "(d0, d1, d2, d5)"]):
         a["map"] = f"affine_map<(d0, d1, d2, d3, d4, d5) -> {res}>"
     obj["attention"].update(window=0, mask_value=-3.4028234663852886e38)
-    m = bundle.parse_manifest(obj)
+    m = bundle.parse_manifest(seal(obj))
     assert m.attention.window is None
     assert m.attention.mask_value == -3.4028234663852886e38
     assert m.arg("v").dims == ("b0", "b1", "n", "e")
@@ -103,47 +127,163 @@ def test_layouts_bshd_and_gqa():
         "q": ["b0", "m", "b1", "d"], "out": [0, 2, 1, 5],
         "k": "(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1, d4)",
         "v": ["b0", "n", "b1", "e"]}
+    obj["grid"] = [1, 16, 1]
     with pytest.raises(BundleError, match="'k' has b1=4 but other arguments have b1=8"):
-        bundle.parse_manifest(obj)
+        bundle.parse_manifest(seal(obj))
     obj["attention"]["batch_dims"] = 3
     obj["args"][0]["shape"] = [2, 33, 4, 2, 64]
     obj["args"][3]["shape"] = [2, 33, 4, 2, 64]
     obj["attention"]["layout"] = {
         "q": ["b0", "m", "b1", "b2", "d"], "out": ["b0", "m", "b1", "b2", "e"],
         "k": ["b0", "n", "b1", "d"], "v": ["b0", "n", "b1", "e"]}
-    m = bundle.parse_manifest(obj)
+    m = bundle.parse_manifest(seal(obj))
     assert m.sizes() == {"b0": 2, "b1": 4, "b2": 2, "m": 33, "n": 47, "d": 64, "e": 64}
 
 
+def _args(m, name):
+    return next(a for a in m["args"] if a["name"] == name)
+
+
 @pytest.mark.parametrize("edit, message", [
-    (lambda m: m.update(format="attn-opt-bundle/2"), "format 'attn-opt-bundle/2'"),
+    (lambda m: m.update(format="attn-opt-bundle/1"), "format 'attn-opt-bundle/1'"),
     (lambda m: m.pop("grid"), "missing 'grid'"),
     (lambda m: m.update(block=[2048, 1, 1]), "more than 1024 threads"),
+    (lambda m: m.update(block=[1, 1, 128]), "z = 128 is above CUDA's limit 64"),
     (lambda m: m.update(grid=[1, 0, 1]), "'grid' must be >= 1"),
+    (lambda m: m.update(grid=[1, 4, 1]), r"grid [1, 4, 1] does not match the "
+     r"attention: m = 33, tile_q = 128 (block x), batch [2, 4] need grid [1, 8, 1]"),
+    (lambda m: m.update(grid=[2 ** 31, 8, 1]), "x = 2147483648 is above CUDA's limit"),
+    (lambda m: m.update(grid=[1, 70000, 1]), "y = 70000 is above CUDA's limit 65535"),
+    (lambda m: m.update(grid=[1, 2 ** 64, 1]), "grid[1]: 18446744073709551616 is "
+     "outside the 64-bit integer range"),
+    (lambda m: m.update(grid=[1, 8.0, 1]), "'grid' must be 3 integers"),
+    (lambda m: m.update(shared_bytes=2 ** 40), "'shared_bytes' must be an integer "
+     "in [0, 232448] (chip sm_90a)"),
+    (lambda m: m.update(shared_bytes=200000, chip="sm_80"), "in [0, 166912] (chip sm_80)"),
+    (lambda m: m.update(shared_bytes=-1), "'shared_bytes' must be an integer"),
     (lambda m: m.update(ptx="../x.ptx"), "file name inside the bundle"),
+    (lambda m: m.update(ptx="/etc/passwd"), "file name inside the bundle"),
+    (lambda m: m.update(ptx="a/../../x"), "file name inside the bundle"),
+    (lambda m: m.update(ptx="a" * 5000), "file name inside the bundle"),
+    (lambda m: m.update(cubin=".."), "file name inside the bundle"),
+    (lambda m: m.update(cubin="kernel.ptx"), "name the same file"),
+    (lambda m: m.update(kernel="attn fwd"), "'kernel' must be a PTX identifier"),
+    (lambda m: m.update(kernel="k" * 300), "'kernel' must be a PTX identifier"),
+    (lambda m: m.update(chip="sm_90a\n"), "'chip' must be a chip name"),
     (lambda m: m["args"][1].update(dtype="float64"), "'k' has dtype 'float64'"),
     (lambda m: m["args"][1].update(dtype="bool"), "only 'mask' may be bool"),
     (lambda m: m["args"][1].update(name="key"), "unknown argument name 'key'"),
     (lambda m: m["args"].pop(4), "no 'out' argument"),
+    (lambda m: m["args"].pop(0), "no 'q' argument"),
+    (lambda m: m["args"].append(dict(m["args"][0])), "argument names repeat"),
     (lambda m: m["args"][2].update(shape=[2, 4, 46, 32]), "'v' has n=46"),
+    (lambda m: m["args"][2].update(shape=[2, 4, 0, 32]), "'v'.shape must be >= 1"),
+    (lambda m: m["args"][2].update(shape=[2 ** 62, 4, 4, 32]),
+     "its size in bytes does not fit in 64 bits"),
     (lambda m: m["args"][0].update(shape=[2, 4, 33, 64, 1]),
      "'q' has shape [2, 4, 33, 64, 1] (rank 5) and no layout"),
+    (lambda m: m["args"][0].update(map="(d0) -> (d0)\narg q float16 [1] -"),
+     "the map of 'q' must be a string of at most 1024 printable"),
     (lambda m: m["attention"].update(layout={"q": ["b0", "b1", "n", "d"]}),
      "allowed"),
     (lambda m: m["attention"].update(layout={"q": ["b0", "m", "m", "d"]}),
      "repeats a dimension"),
     (lambda m: m["attention"].update(layout={"q": ["b0", "b1", "m", "x"]}),
      "bad layout entry 'x'"),
+    (lambda m: m["attention"].update(layout={"q": " " * 5000}), "longer than 1024"),
+    (lambda m: m["attention"].update(layout=[]), "attention.layout must be an object"),
     (lambda m: m["attention"].update(window=-2), "window must be null or a positive"),
-    (lambda m: m["attention"].update(mask_value="lots"), "mask_value must be a number"),
+    (lambda m: m["attention"].update(mask_value="lots"),
+     'mask_value must be a finite number, "-inf" or "inf"'),
+    (lambda m: m["attention"].update(mask_value=None), "mask_value must be"),
+    (lambda m: m["attention"].update(mask_value="nan"), "mask_value must be"),
+    (lambda m: m["attention"].update(mask_value="NaN"), "mask_value must be"),
+    (lambda m: m["attention"].update(mask_value="-Infinity"), "mask_value must be"),
+    (lambda m: m["attention"].update(mask_value=float("nan")),
+     "attention.mask_value: nan is not a finite number"),
+    (lambda m: m["attention"].pop("mask_value"), "lacks 'mask_value'"),
     (lambda m: m["attention"].pop("scale"), "lacks 'scale'"),
+    (lambda m: m["attention"].update(scale="0.5"), "scale must be a finite number"),
+    (lambda m: m["attention"].update(scale="nan"), "scale must be a finite number"),
+    (lambda m: m["attention"].update(scale=None), "scale must be a finite number"),
+    (lambda m: m["attention"].update(scale=True), "scale must be a finite number"),
+    (lambda m: m["attention"].update(scale=float("inf")),
+     "attention.scale: inf is not a finite number"),
+    (lambda m: m["attention"].update(batch_dims=10 ** 6), "batch_dims must be an integer"),
+    (lambda m: m["attention"].update(tile_q=0), "tile_q must be a positive"),
+    (lambda m: m["attention"].update(tensor_cores="yes"), "tensor_cores must be true/false"),
+    (lambda m: (m["attention"].update(tensor_cores=True),
+                _args(m, "k").update(dtype="float32")),
+     "a tensor-core kernel takes q, k, v and out of one dtype"),
+    (lambda m: (m["attention"].update(tensor_cores=True),
+                [a.update(dtype="float32") for a in m["args"] if a["name"] != "mask"]),
+     "a tensor-core kernel takes q, k, v and out of one dtype"),
+    (lambda m: m["attention"].update(kernel_choice=7), "kernel_choice must be a string"),
+    (lambda m: m["attention"].update(x=[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]),
+     "attention.x[0]"),
+    (lambda m: m.update(x={1: 2}), "key 1 is not a string"),
+    (lambda m: m.update(x=object()), "object is not a JSON value"),
+    (lambda m: m.pop("sha256"), "missing 'sha256'"),
+    (lambda m: m["sha256"].pop("kernel.cubin"), "'sha256' has no entry for 'kernel.cubin'"),
+    (lambda m: m["sha256"].update({"other.bin": "0" * 64}), "'sha256' names 'other.bin'"),
+    (lambda m: m["sha256"].update({"kernel.ptx": "0" * 63}),
+     "sha256['kernel.ptx'] must be 64 lowercase hex"),
+    (lambda m: m["sha256"].update({"kernel.ptx": "A" * 64}),
+     "sha256['kernel.ptx'] must be 64 lowercase hex"),
+    (lambda m: m.update(binding_sha256=None), "'binding_sha256' must be 64"),
 ])
 def test_bad_manifests(edit, message):
+    """Each edit is resealed (as if attn-bundle had written it): the schema,
+    not the hash, must refuse it."""
     obj = manifest()
     edit(obj)
+    if "sha256" not in message:
+        try_seal(obj)
     with pytest.raises(BundleError, match=message.replace("[", r"\[").replace("(", r"\(")
                        .replace(")", r"\)").replace("]", r"\]")):
         bundle.parse_manifest(obj)
+
+
+@pytest.mark.parametrize("edit", [
+    lambda m: m["args"].__setitem__(slice(0, 2), [m["args"][1], m["args"][0]]),
+    lambda m: m["args"][0].update(dtype="bfloat16"),
+    lambda m: m.update(kernel="other_kernel"),
+    lambda m: m.update(block=[256, 1, 1]),
+    lambda m: m.update(shared_bytes=1024),
+    lambda m: m["args"][3].update(map="affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>"),
+    lambda m: m["sha256"].update({"kernel.ptx": "0" * 64}),
+])
+def test_edited_manifest_fails_binding(edit):
+    """A consistent manifest edited after it was written: only
+    binding_sha256 can tell."""
+    obj = manifest()
+    edit(obj)
+    with pytest.raises(BundleError, match=r"binding_sha256 mismatch"):
+        bundle.parse_manifest(obj)
+
+
+def test_binding_text_is_the_documented_text():
+    obj = manifest()
+    text = bundle.binding_text(obj, "a" * 64, None)
+    assert text == (
+        "format attn-opt-bundle/2\n"
+        "kernel attn_fwd_kernel\n"
+        f"ptx {'a' * 64}\n"
+        "cubin -\n"
+        "grid 1 8 1\n"
+        "block 128 1 1\n"
+        "shared_bytes 0\n"
+        "arg q float16 [2,4,33,64] -\n"
+        "arg k float16 [2,4,47,64] -\n"
+        "arg v float16 [2,4,47,32] -\n"
+        "arg mask bool [2,4,33,47] -\n"
+        "arg out float16 [2,4,33,32] -\n")
+    obj["args"][0]["map"] = "affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d4)>"
+    obj["args"][0]["shape"] = []
+    assert ("arg q float16 [] affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d4)>\n"
+            in bundle.binding_text(obj, None, None))
+    with pytest.raises(BundleError, match="'grid' must be a list of integers"):
+        bundle.binding_text(dict(obj, grid="1 8 1"), None, None)
 
 
 def test_unreadable_manifest(tmp_path):
@@ -180,7 +320,7 @@ def test_missing_image(fake_bundle):
     (d / "kernel.ptx").unlink()
     obj = manifest()
     del obj["cubin"]
-    (d / "manifest.json").write_text(json.dumps(obj))
+    (d / "manifest.json").write_text(json.dumps(seal(obj, cubin=False)))
     with pytest.raises(BundleError, match="kernel.ptx is missing"):
         bundle.open_bundle(d)
 
