@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/CommandLine.h"
@@ -404,6 +405,128 @@ struct GeneralizeContraction
 };
 } // namespace
 
+namespace {
+/// Operands read or written at index 0 of unit dims (`(b, h, m, n) -> (0, 0,
+/// m, n)` on a [1, 1, M, N] mask, `(b, h, m, n) -> (b, h, m, 0)` on a
+/// keep-dims row sum) are made rank-reduced (a collapse_shape, and for a
+/// result an expand_shape back), which reshape propagation requires.
+struct ReadUnitDimsRankReduced : public OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// The unit dims `map` reads at constant 0, and the reassociation that
+  /// drops them (each joins the next kept dim, trailing ones the last).
+  static std::optional<std::pair<llvm::SmallBitVector,
+                                 SmallVector<ReassociationIndices>>>
+  unitDims(RankedTensorType type, AffineMap map) {
+    if (type.getRank() == 0)
+      return std::nullopt;
+    llvm::SmallBitVector drop(type.getRank());
+    for (auto [i, e] : llvm::enumerate(map.getResults()))
+      if (auto c = dyn_cast<AffineConstantExpr>(e);
+          c && c.getValue() == 0 && type.getDimSize(i) == 1)
+        drop.set(i);
+    if (drop.none())
+      return std::nullopt;
+    SmallVector<ReassociationIndices> groups;
+    ReassociationIndices pending;
+    for (int64_t i = 0; i < type.getRank(); ++i) {
+      pending.push_back(i);
+      if (!drop.test(i)) {
+        groups.push_back(pending);
+        pending.clear();
+      }
+    }
+    if (!groups.empty())
+      llvm::append_range(groups.back(), pending);
+    return std::make_pair(drop, groups);
+  }
+
+  static Value reduce(PatternRewriter &rewriter, Location loc, Value v,
+                      const llvm::SmallBitVector &drop,
+                      ArrayRef<ReassociationIndices> groups) {
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape;
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (!drop.test(i))
+        shape.push_back(type.getDimSize(i));
+    return tensor::CollapseShapeOp::create(
+        rewriter, loc, RankedTensorType::get(shape, type.getElementType()), v,
+        groups);
+  }
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      auto type = dyn_cast<RankedTensorType>(in->get().getType());
+      unsigned n = in->getOperandNumber();
+      auto unit = type ? unitDims(type, maps[n]) : std::nullopt;
+      if (!unit)
+        continue;
+      Value reduced =
+          reduce(rewriter, op.getLoc(), in->get(), unit->first, unit->second);
+      maps[n] = maps[n].dropResults(unit->first);
+      rewriter.modifyOpInPlace(op, [&] {
+        in->set(reduced);
+        op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+      });
+      return success();
+    }
+    // Results: rebuild the op with rank-reduced inits, expand back.
+    SmallVector<Value> inits(op.getDpsInits());
+    SmallVector<std::optional<SmallVector<ReassociationIndices>>> expandBack(
+        inits.size());
+    bool any = false;
+    for (auto [i, init] : llvm::enumerate(inits)) {
+      auto type = dyn_cast<RankedTensorType>(init.getType());
+      unsigned n = op.getNumDpsInputs() + i;
+      auto unit = type ? unitDims(type, maps[n]) : std::nullopt;
+      if (!unit)
+        continue;
+      init = reduce(rewriter, op.getLoc(), init, unit->first, unit->second);
+      maps[n] = maps[n].dropResults(unit->first);
+      expandBack[i] = unit->second;
+      any = true;
+    }
+    if (!any)
+      return failure();
+    auto reducedOp = linalg::GenericOp::create(
+        rewriter, op.getLoc(), ValueRange(inits).getTypes(), op.getDpsInputs(),
+        inits, maps, op.getIteratorTypesArray());
+    rewriter.inlineRegionBefore(op.getRegion(), reducedOp.getRegion(),
+                                reducedOp.getRegion().end());
+    SmallVector<Value> results;
+    for (auto [i, r] : llvm::enumerate(reducedOp.getResults())) {
+      if (!expandBack[i]) {
+        results.push_back(r);
+        continue;
+      }
+      results.push_back(tensor::ExpandShapeOp::create(
+          rewriter, op.getLoc(), op.getResult(i).getType(), r,
+          *expandBack[i]));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+} // namespace
+
+/// Only the reshapes that merge or split real dims (batch x heads) are
+/// propagated; unit-dim reshapes stay where they are.
+static bool foldsHeadReshape(OpOperand *operand) {
+  auto merges = [](ArrayRef<int64_t> shape,
+                   ArrayRef<ReassociationIndices> groups) {
+    return llvm::any_of(groups, [&](const ReassociationIndices &g) {
+      return llvm::count_if(g, [&](int64_t d) { return shape[d] != 1; }) > 1;
+    });
+  };
+  if (auto c = operand->get().getDefiningOp<tensor::CollapseShapeOp>())
+    return merges(c.getSrcType().getShape(), c.getReassociationIndices());
+  if (auto e = dyn_cast<tensor::ExpandShapeOp>(operand->getOwner()))
+    return merges(e.getResultType().getShape(), e.getReassociationIndices());
+  return false;
+}
+
 /// torch-mlir collapses batch and heads into one dim around every
 /// batch_matmul (collapse_shape on Q, Kᵀ, P, V; expand_shape on the scores
 /// and the output). A contraction whose operand is such a collapse_shape is
@@ -455,14 +578,26 @@ static bool fuseThroughCollapsedHeads(func::FuncOp func, bool explain,
   MLIRContext *ctx = func.getContext();
   OwningOpRef<func::FuncOp> asWritten = func.clone();
   OwningOpRef<func::FuncOp> expanded = func.clone();
+  // Bounded: rewrites are capped by the size of the function, so no input
+  // can make the patterns run away.
+  int64_t numOps = 0;
+  expanded->walk([&](Operation *) { ++numOps; });
+  GreedyRewriteConfig config;
+  config.setMaxIterations(4).setMaxNumRewrites(4 * numOps + 64);
+  // Broadcast operands read at constant indices of unit dims (a [1, 1, M, N]
+  // mask) block expansion: first read them rank-reduced.
+  RewritePatternSet unitPatterns(ctx);
+  unitPatterns.add<GeneralizeContraction, ReadUnitDimsRankReduced>(ctx);
   RewritePatternSet patterns(ctx);
-  patterns.add<GeneralizeContraction>(ctx);
-  linalg::populateFoldReshapeOpsByExpansionPatterns(
-      patterns, [](OpOperand *) { return true; });
+  linalg::populateFoldReshapeOpsByExpansionPatterns(patterns,
+                                                    foldsHeadReshape);
   tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
   tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
-  bool propagated = succeeded(applyPatternsGreedily(expanded->getOperation(),
-                                                    std::move(patterns)));
+  bool propagated =
+      succeeded(applyPatternsGreedily(expanded->getOperation(),
+                                      std::move(unitPatterns), config)) &&
+      succeeded(applyPatternsGreedily(expanded->getOperation(),
+                                      std::move(patterns), config));
   FuseCounts plainCounts, expandedCounts;
   RecordedRemarks plainRemarks, expandedRemarks;
   unsigned plain = fuseRecorded(*asWritten, explain, plainCounts, plainRemarks);

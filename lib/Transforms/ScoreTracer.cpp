@@ -39,6 +39,17 @@ std::optional<double> mlir::attn::getSplatFloat(Value v) {
   }
   if (auto fill = v.getDefiningOp<linalg::FillOp>())
     return getSplatFloat(fill.getInputs()[0]);
+  // A reshaped splat is the same splat (bounded: reshape chains of
+  // constants are short, and each step strips one op).
+  for (int depth = 0; depth < 8; ++depth) {
+    Operation *def = v.getDefiningOp();
+    if (!isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                         tensor::CastOp>(def))
+      break;
+    v = def->getOperand(0);
+    if (auto fill = v.getDefiningOp<linalg::FillOp>())
+      return getSplatFloat(fill.getInputs()[0]);
+  }
   return std::nullopt;
 }
 
