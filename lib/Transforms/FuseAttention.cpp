@@ -152,6 +152,30 @@ FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
   Value query = heads(match.query, match.queryExpandDim);
   Value value = heads(match.value, match.valueExpandDim);
   Value init = heads(match.init, match.outputExpandDim);
+  // The op rounds its f32 result once to the element type of its init, so a
+  // cast of the f32 output to 16 bits (torch's f16 matmul accumulating in
+  // f32) is the op itself writing 16 bits: the tensor-core kernels take it.
+  linalg::GenericOp outputCast;
+  if (match.outputExpandDim < 0 && root->getResult(0).hasOneUse())
+    if (auto g = dyn_cast<linalg::GenericOp>(*root->getUsers().begin()))
+      if (g.getNumDpsInputs() == 1 && g.getNumDpsInits() == 1 &&
+          g.getNumReductionLoops() == 0 &&
+          llvm::all_of(g.getIndexingMapsArray(),
+                       [](AffineMap m) { return m.isIdentity(); })) {
+        Block &body = g.getRegion().front();
+        auto trunc = dyn_cast<arith::TruncFOp>(&body.front());
+        auto type = cast<RankedTensorType>(g.getResult(0).getType());
+        if (trunc && trunc.getIn() == body.getArgument(0) &&
+            &body.back() == trunc->getNextNode() &&
+            body.getTerminator()->getOperand(0) == trunc.getResult() &&
+            (type.getElementType().isF16() || type.getElementType().isBF16()))
+          outputCast = g;
+      }
+  if (outputCast)
+    init = tensor::EmptyOp::create(
+        rewriter, loc, tensor::getMixedSizes(rewriter, loc, init),
+        cast<RankedTensorType>(outputCast.getResult(0).getType())
+            .getElementType());
   if (mask)
     mask = heads(mask, match.maskExpandDim);
   if (sink)
@@ -168,7 +192,12 @@ FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
         rewriter, loc, root->getResult(0).getType(), result,
         cast<tensor::ExpandShapeOp>(init.getDefiningOp())
             .getReassociationIndices());
-  rewriter.replaceOp(root, result);
+  if (outputCast) {
+    rewriter.replaceOp(outputCast, result);
+    rewriter.eraseOp(root);
+  } else {
+    rewriter.replaceOp(root, result);
+  }
   // Consumers first: each op of the chain is dead when reached.
   llvm::SetVector<Operation *> producers;
   for (Operation *dead : match.deadChain) {
