@@ -577,9 +577,13 @@ namespace {
 /// Remarks of one fusion attempt, replayed only for the attempt kept.
 struct RecordedRemarks {
   SmallVector<std::pair<Location, std::string>> remarks;
-  void replay() const {
-    for (auto &[loc, msg] : remarks)
-      emitRemark(loc, msg);
+  void replay(StringRef refusalNote = "") const {
+    for (auto &[loc, msg] : remarks) {
+      if (!refusalNote.empty() && StringRef(msg).starts_with("attention not"))
+        emitRemark(loc, msg + refusalNote);
+      else
+        emitRemark(loc, msg);
+    }
   }
 };
 } // namespace
@@ -639,7 +643,14 @@ static bool fuseThroughCollapsedHeads(func::FuncOp func, bool explain,
   counts.fused += kept.fused;
   for (int i = 0; i < static_cast<int>(Refusal::Count); ++i)
     counts.refused[i] += kept.refused[i];
-  (useExpanded ? expandedRemarks : plainRemarks).replay();
+  // Both refused: the reasons seen through torch-mlir's reshapes say more
+  // than "no softmax feeds this contraction" at a collapsed batch_matmul.
+  if (!useExpanded && plain == 0 && propagated)
+    expandedRemarks.replay(" (seen through the batch·head collapse_shape / "
+                           "expand_shape around batch_matmul that torch-mlir "
+                           "writes)");
+  else
+    (useExpanded ? expandedRemarks : plainRemarks).replay();
   if (useExpanded || plain > 0)
     func.getBody().takeBody((useExpanded ? *expanded : *asWritten).getBody());
   return true;

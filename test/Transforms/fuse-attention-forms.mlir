@@ -1000,3 +1000,86 @@ func.func @torch_collapsed_heads_mismatched(%q: tensor<2x4x12x16xf32>, %k: tenso
   %out = tensor.collapse_shape %ot [[0], [1], [2, 3]] : tensor<2x12x4x16xf32> into tensor<2x12x64xf32>
   return %out : tensor<2x12x64xf32>
 }
+
+// -----
+
+// Look-alike in torch-mlir's shape: the softmax runs over the queries. The
+// remark gives the reason seen through the reshapes.
+// EXEC: amp=2.0 nofuse
+// CHECK-LABEL: func.func @torch_collapsed_softmax_over_queries
+// CHECK-NOT: attn.attention
+// CHECK: linalg.batch_matmul
+// EXPLAIN: remark: attention not fused: the softmax normalizes dimension 2 of the scores but P·V contracts dimension 3: the softmax is not over the key axis (seen through the batch·head collapse_shape / expand_shape around batch_matmul that torch-mlir writes)
+func.func @torch_collapsed_softmax_over_queries(%q: tensor<2x4x12x16xf32>, %k: tensor<2x4x12x16xf32>, %v: tensor<2x4x12x16xf32>, %mask: tensor<2x1x1x12xf32>) -> tensor<2x12x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ekt = tensor.empty() : tensor<2x4x16x12xf32>
+  %kt = linalg.transpose ins(%k : tensor<2x4x12x16xf32>) outs(%ekt : tensor<2x4x16x12xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<2x4x12x16xf32> into tensor<8x12x16xf32>
+  %kt3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<2x4x16x12xf32> into tensor<8x16x12xf32>
+  %es3 = tensor.empty() : tensor<8x12x12xf32>
+  %zs3 = linalg.fill ins(%zero : f32) outs(%es3 : tensor<8x12x12xf32>) -> tensor<8x12x12xf32>
+  %s3 = linalg.batch_matmul ins(%q3, %kt3 : tensor<8x12x16xf32>, tensor<8x16x12xf32>) outs(%zs3 : tensor<8x12x12xf32>) -> tensor<8x12x12xf32>
+  %s4 = tensor.expand_shape %s3 [[0, 1], [2], [3]] output_shape [2, 4, 12, 12] : tensor<8x12x12xf32> into tensor<2x4x12x12xf32>
+  %e4 = tensor.empty() : tensor<2x4x12x12xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, 0, 0, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s4, %mask : tensor<2x4x12x12xf32>, tensor<2x1x1x12xf32>) outs(%e4 : tensor<2x4x12x12xf32>) {
+  ^bb0(%x: f32, %b: f32, %o: f32):
+    %c = arith.constant 4.0 : f32
+    %y = arith.divf %x, %c : f32
+    %r = arith.addf %y, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x12x12xf32>
+  %p4 = linalg.softmax dimension(2) ins(%sm : tensor<2x4x12x12xf32>) outs(%e4 : tensor<2x4x12x12xf32>) -> tensor<2x4x12x12xf32>
+  %p3 = tensor.collapse_shape %p4 [[0, 1], [2], [3]] : tensor<2x4x12x12xf32> into tensor<8x12x12xf32>
+  %v3 = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<2x4x12x16xf32> into tensor<8x12x16xf32>
+  %eo3 = tensor.empty() : tensor<8x12x16xf32>
+  %zo3 = linalg.fill ins(%zero : f32) outs(%eo3 : tensor<8x12x16xf32>) -> tensor<8x12x16xf32>
+  %o3 = linalg.batch_matmul ins(%p3, %v3 : tensor<8x12x12xf32>, tensor<8x12x16xf32>) outs(%zo3 : tensor<8x12x16xf32>) -> tensor<8x12x16xf32>
+  %o4 = tensor.expand_shape %o3 [[0, 1], [2], [3]] output_shape [2, 4, 12, 16] : tensor<8x12x16xf32> into tensor<2x4x12x16xf32>
+  %eot = tensor.empty() : tensor<2x12x4x16xf32>
+  %ot = linalg.transpose ins(%o4 : tensor<2x4x12x16xf32>) outs(%eot : tensor<2x12x4x16xf32>) permutation = [0, 2, 1, 3]
+  %out = tensor.collapse_shape %ot [[0], [1], [2, 3]] : tensor<2x12x4x16xf32> into tensor<2x12x64xf32>
+  return %out : tensor<2x12x64xf32>
+}
+
+// -----
+
+// Look-alike: P is transposed before its collapse, so the batch_matmul
+// contracts the query axis of the probabilities, not the keys.
+// EXEC: amp=2.0 nofuse
+// CHECK-LABEL: func.func @torch_collapsed_pv_contracts_queries
+// CHECK-NOT: attn.attention
+// EXPLAIN: remark: attention not fused:
+func.func @torch_collapsed_pv_contracts_queries(%q: tensor<2x4x12x16xf32>, %k: tensor<2x4x12x16xf32>, %v: tensor<2x4x12x16xf32>, %mask: tensor<2x1x1x12xf32>) -> tensor<2x12x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ekt = tensor.empty() : tensor<2x4x16x12xf32>
+  %kt = linalg.transpose ins(%k : tensor<2x4x12x16xf32>) outs(%ekt : tensor<2x4x16x12xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<2x4x12x16xf32> into tensor<8x12x16xf32>
+  %kt3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<2x4x16x12xf32> into tensor<8x16x12xf32>
+  %es3 = tensor.empty() : tensor<8x12x12xf32>
+  %zs3 = linalg.fill ins(%zero : f32) outs(%es3 : tensor<8x12x12xf32>) -> tensor<8x12x12xf32>
+  %s3 = linalg.batch_matmul ins(%q3, %kt3 : tensor<8x12x16xf32>, tensor<8x16x12xf32>) outs(%zs3 : tensor<8x12x12xf32>) -> tensor<8x12x12xf32>
+  %s4 = tensor.expand_shape %s3 [[0, 1], [2], [3]] output_shape [2, 4, 12, 12] : tensor<8x12x12xf32> into tensor<2x4x12x12xf32>
+  %e4 = tensor.empty() : tensor<2x4x12x12xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, 0, 0, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s4, %mask : tensor<2x4x12x12xf32>, tensor<2x1x1x12xf32>) outs(%e4 : tensor<2x4x12x12xf32>) {
+  ^bb0(%x: f32, %b: f32, %o: f32):
+    %c = arith.constant 4.0 : f32
+    %y = arith.divf %x, %c : f32
+    %r = arith.addf %y, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x12x12xf32>
+  %p4 = linalg.softmax dimension(3) ins(%sm : tensor<2x4x12x12xf32>) outs(%e4 : tensor<2x4x12x12xf32>) -> tensor<2x4x12x12xf32>
+  %ept = tensor.empty() : tensor<2x4x12x12xf32>
+  %pt = linalg.transpose ins(%p4 : tensor<2x4x12x12xf32>) outs(%ept : tensor<2x4x12x12xf32>) permutation = [0, 1, 3, 2]
+  %p3 = tensor.collapse_shape %pt [[0, 1], [2], [3]] : tensor<2x4x12x12xf32> into tensor<8x12x12xf32>
+  %v3 = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<2x4x12x16xf32> into tensor<8x12x16xf32>
+  %eo3 = tensor.empty() : tensor<8x12x16xf32>
+  %zo3 = linalg.fill ins(%zero : f32) outs(%eo3 : tensor<8x12x16xf32>) -> tensor<8x12x16xf32>
+  %o3 = linalg.batch_matmul ins(%p3, %v3 : tensor<8x12x12xf32>, tensor<8x12x16xf32>) outs(%zo3 : tensor<8x12x16xf32>) -> tensor<8x12x16xf32>
+  %o4 = tensor.expand_shape %o3 [[0, 1], [2], [3]] output_shape [2, 4, 12, 16] : tensor<8x12x16xf32> into tensor<2x4x12x16xf32>
+  %eot = tensor.empty() : tensor<2x12x4x16xf32>
+  %ot = linalg.transpose ins(%o4 : tensor<2x4x12x16xf32>) outs(%eot : tensor<2x12x4x16xf32>) permutation = [0, 2, 1, 3]
+  %out = tensor.collapse_shape %ot [[0], [1], [2, 3]] : tensor<2x12x4x16xf32> into tensor<2x12x64xf32>
+  return %out : tensor<2x12x64xf32>
+}
