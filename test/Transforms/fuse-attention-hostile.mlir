@@ -22,6 +22,10 @@
 // reason, not a crash.
 // RUN: %python %S/../fuzz/hostile.py gen body 270000 > %t.big.mlir
 // RUN: attn-opt %t.big.mlir --attn-fuse --attn-explain --mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOOBIG
+// 5000 nested regions: the tools run on a 1 GiB stack (stock mlir-opt
+// overflows its 8 MiB one here).
+// RUN: %python %S/../fuzz/hostile.py gen nest 5000 > %t.nest.mlir
+// RUN: attn-opt %t.nest.mlir --attn-fuse -o /dev/null
 // RUN: %python %S/../fuzz/hostile.py gen many 300 > %t.many.mlir
 // RUN: attn-opt %t.many.mlir --attn-fuse --mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=MANY
 

@@ -15,6 +15,7 @@ sane shapes. This one writes what breaks compilers instead:
   reshape N    N unit-dim expand_shape / collapse_shape pairs
   body N       one generic whose body is N chained ops
   many N       N independent attentions in one function
+  nest N       N nested scf.if (no attention: the parser's recursion)
   attn         one attn.attention with random (extreme) sizes, dtypes and
                GPU/CPU options, run through a random pipeline or attn-bundle
                (a bundle it writes must hold its own hashes)
@@ -113,6 +114,9 @@ STEPS = {
 
 
 def gen_structural(kind: str, n: int) -> str:
+    if kind == "nest":  # the parser and verifier recurse per level
+        return "\n".join(["func.func @f(%c: i1) {"] + ["scf.if %c {"] * n +
+                         ["}"] * n + ["return", "}"]) + "\n"
     L = _head()
     last = "s0"
     if kind in STEPS:
@@ -163,7 +167,7 @@ def gen_structural(kind: str, n: int) -> str:
 
 
 STRUCTURAL = ["chain", "diamond", "fib", "shift", "causal", "ormask", "reshape",
-              "body", "many"]
+              "body", "many", "nest"]
 
 # ---------------------------------------------------------------------------
 # attn.attention with extreme sizes and options.
@@ -280,6 +284,8 @@ def make_case(seed: int, idx: int):
             n = rng.choice([2000, 5000, 20000])
         if kind == "many":
             n = min(n, 64)
+        if kind == "nest":  # upstream verification is quadratic in depth
+            n = min(n, 5000)
         args = rng.choice([["--attn-fuse", "--attn-explain"], ["--attn-fuse"],
                            ["--attn-cpu-pipeline"] if n <= 64 else ["--attn-fuse"]])
         return gen_structural(kind, n), args

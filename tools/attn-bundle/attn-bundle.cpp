@@ -38,6 +38,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/SHA256.h"
+#include "llvm/Support/thread.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -444,8 +445,7 @@ static LogicalResult writeBundleAtomically(
   return success();
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM y(argc, argv);
+static int attnBundleMain(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "attn-bundle: MLIR attention -> kernel bundle\n");
   DialectRegistry registry;
@@ -532,4 +532,14 @@ int main(int argc, char **argv) {
     files.push_back({"kernel.cubin", *cubin});
   files.push_back({"manifest.json", text});
   return failed(writeBundleAtomically(outDir, files)) ? 1 : 0;
+}
+
+// The parser recurses once per nesting level: run on a 1 GiB stack
+// (reserved, not committed), as attn-opt does.
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  int rc = 1;
+  llvm::thread worker(std::optional<unsigned>(1u << 30), [&] { rc = attnBundleMain(argc, argv); });
+  worker.join();
+  return rc;
 }

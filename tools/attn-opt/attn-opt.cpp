@@ -9,8 +9,9 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/thread.h"
 
-int main(int argc, char **argv) {
+static int attnOptMain(int argc, char **argv) {
   // Release LLVM compiles pass statistics out; the attn passes keep theirs
   // and they are printed here for --mlir-pass-statistics.
   bool statistics = false;
@@ -29,4 +30,15 @@ int main(int argc, char **argv) {
   if (statistics && !mlir::attn::llvmStatisticsEnabled())
     mlir::attn::printKeptStatistics(llvm::errs());
   return mlir::asMainReturnCode(result);
+}
+
+// MLIR's parser and verifier recurse once per nesting level; on the default
+// 8 MiB stack a few thousand nested regions overflow it (stock mlir-opt
+// crashes on 5000 nested scf.if). A 1 GiB stack (reserved, not committed)
+// takes that depth.
+int main(int argc, char **argv) {
+  int rc = 1;
+  llvm::thread worker(std::optional<unsigned>(1u << 30), [&] { rc = attnOptMain(argc, argv); });
+  worker.join();
+  return rc;
 }
