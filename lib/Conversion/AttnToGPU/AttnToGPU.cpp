@@ -30,6 +30,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
@@ -315,6 +316,22 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
            << *scale;
   if (failed(validateOptions(op, opts)))
     return failure();
+  // The kernel takes mask and sink as arguments the caller passes; a
+  // constant one (a mask buffer that is not exactly causal or a band) would
+  // silently become the caller's data.
+  for (auto [name, operand] : {std::pair<StringRef, Value>{"mask", op.getMask()},
+                               {"sink", op.getSink()}}) {
+    Value v = operand;
+    while (v && isa_and_nonnull<tensor::ExtractSliceOp, tensor::CollapseShapeOp,
+                                tensor::ExpandShapeOp, tensor::CastOp>(
+                    v.getDefiningOp()))
+      v = v.getDefiningOp()->getOperand(0);
+    if (v && matchPattern(v, m_Constant()))
+      return op.emitError("the ")
+             << name
+             << " is a constant of the program; the GPU kernel takes it as an "
+                "argument and a bundle cannot carry constant data yet";
+  }
   SmallVector<std::pair<StringRef, Value>> args = {
       {"q", op.getQuery()}, {"k", op.getKey()}, {"v", op.getValue()}};
   if (op.getMask())
