@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -631,7 +632,11 @@ struct PeeledOperand {
 
 /// Looks through single-use transposes and a multiplication/division by a
 /// constant (scale on Q or K, as frontends often write it).
-static PeeledOperand peelOperand(Value v, AffineMap map, bool allowScale) {
+/// `broadcastBatchDims`: K and V may be read before a copy that repeats
+/// them along batch dims (attention loops below that number), as torch's
+/// repeat_kv (GQA) writes it once reshapes are folded.
+static PeeledOperand peelOperand(Value v, AffineMap map, bool allowScale,
+                                 unsigned broadcastBatchDims = 0) {
   PeeledOperand p{v, map, 1.0, {}};
   while (true) {
     if (!p.value.hasOneUse())
@@ -652,9 +657,26 @@ static PeeledOperand peelOperand(Value v, AffineMap map, bool allowScale) {
     if (t < 0)
       return p;
     const Term &term = tr.get(t);
-    // A transposing (or copying) generic: read its input instead.
+    // A broadcasting copy drops only batch loops of the attention.
+    auto dropsOnlyBatchDims = [&](AffineMap access) {
+      if (!access.isProjectedPermutation())
+        return false;
+      llvm::SmallBitVector kept(access.getNumDims());
+      for (unsigned i = 0; i < access.getNumResults(); ++i)
+        kept.set(access.getDimPosition(i));
+      for (unsigned d = 0; d < access.getNumDims(); ++d)
+        if (!kept.test(d) &&
+            cast<AffineDimExpr>(p.map.getResult(d)).getPosition() >=
+                broadcastBatchDims)
+          return false;
+      return true;
+    };
+    // A transposing (or copying, or for K/V batch-broadcasting) generic:
+    // read its input instead.
     if (term.kind == Term::Leaf && term.leaf != p.value &&
-        term.access.isPermutation() &&
+        (term.access.isPermutation() ||
+         (broadcastBatchDims && dropsOnlyBatchDims(term.access))) &&
+        p.map.isProjectedPermutation() &&
         cast<ShapedType>(term.leaf.getType()).getElementType() ==
             type.getElementType()) {
       SmallVector<AffineExpr> res(term.access.getNumResults());
@@ -1137,9 +1159,9 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
       /*allowScale=*/true);
   PeeledOperand k = peelOperand(
       kOperand->get(), remap(qk.getMatchingIndexingMap(kOperand), qkToAttn),
-      /*allowScale=*/true);
+      /*allowScale=*/true, numBatch);
   PeeledOperand v = peelOperand(vOperand->get(), remap(vMapPV, pvToAttn),
-                                /*allowScale=*/false);
+                                /*allowScale=*/false, numBatch);
   match.query = q.value;
   match.queryMap = q.map;
   match.key = k.value;

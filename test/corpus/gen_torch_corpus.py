@@ -179,7 +179,7 @@ EXPECTED = {
     "torch_gpt2_f16": [FUSED + "scale=0.25, mask=none, causal=yes, batch dims=2, dtype f16 -> f32",
                        "Q·K^T of a fused attention"],
     # The additive causal mask (0 / finfo.min) stays a mask tensor: s + min
-    # is not exactly a fill of min in f16. K/V are read repeated.
+    # is not exactly a fill of min in f16. K/V are read unrepeated (GQA).
     "torch_llama_gqa_f32": [FUSED + "scale=0.25, mask=additive over (m,n), causal=no, batch dims=3, dtype f32 -> f32",
                             "Q·K^T of a fused attention"],
     "torch_llama_gqa_f16": [FUSED + "scale=0.25, mask=additive over (m,n), causal=no, batch dims=3, dtype f16 -> f32",
