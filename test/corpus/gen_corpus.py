@@ -56,6 +56,8 @@ import textwrap
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import corpus_tools  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
@@ -200,22 +202,11 @@ FOREIGN_ATTR = re.compile(r"\b(jax|mhlo|stablehlo|chlo|iree|iree_input|util|flow
 
 
 def find_tool(name, given):
-    if given:
-        return given
-    cand = os.path.join(os.path.dirname(sys.executable), name)
-    if os.path.exists(cand):
-        return cand
-    found = shutil.which(name)
-    if not found:
-        sys.exit(f"gen_corpus: cannot find {name}; pass --{name}")
-    return found
+    return corpus_tools.find_tool(name, given, prog="gen_corpus")
 
 
 def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"gen_corpus: command failed: {' '.join(cmd)}\n{p.stderr}")
-    return p.stdout
+    return corpus_tools.run(cmd, prog="gen_corpus")
 
 
 def strip_attr_dicts(text: str) -> str:
@@ -250,10 +241,7 @@ def postprocess(text: str, name: str) -> str:
     # Result lists left as `-> (tensor<...>)` after dropping the attribute.
     text = re.sub(r"->\s*\((tensor<[^>]*>)\)\s*\{", r"-> \1 {", text)
     # Every op must belong to an upstream dialect.
-    for m in re.finditer(r"^\s*(?:%[\w:#, %]+=\s*)?\"?([a-z_]+)\.([\w.]+)", text, re.M):
-        if m.group(1) not in UPSTREAM:
-            sys.exit(f"gen_corpus: {name}: op of a non-upstream dialect: "
-                     f"{m.group(1)}.{m.group(2)}")
+    corpus_tools.check_upstream_ops(text, name, UPSTREAM, prog="gen_corpus")
     bad = FOREIGN_ATTR.search(text) or re.search(r"[#!](iree|util|flow|hal)\b", text)
     if bad:
         sys.exit(f"gen_corpus: {name}: foreign attribute/type left: {bad.group(0)}")
@@ -263,14 +251,8 @@ def postprocess(text: str, name: str) -> str:
 def header(fname, fn, directive, versions, stablehlo_cmd, iree_cmd, note):
     src = textwrap.dedent(inspect.getsource(fn)).rstrip().splitlines()
     remarks, _ = expected_remarks(fname)
-    checks = [f"// CHECK: remark: {remarks[0]}{{{{$}}}}"] + \
-        [f"// CHECK: remark: {r}" for r in remarks[1:]]
-    lines = [
-        "// RUN: attn-opt %s --attn-fuse --attn-explain -o /dev/null 2>&1 \\",
-        "// RUN:   | FileCheck %s --implicit-check-not=remark:",
-        "// RUN: %exec-check %s",
-        "//",
-    ] + checks + [
+    checks = corpus_tools.check_lines(remarks)
+    lines = corpus_tools.RUN_LINES + checks + [
         f"// EXEC: {directive}".rstrip(),
         "//",
         f"// {fname}: attention exported from JAX, converted to upstream linalg"

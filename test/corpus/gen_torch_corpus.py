@@ -49,6 +49,9 @@ from onnx import TensorProto as TP
 from onnx import helper as oh
 from onnx import numpy_helper as nh
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import corpus_tools  # noqa: E402
+
 B, S, H, HKV, D = 2, 33, 4, 2, 16
 
 
@@ -193,20 +196,11 @@ UPSTREAM = {"func", "arith", "math", "linalg", "tensor", "scf", "affine",
 
 
 def find_tool(name):
-    here = os.path.join(os.path.dirname(sys.executable), name)
-    if os.path.exists(here):
-        return here
-    found = shutil.which(name)
-    if not found:
-        sys.exit(f"gen_torch_corpus: cannot find {name}")
-    return found
+    return corpus_tools.find_tool(name, prog="gen_torch_corpus")
 
 
 def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"gen_torch_corpus: {' '.join(cmd)} failed:\n{p.stderr}")
-    return p.stdout
+    return corpus_tools.run(cmd, prog="gen_torch_corpus")
 
 
 def i1_literals(text):
@@ -231,10 +225,8 @@ def i1_literals(text):
 def postprocess(text, graph_name, fname):
     text = i1_literals(text)
     text = re.sub(rf"@{graph_name}\b", f"@{fname}", text)
-    for m in re.finditer(r"^\s*(?:%[\w:#, %]+=\s*)?\"?([a-z_]+)\.([\w.]+)", text, re.M):
-        if m.group(1) not in UPSTREAM:
-            sys.exit(f"gen_torch_corpus: {fname}: op of a non-upstream dialect: "
-                     f"{m.group(1)}.{m.group(2)}")
+    corpus_tools.check_upstream_ops(text, fname, UPSTREAM,
+                                    prog="gen_torch_corpus")
     if re.search(r"\btorch(_c)?\.|!torch|!iree|#iree|\butil\.", text):
         sys.exit(f"gen_torch_corpus: {fname}: foreign op, type or attribute left")
     return text
@@ -244,15 +236,9 @@ def header(fname, builder, dtype, directive, versions, cmds):
     import inspect
     import textwrap
     remarks = EXPECTED[fname]
-    checks = ([f"// CHECK: remark: {remarks[0]}{{{{$}}}}"] +
-              [f"// CHECK: remark: {r}" for r in remarks[1:]]) if remarks else []
+    checks = corpus_tools.check_lines(remarks) if remarks else []
     src = textwrap.dedent(inspect.getsource(builder)).rstrip().splitlines()
-    lines = [
-        "// RUN: attn-opt %s --attn-fuse --attn-explain -o /dev/null 2>&1 \\",
-        "// RUN:   | FileCheck %s --implicit-check-not=remark:",
-        "// RUN: %exec-check %s",
-        "//",
-    ] + checks + [
+    lines = corpus_tools.RUN_LINES + checks + [
         f"// EXEC: amp=2.0 {directive}".rstrip(),
         "//",
         f"// {fname}: an ONNX attention block ({'f16' if dtype == F16 else 'f32'}),"

@@ -151,7 +151,7 @@ def gen_structural(kind: str, n: int) -> str:
         for i in range(n):
             # Its own Q·K^T (the one of _head() stays unused).
             L.append(L[7].replace("%s0 =", f"%u{i} =", 1))
-            L += _generic(f"t{i}", [f"u{i}"], [f"%y = arith.mulf %a0, %half : f32",
+            L += _generic(f"t{i}", [f"u{i}"], ["%y = arith.mulf %a0, %half : f32",
                                                "linalg.yield %y : f32"])
             L += _tail(f"t{i}", p=f"p{i}", o=f"o{i}")
             outs.append(f"o{i}")
@@ -212,7 +212,6 @@ def gen_attention_op(rng) -> str:
     ins = ["%q", "%k", "%v"]
     tys = [qt, kt, vt]
     args = [f"%q: {qt}", f"%k: {kt}", f"%v: {vt}"]
-    extra = ""
     if rng.random() < 0.2:
         mt = ty(batch + [m, n], "i1")
         args.append(f"%mask: {mt}")
