@@ -456,7 +456,9 @@ struct AttnTilePass : public attn::impl::AttnTileBase<AttnTilePass> {
     for (AttentionOp op : ops)
       if (failed(tileOnlineSoftmax(rewriter, op, options))) {
         op.emitError("cannot tile attention: tile sizes must be positive "
-                     "(tile-kv > 0, tile-q >= 0)");
+                     "(tile-kv > 0, tile-q >= 0), got tile-q = ")
+            << static_cast<int64_t>(tileQ)
+            << ", tile-kv = " << static_cast<int64_t>(tileKV);
         return signalPassFailure();
       }
   }

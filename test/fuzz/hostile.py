@@ -294,8 +294,9 @@ def make_case(seed: int, idx: int):
         return text, [f"--convert-attn-to-gpu={gen_gpu_options(rng, False)}",
                       "--attn-explain"]
     if p < 0.75:
-        return text, ["--attn-tile=tile-q=" + str(rng.choice([1, 16, 64])) +
-                      " tile-kv=" + str(rng.choice([1, 16, 64]))]
+        sizes = [1, 16, 64, 0, -1, 2**40]
+        return text, ["--attn-tile=tile-q=" + str(rng.choice(sizes)) +
+                      " tile-kv=" + str(rng.choice(sizes))]
     if p < 0.85:
         return text, ["--attn-cpu-pipeline"]
     if p < 0.95:
