@@ -517,8 +517,19 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
               "the other order is fused";
         return false;
       }
-      if (tr.constValue(b)) {
-        f.shifted = true; // a constant shift leaves the softmax unchanged
+      if (std::optional<double> c = tr.constValue(b)) {
+        // A constant shift leaves the softmax unchanged up to the rounding
+        // of s + c: only small finite ones are dropped (±inf would turn
+        // every score into ±inf; a large c rounds the scores away).
+        if (!std::isfinite(*c) || std::abs(*c) > 64.0) {
+          why = llvm::formatv("the scores are shifted by a constant ({0}) "
+                              "that is not finite or too large (|c| > 64) to "
+                              "drop exactly",
+                              *c)
+                    .str();
+          return false;
+        }
+        f.shifted = true;
         break;
       }
       int bl = tr.stripCasts(b);
