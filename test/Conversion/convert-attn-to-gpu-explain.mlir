@@ -78,7 +78,7 @@ func.func @f32_output(%q: tensor<2x100x64xf16>, %k: tensor<2x100x64xf16>, %v: te
 
 func.func @mask_tensor(%q: tensor<2x100x64xf16>, %k: tensor<2x70x64xf16>, %v: tensor<2x70x64xf16>, %mask: tensor<100x70xf32>, %o: tensor<2x100x64xf16>) -> tensor<2x100x64xf16> {
   %s = arith.constant 0.125 : f32
-  // expected-remark @+1 {{no tensor cores: a mask tensor (the tensor-core kernels mask by causal/window bounds only)}}
+  // expected-remark @+1 {{GPU kernel: wgmma (sm_90a), 2 warpgroup(s) x 64 query rows}}
   %r = attn.attention ins(%q, %k, %v : tensor<2x100x64xf16>, tensor<2x70x64xf16>, tensor<2x70x64xf16>)
       scale(%s) mask(%mask : tensor<100x70xf32>) outs(%o : tensor<2x100x64xf16>)
       indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,

@@ -263,7 +263,7 @@ func.func @attention(%q: tensor<2x130x128xbf16>, %k: tensor<2x333x128xbf16>, %v:
 // wgmma=1 says why it cannot comply.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: mma = "mma.sync"
-// REQ: convert-attn-to-gpu-wgmma.mlir:[[# @LINE + 3]]:8: error: wgmma=1: the wgmma kernel needs chip=sm_90a, f16/bf16 without mask/sink tensors and D, E in {64, 128} (D = 64, E = 32)
+// REQ: convert-attn-to-gpu-wgmma.mlir:[[# @LINE + 3]]:8: error: wgmma=1: the wgmma kernel needs chip=sm_90a, f16/bf16 inputs and output and D, E in {64, 128} (D = 64, E = 32)
 func.func @attention(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: tensor<2x47x32xf16>, %o: tensor<2x33x32xf16>) -> tensor<2x33x32xf16> {
   %s = arith.constant 0.125 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<2x33x64xf16>, tensor<2x47x64xf16>, tensor<2x47x32xf16>)

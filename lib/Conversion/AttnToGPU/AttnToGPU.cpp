@@ -13,10 +13,10 @@
 //          can see. The module gets an `attn.bundle` attribute describing
 //          the kernel's arguments, launch and launch rules for attn-bundle.
 //
-// Two kernels: the tensor-core kernel (f16/bf16 without mask/sink tensors,
-// contiguous head dims; mma.sync, ldmatrix, cp.async, launch shape from the
-// pass options) and the SIMT kernel for everything else (one thread per
-// query row). docs/performance.md has the measurements behind the choices.
+// Three kernels: wgmma (sm_90a) and mma.sync (sm_80) on tensor cores for
+// f16/bf16 with contiguous head dims, masks, sinks and fills of every kind
+// (TileKernel::scoreMod), launch shape from the pass options; and the SIMT
+// kernel for everything else (one thread per query row). docs/performance.md has the measurements behind the choices.
 //
 //===----------------------------------------------------------------------===//
 
@@ -402,7 +402,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   bool canWgmma = opts.chip == "sm_90a" && wgmmaEligible(op, mapOf, D, E);
   if (opts.wgmma == 1 && !canWgmma)
     return op.emitError("wgmma=1: the wgmma kernel needs chip=sm_90a, "
-                        "f16/bf16 without mask/sink tensors and D, E in "
+                        "f16/bf16 inputs and output and D, E in "
                         "{64, 128} (D = ")
            << D << ", E = " << E << ")";
   bool useWgmma = canWgmma && opts.wgmma != 0;

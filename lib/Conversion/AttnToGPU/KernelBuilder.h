@@ -16,6 +16,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -165,11 +166,20 @@ struct TileKernel {
   int64_t barrierThreads = 0; // blockBarrier: 0 the block, else named bar 1
   SmallVector<Value> loops;   // b..., m, n, d, e
   std::optional<int64_t> window;
+  // Scores in natural units (S = scale Q K^T + mask, compared and
+  // exponentiated as exp2((s - m) log2 e)) rather than pre-scaled into the
+  // exp2 domain: with a mask tensor, a finite fill or a sink, whose values
+  // are natural scores (a finite fill such as -0.7 * FLT_MAX would
+  // overflow to -inf once scaled, and a fully masked row would average
+  // nothing instead of every key).
+  bool natural;
 
   TileKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
              ArrayRef<int64_t> sizes, unsigned r, int64_t threads)
       : kb(kb), memArg(memArg), mapOf(mapOf), sizes(sizes), r(r),
-        threads(threads), loops(r + 4), window(kb.op.getWindow()) {}
+        threads(threads), loops(r + 4), window(kb.op.getWindow()),
+        natural(kb.op.getMask() || kb.op.getSink() ||
+                !std::isinf(kb.maskValue)) {}
   int64_t M() const { return sizes[r]; }
   int64_t N() const { return sizes[r + 1]; }
 
@@ -209,15 +219,26 @@ struct TileKernel {
   SmallVector<Value> tileLoops(Value lb, Value split, Value ub, int64_t tile,
                                ValueRange init, TileBodyFn body,
                                Value maskedFrom = Value());
-  /// `x`, or -inf where key `col` is invisible to query `row` (past N,
-  /// above the causal diagonal, outside the window).
-  Value maskScore(Value x, Value col, Value row);
+  /// Whether keys that causal/window hide from every row of a block may be
+  /// left out of its key range: they score -inf. With a finite fill they
+  /// score the fill, take part in the normalization and are visited.
+  bool skipsHiddenKeys() const { return std::isinf(kb.maskValue); }
+  /// The score of key `col` for query `row`: the mask tensor (when there is
+  /// one, on every tile: added, or an i1 mask selecting the fill) and, in a
+  /// `boundary` tile, the position masks: the fill above the causal
+  /// diagonal and outside the window, -inf past N (keys that do not exist).
+  Value scoreMod(Value x, Value col, Value row, bool boundary);
+  /// The running (m, ℓ) a row starts from: (-inf, 0), or with a sink
+  /// (sink, 1) (ℓ on the first lane of the quad only, since the lanes'
+  /// partial sums are added at the end). Natural units.
+  std::pair<Value, Value> initialState(Value row);
   /// Sum or max over the 4 lanes (a quad) holding one fragment row.
   Value quadReduce(Value x, bool isMax);
   /// 2^x (ex2.approx; -inf gives 0).
   Value ex2(Value x);
   /// Lazy rescaling's test, warp-uniform: did some row's tile maximum
-  /// exceed its reference m by more than 2^threshold?
+  /// exceed its reference m by more than 2^threshold (threshold in log2
+  /// units; converted when the scores are natural)?
   Value anyRowGrew(ArrayRef<Value> tileMax, ArrayRef<Value> m,
                    int64_t threshold);
 

@@ -5,9 +5,12 @@
 //   S = Q K^T      (tile-kv/8) n-blocks x (D/16) mma.sync, f32 accumulate;
 //                  each K fragment read from shared memory feeds every row
 //                  tile of the warp
-//   masked keys -> -inf (boundary tiles only)
+//   score modification (TileKernel::scoreMod): mask tensor elements read
+//                  straight into the accumulator layout (every tile), the
+//                  fill or -inf for hidden keys (boundary tiles only)
 //   m' = max(m, rowmax(S) * scale log2 e)   (quad shuffles)
-//   α = 2^(m - m');  P = 2^(S * scale log2 e - m')  (one fma + ex2)
+//   α = 2^(m - m');  P = 2^(S * scale log2 e - m')  (one fma + ex2);
+//                  with masks, sinks or fills in natural units instead
 //   P kept in registers, re-packed as the A operand of P·V
 //   ℓ = α ℓ + rowsum(P) (per thread; reduced once at the end)
 //   O = α O + P V   (E/8 n-blocks of mma.sync)
@@ -28,6 +31,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <array>
+#include <tuple>
 #include <limits>
 #include <optional>
 
@@ -57,14 +61,6 @@ std::string gpu_kernel::mmaIneligibility(AttentionOp op, MapOfFn mapOf,
               " (one 16-bit type throughout)")
           .str();
   }
-  if (op.getMask())
-    return "a mask tensor (the tensor-core kernels mask by causal/window "
-           "bounds only)";
-  if (op.getSink())
-    return "a sink tensor";
-  if (op.getMaskValue() && !op.getMaskValue()->isInfinity())
-    return "a finite mask fill value (the tensor-core kernels mask with "
-           "-inf)";
   if (D % 16 != 0 || E % 16 != 0 || D > 256 || E > 256)
     return "D = " + std::to_string(D) + ", E = " + std::to_string(E) +
            " (multiples of 16 up to 256)";
@@ -268,13 +264,28 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   auto mIdx = [&](int64_t i, int64_t h) { return i * 2 + h; };
   auto lIdx = [&](int64_t i, int64_t h) { return 2 * R + i * 2 + h; };
   auto oIdx = [&](int64_t i, int64_t eb) { return 4 * R + i * eBlocks + eb; };
-  SmallVector<Value> init(2 * R, ninf);
-  init.append(2 * R, zero);
+  // m and ℓ start at (-inf, 0), or at the sink's (sink, 1).
+  SmallVector<Value> init(4 * R);
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t h = 0; h < 2; ++h)
+      std::tie(init[mIdx(i, h)], init[lIdx(i, h)]) =
+          tk.initialState(rows[i][h]);
   init.append(R * eBlocks, zeroC);
   // Scores are scaled inside the exponent (one fma): exact for a positive
-  // scale, where the row max commutes with the scaling.
-  const bool foldScale = kb.scale > 0;
+  // scale, where the row max commutes with the scaling. Natural scores
+  // (TileKernel::natural) are scaled first and exponentiated as
+  // 2^((s - m) log2 e).
+  const bool natural = tk.natural;
+  const bool foldScale = kb.scale > 0 && !natural;
   Value scaleLog2 = kb.cF32(kb.scale * 1.4426950408889634f);
+  Value scoreScale = natural ? kb.cF32(kb.scale) : scaleLog2;
+  Value log2e = kb.cF32(1.4426950408889634f);
+  // 2^(x - ref) for x and ref in the scores' units.
+  auto expDiff = [&](Value x, Value ref) -> Value {
+    Value d = arith::SubFOp::create(b, loc, x, ref);
+    return tk.ex2(natural ? arith::MulFOp::create(b, loc, d, log2e).getResult()
+                          : d);
+  };
   // Issue the copies of the K and V tiles starting at key n0 into buffer
   // `buf` as one cp.async group; rows past N are clamped (never used).
   auto issue = [&](Value n0, Value buf) -> Value {
@@ -340,10 +351,10 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
             Value x = vector::ExtractOp::create(b, loc, acc[i * NB + nb],
                                                 ArrayRef<int64_t>{h, j});
             if (!foldScale)
-              x = arith::MulFOp::create(b, loc, x, scaleLog2);
-            if (withMask)
-              x = tk.maskScore(x, tk.add(tk.add(n0, nb * 8 + j), c2),
-                               rows[i][h]);
+              x = arith::MulFOp::create(b, loc, x, scoreScale);
+            if (withMask || memArg("mask"))
+              x = tk.scoreMod(x, tk.add(tk.add(n0, nb * 8 + j), c2),
+                              rows[i][h], withMask);
             s[sIdx(i, nb, h, j)] = x;
           }
     // Online softmax per row (i, h), in the exp2 domain. Row maxima of
@@ -376,7 +387,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
           Value isNinf = arith::CmpFOp::create(
               b, loc, arith::CmpFPredicate::OEQ, mNew, ninf);
           Value ms = arith::SelectOp::create(b, loc, isNinf, zero, mNew);
-          alpha[h] = tk.ex2(arith::SubFOp::create(b, loc, mOld, ms));
+          alpha[h] = expDiff(mOld, ms);
           out[mIdx(i, h)] = mNew;
           out[lIdx(i, h)] =
               arith::MulFOp::create(b, loc, alpha[h], st[lIdx(i, h)]);
@@ -411,13 +422,13 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       }
       next.assign(ifOp.getResults().begin(), ifOp.getResults().end());
     }
-    SmallVector<Value> negM(2 * R);
+    SmallVector<Value> negM(2 * R), ref(2 * R);
     for (int64_t row = 0; row < 2 * R; ++row) {
       Value m = next[row];
       Value isNinf =
           arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, ninf);
-      negM[row] = arith::NegFOp::create(
-          b, loc, arith::SelectOp::create(b, loc, isNinf, zero, m));
+      ref[row] = arith::SelectOp::create(b, loc, isNinf, zero, m);
+      negM[row] = arith::NegFOp::create(b, loc, ref[row]);
     }
     SmallVector<Value> lsum(2 * R, zero);
     for (int64_t i = 0; i < R; ++i)
@@ -425,10 +436,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
         for (int64_t h = 0; h < 2; ++h)
           for (int64_t j = 0; j < 2; ++j) {
             Value &x = s[sIdx(i, nb, h, j)];
-            x = tk.ex2(foldScale
-                           ? kb.fma(x, scaleLog2, negM[mIdx(i, h)])
-                           : arith::AddFOp::create(b, loc, x, negM[mIdx(i, h)])
-                                 .getResult());
+            x = foldScale ? tk.ex2(kb.fma(x, scaleLog2, negM[mIdx(i, h)]))
+                          : expDiff(x, ref[mIdx(i, h)]);
             lsum[mIdx(i, h)] =
                 arith::AddFOp::create(b, loc, lsum[mIdx(i, h)], x);
           }

@@ -80,6 +80,8 @@ std::pair<Value, Value> TileKernel::keyRange(Value blockRow, int64_t rows) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   Value lb = idx(0), ub = idx(N());
+  if (!skipsHiddenKeys())
+    return {lb, ub};
   if (kb.op.getCausal())
     ub = arith::MinUIOp::create(b, loc, ub, add(blockRow, rows));
   if (window) {
@@ -123,22 +125,53 @@ SmallVector<Value> TileKernel::tileLoops(Value lb, Value split, Value ub,
   return SmallVector<Value>(masked.getResults());
 }
 
-Value TileKernel::maskScore(Value x, Value col, Value row) {
+Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
-  Value masked =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, col, idx(N()));
+  Value fill = kb.cF32(kb.maskValue);
+  if (Value mask = memArg("mask")) {
+    // Rows past M (the last block) and keys past N (a boundary tile) read
+    // an element in range; their scores are not used or are -inf below.
+    loops[r] = clamp(row, M());
+    loops[r + 1] = boundary ? clamp(col, N()) : col;
+    Value mv = memref::LoadOp::create(b, loc, mask, indices("mask"));
+    x = mv.getType().isInteger(1)
+            ? arith::SelectOp::create(b, loc, mv, x, fill).getResult()
+            : arith::AddFOp::create(b, loc, x, kb.ext(mv)).getResult();
+  }
+  if (!boundary)
+    return x;
+  Value hidden;
+  auto orInto = [&](Value c) {
+    hidden = hidden ? arith::OrIOp::create(b, loc, hidden, c).getResult() : c;
+  };
   if (kb.op.getCausal())
-    masked = arith::OrIOp::create(
-        b, loc, masked,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, col, row));
+    orInto(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, col, row));
   if (window)
-    masked = arith::OrIOp::create(
-        b, loc, masked,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, row,
-                              add(col, *window)));
+    orInto(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, row,
+                                 add(col, *window)));
+  if (hidden)
+    x = arith::SelectOp::create(b, loc, hidden, fill, x);
+  Value past =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, col, idx(N()));
   return arith::SelectOp::create(
-      b, loc, masked, kb.cF32(-std::numeric_limits<float>::infinity()), x);
+      b, loc, past, kb.cF32(-std::numeric_limits<float>::infinity()), x);
+}
+
+std::pair<Value, Value> TileKernel::initialState(Value row) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value ninf = kb.cF32(-std::numeric_limits<float>::infinity());
+  Value zero = kb.cF32(0.0f);
+  Value sink = memArg("sink");
+  if (!sink)
+    return {ninf, zero};
+  loops[r] = clamp(row, M());
+  Value m = kb.ext(memref::LoadOp::create(b, loc, sink, indices("sink")));
+  Value none = arith::OrIOp::create(
+      b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, ninf),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, c2, idx(0)));
+  return {m, arith::SelectOp::create(b, loc, none, zero, kb.cF32(1.0f))};
 }
 
 Value TileKernel::quadReduce(Value x, bool isMax) {
@@ -165,7 +198,8 @@ Value TileKernel::anyRowGrew(ArrayRef<Value> tileMax, ArrayRef<Value> m,
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   Value need = arith::ConstantIntOp::create(b, loc, 0, 1);
-  Value tau = kb.cF32(static_cast<float>(threshold));
+  Value tau = kb.cF32(static_cast<float>(threshold) *
+                      (natural ? 0.6931471805599453f : 1.0f));
   for (auto [t, ref] : llvm::zip_equal(tileMax, m))
     need = arith::OrIOp::create(
         b, loc, need,

@@ -38,6 +38,7 @@
 
 #include <functional>
 #include <limits>
+#include <tuple>
 #include <optional>
 
 using namespace mlir;
@@ -379,8 +380,18 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
 
   Value zero = kb.cF32(0.0f);
   Value ninf = kb.cF32(-std::numeric_limits<float>::infinity());
-  const bool foldScale = kb.scale > 0;
+  // Scores in the exp2 domain with the scale folded into the exponent's
+  // fma, or natural (TileKernel::natural: scaled first, 2^((s - m) log2 e)).
+  const bool natural = tk.natural;
+  const bool foldScale = kb.scale > 0 && !natural;
   Value scaleLog2 = kb.cF32(kb.scale * 1.4426950408889634f);
+  Value scoreScale = natural ? kb.cF32(kb.scale) : scaleLog2;
+  Value log2e = kb.cF32(1.4426950408889634f);
+  auto expDiff = [&](Value x, Value ref) -> Value {
+    Value d = arith::SubFOp::create(b, loc, x, ref);
+    return tk.ex2(natural ? arith::MulFOp::create(b, loc, d, log2e).getResult()
+                          : d);
+  };
   // S = Q K^T: D / 16 wgmma, the first one without accumulating.
   std::string sInst = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(BN) +
                       "k16.f32." + ty + "." + ty + " ";
@@ -412,8 +423,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     return em.through("wgmma.wait_group.sync.aligned 0;", acc);
   };
 
-  // State: m[2], ℓ[2], O[oRegs], buffer.
-  SmallVector<Value> init = {ninf, ninf, zero, zero};
+  // State: m[2], ℓ[2], O[oRegs], buffer; (m, ℓ) from (-inf, 0) or a sink.
+  Value m0[2], l0[2];
+  for (int64_t h = 0; h < 2; ++h)
+    std::tie(m0[h], l0[h]) = tk.initialState(rows[h]);
+  SmallVector<Value> init = {m0[0], m0[1], l0[0], l0[1]};
   init.append(oRegs, zero);
   init.push_back(c0);
 
@@ -439,10 +453,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     for (int64_t i = 0; i < sRegs; ++i) {
       Value &x = s[i];
       if (!foldScale)
-        x = arith::MulFOp::create(b, loc, x, scaleLog2);
-      if (withMask)
-        x = tk.maskScore(x, tk.add(tk.add(n0, (i / 4) * 8 + i % 2), c2),
-                         rows[(i / 2) % 2]);
+        x = arith::MulFOp::create(b, loc, x, scoreScale);
+      if (withMask || memArg("mask"))
+        x = tk.scoreMod(x, tk.add(tk.add(n0, (i / 4) * 8 + i % 2), c2),
+                        rows[(i / 2) % 2], withMask);
     }
     for (int64_t h = 0; h < 2; ++h) {
       Value mt;
@@ -461,18 +475,17 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // row g + 8) of each, like mma.sync's A layout. Adds the row sums to lsum.
   auto exponentiate = [&](SmallVector<Value> &s, Value(&m)[2],
                           Value(&lsum)[2]) -> SmallVector<Value> {
-    Value negM[2];
+    Value negM[2], ref[2];
     for (int64_t h = 0; h < 2; ++h) {
       Value isNinf =
           arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m[h], ninf);
-      negM[h] = arith::NegFOp::create(
-          b, loc, arith::SelectOp::create(b, loc, isNinf, zero, m[h]));
+      ref[h] = arith::SelectOp::create(b, loc, isNinf, zero, m[h]);
+      negM[h] = arith::NegFOp::create(b, loc, ref[h]);
     }
     for (int64_t i = 0; i < sRegs; ++i) {
       int64_t h = (i / 2) % 2;
-      s[i] = tk.ex2(
-          foldScale ? kb.fma(s[i], scaleLog2, negM[h])
-                    : arith::AddFOp::create(b, loc, s[i], negM[h]).getResult());
+      s[i] = foldScale ? tk.ex2(kb.fma(s[i], scaleLog2, negM[h]))
+                       : expDiff(s[i], ref[h]);
       lsum[h] = arith::AddFOp::create(b, loc, lsum[h], s[i]);
     }
     SmallVector<Value> p;
@@ -512,7 +525,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         Value isNinf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                              mNew, ninf);
         Value ms = arith::SelectOp::create(b, loc, isNinf, zero, mNew);
-        alpha[h] = tk.ex2(arith::SubFOp::create(b, loc, st[h], ms));
+        alpha[h] = expDiff(st[h], ms);
         out[h] = mNew;
         out[2 + h] = arith::MulFOp::create(b, loc, alpha[h], st[2 + h]);
       }
@@ -612,8 +625,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         Value isNinf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                              mNew[h], ninf);
         Value ms = arith::SelectOp::create(b, loc, isNinf, zero, mNew[h]);
-        alpha[h] = arith::SelectOp::create(
-            b, loc, any, tk.ex2(arith::SubFOp::create(b, loc, m[h], ms)), one);
+        alpha[h] =
+            arith::SelectOp::create(b, loc, any, expDiff(m[h], ms), one);
         lsum[h] = zero;
       }
       SmallVector<Value> p = exponentiate(s, mNew, lsum);
@@ -645,13 +658,14 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       else
         landed(S - 2);
       SmallVector<Value> acc = computeS(c0);
-      Value m[2] = {ninf, ninf}, alpha[2], l[2], any;
+      Value m[2] = {m0[0], m0[1]}, alpha[2], lsum[2], any, l[2];
       SmallVector<Value> p =
-          softmax(acc, lb, m, /*withMask=*/true, alpha, l, any);
+          softmax(acc, lb, m, /*withMask=*/true, alpha, lsum, any);
+      for (int64_t h = 0; h < 2; ++h)
+        l[h] = kb.fma(alpha[h], l0[h], lsum[h]);
       scf::YieldOp::create(b, loc,
                            pack(m, l, SmallVector<Value>(oRegs, zero), p, c0));
       b.setInsertionPointToStart(&first.getElseRegion().front());
-      Value m0[2] = {ninf, ninf}, l0[2] = {zero, zero};
       SmallVector<Value> p0(pRegs, em.i32(0));
       scf::YieldOp::create(
           b, loc, pack(m0, l0, SmallVector<Value>(oRegs, zero), p0, c0));

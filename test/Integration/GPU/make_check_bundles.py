@@ -313,6 +313,44 @@ CASES: Dict[str, Case] = {
 }
 
 
+# Score modifications on the tensor-core kernels (mask tensors read into the
+# score fragments, sinks as the running state's start, finite fills with
+# hidden keys visited): each feature set on every kernel variant.
+TC_FEATURES: Dict[str, Case] = {
+    # An f32 bias per (batch, head) over ragged N (the -inf entries and the
+    # fully masked rows the harness plants included).
+    "bias_f32": Case("float16", **bhsd(2, 2, 200, 333, 64), mask=["b", "h", "m", "n"],
+                     mask_dtype="float32"),
+    # A bool mask, a per-head sink and JAX's fill (-0.7 * f32 max): fully
+    # masked rows average V with the sink in the normalization.
+    "bool_sink_jaxfill": Case("bfloat16", **bhsd(1, 2, 150, 150, 128),
+                              mask=["b", "m", "n"], sink=["h"],
+                              mask_value=-2.3819763e38),
+    # A small finite fill under causal: the hidden keys' exp(fill - m) is not
+    # negligible, so they must be counted.
+    "causal_fill_m2": Case("float16", **bhsd(1, 2, 300, 300, 64), causal=True,
+                           mask_value=-2.0),
+    # A bf16 bias broadcast over batch and heads with causal, a window and
+    # large logits.
+    "bias_bf16_causal_window_large": Case("bfloat16", **bhsd(1, 2, 300, 300, 64),
+                                          mask=["m", "n"], mask_dtype="bfloat16",
+                                          causal=True, window=50, scale=6.0),
+}
+TC_VARIANTS: Dict[str, List[str]] = {
+    "wg": ["--wgmma=1"],
+    "wg_pipe": ["--wgmma=1", "--pipeline=1"],
+    "wg_ws": ["--warp-specialize=1"],
+    "wg_ws_pipe": ["--warp-specialize=1", "--pipeline=1", "--tile-kv=64"],
+    "wg_ws_pp": ["--warp-specialize=1", "--pipeline=1", "--pingpong=1"],
+    "wg_t0": ["--wgmma=1", "--rescale-threshold=0"],
+    "mma": ["--wgmma=0"],
+    "mma_pipe": ["--wgmma=0", "--pipeline=1"],
+}
+for _f, _c in TC_FEATURES.items():
+    for _v, _flags in TC_VARIANTS.items():
+        CASES[f"tc_{_f}_{_v}"] = Case(**{**_c.__dict__, "flags": list(_flags)})
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)

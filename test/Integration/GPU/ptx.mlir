@@ -21,8 +21,9 @@
 // MANIFEST: "sha256": {
 // MANIFEST-NEXT: "kernel.cubin": "{{[0-9a-f]{64}"}}
 // MANIFEST-NEXT: "kernel.ptx": "{{[0-9a-f]{64}"}}
-// The bool mask stays a tensor: the SIMT kernel, and --explain says why.
-// EXPLAIN: ptx.mlir:[[# @LINE + 26]]:8: remark: GPU kernel: SIMT (one thread per query row, no tensor cores, far slower); no tensor cores: a mask tensor
+// The bool mask stays a tensor, read by the wgmma kernel into its score
+// fragments; --explain names the kernel.
+// EXPLAIN: ptx.mlir:[[# @LINE + 26]]:8: remark: GPU kernel: wgmma (sm_90a), 2 warpgroup(s)
 // EXPLAIN-NOT: remark
 
 // A frontend-style attention (linalg) with a boolean mask: fused, then
