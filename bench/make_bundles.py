@@ -11,7 +11,9 @@ Configs follow bench_attention.py: fp16/bf16, D in {64, 128}, N in {512 ..
 [B, H, N, D]. Bundle directory names: {dtype}_d{D}_n{N}_b{B}_h{H}_{causal|full}.
 --flags go to attn-bundle (launch-shape options). --tune writes the
 launch-shape sweep of bench/tune.py instead: OUT/VARIANT/CONFIG for each
-variant in TUNE_VARIANTS and N in {1024, 8192}.
+variant in TUNE_VARIANTS and N in {1024, 8192}. --forms writes the forms
+table's bundles (FORMS below; bench/bench_forms.py times them):
+OUT/{dtype}_d128_n{N}_b{B}_h16_{form}.
 """
 from __future__ import annotations
 
@@ -76,6 +78,59 @@ def program(dtype: str, d: int, n: int, b: int, h: int, causal: bool) -> str:
 """
 
 
+# The "forms" table (bench/bench_forms.py): score modifications as
+# frontends write them, at D = 128 and 16k tokens per batch. Each form's
+# mask/sink operand (dims named as in the program), mask dtype, attributes.
+FORMS = {
+    "plain": dict(),
+    "causal": dict(causal=True),
+    # T5/relative-position style: a bias per head, broadcast over the batch.
+    "bias": dict(mask=("h", "m", "n"), mask_dtype="dtype"),
+    # Key padding (BERT, PyTorch's key_padding_mask): bool [B, N].
+    "padmask": dict(mask=("b", "n"), mask_dtype="i1"),
+    # JAX's causal: jnp.where(causal, s, -0.7 * finfo(f32).max).
+    "causal_jaxfill": dict(causal=True, mask_value=-2.3819763e38),
+    # gpt-oss: one sink logit per head.
+    "sink": dict(sink=("h",)),
+}
+
+
+def forms_configs():
+    for dtype in ("float16", "bfloat16"):
+        for n in (1024, 4096, 16384):
+            for form in FORMS:
+                yield dtype, 128, n, 16384 // n, 16, form
+
+
+def forms_program(dtype: str, d: int, n: int, b: int, h: int, form: str) -> str:
+    f = FORMS[form]
+    dt = MLIR_DT[dtype]
+    size = {"b": b, "h": h, "m": n, "n": n}
+    t = f"tensor<{b}x{h}x{n}x{d}x{dt}>"
+    m = "affine_map<(b, h, m, n, d, e) -> "
+    maps = [m + x + ">" for x in
+            ("(b, h, m, d)", "(b, h, n, d)", "(b, h, n, e)", "(b, h, m, e)")]
+    params = [f"%q: {t}", f"%k: {t}", f"%v: {t}"]
+    clauses = ""
+    for name in ("mask", "sink"):
+        if name not in f:
+            continue
+        edt = dt if name == "sink" or f["mask_dtype"] == "dtype" else f["mask_dtype"]
+        ts = "tensor<" + "".join(f"{size[x]}x" for x in f[name]) + edt + ">"
+        params.append(f"%{name}: {ts}")
+        clauses += f" {name}(%{name} : {ts})"
+        maps.append(m + "(" + ", ".join(f[name]) + ")>")
+    attrs = ("causal " if f.get("causal") else "") + \
+        (f"mask_value = {f['mask_value']!r} " if "mask_value" in f else "")
+    return f"""func.func @attention({', '.join(params)}, %o: {t}) -> {t} {{
+  %s = arith.constant {1.0 / math.sqrt(d)!r} : f32
+  %r = attn.attention ins(%q, %k, %v : {t}, {t}, {t}) scale(%s){clauses} outs(%o : {t})
+      {attrs}indexing_maps = [{", ".join(maps)}] -> {t}
+  return %r : {t}
+}}
+"""
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -87,11 +142,17 @@ def main() -> int:
     ap.add_argument("--tune", action="store_true", help="the launch-shape sweep")
     ap.add_argument("--tune-n", default="1024,8192",
                     help="--tune: sequence lengths, comma-separated")
+    ap.add_argument("--forms", action="store_true",
+                    help="the forms table's bundles (bench/bench_forms.py)")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     out = Path(a.out)
     jobs = []  # (bundle dir, program, flags)
-    if a.tune:
+    if a.forms:
+        for dtype, d, n, b, h, form in forms_configs():
+            name = f"{dtype}_d{d}_n{n}_b{b}_h{h}_{form}"
+            jobs.append((out / name, forms_program(dtype, d, n, b, h, form), a.flags.split()))
+    elif a.tune:
         for var, (flags, dims) in TUNE_VARIANTS.items():
             ns = tuple(int(x) for x in a.tune_n.split(","))
             for dtype, d, n, b, h, causal in tune_configs(ns):

@@ -219,10 +219,19 @@ struct TileKernel {
   SmallVector<Value> tileLoops(Value lb, Value split, Value ub, int64_t tile,
                                ValueRange init, TileBodyFn body,
                                Value maskedFrom = Value());
-  /// Whether keys that causal/window hide from every row of a block may be
-  /// left out of its key range: they score -inf. With a finite fill they
-  /// score the fill, take part in the normalization and are visited.
-  bool skipsHiddenKeys() const { return std::isinf(kb.maskValue); }
+  /// Keys that causal/window hide from every row of a block are left out
+  /// of its key loop. With a finite fill they still count (each scores the
+  /// fill): foldHiddenKeys adds them to the final state of each row as one
+  /// more tile of `count` equal scores, exactly: m' = max(m, fill),
+  /// ℓ' = α ℓ + count β, O' = α O + β Σ V over those keys, with
+  /// α = e^(m - m'), β = e^(fill - m'). The sum over V is only computed in a
+  /// warp where some β is not 0 (a fill within ~88 of the row max), rarely.
+  /// `o[s]` holds row slot s's O values at columns eb * 8 + c2 + j in (eb, j)
+  /// order; `m`, `l` its max and partial sum (natural units). No-op without
+  /// a finite fill or without causal/window.
+  void foldHiddenKeys(Value lb, Value ub, int64_t tile, ArrayRef<Value> m,
+                      MutableArrayRef<Value> l,
+                      MutableArrayRef<SmallVector<Value>> o, int64_t E);
   /// The score of key `col` for query `row`: the mask tensor (when there is
   /// one, on every tile: added, or an i1 mask selecting the fill) and, in a
   /// `boundary` tile, the position masks: the fill above the causal

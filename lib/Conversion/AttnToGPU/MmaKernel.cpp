@@ -564,6 +564,31 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   }
   // No copy may still be writing shared memory when the block exits.
   nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
+  {
+    // Keys hidden from the whole block under a finite fill (see
+    // TileKernel::foldHiddenKeys); row slot (i, h) is 2 i + h.
+    SmallVector<Value> m, l;
+    SmallVector<SmallVector<Value>> o(2 * R);
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t h = 0; h < 2; ++h) {
+        m.push_back(finalState[mIdx(i, h)]);
+        l.push_back(finalState[lIdx(i, h)]);
+        for (int64_t eb = 0; eb < eBlocks; ++eb)
+          for (int64_t j = 0; j < 2; ++j)
+            o[2 * i + h].push_back(vector::ExtractOp::create(
+                b, loc, finalState[oIdx(i, eb)], ArrayRef<int64_t>{h, j}));
+      }
+    tk.foldHiddenKeys(lb, ub, BN, m, l, o, E);
+    for (int64_t i = 0; i < R; ++i) {
+      for (int64_t h = 0; h < 2; ++h)
+        finalState[lIdx(i, h)] = l[2 * i + h];
+      for (int64_t eb = 0; eb < eBlocks; ++eb)
+        finalState[oIdx(i, eb)] = vector::FromElementsOp::create(
+            b, loc, fragC,
+            ValueRange{o[2 * i][2 * eb], o[2 * i][2 * eb + 1],
+                       o[2 * i + 1][2 * eb], o[2 * i + 1][2 * eb + 1]});
+    }
+  }
 
   // One divide per row. With e the output's last dim, the normalized
   // block is staged in shared memory (over the K/V/Q buffers, after a

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -80,8 +81,6 @@ std::pair<Value, Value> TileKernel::keyRange(Value blockRow, int64_t rows) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   Value lb = idx(0), ub = idx(N());
-  if (!skipsHiddenKeys())
-    return {lb, ub};
   if (kb.op.getCausal())
     ub = arith::MinUIOp::create(b, loc, ub, add(blockRow, rows));
   if (window) {
@@ -128,7 +127,7 @@ SmallVector<Value> TileKernel::tileLoops(Value lb, Value split, Value ub,
 Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
-  Value fill = kb.cF32(kb.maskValue);
+  auto fill = [&] { return kb.cF32(kb.maskValue); };
   if (Value mask = memArg("mask")) {
     // Rows past M (the last block) and keys past N (a boundary tile) read
     // an element in range; their scores are not used or are -inf below.
@@ -136,7 +135,7 @@ Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary) {
     loops[r + 1] = boundary ? clamp(col, N()) : col;
     Value mv = memref::LoadOp::create(b, loc, mask, indices("mask"));
     x = mv.getType().isInteger(1)
-            ? arith::SelectOp::create(b, loc, mv, x, fill).getResult()
+            ? arith::SelectOp::create(b, loc, mv, x, fill()).getResult()
             : arith::AddFOp::create(b, loc, x, kb.ext(mv)).getResult();
   }
   if (!boundary)
@@ -151,7 +150,7 @@ Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary) {
     orInto(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, row,
                                  add(col, *window)));
   if (hidden)
-    x = arith::SelectOp::create(b, loc, hidden, fill, x);
+    x = arith::SelectOp::create(b, loc, hidden, fill(), x);
   Value past =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, col, idx(N()));
   return arith::SelectOp::create(
@@ -172,6 +171,89 @@ std::pair<Value, Value> TileKernel::initialState(Value row) {
       b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, ninf),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, c2, idx(0)));
   return {m, arith::SelectOp::create(b, loc, none, zero, kb.cF32(1.0f))};
+}
+
+void TileKernel::foldHiddenKeys(Value lb, Value ub, int64_t tile,
+                                ArrayRef<Value> m, MutableArrayRef<Value> l,
+                                MutableArrayRef<SmallVector<Value>> o,
+                                int64_t E) {
+  if (std::isinf(kb.maskValue) || (!kb.op.getCausal() && !window))
+    return;
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Type f32 = b.getF32Type();
+  // The key loop visits whole tiles from lb while below ub: [lb, end).
+  Value ahead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, ub, lb);
+  Value span = arith::SelectOp::create(
+      b, loc, ahead, arith::SubIOp::create(b, loc, ub, lb), idx(0));
+  Value end = arith::MinUIOp::create(
+      b, loc, idx(N()), add(lb, mul(divu(add(span, tile - 1), tile), tile)));
+  Value count = add(lb, arith::SubIOp::create(b, loc, idx(N()), end));
+  Value countF = arith::UIToFPOp::create(
+      b, loc, f32, arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
+  Value fill = kb.cF32(kb.maskValue);
+  Value log2e = kb.cF32(1.4426950408889634f);
+  Value zero = kb.cF32(0.0f);
+  auto expDiff = [&](Value x, Value ref) {
+    return ex2(arith::MulFOp::create(
+        b, loc, arith::SubFOp::create(b, loc, x, ref), log2e));
+  };
+  Value firstLane =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c2, idx(0));
+  Value any = arith::ConstantIntOp::create(b, loc, 0, 1);
+  SmallVector<Value> alpha, beta;
+  for (auto [s, ms] : llvm::enumerate(m)) {
+    Value mNew = arith::MaximumFOp::create(b, loc, ms, fill);
+    alpha.push_back(expDiff(ms, mNew));
+    beta.push_back(expDiff(fill, mNew));
+    any = arith::OrIOp::create(
+        b, loc, any,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, beta.back(),
+                              zero));
+    Value extra = arith::SelectOp::create(
+        b, loc, firstLane,
+        arith::MulFOp::create(b, loc, countF, beta.back()), zero);
+    l[s] = kb.fma(alpha.back(), l[s], extra);
+  }
+  any = arith::AndIOp::create(
+      b, loc, any,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, count, idx(0)));
+  Value allLanes = arith::ConstantIntOp::create(b, loc, -1, 32);
+  any = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), allLanes, any,
+                                 NVVM::VoteSyncKind::any);
+  // Σ V over the hidden keys at this thread's columns (shared by its rows).
+  int64_t cols = E / 4;
+  SmallVector<Type> types(cols, f32);
+  auto ifOp = scf::IfOp::create(b, loc, types, any, /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    auto sumOver = [&](Value from, Value to, ValueRange init) {
+      auto loop = scf::ForOp::create(
+          b, loc, from, to, idx(1), init,
+          [&](OpBuilder &, Location, Value n, ValueRange acc) {
+            loops[r + 1] = n;
+            SmallVector<Value> next;
+            for (int64_t k = 0; k < cols; ++k) {
+              loops[r + 3] = add(c2, (k / 2) * 8 + k % 2);
+              Value v = kb.ext(memref::LoadOp::create(b, loc, memArg("v"),
+                                                      indices("v")));
+              next.push_back(arith::AddFOp::create(b, loc, acc[k], v));
+            }
+            scf::YieldOp::create(b, loc, next);
+          });
+      return SmallVector<Value>(loop.getResults());
+    };
+    SmallVector<Value> sums = sumOver(idx(0), lb, SmallVector<Value>(cols, zero));
+    sums = sumOver(end, idx(N()), sums);
+    scf::YieldOp::create(b, loc, sums);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, SmallVector<Value>(cols, zero));
+  }
+  for (auto [s, os] : llvm::enumerate(o))
+    for (int64_t k = 0; k < cols; ++k)
+      os[k] = kb.fma(beta[s], ifOp.getResult(k),
+                     arith::MulFOp::create(b, loc, alpha[s], os[k]));
 }
 
 Value TileKernel::quadReduce(Value x, bool isMax) {

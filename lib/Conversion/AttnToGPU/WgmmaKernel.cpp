@@ -758,7 +758,23 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
 
   // The block is staged in shared memory (over the buffers, after a
   // barrier) when e is the output's last dim.
-  auto storeOutput = [&](ArrayRef<Value> fin) {
+  auto storeOutput = [&](ArrayRef<Value> finIn) {
+    SmallVector<Value> fin(finIn);
+    {
+      Value l[2] = {fin[2], fin[3]};
+      SmallVector<Value> o[2];
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t eb = 0; eb < E / 8; ++eb)
+          for (int64_t j = 0; j < 2; ++j)
+            o[h].push_back(fin[4 + 4 * eb + 2 * h + j]);
+      tk.foldHiddenKeys(lb, ub, BN, {fin[0], fin[1]}, l, o, E);
+      for (int64_t h = 0; h < 2; ++h) {
+        fin[2 + h] = l[h];
+        for (int64_t eb = 0; eb < E / 8; ++eb)
+          for (int64_t j = 0; j < 2; ++j)
+            fin[4 + 4 * eb + 2 * h + j] = o[h][eb * 2 + j];
+      }
+    }
     Value oTile;
     if (tk.outputStaged()) {
       tk.blockBarrier();

@@ -326,9 +326,14 @@ TC_FEATURES: Dict[str, Case] = {
     "bool_sink_jaxfill": Case("bfloat16", **bhsd(1, 2, 150, 150, 128),
                               mask=["b", "m", "n"], sink=["h"],
                               mask_value=-2.3819763e38),
-    # A small finite fill under causal: the hidden keys' exp(fill - m) is not
-    # negligible, so they must be counted.
+    # A small finite fill under causal: the keys after the block's diagonal,
+    # left out of its loop, have a non-negligible exp(fill - m) and are
+    # folded in at the end (TileKernel::foldHiddenKeys).
     "causal_fill_m2": Case("float16", **bhsd(1, 2, 300, 300, 64), causal=True,
+                           mask_value=-2.0),
+    # A window without causal and a small fill: the keys before the block's
+    # window, left out of its loop, are folded in at the end.
+    "window_fill_m2": Case("float16", **bhsd(1, 2, 300, 300, 64), window=40,
                            mask_value=-2.0),
     # A bf16 bias broadcast over batch and heads with causal, a window and
     # large logits.

@@ -1,0 +1,107 @@
+// Score modifications on the tensor-core kernels: a mask tensor is read
+// into the score fragments (any broadcast, through its map), a sink starts
+// the running (m, l), a finite fill keeps its value and the keys hidden
+// from a whole block are folded in after the key loop.
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu | FileCheck %s --check-prefix=SM80
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a explain=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WHY
+
+// A bias per head (broadcast over the batch), scores in natural units: the
+// accumulator is scaled (0.125), the bias element added, and nothing is
+// folded into the exponent.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: mma = "wgmma"
+// CHECK: func.func @attn_fwd({{.*}}, %[[MASK:arg3]]: memref<4x100x130xf32>
+// CHECK: gpu.launch
+// CHECK: %[[S:.*]] = arith.mulf %{{.*}}, %[[SCALE:.*]] : f32
+// CHECK: %[[ROW:.*]] = arith.minui
+// CHECK-NEXT: %[[B:.*]] = memref.load %[[MASK]][%{{.*}}, %[[ROW]], %{{.*}}] : memref<4x100x130xf32>
+// CHECK-NEXT: arith.addf %[[S]], %[[B]] : f32
+// SM80-LABEL: module attributes
+// SM80-SAME: mma = "mma.sync"
+// SM80: gpu.launch
+// SM80: memref.load %arg3
+// WHY: remark: GPU kernel: wgmma (sm_90a)
+func.func @bias(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x130x64xf16>, %v: tensor<2x4x130x64xf16>, %bias: tensor<4x100x130xf32>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x100x64xf16>, tensor<2x4x130x64xf16>, tensor<2x4x130x64xf16>)
+      scale(%s) mask(%bias : tensor<4x100x130xf32>) outs(%o : tensor<2x4x100x64xf16>)
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+                       affine_map<(b, h, m, n, d, e) -> (h, m, n)>]
+      -> tensor<2x4x100x64xf16>
+  return %r : tensor<2x4x100x64xf16>
+}
+
+// -----
+
+// Key padding (bool [B, N]) with JAX's fill and a per-head sink: the mask
+// selects the fill; the sink is loaded before the key loop and starts m.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: mask_value = -2.38197633E+38 : f32
+// CHECK-SAME: mma = "wgmma"
+// CHECK: func.func @attn_fwd({{.*}}, %[[MASK:arg3]]: memref<2x130xi1>, %[[SINK:arg4]]: memref<8xbf16>
+// CHECK: gpu.launch
+// CHECK: memref.load %[[SINK]]
+// CHECK: scf.for
+// CHECK: %[[KEEP:.*]] = memref.load %[[MASK]][%{{.*}}, %{{.*}}] : memref<2x130xi1>
+// CHECK: arith.select %[[KEEP]], %{{.*}}, %{{.*}} : f32
+// SM80-LABEL: module attributes
+// SM80-SAME: mma = "mma.sync"
+// WHY: remark: GPU kernel: wgmma (sm_90a)
+func.func @padding_sink(%q: tensor<2x8x100x64xbf16>, %k: tensor<2x8x130x64xbf16>, %v: tensor<2x8x130x64xbf16>, %keep: tensor<2x130xi1>, %sink: tensor<8xbf16>, %o: tensor<2x8x100x64xbf16>) -> tensor<2x8x100x64xbf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x100x64xbf16>, tensor<2x8x130x64xbf16>, tensor<2x8x130x64xbf16>)
+      scale(%s) mask(%keep : tensor<2x130xi1>) sink(%sink : tensor<8xbf16>) outs(%o : tensor<2x8x100x64xbf16>)
+      mask_value = -2.3819763e38
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n)>, affine_map<(b, h, m, n, d, e) -> (h)>]
+      -> tensor<2x8x100x64xbf16>
+  return %r : tensor<2x8x100x64xbf16>
+}
+
+// -----
+
+// Causal with a finite fill: the block's key loop stops at its diagonal as
+// with -inf; the keys after it each score the fill and are folded in after
+// the loop: a warp vote decides whether any e^(fill - m) is non-zero, and
+// only then are their V rows summed.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: causal = true
+// CHECK-SAME: mask_value = -2.000000e+00 : f32
+// CHECK: gpu.launch
+// CHECK: arith.maximumf %{{.*}}, %[[FILL:.*]] : f32
+// CHECK: nvvm.vote.sync any
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: memref.load %arg2
+// SM80-LABEL: module attributes
+// SM80: nvvm.vote.sync any
+func.func @causal_fill(%q: tensor<1x2x300x64xf16>, %k: tensor<1x2x300x64xf16>, %v: tensor<1x2x300x64xf16>, %o: tensor<1x2x300x64xf16>) -> tensor<1x2x300x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x2x300x64xf16>, tensor<1x2x300x64xf16>, tensor<1x2x300x64xf16>)
+      scale(%s) outs(%o : tensor<1x2x300x64xf16>) causal mask_value = -2.0
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>]
+      -> tensor<1x2x300x64xf16>
+  return %r : tensor<1x2x300x64xf16>
+}
+
+// -----
+
+// Look-alike for the kernel choice: f16 inputs accumulating into an f32
+// output stay on the SIMT kernel, and --explain says why.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: mma = "none"
+// WHY: remark: GPU kernel: SIMT (one thread per query row, no tensor cores, far slower); no tensor cores: the output is f32, q f16 (one 16-bit type throughout)
+func.func @f32_out(%q: tensor<2x100x64xf16>, %k: tensor<2x70x64xf16>, %v: tensor<2x70x64xf16>, %bias: tensor<100x70xf32>, %o: tensor<2x100x64xf32>) -> tensor<2x100x64xf32> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x100x64xf16>, tensor<2x70x64xf16>, tensor<2x70x64xf16>)
+      scale(%s) mask(%bias : tensor<100x70xf32>) outs(%o : tensor<2x100x64xf32>)
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+                       affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>,
+                       affine_map<(b, m, n, d, e) -> (m, n)>]
+      -> tensor<2x100x64xf32>
+  return %r : tensor<2x100x64xf32>
+}
