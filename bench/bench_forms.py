@@ -92,6 +92,10 @@ def main() -> int:
     if not a.no_flex:
         try:
             from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+            # One compile per shape and modification: more than dynamo's
+            # default 8 recompiles, past which it would silently run eager.
+            torch._dynamo.config.cache_size_limit = 256
+            torch._dynamo.config.accumulated_cache_size_limit = 1024
             flex = torch.compile(flex_attention, dynamic=False)
             block_mask_fn = create_block_mask
         except Exception as e:  # pragma: no cover - depends on the torch build

@@ -7,16 +7,18 @@
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a explain=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WHY
 
 // A bias per head (broadcast over the batch), scores in natural units: the
-// accumulator is scaled (0.125), the bias element added, and nothing is
-// folded into the exponent.
+// bias pairs (contiguous along n, N even) are loaded two at a time before
+// the tile's S product is issued; the accumulator is scaled (0.125) and the
+// bias element added.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: mma = "wgmma"
 // CHECK: func.func @attn_fwd({{.*}}, %[[MASK:arg3]]: memref<4x100x130xf32>
 // CHECK: gpu.launch
+// CHECK: %[[PAIR:.*]] = vector.load %[[MASK]][%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<4x100x130xf32>, vector<2xf32>
+// CHECK-NEXT: %[[B:.*]] = vector.extract %[[PAIR]][0]
+// CHECK: wgmma.mma_async
 // CHECK: %[[S:.*]] = arith.mulf %{{.*}}, %[[SCALE:.*]] : f32
-// CHECK: %[[ROW:.*]] = arith.minui
-// CHECK-NEXT: %[[B:.*]] = memref.load %[[MASK]][%{{.*}}, %[[ROW]], %{{.*}}] : memref<4x100x130xf32>
-// CHECK-NEXT: arith.addf %[[S]], %[[B]] : f32
+// CHECK: arith.addf %[[S]], %[[B]] : f32
 // SM80-LABEL: module attributes
 // SM80-SAME: mma = "mma.sync"
 // SM80: gpu.launch

@@ -236,7 +236,16 @@ struct TileKernel {
   /// one, on every tile: added, or an i1 mask selecting the fill) and, in a
   /// `boundary` tile, the position masks: the fill above the causal
   /// diagonal and outside the window, -inf past N (keys that do not exist).
-  Value scoreMod(Value x, Value col, Value row, bool boundary);
+  /// `maskElt`: the mask element, loaded ahead by loadMaskPairs (else
+  /// loaded here).
+  Value scoreMod(Value x, Value col, Value row, bool boundary,
+                 Value maskElt = Value());
+  /// The mask tensor's elements at (row, col) and (row, col + 1) for each
+  /// (row, col) (col even), in that order; empty without a mask tensor.
+  /// Issued before the S product so that their latency hides under it; one
+  /// 2-element load each where the mask is contiguous along n and aligned.
+  SmallVector<Value> loadMaskPairs(ArrayRef<std::pair<Value, Value>> rowCol,
+                                   bool boundary);
   /// The running (m, ℓ) a row starts from: (-inf, 0), or with a sink
   /// (sink, 1) (ℓ on the first lane of the quad only, since the lanes'
   /// partial sums are added at the end). Natural units.

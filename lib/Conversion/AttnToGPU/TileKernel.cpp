@@ -124,16 +124,59 @@ SmallVector<Value> TileKernel::tileLoops(Value lb, Value split, Value ub,
   return SmallVector<Value>(masked.getResults());
 }
 
-Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary) {
+SmallVector<Value> TileKernel::loadMaskPairs(
+    ArrayRef<std::pair<Value, Value>> rowCol, bool boundary) {
+  SmallVector<Value> out;
+  Value mask = memArg("mask");
+  if (!mask)
+    return out;
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Type elt = cast<MemRefType>(mask.getType()).getElementType();
+  AffineMap map = mapOf("mask");
+  // A pair is one aligned 2-element load when n is the mask's contiguous
+  // dim, rows hold an even count and tiles start at even keys (no window,
+  // or an odd one: tiles then start at block row - (W - 1)). i1 is stored
+  // a byte per element, not as a packed vector: scalar loads.
+  bool pairs = !elt.isInteger(1) && map.getNumResults() > 0 &&
+               cast<AffineDimExpr>(map.getResults().back()).getPosition() ==
+                   r + 1 &&
+               N() % 2 == 0 && (!window || *window % 2 == 1);
+  for (auto [row, col] : rowCol) {
+    // Rows past M (the last block) and keys past N (a boundary tile) read
+    // an element in range; their scores are not used or are -inf.
+    loops[r] = clamp(row, M());
+    if (pairs) {
+      loops[r + 1] = boundary ? clamp(col, N() - 1) : col;
+      Value v = vector::LoadOp::create(b, loc, VectorType::get({2}, elt), mask,
+                                       indices("mask"), /*nontemporal=*/false,
+                                       llvm::MaybeAlign(2 * (elt.getIntOrFloatBitWidth() / 8)));
+      for (int64_t j = 0; j < 2; ++j)
+        out.push_back(
+            vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{j}));
+      continue;
+    }
+    for (int64_t j = 0; j < 2; ++j) {
+      Value c = add(col, j);
+      loops[r + 1] = boundary ? clamp(c, N()) : c;
+      out.push_back(memref::LoadOp::create(b, loc, mask, indices("mask")));
+    }
+  }
+  return out;
+}
+
+Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
+                           Value maskElt) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   auto fill = [&] { return kb.cF32(kb.maskValue); };
   if (Value mask = memArg("mask")) {
-    // Rows past M (the last block) and keys past N (a boundary tile) read
-    // an element in range; their scores are not used or are -inf below.
-    loops[r] = clamp(row, M());
-    loops[r + 1] = boundary ? clamp(col, N()) : col;
-    Value mv = memref::LoadOp::create(b, loc, mask, indices("mask"));
+    Value mv = maskElt;
+    if (!mv) {
+      loops[r] = clamp(row, M());
+      loops[r + 1] = boundary ? clamp(col, N()) : col;
+      mv = memref::LoadOp::create(b, loc, mask, indices("mask"));
+    }
     x = mv.getType().isInteger(1)
             ? arith::SelectOp::create(b, loc, mv, x, fill()).getResult()
             : arith::AddFOp::create(b, loc, x, kb.ext(mv)).getResult();

@@ -447,8 +447,16 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
 
   // Scores in the exp2 domain's units (scale folded later when positive),
   // masked keys -inf; returns the two row maxima (scaled), quad-reduced.
+  // The mask tensor's elements for score register i (see prepare), loaded
+  // before the tile's S product is issued.
+  auto loadMask = [&](Value n0, bool withMask) {
+    SmallVector<std::pair<Value, Value>> pairs;
+    for (int64_t i = 0; i < sRegs; i += 2)
+      pairs.push_back({rows[(i / 2) % 2], tk.add(tk.add(n0, (i / 4) * 8), c2)});
+    return tk.loadMaskPairs(pairs, withMask);
+  };
   auto prepare = [&](SmallVector<Value> &s, Value n0, bool withMask,
-                     Value(&tileMax)[2]) {
+                     Value(&tileMax)[2], ArrayRef<Value> maskVals) {
     // s[i]: 8-key block i / 4, row h = (i / 2) % 2, key c2 + i % 2.
     for (int64_t i = 0; i < sRegs; ++i) {
       Value &x = s[i];
@@ -456,7 +464,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         x = arith::MulFOp::create(b, loc, x, scoreScale);
       if (withMask || memArg("mask"))
         x = tk.scoreMod(x, tk.add(tk.add(n0, (i / 4) * 8 + i % 2), c2),
-                        rows[(i / 2) % 2], withMask);
+                        rows[(i / 2) % 2], withMask,
+                        maskVals.empty() ? Value() : maskVals[i]);
     }
     for (int64_t h = 0; h < 2; ++h) {
       Value mt;
@@ -513,9 +522,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   };
 
   auto softmaxPV = [&](SmallVector<Value> s, Value n0, Value buf, ValueRange st,
-                       bool withMask) -> SmallVector<Value> {
+                       bool withMask,
+                       ArrayRef<Value> maskVals) -> SmallVector<Value> {
     Value tileMax[2];
-    prepare(s, n0, withMask, tileMax);
+    prepare(s, n0, withMask, tileMax, maskVals);
     SmallVector<Value> next(st);
     auto rescale = [&]() {
       SmallVector<Value> out(st);
@@ -586,8 +596,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       landed(S - 2);
       issue(tk.add(n0, (S - 1) * BN), tk.remu(tk.add(buf, S - 1), S));
     }
+    SmallVector<Value> maskVals = loadMask(n0, withMask);
     SmallVector<Value> acc = computeS(buf);
-    SmallVector<Value> next = softmaxPV(acc, n0, buf, st.drop_back(), withMask);
+    SmallVector<Value> next =
+        softmaxPV(acc, n0, buf, st.drop_back(), withMask, maskVals);
     if (release)
       release(last);
     next.push_back(acquire ? tk.add(last, 1) : tk.remu(tk.add(buf, 1), S));
@@ -608,10 +620,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     // Softmax of scores `s` of the tile at n0 against references m:
     // returns m', α (1 when no row of the warp moved), P and the row sums.
     auto softmax = [&](SmallVector<Value> s, Value n0, Value(&m)[2],
-                       bool withMask, Value(&alpha)[2], Value(&lsum)[2],
+                       bool withMask, ArrayRef<Value> maskVals,
+                       Value(&alpha)[2], Value(&lsum)[2],
                        Value &any) -> SmallVector<Value> {
       Value tileMax[2];
-      prepare(s, n0, withMask, tileMax);
+      prepare(s, n0, withMask, tileMax, maskVals);
       if (cfg.rescaleThreshold <= 0) {
         any = arith::ConstantIntOp::create(b, loc, 1, 1);
       } else {
@@ -657,10 +670,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         acquire(c0);
       else
         landed(S - 2);
+      SmallVector<Value> maskVals = loadMask(lb, /*withMask=*/true);
       SmallVector<Value> acc = computeS(c0);
       Value m[2] = {m0[0], m0[1]}, alpha[2], lsum[2], any, l[2];
       SmallVector<Value> p =
-          softmax(acc, lb, m, /*withMask=*/true, alpha, lsum, any);
+          softmax(acc, lb, m, /*withMask=*/true, maskVals, alpha, lsum, any);
       for (int64_t h = 0; h < 2; ++h)
         l[h] = kb.fma(alpha[h], l0[h], lsum[h]);
       scf::YieldOp::create(b, loc,
@@ -678,6 +692,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       SmallVector<Value> o(st.begin() + 4, st.begin() + 4 + oRegs);
       SmallVector<Value> pPrev(st.begin() + 4 + oRegs,
                                st.begin() + 4 + oRegs + pRegs);
+      SmallVector<Value> maskVals = loadMask(n0, withMask);
       if (acquire) {
         acquire(tile);
       } else {
@@ -701,7 +716,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         passTurn();
       acc = em.through("wgmma.wait_group.sync.aligned 1;", acc);
       Value m[2] = {st[0], st[1]}, alpha[2], lsum[2], any;
-      SmallVector<Value> p = softmax(acc, n0, m, withMask, alpha, lsum, any);
+      SmallVector<Value> p =
+          softmax(acc, n0, m, withMask, maskVals, alpha, lsum, any);
       live = o;
       llvm::append_range(live, pPrev);
       live = em.through("wgmma.wait_group.sync.aligned 0;", live);
