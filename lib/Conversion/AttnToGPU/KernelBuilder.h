@@ -192,8 +192,15 @@ struct TileKernel {
   /// min(x, hi - 1)
   Value clamp(Value x, int64_t hi);
 
-  /// loops[0..r) from the flattened batch index.
+  /// loops[0..r) from the flattened batch index (grid y). Batch dims the
+  /// mask tensor does not index vary fastest: blocks that read the same
+  /// mask slice (a bias per head, shared by the batch) then run together
+  /// and share it in L2 instead of each reading it from memory.
   void setBatch(Value flat);
+  /// Asks L2 for the mask rows of the key tile at n0 for the block's `rows`
+  /// query rows from blockRow (one `prefetch.global.L2` per 128-byte line),
+  /// a tile ahead of their loads. Only for masks that index both m and n.
+  void prefetchMask(Value n0, Value blockRow, int64_t rows, int64_t tile);
   /// Operand `name`'s indices for the current loop values.
   SmallVector<Value> indices(StringRef name);
   /// Asynchronous 16-byte copies of `count` rows x `width` columns of

@@ -41,9 +41,59 @@ Value TileKernel::clamp(Value x, int64_t hi) {
 }
 
 void TileKernel::setBatch(Value flat) {
-  for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i) {
+  AffineMap maskMap = memArg("mask") ? mapOf("mask") : AffineMap();
+  auto shared = [&](unsigned i) {
+    return maskMap && !maskMap.isFunctionOfDim(i);
+  };
+  SmallVector<unsigned> fastestFirst;
+  for (bool first : {true, false})
+    for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i)
+      if (shared(i) == first)
+        fastestFirst.push_back(i);
+  for (unsigned i : fastestFirst) {
     loops[i] = remu(flat, sizes[i]);
     flat = divu(flat, sizes[i]);
+  }
+}
+
+void TileKernel::prefetchMask(Value n0, Value blockRow, int64_t rows,
+                              int64_t tile) {
+  Value mask = memArg("mask");
+  if (!mask)
+    return;
+  AffineMap map = mapOf("mask");
+  if (!map.isFunctionOfDim(r) || !map.isFunctionOfDim(r + 1))
+    return;
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  auto type = cast<MemRefType>(mask.getType());
+  int64_t eltBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  int64_t perLine = 128 / eltBytes;
+  int64_t lines = (tile + perLine - 1) / perLine, total = rows * lines;
+  SmallVector<int64_t> strides(type.getRank(), 1);
+  for (int64_t i = type.getRank() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * type.getDimSize(i + 1);
+  Value base = arith::IndexCastUIOp::create(
+      b, loc, b.getI64Type(),
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mask));
+  MLIRContext *ctx = b.getContext();
+  for (int64_t it = 0; it * threads < total; ++it) {
+    Value i = add(tid, it * threads);
+    if ((it + 1) * threads > total)
+      i = clamp(i, total);
+    loops[r] = clamp(add(blockRow, divu(i, lines)), M());
+    loops[r + 1] = clamp(add(n0, mul(remu(i, lines), perLine)), N());
+    Value offset = idx(0);
+    for (auto [k, v] : llvm::enumerate(indices("mask")))
+      offset = add(offset, mul(v, strides[k] * eltBytes));
+    Value addr = arith::AddIOp::create(
+        b, loc, base,
+        arith::IndexCastUIOp::create(b, loc, b.getI64Type(), offset));
+    LLVM::InlineAsmOp::create(
+        b, loc, LLVM::LLVMVoidType::get(ctx), ValueRange{addr},
+        "prefetch.global.L2 [$0];", "l", /*has_side_effects=*/true,
+        /*is_align_stack=*/false, LLVM::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), ArrayAttr());
   }
 }
 

@@ -596,6 +596,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       landed(S - 2);
       issue(tk.add(n0, (S - 1) * BN), tk.remu(tk.add(buf, S - 1), S));
     }
+    tk.prefetchMask(tk.add(n0, BN), blockRow, BM, BN);
     SmallVector<Value> maskVals = loadMask(n0, withMask);
     SmallVector<Value> acc = computeS(buf);
     SmallVector<Value> next =
@@ -670,6 +671,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         acquire(c0);
       else
         landed(S - 2);
+      tk.prefetchMask(tk.add(lb, BN), blockRow, BM, BN);
       SmallVector<Value> maskVals = loadMask(lb, /*withMask=*/true);
       SmallVector<Value> acc = computeS(c0);
       Value m[2] = {m0[0], m0[1]}, alpha[2], lsum[2], any, l[2];
@@ -692,6 +694,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       SmallVector<Value> o(st.begin() + 4, st.begin() + 4 + oRegs);
       SmallVector<Value> pPrev(st.begin() + 4 + oRegs,
                                st.begin() + 4 + oRegs + pRegs);
+      tk.prefetchMask(tk.add(n0, BN), blockRow, BM, BN);
       SmallVector<Value> maskVals = loadMask(n0, withMask);
       if (acquire) {
         acquire(tile);
