@@ -172,6 +172,12 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     cfg.warpSpecialized = true;
     shaped.pipeline = 1;
     shaped.stages = 3;
+    // A staged mask tile does not fit next to three 128-key K/V stages:
+    // 64-key tiles, four stages.
+    if (wgmmaMaskRowBytes(op, N, 64)) {
+      shaped.tileKV = 64;
+      shaped.stages = 4;
+    }
   }
   // Defaults measured on an H100 (bench/tune.py, docs/performance.md): two
   // resident blocks per multiprocessor (ptxas keeps to 128 registers) with
@@ -191,6 +197,25 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // On by default where it applies: measured faster than without in 22 of
   // 24 configs (docs/performance.md, step 24).
   cfg.pingpong = canPingpong && opts.pingpong != 0;
+  // The staged mask tile only where it fits (else its fragments are read
+  // from global memory).
+  // By default not where it costs the second resident block either: at
+  // N = 1024 (bias per head, B = 16) the two-block kernel reading the bias
+  // straight from global memory measured 339 TFLOP/s, staged one block 315
+  // (docs/performance.md, forms).
+  cfg.maskRowBytes = wgmmaMaskRowBytes(op, N, cfg.keyTile);
+  auto twoBlocks = [&] {
+    return 2 * (cfg.sharedBytes(D, E) + 1024) <= 228 * 1024;
+  };
+  if (cfg.maskRowBytes && !cfg.warpSpecialized && defaultShape &&
+      cfg.warpGroups == 2 && !twoBlocks()) {
+    int64_t staged = cfg.maskRowBytes;
+    cfg.maskRowBytes = 0;
+    if (!twoBlocks())
+      cfg.maskRowBytes = staged;
+  }
+  if (cfg.sharedBytes(D, E) > 227 * 1024)
+    cfg.maskRowBytes = 0;
   int64_t bytes = cfg.sharedBytes(D, E);
   // Two blocks of two warpgroups per multiprocessor when their shared
   // memory fits (228 KiB, 1 KiB reserved per block): ptxas is asked to keep
@@ -448,6 +473,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         d << " + a producer warpgroup (mbarriers, setmaxnreg "
           << wcfg.producerRegs() << "/" << wcfg.consumerRegs() << ")";
       d << ", " << wcfg.keyTile << "-key tiles, " << wcfg.stages << " stages";
+      if (wcfg.maskRowBytes)
+        d << ", mask tiles staged in shared memory";
       if (wcfg.pipeline)
         d << ", pipelined";
       if (wcfg.pingpong)
@@ -533,7 +560,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                              ? "1024 + max(stages * tile_kv * (d + e) * 2 + "
                                "tile_q * d * 2, tile_q * (e * sizeof(out) "
                                "+ 16)) + 8 * (2 * stages + 1) * "
-                               "warp_specialize"
+                               "warp_specialize (+ tile_q * mask_row_bytes "
+                               "after 16-byte alignment when mask_row_bytes "
+                               "> 0)"
                          : useMma ? "max(stages * tile_kv * (d + e + 16) * 2 + "
                                     "tile_q * (d + 8) * 2, tile_q * (e * "
                                     "sizeof(out) + 16))"
@@ -553,6 +582,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     info.push_back(b.getNamedAttr("pingpong", b.getBoolAttr(wcfg.pingpong)));
     info.push_back(b.getNamedAttr("stages", b.getI64IntegerAttr(wcfg.stages)));
     info.push_back(b.getNamedAttr("pipeline", b.getBoolAttr(wcfg.pipeline)));
+    if (wcfg.maskRowBytes)
+      info.push_back(b.getNamedAttr("mask_row_bytes",
+                                    b.getI64IntegerAttr(wcfg.maskRowBytes)));
     info.push_back(b.getNamedAttr("rescale_threshold",
                                   b.getI64IntegerAttr(wcfg.rescaleThreshold)));
     if (wcfg.minBlocks > 0)

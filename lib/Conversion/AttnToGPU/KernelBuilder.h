@@ -138,8 +138,18 @@ struct WgmmaConfig {
   int64_t barrierBytes() const {
     return warpSpecialized ? 8 * (2 * stages + 1) : 0;
   }
+  /// A mask tensor that indexes m and n is staged in shared memory, one
+  /// key tile at a time per warpgroup, when maskRowBytes > 0 (its rows:
+  /// keyTile elements plus 16 bytes, so that the fragment reads of 8 rows
+  /// fall in different banks); it follows the barriers, 16-byte aligned.
+  int64_t maskRowBytes = 0;
+  int64_t maskOffset(int64_t D, int64_t E) const {
+    return (barrierOffset(D, E) + barrierBytes() + 15) / 16 * 16;
+  }
+  int64_t maskBytes() const { return rowsPerBlock() * maskRowBytes; }
   int64_t sharedBytes(int64_t D, int64_t E) const {
-    return 1024 + barrierOffset(D, E) + barrierBytes();
+    return 1024 + (maskRowBytes ? maskOffset(D, E) + maskBytes()
+                                : barrierOffset(D, E) + barrierBytes());
   }
 };
 
@@ -305,6 +315,12 @@ void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
 bool wgmmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D, int64_t E);
 std::string wgmmaIneligibility(AttentionOp op, MapOfFn mapOf, int64_t D,
                                int64_t E);
+
+/// Bytes per staged row of the mask (WgmmaConfig::maskRowBytes) for key
+/// tiles of `keyTile`, or 0 when the mask is read from global memory: a
+/// float mask that indexes m and n, contiguous along n, whose rows and tiles
+/// start 16-byte aligned (N and keyTile multiples of 16 bytes, no window).
+int64_t wgmmaMaskRowBytes(AttentionOp op, int64_t N, int64_t keyTile);
 
 /// Emits the gpu.launch of the Hopper kernel (wgmma, sm_90a), as
 /// buildMmaKernel.

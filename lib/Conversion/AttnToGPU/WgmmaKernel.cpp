@@ -59,6 +59,24 @@ std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
   return "";
 }
 
+int64_t gpu_kernel::wgmmaMaskRowBytes(AttentionOp op, int64_t N,
+                                      int64_t keyTile) {
+  if (!op.getMask() || op.getWindow())
+    return 0;
+  Type elt = op.getMask().getType().getElementType();
+  if (!isa<FloatType>(elt))
+    return 0;
+  unsigned r = op.getNumBatchDims();
+  AffineMap map = op.getMaskMap();
+  if (!map.isFunctionOfDim(r) ||
+      cast<AffineDimExpr>(map.getResults().back()).getPosition() != r + 1)
+    return 0;
+  int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
+  if ((N * eltBytes) % 16 != 0 || (keyTile * eltBytes) % 16 != 0)
+    return 0;
+  return keyTile * eltBytes + 16;
+}
+
 bool gpu_kernel::wgmmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D,
                                int64_t E) {
   return wgmmaIneligibility(op, mapOf, D, E).empty();
@@ -273,6 +291,19 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value qTile = view(qType, qOff);
   Value kTile = view(kType, kOff);
   Value vTile = view(vType, vOff);
+  // The staged mask tile (WgmmaConfig::maskRowBytes): each warpgroup's 64
+  // rows of the current key tile.
+  const bool stagedMask = cfg.maskRowBytes > 0;
+  Value maskTile;
+  Type maskElt;
+  int64_t maskEltBytes = 0;
+  if (stagedMask) {
+    maskElt = cast<MemRefType>(memArg("mask").getType()).getElementType();
+    maskEltBytes = maskElt.getIntOrFloatBitWidth() / 8;
+    maskTile = view(MemRefType::get({BM, cfg.maskRowBytes / maskEltBytes},
+                                    maskElt, AffineMap(), workgroup),
+                    cfg.maskOffset(D, E));
+  }
 
   Value tid = launch.getThreadIds().x;
   tk.tid = tid;
@@ -455,6 +486,55 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       pairs.push_back({rows[(i / 2) % 2], tk.add(tk.add(n0, (i / 4) * 8), c2)});
     return tk.loadMaskPairs(pairs, withMask);
   };
+  // Staged: the warpgroup copies its rows of the key tile at n0 into
+  // shared memory (cp.async, 16-byte chunks: coalesced, unlike the fragment
+  // reads of 8 rows x 16 bytes straight from global memory) as one group;
+  // readMask waits for it (`pending` younger groups of this thread may stay
+  // in flight), syncs the warpgroup and reads the fragments. Before a copy
+  // the warpgroup is synced too: nobody still reads the previous tile.
+  Value maskGroup;
+  auto syncWarpGroup = [&]() {
+    Value id = arith::IndexCastOp::create(b, loc, i32, tk.add(wg, 4));
+    em.asmCall("bar.sync $0, 128;", {id}, "r", {}, "", 0);
+  };
+  auto issueMaskCopy = [&](Value n0) {
+    const int64_t ce = 16 / maskEltBytes, chunks = BN / ce, total = 64 * chunks;
+    Value wgTid = tk.remu(tid, 128);
+    SmallVector<Value> tokens;
+    for (int64_t it = 0; it * 128 < total; ++it) {
+      Value i = tk.add(wgTid, it * 128);
+      if ((it + 1) * 128 > total)
+        i = tk.clamp(i, total);
+      Value rowLocal = tk.add(tk.mul(wg, 64), tk.divu(i, chunks));
+      Value col = tk.mul(tk.remu(i, chunks), ce);
+      tk.loops[r] = tk.clamp(tk.add(blockRow, rowLocal), M);
+      tk.loops[r + 1] =
+          arith::MinUIOp::create(b, loc, tk.add(n0, col), tk.idx(N - ce));
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, tokenType, maskTile, ValueRange{rowLocal, col}, memArg("mask"),
+          tk.indices("mask"), b.getIndexAttr(ce), /*srcElements=*/Value(),
+          /*bypassL1=*/b.getUnitAttr()));
+    }
+    maskGroup =
+        nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
+  };
+  auto readMask = [&](int64_t pending) {
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, maskGroup,
+                                     b.getI32IntegerAttr(pending));
+    syncWarpGroup();
+    SmallVector<Value> out;
+    auto pairType = VectorType::get({2}, maskElt);
+    for (int64_t i = 0; i < sRegs; i += 2) {
+      Value row = tk.add(warpRowLocal, tk.add(g, 8 * ((i / 2) % 2)));
+      Value v = vector::LoadOp::create(
+          b, loc, pairType, maskTile, ValueRange{row, tk.add(c2, (i / 4) * 8)},
+          /*nontemporal=*/false, llvm::MaybeAlign(2 * maskEltBytes));
+      for (int64_t j = 0; j < 2; ++j)
+        out.push_back(
+            vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{j}));
+    }
+    return out;
+  };
   auto prepare = [&](SmallVector<Value> &s, Value n0, bool withMask,
                      Value(&tileMax)[2], ArrayRef<Value> maskVals) {
     // s[i]: 8-key block i / 4, row h = (i / 2) % 2, key c2 + i % 2.
@@ -589,16 +669,30 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // the tile's number.
   auto tileBody = [&](Value n0, ValueRange st, bool withMask) {
     Value last = st.back(), buf = last;
+    int64_t pending = 0;
     if (acquire) {
       buf = tk.remu(last, S);
       acquire(last);
+      if (stagedMask) {
+        syncWarpGroup();
+        issueMaskCopy(n0);
+      }
     } else {
       landed(S - 2);
+      if (stagedMask) {
+        issueMaskCopy(n0);
+        pending = 1;
+      }
       issue(tk.add(n0, (S - 1) * BN), tk.remu(tk.add(buf, S - 1), S));
     }
-    tk.prefetchMask(tk.add(n0, BN), blockRow, BM, BN);
-    SmallVector<Value> maskVals = loadMask(n0, withMask);
+    SmallVector<Value> maskVals;
+    if (!stagedMask) {
+      tk.prefetchMask(tk.add(n0, BN), blockRow, BM, BN);
+      maskVals = loadMask(n0, withMask);
+    }
     SmallVector<Value> acc = computeS(buf);
+    if (stagedMask)
+      maskVals = readMask(pending);
     SmallVector<Value> next =
         softmaxPV(acc, n0, buf, st.drop_back(), withMask, maskVals);
     if (release)
@@ -671,9 +765,16 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         acquire(c0);
       else
         landed(S - 2);
-      tk.prefetchMask(tk.add(lb, BN), blockRow, BM, BN);
-      SmallVector<Value> maskVals = loadMask(lb, /*withMask=*/true);
+      SmallVector<Value> maskVals;
+      if (stagedMask) {
+        issueMaskCopy(lb);
+      } else {
+        tk.prefetchMask(tk.add(lb, BN), blockRow, BM, BN);
+        maskVals = loadMask(lb, /*withMask=*/true);
+      }
       SmallVector<Value> acc = computeS(c0);
+      if (stagedMask)
+        maskVals = readMask(0);
       Value m[2] = {m0[0], m0[1]}, alpha[2], lsum[2], any, l[2];
       SmallVector<Value> p =
           softmax(acc, lb, m, /*withMask=*/true, maskVals, alpha, lsum, any);
@@ -694,14 +795,26 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       SmallVector<Value> o(st.begin() + 4, st.begin() + 4 + oRegs);
       SmallVector<Value> pPrev(st.begin() + 4 + oRegs,
                                st.begin() + 4 + oRegs + pRegs);
-      tk.prefetchMask(tk.add(n0, BN), blockRow, BM, BN);
-      SmallVector<Value> maskVals = loadMask(n0, withMask);
+      SmallVector<Value> maskVals;
+      if (!stagedMask) {
+        tk.prefetchMask(tk.add(n0, BN), blockRow, BM, BN);
+        maskVals = loadMask(n0, withMask);
+      }
+      int64_t pending = 0;
       if (acquire) {
         acquire(tile);
+        if (stagedMask) {
+          syncWarpGroup();
+          issueMaskCopy(n0);
+        }
       } else {
         // Tile n0 has landed once at most S - 3 younger groups are pending;
         // the buffer of tile n0 - 2 tiles is free after the barrier.
         landed(S - 3);
+        if (stagedMask) {
+          issueMaskCopy(n0);
+          pending = 1;
+        }
         issue(tk.add(n0, (S - 2) * BN), tk.remu(tk.add(tile, S - 2), S));
       }
       SmallVector<Value> live(o);
@@ -719,6 +832,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         passTurn();
       acc = em.through("wgmma.wait_group.sync.aligned 1;", acc);
       Value m[2] = {st[0], st[1]}, alpha[2], lsum[2], any;
+      if (stagedMask)
+        maskVals = readMask(pending);
       SmallVector<Value> p =
           softmax(acc, n0, m, withMask, maskVals, alpha, lsum, any);
       live = o;

@@ -331,6 +331,14 @@ TC_FEATURES: Dict[str, Case] = {
     # folded in at the end (TileKernel::foldHiddenKeys).
     "causal_fill_m2": Case("float16", **bhsd(1, 2, 300, 300, 64), causal=True,
                            mask_value=-2.0),
+    # Bias tiles staged in shared memory by the wgmma kernel (rows 16-byte
+    # aligned): an f32 bias per (batch, head) with ragged M, and a bf16 one
+    # broadcast over batch and heads under causal with M < N and large logits.
+    "bias_staged_f32": Case("float16", **bhsd(2, 2, 200, 320, 64),
+                            mask=["b", "h", "m", "n"], mask_dtype="float32"),
+    "bias_staged_bf16_causal": Case("bfloat16", **bhsd(1, 2, 300, 304, 128),
+                                    mask=["m", "n"], mask_dtype="bfloat16",
+                                    causal=True, scale=6.0),
     # A window without causal and a small fill: the keys before the block's
     # window, left out of its loop, are folded in at the end.
     "window_fill_m2": Case("float16", **bhsd(1, 2, 300, 300, 64), window=40,
