@@ -5,7 +5,9 @@ write, attn-opt against the best peer for each form, same inputs, one run.
     python3 bench/make_bundles.py --forms --out bench/forms_bundles     # here
     python3 bench/bench_forms.py --bundles bench/forms_bundles --out OUT  # GPU
 
-Forms (bench/make_bundles.py FORMS), fp16 and bf16, D = 128, H = 16,
+Forms (bench/make_bundles.py FORMS), fp16 and bf16, D = 128 (plain and
+causal also at D = 80, 96, 256: the head-dim rows, against SDPA flash and
+cuDNN), H = 16,
 N in {1024, 4096, 16384} at 16k tokens per batch (B = 16384 / N):
   plain           no modification (attn-opt's own baseline for the ratios)
   causal          top-left causal, -inf
@@ -210,17 +212,16 @@ def main() -> int:
                         return F.scaled_dot_product_attention(q, k, v, attn_mask=sdpa_mask,
                                                               scale=scale)
                 check_time(name, sdpa, canon)
-        if form.startswith("causal") or form in ("plain", "sink"):
-            def flash() -> Any:
-                with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
-                    return F.scaled_dot_product_attention(q, k, v, is_causal=causal,
-                                                          scale=scale)
-            # The sink has no SDPA form: its flash row is plain attention,
-            # for scale only (it fails the check by design, so is not timed).
-            if form != "sink":
-                check_time("sdpa-flash", flash, canon)
-        if flex is not None and form in ("bias", "padmask") or \
-                (flex is not None and form.startswith("causal")):
+        if form.startswith("causal") or form == "plain":
+            for name, be in (("sdpa-flash", SDPBackend.FLASH_ATTENTION),
+                             ("sdpa-cudnn", SDPBackend.CUDNN_ATTENTION)):
+                def sdpa_c(be: Any = be) -> Any:
+                    with sdpa_kernel([be]):
+                        return F.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                                              scale=scale)
+                check_time(name, sdpa_c, canon)
+        if flex is not None and D == 128 and (form in ("bias", "padmask")
+                                              or form.startswith("causal")):
             try:
                 bm = None
                 if mask_mod is not None:
@@ -246,22 +247,22 @@ def report(csv_path: Path) -> None:
     tf: Dict[tuple, Dict[str, float]] = {}
     for r in rows:
         if r["status"] == "ok" and r["tflops"]:
-            tf.setdefault((r["dtype"], int(r["N"]), r["form"]), {})[r["kernel"]] = \
-                float(r["tflops"])
+            tf.setdefault((r["dtype"], int(r["D"]), int(r["N"]), r["form"]), {})[
+                r["kernel"]] = float(r["tflops"])
     peers = ["sdpa-flash", "sdpa-cudnn", "sdpa-efficient", "flex"]
-    print("\nTFLOP/s (D = 128, H = 16, 16k tokens per batch); ratios are attn-opt / peer")
-    head = f"{'dtype':8} {'N':>6} {'form':15} {'attn-opt':>8} " + \
+    print("\nTFLOP/s (H = 16, 16k tokens per batch); ratios are attn-opt / peer")
+    head = f"{'dtype':8} {'D':>3} {'N':>6} {'form':15} {'attn-opt':>8} " + \
         " ".join(f"{p:>14}" for p in peers) + f" {'/best peer':>10} {'/own base':>9}"
     print(head)
-    for (dtype, n, form), k in sorted(tf.items()):
+    for (dtype, d, n, form), k in sorted(tf.items()):
         ours = k.get("attn-opt")
         best = max((k[p] for p in peers if p in k), default=None)
         base_form = "causal" if form.startswith("causal") else "plain"
-        base = tf.get((dtype, n, base_form), {}).get("attn-opt")
+        base = tf.get((dtype, d, n, base_form), {}).get("attn-opt")
         cells = " ".join(f"{k[p]:14.1f}" if p in k else f"{'-':>14}" for p in peers)
         r_peer = f"{ours / best:10.3f}" if ours and best else f"{'-':>10}"
         r_base = f"{ours / base:9.3f}" if ours and base and form != base_form else f"{'-':>9}"
-        print(f"{dtype:8} {n:6} {form:15} {ours or 0:8.1f} {cells} {r_peer} {r_base}")
+        print(f"{dtype:8} {d:3} {n:6} {form:15} {ours or 0:8.1f} {cells} {r_peer} {r_base}")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,9 @@ Configs follow bench_attention.py: fp16/bf16, D in {64, 128}, N in {512 ..
 --flags go to attn-bundle (launch-shape options). --tune writes the
 launch-shape sweep of bench/tune.py instead: OUT/VARIANT/CONFIG for each
 variant in TUNE_VARIANTS and N in {1024, 8192}. --forms writes the forms
-table's bundles (FORMS below; bench/bench_forms.py times them):
-OUT/{dtype}_d128_n{N}_b{B}_h16_{form}.
+table's bundles (FORMS below, at D = 128; plain and causal also at D in
+{80, 96, 256}; bench/bench_forms.py times them):
+OUT/{dtype}_d{D}_n{N}_b{B}_h16_{form}.
 """
 from __future__ import annotations
 
@@ -100,6 +101,10 @@ def forms_configs():
         for n in (1024, 4096, 16384):
             for form in FORMS:
                 yield dtype, 128, n, 16384 // n, 16, form
+            # Head dims other than 64/128 (cuDNN's rows in the issue).
+            for d in (80, 96, 256):
+                for form in ("plain", "causal"):
+                    yield dtype, d, n, 16384 // n, 16, form
 
 
 def forms_program(dtype: str, d: int, n: int, b: int, h: int, form: str) -> str:

@@ -168,7 +168,7 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   bool defaultShape = !opts.warps && !opts.tileQ && !opts.tileKV &&
                       !opts.stages && !opts.pipeline;
   if (opts.warpSpecialize == -1 && defaultShape && std::max(D, E) > 64 &&
-      !op.getCausal() && !op.getWindow() && N >= 4096 && N <= 16384) {
+      std::max(D, E) <= 128 && !op.getCausal() && !op.getWindow() && N >= 4096 && N <= 16384) {
     cfg.warpSpecialized = true;
     shaped.pipeline = 1;
     shaped.stages = 3;
@@ -427,9 +427,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   bool canWgmma = opts.chip == "sm_90a" && wgmmaEligible(op, mapOf, D, E);
   if (opts.wgmma == 1 && !canWgmma)
     return op.emitError("wgmma=1: the wgmma kernel needs chip=sm_90a, "
-                        "f16/bf16 inputs and output and D, E in "
-                        "{64, 128} (D = ")
-           << D << ", E = " << E << ")";
+                        "f16/bf16 inputs and output, D and E multiples of "
+                        "16 up to 256, contiguous head dims: ")
+           << (opts.chip != "sm_90a" ? "chip=" + opts.chip
+                                     : wgmmaIneligibility(op, mapOf, D, E));
   bool useWgmma = canWgmma && opts.wgmma != 0;
   bool useMma = !useWgmma && mmaEligible(op, mapOf, D, E);
   MmaConfig cfg;

@@ -126,9 +126,16 @@ struct WgmmaConfig {
   /// (the 128-byte swizzle spreads the accesses over the banks), plus 1024
   /// bytes to align them to the swizzle pattern; the output block (rows
   /// padded by 8) is staged over them at the end.
-  int64_t qBytes(int64_t D) const { return rowsPerBlock() * D * 2; }
-  int64_t kBytes(int64_t D) const { return stages * keyTile * D * 2; }
-  int64_t vBytes(int64_t E) const { return stages * keyTile * E * 2; }
+  /// Head dims are held in whole 64-column panels (D = 96: two panels, the
+  /// second half used).
+  static int64_t panelCols(int64_t x) { return (x + 63) / 64 * 64; }
+  int64_t qBytes(int64_t D) const { return rowsPerBlock() * panelCols(D) * 2; }
+  int64_t kBytes(int64_t D) const {
+    return stages * keyTile * panelCols(D) * 2;
+  }
+  int64_t vBytes(int64_t E) const {
+    return stages * keyTile * panelCols(E) * 2;
+  }
   int64_t outBytes(int64_t E) const { return rowsPerBlock() * (E + 8) * 2; }
   /// The mbarriers of the warp-specialized kernel (Q full, K/V full and
   /// empty per stage) follow the buffers.
@@ -311,7 +318,8 @@ void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
                     ArrayRef<int64_t> sizes, unsigned r, int64_t batch,
                     const MmaConfig &cfg);
 
-/// Whether the wgmma kernel handles it: mmaEligible and D, E in {64, 128}.
+/// Whether the wgmma kernel handles it: mmaEligible (D, E multiples of 16
+/// up to 256).
 bool wgmmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D, int64_t E);
 std::string wgmmaIneligibility(AttentionOp op, MapOfFn mapOf, int64_t D,
                                int64_t E);

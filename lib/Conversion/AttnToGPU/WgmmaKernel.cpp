@@ -50,12 +50,9 @@ std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
   std::string why = mmaIneligibility(op, mapOf, D, E);
   if (!why.empty())
     return why;
-  // The swizzled panels are 64 columns wide; O (E / 2 f32 registers per
-  // thread) and S must fit next to each other: D, E in {64, 128}.
-  auto ok = [](int64_t x) { return x == 64 || x == 128; };
-  if (!ok(D) || !ok(E))
-    return "D = " + std::to_string(D) + ", E = " + std::to_string(E) +
-           " (the wgmma kernel takes 64 or 128)";
+  // Head dims live in 64-column swizzled panels (the last one partly
+  // used); S = Q K^T takes D / 16 k-steps and P V is one m64nEk16 wgmma per
+  // 16 keys, so any multiple of 16 up to 256 works (mmaIneligibility).
   return "";
 }
 
@@ -256,11 +253,12 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   // Panels of 64 columns (128 bytes per row), swizzled.
-  auto qType = MemRefType::get({D / 64, BM, 64}, elt, AffineMap(), workgroup);
+  const int64_t Dp = WgmmaConfig::panelCols(D), Ep = WgmmaConfig::panelCols(E);
+  auto qType = MemRefType::get({Dp / 64, BM, 64}, elt, AffineMap(), workgroup);
   auto kType =
-      MemRefType::get({S, D / 64, BN, 64}, elt, AffineMap(), workgroup);
+      MemRefType::get({S, Dp / 64, BN, 64}, elt, AffineMap(), workgroup);
   auto vType =
-      MemRefType::get({S, E / 64, BN, 64}, elt, AffineMap(), workgroup);
+      MemRefType::get({S, Ep / 64, BN, 64}, elt, AffineMap(), workgroup);
   const int64_t outPad = 8;
   auto oType =
       MemRefType::get({BM, E + outPad}, outElt, AffineMap(), workgroup);
@@ -376,7 +374,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                 /*lbo=*/16, /*sbo=*/1024);
   };
   auto kDesc = [&](Value buf, int64_t ks) {
-    return desc(tk.add(tk.mul(buf, BN * D * 2),
+    return desc(tk.add(tk.mul(buf, BN * Dp * 2),
                        kOff + (ks / 4) * BN * 128 + (ks % 4) * 32),
                 16, 1024);
   };
@@ -384,7 +382,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // atoms, 1024 bytes apart = stride offset); 64-column panels BN * 128
   // bytes apart (leading offset).
   auto vDesc = [&](Value buf, int64_t kk) {
-    return desc(tk.add(tk.mul(buf, BN * E * 2), vOff + kk * 16 * 128),
+    return desc(tk.add(tk.mul(buf, BN * Ep * 2), vOff + kk * 16 * 128),
                 /*lbo=*/BN * 128, /*sbo=*/1024);
   };
 

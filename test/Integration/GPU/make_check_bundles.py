@@ -225,6 +225,22 @@ CASES: Dict[str, Case] = {
                                v=["b", "h", "n", "e"], out=["b", "h", "g", "m", "e"],
                                causal=True, flags=["--wgmma=1"]),
     "wg_one_tile": Case("float16", **bhsd(2, 2, 40, 20, 64), flags=["--wgmma=1"]),
+    # Head dims other than 64/128 on wgmma (64-column panels, the last one
+    # partly used): 16/48, 32, 80, 96 (with a staged bias), MLA's 192/128,
+    # Gemma's 256; ragged, causal.
+    "wg_d16_e48": Case("float16", **b_only(2, 70, 90, 16, 48), flags=["--wgmma=1"]),
+    "wg_d32_causal": Case("bfloat16", **bhsd(1, 3, 200, 200, 32), causal=True,
+                          flags=["--wgmma=1"]),
+    "wg_d80_ragged": Case("float16", **bhsd(1, 2, 333, 333, 80), flags=["--wgmma=1"]),
+    "wg_d96_causal_bias": Case("bfloat16", **bhsd(1, 2, 300, 320, 96), causal=True,
+                               mask=["b", "h", "m", "n"], mask_dtype="float32",
+                               flags=["--wgmma=1"]),
+    "wg_d192_e128_causal": Case("bfloat16", **bhsd(1, 2, 300, 300, 192, 128), causal=True,
+                                flags=["--wgmma=1"]),
+    "wg_d256_causal_ragged": Case("float16", **bhsd(1, 2, 1000, 1000, 256), causal=True,
+                                  flags=["--wgmma=1"]),
+    "wg_d256_large_logits": Case("bfloat16", **bhsd(1, 2, 300, 300, 256), scale=4.0,
+                                 flags=["--wgmma=1"]),
     # The wgmma kernel's pipelined loop (S of tile t with P V of tile t - 1
     # in flight): the first tile alone, ragged, causal, no visible key for
     # whole blocks, GQA with 4 stages, lazy and every-tile rescaling on
