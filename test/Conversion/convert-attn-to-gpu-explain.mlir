@@ -38,7 +38,7 @@ func.func @warp_specialized(%q: tensor<1x256x128xbf16>, %k: tensor<1x4096x128xbf
 
 func.func @head_dim_32(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: tensor<2x47x32xf16>, %o: tensor<2x33x32xf16>) -> tensor<2x33x32xf16> {
   %s = arith.constant 0.125 : f32
-  // expected-remark @+1 {{GPU kernel: mma.sync m16n8k16, 4 warps x 2 x 16 query rows, 64-key tiles, 2 stages; not wgmma: D = 64, E = 32 (the wgmma kernel takes 64 or 128)}}
+  // expected-remark @+1 {{GPU kernel: wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, 128-key tiles, 2 stages, 2 block(s) per multiprocessor}}
   %r = attn.attention ins(%q, %k, %v : tensor<2x33x64xf16>, tensor<2x47x64xf16>, tensor<2x47x32xf16>)
       scale(%s) outs(%o : tensor<2x33x32xf16>)
       indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,

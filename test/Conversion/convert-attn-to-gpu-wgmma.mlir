@@ -259,11 +259,11 @@ func.func @attention(%q: tensor<2x130x128xbf16>, %k: tensor<2x333x128xbf16>, %v:
 
 // -----
 
-// E = 32 is not a whole 64-column panel: sm_90a falls back to mma.sync, and
-// wgmma=1 says why it cannot comply.
+// E = 32 is half a 64-column panel: the wgmma kernel holds V in one panel,
+// half used, and P V is one m64n32k16 per 16 keys.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: mma = "mma.sync"
-// REQ: convert-attn-to-gpu-wgmma.mlir:[[# @LINE + 3]]:8: error: wgmma=1: the wgmma kernel needs chip=sm_90a, f16/bf16 inputs and output and D, E in {64, 128} (D = 64, E = 32)
+// CHECK-SAME: mma = "wgmma"
+// CHECK: wgmma.mma_async.sync.aligned.m64n32k16
 func.func @attention(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: tensor<2x47x32xf16>, %o: tensor<2x33x32xf16>) -> tensor<2x33x32xf16> {
   %s = arith.constant 0.125 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<2x33x64xf16>, tensor<2x47x64xf16>, tensor<2x47x32xf16>)
@@ -272,6 +272,23 @@ func.func @attention(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: tenso
                        affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>]
       -> tensor<2x33x32xf16>
   return %r : tensor<2x33x32xf16>
+}
+
+// -----
+
+// f16 inputs accumulating into an f32 output take no tensor-core kernel:
+// wgmma=1 says why it cannot comply.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: mma = "none"
+// REQ: convert-attn-to-gpu-wgmma.mlir:[[# @LINE + 3]]:8: error: wgmma=1: the wgmma kernel needs chip=sm_90a, f16/bf16 inputs and output, D and E multiples of 16 up to 256, contiguous head dims: the output is f32, q f16 (one 16-bit type throughout)
+func.func @attention(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: tensor<2x47x64xf16>, %o: tensor<2x33x64xf32>) -> tensor<2x33x64xf32> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x33x64xf16>, tensor<2x47x64xf16>, tensor<2x47x64xf16>)
+      scale(%s) outs(%o : tensor<2x33x64xf32>)
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+                       affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>]
+      -> tensor<2x33x64xf32>
+  return %r : tensor<2x33x64xf32>
 }
 
 // -----
