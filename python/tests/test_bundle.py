@@ -536,6 +536,50 @@ def test_real_attn_bundle_launch_rules(tmp_path, launch):
     assert _eval_rule(rules["shared_bytes"], env) == raw["shared_bytes"]
 
 
+def _program(d: int, e: int, n: int, bias: bool) -> str:
+    t = lambda x: f"tensor<2x4x{n}x{x}xf16>"  # noqa: E731
+    m = "affine_map<(b, h, m, n, d, e) -> "
+    maps = [m + "(b, h, m, d)>", m + "(b, h, n, d)>", m + "(b, h, n, e)>", m + "(b, h, m, e)>"]
+    params, clause = "", ""
+    if bias:
+        params = f", %bias: tensor<{n}x{n}xf32>"
+        clause = f" mask(%bias : tensor<{n}x{n}xf32>)"
+        maps.append(m + "(m, n)>")
+    return f"""func.func @attention(%q: {t(d)}, %k: {t(d)}, %v: {t(e)}{params}, %o: {t(e)}) -> {t(e)} {{
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : {t(d)}, {t(d)}, {t(e)}) scale(%s){clause} outs(%o : {t(e)})
+      indexing_maps = [{", ".join(maps)}] -> {t(e)}
+  return %r : {t(e)}
+}}
+"""
+
+
+@needs_attn_bundle
+@pytest.mark.parametrize("d,e,bias,launch,staged", [
+    (96, 96, False, {}, False), (80, 48, False, {}, False), (256, 256, False, {}, False),
+    # Staging would cost the default kernel its second resident block: not staged.
+    (64, 64, True, {}, False),
+    (64, 64, True, {"warp_specialize": 1}, True),
+    (128, 128, True, {"warp_specialize": 1, "tile_kv": 64}, True),
+    # 128-key tiles of an f32 bias do not fit beside 128 x 128 K/V stages.
+    (128, 128, True, {"warp_specialize": 1}, False),
+    (96, 32, True, {"pipeline": 1}, True)])
+def test_real_attn_bundle_launch_rules_head_dims_and_staged_mask(tmp_path, d, e, bias, launch,
+                                                                 staged):
+    """The shared-memory rule holds for head dims in partial 64-column panels
+    and with a bias tile staged in shared memory (mask_row_bytes)."""
+    out = attn_opt.compile_bundle(_program(d, e, 128, bias), tmp_path / "b", launch=launch)
+    raw = json.loads((out / "manifest.json").read_text())
+    att = raw["attention"]
+    assert att["mma"] == "wgmma"
+    assert ("mask_row_bytes" in att) == staged
+    env = dict(b0=2, b1=4, m=128, n=128, d=d, e=e, out_bytes=2,
+               warp_specialize=att.get("warp_specialize", 0),
+               mask_row_bytes=att.get("mask_row_bytes", 0),
+               **{k: att[k] for k in ("tile_q", "tile_kv", "warps", "stages")})
+    assert _eval_rule(att["launch_rules"]["shared_bytes"], env) == raw["shared_bytes"]
+
+
 def test_compile_rejects_unknown_launch_option(tmp_path):
     with pytest.raises(ValueError, match="unknown launch option 'tiles'"):
         attn_opt.compile_bundle(PROGRAM, tmp_path / "b", launch={"tiles": 2})

@@ -557,13 +557,18 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                                               : "[tile_q, 1, 1]")),
       b.getNamedAttr("shared_bytes",
                      b.getStringAttr(
-                         useWgmma
-                             ? "1024 + max(stages * tile_kv * (d + e) * 2 + "
-                               "tile_q * d * 2, tile_q * (e * sizeof(out) "
-                               "+ 16)) + 8 * (2 * stages + 1) * "
-                               "warp_specialize (+ tile_q * mask_row_bytes "
-                               "after 16-byte alignment when mask_row_bytes "
-                               "> 0)"
+                         useWgmma && wcfg.maskRowBytes
+                             ? "1024 + ceil((max(stages * tile_kv * (ceil(d "
+                               "/ 64) + ceil(e / 64)) * 128 + tile_q * "
+                               "ceil(d / 64) * 128, tile_q * (e * "
+                               "sizeof(out) + 16)) + 8 * (2 * stages + 1) * "
+                               "warp_specialize) / 16) * 16 + tile_q * "
+                               "mask_row_bytes"
+                         : useWgmma
+                             ? "1024 + max(stages * tile_kv * (ceil(d / 64) "
+                               "+ ceil(e / 64)) * 128 + tile_q * ceil(d / "
+                               "64) * 128, tile_q * (e * sizeof(out) + 16)) "
+                               "+ 8 * (2 * stages + 1) * warp_specialize"
                          : useMma ? "max(stages * tile_kv * (d + e + 16) * 2 + "
                                     "tile_q * (d + 8) * 2, tile_q * (e * "
                                     "sizeof(out) + 16))"
