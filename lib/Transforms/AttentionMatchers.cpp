@@ -54,7 +54,12 @@ struct ScoreFacts {
   int boolMask = -1; ///< Leaf: i1 mask
   bool boolMaskKeepsTrue = true;
   bool causal = false;
+  int64_t causalOffset = 0; ///< causal masks n > m + causalOffset
+  /// Sliding windows mask m - n >= windowRel, i.e. W = windowRel + offset
+  /// with the query offset of the causal rule.
+  std::optional<int64_t> windowRel;
   std::optional<int64_t> window;
+  int64_t queryOffset = 0;
   std::optional<double> maskValue; ///< the select's fill (-inf or lowest)
   bool shifted = false; ///< a row-uniform shift was dropped (exact w/o sink)
 };
@@ -222,16 +227,25 @@ static std::optional<Linear> linearize(ScoreTracer &tr, int id, int mDim,
 }
 
 namespace {
-/// Masks computed from query/key indices.
+/// Masks computed from query/key indices: causal masks n > m + offset
+/// (offset 0: top left; N - M: bottom right), windows m - n >= windowRel.
 struct IndexMask {
   bool causal = false;
-  std::optional<int64_t> window;
+  int64_t offset = 0;
+  std::optional<int64_t> windowRel;
+  void addCausal(int64_t k) {
+    offset = causal ? std::min(offset, k) : k;
+    causal = true;
+  }
+  void addWindow(int64_t rel) {
+    windowRel = windowRel ? std::min(*windowRel, rel) : rel;
+  }
 };
 } // namespace
 
 /// Classifies `cond` (which masks a key when it equals `maskedWhen`) as the
-/// causal rule (n > m), a sliding window (m - n >= W), or a conjunction of
-/// them. Returns false for anything else.
+/// causal rule (n > m + K, K >= 0), a sliding window (m - n >= W), or a
+/// conjunction of them. Returns false for anything else.
 static bool classifyIndexMask(ScoreTracer &tr, int cond, bool maskedWhen,
                               int mDim, int nDim, IndexMask &out,
                               unsigned &budget) {
@@ -284,21 +298,20 @@ static bool classifyIndexMask(ScoreTracer &tr, int cond, bool maskedWhen,
   }
   if (l.a != -1 || l.b != 1)
     return false;
-  std::optional<int64_t> window;
-  bool causal = false;
+  std::optional<int64_t> offset, windowRel;
   switch (pred) {
-  case P::sgt: causal = l.c == 0; break;  // n - m >= 1 - c
-  case P::sge: causal = l.c == -1; break; // n - m >= -c
-  case P::slt: window = l.c + 1; break;   // m - n >= c + 1
-  case P::sle: window = l.c; break;       // m - n >= c
+  case P::sgt: offset = -l.c; break;     // n > m - c
+  case P::sge: offset = -l.c - 1; break; // n > m - c - 1
+  case P::slt: windowRel = l.c + 1; break; // m - n >= c + 1
+  case P::sle: windowRel = l.c; break;     // m - n >= c
   default: break;
   }
-  if (causal) {
-    out.causal = true;
+  if (offset && *offset >= 0) {
+    out.addCausal(*offset);
     return true;
   }
-  if (window && *window >= 1) {
-    out.window = out.window ? std::min(*out.window, *window) : *window;
+  if (windowRel) {
+    out.addWindow(*windowRel);
     return true;
   }
   return false;
@@ -377,23 +390,30 @@ static std::optional<ConstantMask> getConstantMask(const Term &leaf, int mDim,
 }
 
 /// True if the constant mask masks exactly what causal and/or a sliding
-/// window mask (n > m; m - n >= W), setting them in `out`. Any other
-/// pattern (bottom-right aligned causal among them) stays a mask tensor.
+/// window mask (n > m + K, top left K = 0 or bottom right K = N - M;
+/// m - n >= W - K), setting them in `out`. Any other pattern stays a mask
+/// tensor.
 static bool classifyConstantMask(const ConstantMask &cm, bool maskedWhen,
                                  IndexMask &out) {
   auto masked = [&](int64_t m, int64_t n) { return cm.at(m, n) == maskedWhen; };
-  bool causal = cm.N > 1 && masked(0, 1);
-  std::optional<int64_t> window;
-  for (int64_t d = 1; d < cm.M && !window; ++d)
+  // Causal: the first masked key of row 0 is K + 1.
+  std::optional<int64_t> offset;
+  for (int64_t n = 1; n < cm.N && !offset; ++n)
+    if (masked(0, n))
+      offset = n - 1;
+  std::optional<int64_t> windowRel;
+  for (int64_t d = 1; d < cm.M && !windowRel; ++d)
     if (masked(d, 0))
-      window = d;
+      windowRel = d;
   for (int64_t m = 0; m < cm.M; ++m)
     for (int64_t n = 0; n < cm.N; ++n)
-      if (masked(m, n) != ((causal && n > m) || (window && m - n >= *window)))
+      if (masked(m, n) != ((offset && n > m + *offset) ||
+                           (windowRel && m - n >= *windowRel)))
         return false;
-  out.causal |= causal;
-  if (window)
-    out.window = out.window ? std::min(*out.window, *window) : *window;
+  if (offset)
+    out.addCausal(*offset);
+  if (windowRel)
+    out.addWindow(*windowRel);
   return true;
 }
 
@@ -561,20 +581,27 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
       int cond = step.other;
       IndexMask im;
       unsigned budget = kIndexMaskBudget;
+      auto merge = [&](const IndexMask &im) {
+        if (im.causal) {
+          f.causalOffset =
+              f.causal ? std::min(f.causalOffset, im.offset) : im.offset;
+          f.causal = true;
+        }
+        if (im.windowRel)
+          f.windowRel =
+              f.windowRel ? std::min(*f.windowRel, *im.windowRel) : *im.windowRel;
+      };
       if (classifyIndexMask(tr, cond, step.maskedWhen, mDim, nDim, im,
                             budget)) {
-        f.causal |= im.causal;
-        if (im.window)
-          f.window = f.window ? std::min(*f.window, *im.window) : *im.window;
+        merge(im);
         break;
       }
       const Term &c = tr.get(cond);
       if (c.kind == Term::Leaf) {
         std::optional<ConstantMask> cm = getConstantMask(c, mDim, nDim);
-        if (cm && classifyConstantMask(*cm, step.maskedWhen, im)) {
-          f.causal |= im.causal;
-          if (im.window)
-            f.window = f.window ? std::min(*f.window, *im.window) : *im.window;
+        IndexMask constant;
+        if (cm && classifyConstantMask(*cm, step.maskedWhen, constant)) {
+          merge(constant);
           break;
         }
       }
@@ -590,13 +617,27 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
       }
       if (c.kind == Term::Cmp && isName(c, "arith.cmpi"))
         why = "the scores are masked by an index comparison that is neither "
-              "causal (n > m) nor a sliding window (m - n >= W)";
+              "causal (n > m + K, K >= 0) nor a sliding window (m - n >= W)";
       else
         why = "the scores are masked by a condition that is neither causal "
               "nor a boolean mask tensor";
       return false;
     }
     }
+  }
+  // Windows are relative to the causal rule's diagonal: query m sits at
+  // key m + K (bottom-right causal: K = N - M).
+  if (f.causal)
+    f.queryOffset = f.causalOffset;
+  if (f.windowRel) {
+    int64_t w = *f.windowRel + f.queryOffset;
+    if (w < 1) {
+      why = "the sliding window masks every key (m - n >= " +
+            std::to_string(*f.windowRel) + " with the causal diagonal at n = m + " +
+            std::to_string(f.queryOffset) + ")";
+      return false;
+    }
+    f.window = w;
   }
   return true;
 }
@@ -909,6 +950,9 @@ std::string AttentionMatch::describe() const {
   char scaleStr[32];
   snprintf(scaleStr, sizeof(scaleStr), "%g", scale);
   std::string causalStr = causal ? "yes" : "no";
+  if (queryOffset)
+    causalStr += " (bottom right: query m at key m + " +
+                 std::to_string(queryOffset) + ")";
   if (sink)
     maskStr += ", sink";
   if (groups)
@@ -1162,6 +1206,7 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
   match.init = pv.getDpsInitOperand(0)->get();
   match.causal = sf.causal;
   match.window = sf.window;
+  match.queryOffset = sf.queryOffset;
   if (sf.maskValue && !std::isinf(*sf.maskValue))
     match.maskValue = sf.maskValue;
   match.guarded = sm->guarded;

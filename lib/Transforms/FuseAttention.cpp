@@ -185,7 +185,9 @@ FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
       mask, sink, rewriter.getAffineMapArrayAttr(maps), match.causal,
       match.window ? rewriter.getI64IntegerAttr(*match.window) : IntegerAttr(),
       match.maskValue ? rewriter.getF32FloatAttr(*match.maskValue)
-                      : FloatAttr());
+                      : FloatAttr(),
+      match.queryOffset ? rewriter.getI64IntegerAttr(match.queryOffset)
+                        : IntegerAttr());
   Value result = op.getResult();
   if (match.outputExpandDim >= 0)
     result = tensor::CollapseShapeOp::create(

@@ -130,6 +130,7 @@ struct Canonical {
   Value scale;
   bool causal;
   std::optional<int64_t> window;
+  int64_t queryOffset = 0; // query m sits at key m + queryOffset
   float maskValue = -std::numeric_limits<float>::infinity();
   /// Skip key tiles the causal/window rule masks entirely. Exact only when
   /// masked keys count as -inf: with a finite mask value they still take
@@ -211,6 +212,10 @@ static Value buildScores(OpBuilder &b, Location loc, const Canonical &c,
                if (c.causal || c.window) {
                  Value row = arith::AddIOp::create(
                      nb, l, linalg::IndexOp::create(nb, l, M), qOff);
+                 if (c.queryOffset)
+                   row = arith::AddIOp::create(
+                       nb, l, row,
+                       arith::ConstantIndexOp::create(nb, l, c.queryOffset));
                  Value col = arith::AddIOp::create(
                      nb, l, linalg::IndexOp::create(nb, l, N), kOff);
                  if (c.causal) {
@@ -282,18 +287,23 @@ static Value buildQueryTile(OpBuilder &b, Location loc, const Canonical &c,
   Value step = arith::ConstantIndexOp::create(b, loc, keyTile);
   Value ub = getValueOrCreateConstantIndexOp(b, loc, c.n);
   Value lb = zero;
+  // The key position of the tile's first query.
+  Value qPos = qOff;
+  if (c.queryOffset)
+    qPos = arith::AddIOp::create(
+        b, loc, qOff, arith::ConstantIndexOp::create(b, loc, c.queryOffset));
   if (c.window && c.skipMaskedTiles) {
     // Keys before the first row's window are masked for every row.
     Value reach = arith::ConstantIndexOp::create(b, loc, *c.window - 1);
-    Value start = arith::SubIOp::create(b, loc, qOff, reach);
+    Value start = arith::SubIOp::create(b, loc, qPos, reach);
     Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                          qOff, reach);
+                                          qPos, reach);
     lb = arith::SelectOp::create(b, loc, inRange, start, zero);
   }
   if (c.causal && c.skipMaskedTiles) {
     // Keys after the last row of this tile are masked for every row.
     Value end = arith::AddIOp::create(
-        b, loc, qOff, getValueOrCreateConstantIndexOp(b, loc, tm));
+        b, loc, qPos, getValueOrCreateConstantIndexOp(b, loc, tm));
     ub = arith::MinSIOp::create(b, loc, ub, end);
   }
   bool dynamicBounds = c.causal || c.window;
@@ -388,6 +398,7 @@ FailureOr<Value> mlir::attn::tileOnlineSoftmax(RewriterBase &rewriter,
   c.scale = op.getScale();
   c.causal = op.getCausal();
   c.window = op.getWindow();
+  c.queryOffset = op.getQueryOffsetOrZero();
   if (std::optional<APFloat> mv = op.getMaskValue()) {
     c.maskValue = mv->convertToFloat();
     c.skipMaskedTiles = std::isinf(c.maskValue);

@@ -127,6 +127,8 @@ class AttentionSpec:
     kernel_choice: str = ""
     tile_q: Optional[int] = None  # query rows per block (None: not given)
     tensor_cores: bool = False
+    # Key position of query 0 for causal/window (bottom-right causal: N - M).
+    query_offset: int = 0
 
 
 @dataclass(frozen=True)
@@ -633,6 +635,10 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                               f"positive integer, got {_show(window)}")
         if window == 0:  # convert-attn-to-gpu writes 0 for "no window"
             window = None
+    query_offset = att.get("query_offset", 0)
+    if not _is_int(query_offset) or not 0 <= query_offset <= 2**62:
+        raise BundleError(f"{where}: attention.query_offset must be an integer "
+                          f"in [0, 2^62], got {_show(query_offset)}")
     if "mask_value" not in att:
         raise BundleError(f'{where}: attention lacks \'mask_value\' (a finite '
                           f'number, "-inf" or "inf")')
@@ -754,7 +760,8 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     m = Manifest(kernel=kernel, chip=chip, ptx=ptx, cubin=cubin,
                  args=tuple(args), grid=grid, block=block, shared_bytes=shared,
                  attention=AttentionSpec(scale, causal, window, mask_value, r,
-                                         kernel_choice, tile_q, tensor_cores),
+                                         kernel_choice, tile_q, tensor_cores,
+                                         query_offset),
                  path=path, sha256=tuple(sorted(sha.items())),
                  binding_sha256=binding)
     sizes = m.sizes()  # raises on inconsistent shapes

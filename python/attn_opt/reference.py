@@ -1,8 +1,9 @@
 """A reference for what a bundle computes, in numpy (float64) or torch (float32).
 
     S = scale * Q K^T (+ float mask)                      per batch index, [m, n]
-    S = mask_value  where a bool mask is False, causal and n > m, or window
-                    and m - n >= window                  (mask_value: -inf by default)
+    S = mask_value  where a bool mask is False, causal and n > m + K, or
+                    window and m + K - n >= window       (mask_value: -inf by default;
+                                                          K: query_offset, 0 by default)
     M = max(max_n S, sink);  Ms = 0 if M == -inf else M
     P = exp(S - Ms);  l = sum_n P (+ exp(sink - Ms))
     O = 0 if l == 0 else (P V) / l
@@ -217,7 +218,9 @@ def reference(man: Manifest, inputs: Mapping[str, Any], ops: Any,
                 else:
                     s = s + mc
             if att.causal or att.window is not None:
-                m_idx = ops.index(row_list[i0:i1]).reshape(-1, 1)
+                # Query m sits at key m + query_offset (bottom-right causal).
+                m_idx = ops.index([r + att.query_offset for r in row_list[i0:i1]]
+                                  ).reshape(-1, 1)
                 n_idx = ops.index(range(N)).reshape(1, -1)
                 if att.causal:
                     s = ops.where(n_idx > m_idx, mv, s)
@@ -339,6 +342,7 @@ def make_problem(dtype: str = "float16", batch: Sequence[int] = (2,), M: int = 8
                  causal: bool = False, window: Optional[int] = None,
                  mask: Optional[str] = None, sink: bool = False,
                  mask_value: Optional[float] = None, scale: Optional[float] = None,
+                 query_offset: int = 0,
                  layout: Optional[Mapping[str, Sequence[str]]] = None,
                  shapes: Optional[Mapping[str, Sequence[int]]] = None) -> Manifest:
     """A manifest (no kernel files) for an attention problem: for tests, the
@@ -377,6 +381,7 @@ def make_problem(dtype: str = "float16", batch: Sequence[int] = (2,), M: int = 8
            "block": [tile_q, 1, 1], "shared_bytes": 0,
            "attention": {"scale": 1.0 / math.sqrt(D) if scale is None else float(scale),
                          "causal": causal, "window": window,
+                         "query_offset": int(query_offset),
                          "mask_value": mv, "batch_dims": r, "tile_q": tile_q,
                          "layout": {n: dims[n] for n in names}}}
     return parse_manifest(seal(obj, b""))

@@ -362,7 +362,7 @@ func.func @max_and_sum_over_different_axes_rejected(%q: tensor<16x8xf32>, %k: te
 // EXEC: nofuse
 // CHECK-LABEL: func.func @strictly_past_mask_rejected
 // CHECK-NOT: attn.attention
-// EXPLAIN: remark: attention not fused: the scores are masked by an index comparison that is neither causal (n > m) nor a sliding window (m - n >= W)
+// EXPLAIN: remark: attention not fused: the scores are masked by an index comparison that is neither causal (n > m + K, K >= 0) nor a sliding window (m - n >= W)
 func.func @strictly_past_mask_rejected(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x8xf32>) -> tensor<16x8xf32> {
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant -1.0e+30 : f32
@@ -468,6 +468,86 @@ func.func @causal_sliding_window_f32(%q: tensor<2x33x4xf32>, %k: tensor<2x33x4xf
   %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x33x4xf32>) -> tensor<2x33x4xf32>
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x33x33xf32>, tensor<2x33x4xf32>) outs(%zo : tensor<2x33x4xf32>) -> tensor<2x33x4xf32>
   return %o : tensor<2x33x4xf32>
+}
+
+// -----
+
+// Bottom-right causal with a sliding window from iotas, as a chunked prefill
+// writes it (query m at key m + (N - M)): keep n <= m + 12 && m + 12 - n < 5,
+// spelled with the offset on the key side. The tiled loop's bounds follow
+// the shifted diagonal.
+// EXEC: amp=1.0 pipeline=tile-q=8,tile-kv=4
+// CHECK-LABEL: func.func @bottom_right_causal_window_iota
+// CHECK: attn.attention {{.*}} causal window = 5 query_offset = 12
+// EXPLAIN: remark: attention fused: scale=0.5, mask=none, causal=yes (bottom right: query m at key m + 12), window=5, batch dims=1, dtype f32 -> f32
+func.func @bottom_right_causal_window_iota(%q: tensor<2x21x4xf32>, %k: tensor<2x33x4xf32>, %v: tensor<2x33x4xf32>) -> tensor<2x21x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x21x33xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x21x33xf32>) -> tensor<2x21x33xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x21x4xf32>, tensor<2x33x4xf32>) outs(%z : tensor<2x21x33xf32>) -> tensor<2x21x33xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x21x33xf32>) outs(%e : tensor<2x21x33xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %h = arith.constant 0.5 : f32
+    %y = arith.mulf %x, %h : f32
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %c12 = arith.constant 12 : index
+    %c5 = arith.constant 5 : index
+    %qpos = arith.addi %i, %c12 : index
+    %past = arith.cmpi ule, %j, %qpos : index
+    %d = arith.subi %qpos, %j : index
+    %near = arith.cmpi slt, %d, %c5 : index
+    %keep = arith.andi %past, %near : i1
+    %r = arith.select %keep, %y, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x21x33xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x21x33xf32>) outs(%e : tensor<2x21x33xf32>) -> tensor<2x21x33xf32>
+  %eo = tensor.empty() : tensor<2x21x4xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x21x4xf32>) -> tensor<2x21x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x21x33xf32>, tensor<2x33x4xf32>) outs(%zo : tensor<2x21x4xf32>) -> tensor<2x21x4xf32>
+  return %o : tensor<2x21x4xf32>
+}
+
+// -----
+
+// Look-alike: a causal rule whose diagonal is above the top-left one
+// (n > m - 3: the first 3 queries see no key) is not a query offset (K >= 0):
+// it stays unfused, and --attn-explain says why.
+// CHECK-LABEL: func.func @causal_negative_offset
+// CHECK-NOT: attn.attention
+// EXPLAIN: remark: attention not fused: the scores are masked by an index comparison that is neither causal (n > m + K, K >= 0)
+func.func @causal_negative_offset(%q: tensor<2x9x4xf32>, %k: tensor<2x9x4xf32>, %v: tensor<2x9x4xf32>) -> tensor<2x9x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x9x9xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x9x9xf32>) -> tensor<2x9x9xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x9x4xf32>, tensor<2x9x4xf32>) outs(%z : tensor<2x9x9xf32>) -> tensor<2x9x9xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x9x9xf32>) outs(%e : tensor<2x9x9xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %c3 = arith.constant 3 : index
+    %jp = arith.addi %j, %c3 : index
+    %after = arith.cmpi sgt, %jp, %i : index
+    %r = arith.select %after, %ninf, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<2x9x9xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x9x9xf32>) outs(%e : tensor<2x9x9xf32>) -> tensor<2x9x9xf32>
+  %eo = tensor.empty() : tensor<2x9x4xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x9x4xf32>) -> tensor<2x9x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x9x9xf32>, tensor<2x9x4xf32>) outs(%zo : tensor<2x9x4xf32>) -> tensor<2x9x4xf32>
+  return %o : tensor<2x9x4xf32>
 }
 
 // -----
@@ -757,13 +837,15 @@ func.func @constant_mask_not_triangular(%q: tensor<2x9x16xf32>, %k: tensor<2x13x
 }
 // -----
 
-// Look-alike: causal aligned at the bottom right (M < N, n > m + N - M) is not
-// `causal` (top-left): it stays a mask operand.
+// Causal aligned at the bottom right as a constant (M < N, n > m + N - M:
+// the 6 new queries after a KV cache of 4), torch-mlir's chunked prefill:
+// `causal query_offset = 4`, no mask operand.
 // EXEC: amp=2.0
 // CHECK-LABEL: func.func @constant_mask_bottom_right_causal
-// CHECK: attn.attention {{.*}} mask(%{{.*}} : tensor<6x10xi1>)
-// CHECK-NOT: causal
-// EXPLAIN: remark: attention fused: scale=0.25, mask=boolean over (m,n), causal=no
+// CHECK: attn.attention
+// CHECK-NOT: mask(
+// CHECK-SAME: causal query_offset = 4 mask_value = -3.40282347E+38
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=yes (bottom right: query m at key m + 4)
 func.func @constant_mask_bottom_right_causal(%q: tensor<2x6x16xf32>, %k: tensor<2x10x16xf32>, %v: tensor<2x10x8xf32>) -> tensor<2x6x8xf32> {
   %zero = arith.constant 0.0 : f32
   %fill = arith.constant -3.40282347E+38 : f32

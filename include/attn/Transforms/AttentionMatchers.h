@@ -47,6 +47,7 @@ struct AttentionMatch {
   double scale = 1.0;
   bool causal = false;
   std::optional<int64_t> window; ///< sliding window: keys m - n >= W masked
+  int64_t queryOffset = 0; ///< key position of query 0 (bottom-right causal)
   /// A finite score for masked keys (the program's own fill); unset: -inf.
   std::optional<double> maskValue;
   Value init;                ///< the P·V destination (zero-filled)

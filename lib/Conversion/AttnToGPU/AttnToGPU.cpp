@@ -539,6 +539,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       b.getNamedAttr("batch_dims", b.getI64IntegerAttr(r))};
   if (std::optional<int64_t> window = op.getWindow())
     info.push_back(b.getNamedAttr("window", b.getI64IntegerAttr(*window)));
+  if (op.getQueryOffsetOrZero())
+    info.push_back(b.getNamedAttr(
+        "query_offset", b.getI64IntegerAttr(op.getQueryOffsetOrZero())));
   // The launch as functions of the shapes (the kernel itself is compiled
   // for the shapes in `args`; these say how grid, block and shared memory
   // follow from them and from the launch shape).

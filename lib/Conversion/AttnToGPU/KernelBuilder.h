@@ -190,13 +190,15 @@ struct TileKernel {
   // overflow to -inf once scaled, and a fully masked row would average
   // nothing instead of every key).
   bool natural;
+  int64_t queryOffset; // query m sits at key m + queryOffset
 
   TileKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
              ArrayRef<int64_t> sizes, unsigned r, int64_t threads)
       : kb(kb), memArg(memArg), mapOf(mapOf), sizes(sizes), r(r),
         threads(threads), loops(r + 4), window(kb.op.getWindow()),
         natural(kb.op.getMask() || kb.op.getSink() ||
-                !std::isinf(kb.maskValue)) {}
+                !std::isinf(kb.maskValue)),
+        queryOffset(kb.op.getQueryOffsetOrZero()) {}
   int64_t M() const { return sizes[r]; }
   int64_t N() const { return sizes[r + 1]; }
 

@@ -78,15 +78,18 @@ void gpu_kernel::buildSimtKernel(KernelBuilder &kb, MemArgFn memArg,
   bool skip = std::isinf(kb.maskValue);
   Value lb = c0, ub = kb.cIdx(N);
   std::optional<int64_t> window = op.getWindow();
+  // The query's key position (bottom-right causal: row + N - M).
+  Value qPos = arith::AddIOp::create(b, loc, row,
+                                     kb.cIdx(op.getQueryOffsetOrZero()));
   if (op.getCausal() && skip)
     ub = arith::MinUIOp::create(b, loc, ub,
-                                arith::AddIOp::create(b, loc, row, c1));
+                                arith::AddIOp::create(b, loc, qPos, c1));
   if (window && skip) {
     Value reach = kb.cIdx(*window - 1);
     Value far =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, row, reach);
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, qPos, reach);
     lb = arith::SelectOp::create(b, loc, far,
-                                 arith::SubIOp::create(b, loc, row, reach), c0);
+                                 arith::SubIOp::create(b, loc, qPos, reach), c0);
   }
   Value maskFill = kb.cF32(kb.maskValue);
   Value scaleV = kb.cF32(kb.scale);
@@ -112,13 +115,13 @@ void gpu_kernel::buildSimtKernel(KernelBuilder &kb, MemArgFn memArg,
         }
         if (op.getCausal()) {
           Value after =
-              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ugt, n, row);
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ugt, n, qPos);
           s = arith::SelectOp::create(nb, l, after, maskFill, s);
         }
         if (window) {
           Value reachN = arith::AddIOp::create(nb, l, n, kb.cIdx(*window));
           Value far = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::uge,
-                                            row, reachN);
+                                            qPos, reachN);
           s = arith::SelectOp::create(nb, l, far, maskFill, s);
         }
         // m' = max(m, s); ms keeps a fully -inf row finite.

@@ -131,14 +131,17 @@ std::pair<Value, Value> TileKernel::keyRange(Value blockRow, int64_t rows) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   Value lb = idx(0), ub = idx(N());
+  Value qPos = add(blockRow, queryOffset);
   if (kb.op.getCausal())
-    ub = arith::MinUIOp::create(b, loc, ub, add(blockRow, rows));
+    ub = arith::MinUIOp::create(b, loc, ub, add(qPos, rows));
   if (window) {
     Value reach = idx(*window - 1);
     Value far = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                      blockRow, reach);
+                                      qPos, reach);
     lb = arith::SelectOp::create(
-        b, loc, far, arith::SubIOp::create(b, loc, blockRow, reach), idx(0));
+        b, loc, far, arith::SubIOp::create(b, loc, qPos, reach), idx(0));
+    // Past N only when the whole block sees no key (M > N + ...).
+    lb = arith::MinUIOp::create(b, loc, lb, idx(N()));
   }
   return {lb, ub};
 }
@@ -151,7 +154,8 @@ Value TileKernel::unmaskedEnd(Value lb, Value ub, Value blockRow,
   Location loc = kb.loc;
   Value limit = idx(N());
   if (kb.op.getCausal())
-    limit = arith::MinUIOp::create(b, loc, limit, add(blockRow, 1));
+    limit = arith::MinUIOp::create(b, loc, limit,
+                                   add(blockRow, queryOffset + 1));
   Value ahead =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, limit, lb);
   Value span = arith::SelectOp::create(
@@ -237,10 +241,11 @@ Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
   auto orInto = [&](Value c) {
     hidden = hidden ? arith::OrIOp::create(b, loc, hidden, c).getResult() : c;
   };
+  Value qPos = add(row, queryOffset);
   if (kb.op.getCausal())
-    orInto(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, col, row));
+    orInto(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, col, qPos));
   if (window)
-    orInto(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, row,
+    orInto(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, qPos,
                                  add(col, *window)));
   if (hidden)
     x = arith::SelectOp::create(b, loc, hidden, fill(), x);

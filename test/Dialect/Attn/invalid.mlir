@@ -260,3 +260,27 @@ func.func @nan_fill(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32
       -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @query_offset_without_causal(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = arith.constant 0.5 : f32
+  // expected-error @below {{query_offset only applies to causal or window}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>) query_offset = 2
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>, affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>]
+      -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @negative_query_offset(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = arith.constant 0.5 : f32
+  // expected-error @below {{attribute 'query_offset' failed to satisfy constraint}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>) causal query_offset = -1
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>, affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>]
+      -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}

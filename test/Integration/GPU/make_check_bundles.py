@@ -45,6 +45,7 @@ class Case:
     window: Optional[int] = None
     mask_value: Optional[float] = None
     scale: Optional[float] = None
+    query_offset: int = 0                            # bottom-right causal: N - M
     extra: List[str] = field(default_factory=list)
     flags: List[str] = field(default_factory=list)   # attn-bundle launch-shape options
     out_dtype: Optional[str] = None                  # default: dtype
@@ -75,6 +76,7 @@ def program(c: Case) -> str:
     params.append(f"%o: {to}")
     attrs = ("causal " if c.causal else "") + \
         (f"window = {c.window} " if c.window else "") + \
+        (f"query_offset = {c.query_offset} " if c.query_offset else "") + \
         (f"mask_value = {c.mask_value!r} " if c.mask_value is not None else "")
     scale = c.scale if c.scale is not None else 1.0 / math.sqrt(c.dims["d"])
     return f"""func.func @attention({', '.join(params)}) -> {to} {{
@@ -241,6 +243,26 @@ CASES: Dict[str, Case] = {
                                   flags=["--wgmma=1"]),
     "wg_d256_large_logits": Case("bfloat16", **bhsd(1, 2, 300, 300, 256), scale=4.0,
                                  flags=["--wgmma=1"]),
+    # Bottom-right causal (chunked prefill: M new queries after N - M cached
+    # keys, query m at key m + N - M) on every kernel: with a window, a
+    # finite fill, the warp-specialized and mma.sync kernels, a staged bias,
+    # and SIMT (f32).
+    "br_causal_f16": Case("float16", **bhsd(1, 4, 300, 1000, 64), causal=True,
+                          query_offset=700),
+    "br_causal_window_bf16": Case("bfloat16", **bhsd(1, 2, 200, 333, 128), causal=True,
+                                  window=64, query_offset=133),
+    "br_causal_fill_mma": Case("float16", **bhsd(1, 2, 100, 260, 64), causal=True,
+                               query_offset=160, mask_value=-2.0, flags=["--wgmma=0"]),
+    "br_causal_ws_pp": Case("bfloat16", **bhsd(1, 2, 500, 4097, 128), causal=True,
+                            query_offset=3597,
+                            flags=["--warp-specialize=1", "--pipeline=1", "--pingpong=1"]),
+    "br_causal_bias_staged": Case("float16", **bhsd(1, 2, 100, 320, 64), causal=True,
+                                  query_offset=220, mask=["b", "h", "m", "n"],
+                                  mask_dtype="float32",
+                                  flags=["--warp-specialize=1", "--pipeline=1",
+                                         "--tile-kv=64"]),
+    "br_causal_f32_simt": Case("float32", **bhsd(1, 2, 70, 130, 32), causal=True,
+                               query_offset=60),
     # The wgmma kernel's pipelined loop (S of tile t with P V of tile t - 1
     # in flight): the first tile alone, ragged, causal, no visible key for
     # whole blocks, GQA with 4 stages, lazy and every-tile rescaling on

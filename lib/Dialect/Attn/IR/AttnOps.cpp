@@ -121,6 +121,8 @@ LogicalResult AttentionOp::verify() {
       return emitOpError("expects non-empty dimensions, but the ")
              << dimName(dim, numBatch) << " has size 0 in the "
              << sizeFrom[dim];
+  if (getQueryOffset() && !getCausal() && !getWindow())
+    return emitOpError("query_offset only applies to causal or window");
   // +inf (or NaN) as the fill would turn every row with a masked key into
   // NaN; the kernels treat the fill as "minus infinity or a finite value".
   if (std::optional<APFloat> fill = getMaskValue())

@@ -45,6 +45,11 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
     `window = W` (a sliding window, as Mistral and gpt-oss use it) masks keys
     `W` or more positions before the query, so each query sees at most the
     `W` keys `m - W < n` (with `causal`: `m - W < n <= m`).
+    `query_offset = K` places query `m` at key position `m + K` for both
+    rules (`causal`: keys `n > m + K` masked; `window`: keys
+    `m + K - n >= W` masked): a chunk of `M` new tokens after a KV cache of
+    `N - M` aligns at the bottom right with `K = N - M`, like
+    `torch.nn.attention.bias.causal_lower_right`.
 
     `mask_value` (default `-inf`) is the score a key masked by `causal`,
     `window` or an i1 mask gets. Frontends that mask with the lowest finite
@@ -81,7 +86,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
       Optional<Attn_MaskTensor>:$mask, Optional<Attn_FloatTensor>:$sink,
       AffineMapArrayAttr:$indexing_maps,
       UnitAttr:$causal, OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$window,
-      OptionalAttr<F32Attr>:$mask_value);
+      OptionalAttr<F32Attr>:$mask_value,
+      OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$query_offset);
   let results = (outs Attn_FloatTensor:$result);
 
   let assemblyFormat = [{
@@ -93,6 +99,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
     `outs` `(` $init `:` type($init) `)`
     (`causal` $causal^)?
     (`window` `=` $window^)?
+    (`query_offset` `=` $query_offset^)?
     (`mask_value` `=` $mask_value^)?
     `indexing_maps` `=` $indexing_maps
     attr-dict `->` type($result)
@@ -108,6 +115,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
     unsigned getNDim() { return getNumBatchDims() + 1; }
     unsigned getDDim() { return getNumBatchDims() + 2; }
     unsigned getEDim() { return getNumBatchDims() + 3; }
+    /// Key position of query 0 for causal and window (0: top left).
+    int64_t getQueryOffsetOrZero() { return getQueryOffset().value_or(0); }
     AffineMap getQueryMap() { return getIndexingMapsArray()[0]; }
     AffineMap getKeyMap() { return getIndexingMapsArray()[1]; }
     AffineMap getValueMap() { return getIndexingMapsArray()[2]; }
