@@ -179,6 +179,16 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
       shaped.stages = 4;
     }
   }
+  // Head dims past 128 (Gemma's 256): O alone is E / 2 registers per
+  // thread; the producer warpgroup's registers go to the consumers, 64-key
+  // tiles, 2 stages. Measured against the two-warpgroup block with 64-key
+  // tiles at D = 256 on an H100: 0.80-0.86x cuDNN against 0.71-0.82x at
+  // N >= 4096, even at N = 1024 (docs/performance.md, head dims).
+  if (opts.warpSpecialize == -1 && defaultShape && std::max(D, E) > 128) {
+    cfg.warpSpecialized = true;
+    shaped.tileKV = 64;
+    shaped.stages = 2;
+  }
   // Defaults measured on an H100 (bench/tune.py, docs/performance.md): two
   // resident blocks per multiprocessor (ptxas keeps to 128 registers) with
   // 128-key tiles for head dims up to 64 and 64-key tiles beyond. The
