@@ -62,6 +62,8 @@ struct ScoreFacts {
   int64_t queryOffset = 0;
   std::optional<double> maskValue; ///< the select's fill (-inf or lowest)
   bool shifted = false; ///< a row-uniform shift was dropped (exact w/o sink)
+  /// causal/window came from an additive constant 0 / finfo.min mask.
+  bool additiveCausal = false;
 };
 } // namespace
 
@@ -323,6 +325,10 @@ namespace {
 /// one). Unit dims are read at 0; a static slice in between is folded.
 struct ConstantMask {
   DenseElementsAttr data;
+  /// Float data (an additive mask): an entry is "true" (kept) where it is 0.
+  /// Otherwise i1 data, read as is.
+  bool isFloat = false;
+  SmallVector<double> values; ///< float data, row-major
   SmallVector<int64_t> strides;  ///< row-major strides of `data`
   SmallVector<int64_t> base;     ///< data index of score point (0, 0)
   SmallVector<int64_t> mStep, nStep; ///< data index step per m, per n
@@ -331,7 +337,13 @@ struct ConstantMask {
     int64_t linear = 0;
     for (size_t i = 0; i < base.size(); ++i)
       linear += (base[i] + m * mStep[i] + n * nStep[i]) * strides[i];
-    return data.getValues<bool>()[linear];
+    return isFloat ? values[linear] == 0.0 : data.getValues<bool>()[linear];
+  }
+  double value(int64_t m, int64_t n) const {
+    int64_t linear = 0;
+    for (size_t i = 0; i < base.size(); ++i)
+      linear += (base[i] + m * mStep[i] + n * nStep[i]) * strides[i];
+    return values[linear];
   }
 };
 } // namespace
@@ -340,7 +352,9 @@ static std::optional<ConstantMask> getConstantMask(const Term &leaf, int mDim,
                                                    int nDim) {
   Value v = leaf.leaf;
   auto type = dyn_cast<RankedTensorType>(v.getType());
-  if (!type || !type.getElementType().isInteger(1) || !type.hasStaticShape())
+  if (!type || !type.hasStaticShape() ||
+      !(type.getElementType().isInteger(1) ||
+        isa<FloatType>(type.getElementType())))
     return std::nullopt;
   unsigned rank = type.getRank();
   SmallVector<int64_t> offsets(rank, 0), steps(rank, 1);
@@ -360,8 +374,9 @@ static std::optional<ConstantMask> getConstantMask(const Term &leaf, int mDim,
     return std::nullopt;
   ConstantMask cm;
   cm.data = dyn_cast<DenseElementsAttr>(attr);
-  if (!cm.data || !cm.data.getElementType().isInteger(1))
+  if (!cm.data || cm.data.getElementType() != type.getElementType())
     return std::nullopt;
+  cm.isFloat = isa<FloatType>(type.getElementType());
   ArrayRef<int64_t> shape = cast<ShapedType>(cm.data.getType()).getShape();
   cm.strides.assign(rank, 1);
   for (int i = static_cast<int>(rank) - 2; i >= 0; --i)
@@ -386,6 +401,13 @@ static std::optional<ConstantMask> getConstantMask(const Term &leaf, int mDim,
   // Small enough to check every point (masks are S x S).
   if (!cm.M || !cm.N || cm.M * cm.N > (int64_t(1) << 24))
     return std::nullopt;
+  if (cm.isFloat) {
+    if (cm.data.getNumElements() > (int64_t(1) << 24))
+      return std::nullopt;
+    cm.values.reserve(cm.data.getNumElements());
+    for (const APFloat &x : cm.data.getValues<APFloat>())
+      cm.values.push_back(x.convertToDouble());
+  }
   return cm;
 }
 
@@ -396,15 +418,23 @@ static std::optional<ConstantMask> getConstantMask(const Term &leaf, int mDim,
 static bool classifyConstantMask(const ConstantMask &cm, bool maskedWhen,
                                  IndexMask &out) {
   auto masked = [&](int64_t m, int64_t n) { return cm.at(m, n) == maskedWhen; };
-  // Causal: the first masked key of row 0 is K + 1.
-  std::optional<int64_t> offset;
-  for (int64_t n = 1; n < cm.N && !offset; ++n)
+  // Causal: the first masked key after row 0's first visible one is K + 1.
+  // Window: keys before a row's first visible key n0 are masked, so
+  // m - n >= m - n0 + 1 is the rule (negative with a bottom-right offset).
+  std::optional<int64_t> offset, windowRel;
+  int64_t first = 0;
+  while (first < cm.N && masked(0, first))
+    ++first;
+  for (int64_t n = first + 1; n < cm.N && !offset; ++n)
     if (masked(0, n))
       offset = n - 1;
-  std::optional<int64_t> windowRel;
-  for (int64_t d = 1; d < cm.M && !windowRel; ++d)
-    if (masked(d, 0))
-      windowRel = d;
+  for (int64_t m = 0; m < cm.M && !windowRel; ++m) {
+    int64_t n0 = 0;
+    while (n0 < cm.N && masked(m, n0))
+      ++n0;
+    if (n0 > 0 && n0 < cm.N)
+      windowRel = m - n0 + 1;
+  }
   for (int64_t m = 0; m < cm.M; ++m)
     for (int64_t n = 0; n < cm.N; ++n)
       if (masked(m, n) != ((offset && n > m + *offset) ||
@@ -415,6 +445,46 @@ static bool classifyConstantMask(const ConstantMask &cm, bool maskedWhen,
   if (windowRel)
     out.addWindow(*windowRel);
   return true;
+}
+
+/// An additive constant mask (torch-mlir's Llama: 0 where visible, finfo.min
+/// where masked) that is exactly causal and/or a band is that rule with
+/// -inf: every masked entry is at most -65504 and every row keeps a visible
+/// key, so exp(s + c - rowmax) underflows to exactly 0 whenever the scores
+/// of a row lie within 65400 of each other (f16 scores cannot be further
+/// apart without overflowing), and no row is fully masked, where -inf and a
+/// finite fill differ.
+static bool isCausalAdditiveMask(const ConstantMask &cm, IndexMask &out) {
+  if (!cm.isFloat)
+    return false;
+  for (int64_t m = 0; m < cm.M; ++m) {
+    bool visible = false;
+    for (int64_t n = 0; n < cm.N; ++n) {
+      double x = cm.value(m, n);
+      if (x == 0.0)
+        visible = true;
+      else if (!(x <= -65504.0))
+        return false; // a bias, or NaN
+    }
+    if (!visible)
+      return false;
+  }
+  IndexMask rule;
+  if (!classifyConstantMask(cm, /*maskedWhen=*/false, rule) ||
+      (!rule.causal && !rule.windowRel))
+    return false;
+  out = rule;
+  return true;
+}
+
+static void mergeIndexMask(ScoreFacts &f, const IndexMask &im) {
+  if (im.causal) {
+    f.causalOffset = f.causal ? std::min(f.causalOffset, im.offset) : im.offset;
+    f.causal = true;
+  }
+  if (im.windowRel)
+    f.windowRel =
+        f.windowRel ? std::min(*f.windowRel, *im.windowRel) : *im.windowRel;
 }
 
 /// Peels scale, additive masks and selects off the softmax input down to
@@ -562,6 +632,15 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
         why = "the additive mask is an expression, not a tensor";
         return false;
       }
+      if (std::optional<ConstantMask> cm =
+              getConstantMask(tr.get(bl), mDim, nDim)) {
+        IndexMask constant;
+        if (isCausalAdditiveMask(*cm, constant)) {
+          mergeIndexMask(f, constant);
+          f.additiveCausal = true;
+          break;
+        }
+      }
       if (f.bias >= 0) {
         why = "more than one additive mask is applied to the scores";
         return false;
@@ -581,16 +660,7 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
       int cond = step.other;
       IndexMask im;
       unsigned budget = kIndexMaskBudget;
-      auto merge = [&](const IndexMask &im) {
-        if (im.causal) {
-          f.causalOffset =
-              f.causal ? std::min(f.causalOffset, im.offset) : im.offset;
-          f.causal = true;
-        }
-        if (im.windowRel)
-          f.windowRel =
-              f.windowRel ? std::min(*f.windowRel, *im.windowRel) : *im.windowRel;
-      };
+      auto merge = [&](const IndexMask &im) { mergeIndexMask(f, im); };
       if (classifyIndexMask(tr, cond, step.maskedWhen, mDim, nDim, im,
                             budget)) {
         merge(im);
@@ -960,6 +1030,8 @@ std::string AttentionMatch::describe() const {
                std::to_string(groups);
   if (window)
     causalStr += ", window=" + std::to_string(*window);
+  if (fromAdditiveMask)
+    causalStr += " (from a constant additive 0 / -65504-or-lower mask)";
   return llvm::formatv("scale={0}, mask={1}, causal={2}{3}, batch dims={4}, "
                        "dtype {5} -> {6}",
                        scaleStr, maskStr, causalStr,
@@ -1205,6 +1277,7 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
   match.qkContraction = qk;
   match.init = pv.getDpsInitOperand(0)->get();
   match.causal = sf.causal;
+  match.fromAdditiveMask = sf.additiveCausal;
   match.window = sf.window;
   match.queryOffset = sf.queryOffset;
   if (sf.maskValue && !std::isinf(*sf.maskValue))

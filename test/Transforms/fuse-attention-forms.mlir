@@ -871,6 +871,164 @@ func.func @constant_mask_bottom_right_causal(%q: tensor<2x6x16xf32>, %k: tensor<
 
 // -----
 
+// Llama as torch-mlir writes it: causal as an additive constant, 0 where
+// visible and finfo.min where masked. Every row keeps a key and every masked
+// exp underflows to 0, so it is `causal` (-inf): no mask operand.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @additive_constant_causal_mask
+// CHECK: attn.attention
+// CHECK-NOT: mask(
+// CHECK-SAME: causal
+// CHECK-NOT: mask_value
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=yes (from a constant additive 0 / -65504-or-lower mask)
+func.func @additive_constant_causal_mask(%q: tensor<2x12x16xf32>, %k: tensor<2x12x16xf32>, %v: tensor<2x12x8xf32>) -> tensor<2x12x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %mask = arith.constant dense<[[[0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]]> : tensor<1x12x12xf32>
+  %e = tensor.empty() : tensor<2x12x12xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x12x12xf32>) -> tensor<2x12x12xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x12x16xf32>, tensor<2x12x16xf32>) outs(%z : tensor<2x12x12xf32>) -> tensor<2x12x12xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (0, m, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x12x12xf32>, tensor<1x12x12xf32>) outs(%e : tensor<2x12x12xf32>) {
+  ^bb0(%x: f32, %c: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %r = arith.addf %y, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<2x12x12xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x12x12xf32>) outs(%e : tensor<2x12x12xf32>) -> tensor<2x12x12xf32>
+  %eo = tensor.empty() : tensor<2x12x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x12x8xf32>) -> tensor<2x12x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x12x12xf32>, tensor<2x12x8xf32>) outs(%zo : tensor<2x12x8xf32>) -> tensor<2x12x8xf32>
+  return %o : tensor<2x12x8xf32>
+}
+
+// -----
+
+// Bottom-right causal with a band (4 new queries after 6 cached keys, each
+// sees 5 keys), written as -inf and -65504: causal, query_offset, window.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @additive_constant_mask_bottom_right_window
+// CHECK: attn.attention
+// CHECK-NOT: mask(
+// CHECK-SAME: causal window = 5 query_offset = 6
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=yes (bottom right: query m at key m + 6), window=5 (from a constant additive
+func.func @additive_constant_mask_bottom_right_window(%q: tensor<2x4x16xf32>, %k: tensor<2x10x16xf32>, %v: tensor<2x10x8xf32>) -> tensor<2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %mask = arith.constant dense<[[[-65504.0, 0xFF800000, 0.0, 0.0, 0.0, 0.0, 0.0, 0xFF800000, -65504.0, 0xFF800000], [-65504.0, 0xFF800000, -65504.0, 0.0, 0.0, 0.0, 0.0, 0.0, -65504.0, 0xFF800000], [-65504.0, 0xFF800000, -65504.0, 0xFF800000, 0.0, 0.0, 0.0, 0.0, 0.0, 0xFF800000], [-65504.0, 0xFF800000, -65504.0, 0xFF800000, -65504.0, 0.0, 0.0, 0.0, 0.0, 0.0]]]> : tensor<1x4x10xf32>
+  %e = tensor.empty() : tensor<2x4x10xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x10xf32>) -> tensor<2x4x10xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x4x16xf32>, tensor<2x10x16xf32>) outs(%z : tensor<2x4x10xf32>) -> tensor<2x4x10xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (0, m, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x4x10xf32>, tensor<1x4x10xf32>) outs(%e : tensor<2x4x10xf32>) {
+  ^bb0(%x: f32, %c: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %r = arith.addf %y, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x10xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x4x10xf32>) outs(%e : tensor<2x4x10xf32>) -> tensor<2x4x10xf32>
+  %eo = tensor.empty() : tensor<2x4x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x4x10xf32>, tensor<2x10x8xf32>) outs(%zo : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Look-alike: a causal pattern whose first row is masked whole. The unfused
+// softmax averages V there (all scores equal finfo.min): it stays a mask.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @additive_constant_mask_fully_masked_row
+// CHECK: attn.attention
+// CHECK-SAME: mask(
+// EXPLAIN: remark: attention fused: scale=0.25, mask=additive over (m,n), causal=no
+func.func @additive_constant_mask_fully_masked_row(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>, %v: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %mask = arith.constant dense<[[[-3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]]> : tensor<1x8x8xf32>
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x8x16xf32>, tensor<2x8x16xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (0, m, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x8x8xf32>, tensor<1x8x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%x: f32, %c: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %r = arith.addf %y, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%zo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %o : tensor<2x8x8xf32>
+}
+
+// -----
+
+// Look-alike: -1e4 (BERT's old fill) does not underflow for every score
+// range: it stays a mask tensor.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @additive_constant_mask_small_fill
+// CHECK: attn.attention
+// CHECK-SAME: mask(
+// EXPLAIN: remark: attention fused: scale=0.25, mask=additive over (m,n), causal=no
+func.func @additive_constant_mask_small_fill(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>, %v: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %mask = arith.constant dense<[[[0.0, -1.0E+4, -1.0E+4, -1.0E+4, -1.0E+4, -1.0E+4, -1.0E+4, -1.0E+4], [0.0, 0.0, -1.0E+4, -1.0E+4, -1.0E+4, -1.0E+4, -1.0E+4, -1.0E+4], [0.0, 0.0, 0.0, -1.0E+4, -1.0E+4, -1.0E+4, -1.0E+4, -1.0E+4], [0.0, 0.0, 0.0, 0.0, -1.0E+4, -1.0E+4, -1.0E+4, -1.0E+4], [0.0, 0.0, 0.0, 0.0, 0.0, -1.0E+4, -1.0E+4, -1.0E+4], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0E+4, -1.0E+4], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0E+4], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]]> : tensor<1x8x8xf32>
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x8x16xf32>, tensor<2x8x16xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (0, m, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x8x8xf32>, tensor<1x8x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%x: f32, %c: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %r = arith.addf %y, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%zo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %o : tensor<2x8x8xf32>
+}
+
+// -----
+
+// Look-alike: a causal pattern with a small bias on the visible keys.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @additive_constant_bias_stays_mask
+// CHECK: attn.attention
+// CHECK-SAME: mask(
+// EXPLAIN: remark: attention fused: scale=0.25, mask=additive over (m,n), causal=no
+func.func @additive_constant_bias_stays_mask(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>, %v: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %mask = arith.constant dense<[[[0.5, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.5, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.5, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.5, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.5, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.5, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38], [0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38], [0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]]> : tensor<1x8x8xf32>
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x8x16xf32>, tensor<2x8x16xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (0, m, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x8x8xf32>, tensor<1x8x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%x: f32, %c: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %r = arith.addf %y, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%zo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %o : tensor<2x8x8xf32>
+}
+
+// -----
+
 // torch-mlir's row max is max(dim): a two-result reduction that also tracks
 // the argmax, the max written as select(x > acc, x, acc); the sum is reduced
 // into a keep-dims [.., 1] tensor. Fused when the index result is dead.

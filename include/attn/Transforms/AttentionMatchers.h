@@ -48,6 +48,9 @@ struct AttentionMatch {
   bool causal = false;
   std::optional<int64_t> window; ///< sliding window: keys m - n >= W masked
   int64_t queryOffset = 0; ///< key position of query 0 (bottom-right causal)
+  /// causal/window read from an additive constant mask of 0 and <= -65504
+  /// (exact: every row keeps a key, masked exps underflow to 0).
+  bool fromAdditiveMask = false;
   /// A finite score for masked keys (the program's own fill); unset: -inf.
   std::optional<double> maskValue;
   Value init;                ///< the P·V destination (zero-filled)
