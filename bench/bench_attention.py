@@ -12,7 +12,7 @@ scale 1/sqrt(D) (the bundle's own scale when there is one).
 FLOPs = 4 B H N^2 D, half that for causal.
 
 attn-opt bundles are matched to configs by their manifests (dtype, D, N,
-B*H, causal; no mask/sink/window), whatever their directory names
+B*H, causal; no mask/sink/window/score_mod), whatever their directory names
 (bench/make_bundles.py writes {dtype}_d{D}_n{N}_b{B}_h{H}_{causal|full}). A
 config without a bundle still times the peers; attn-opt shows "n/a".
 
@@ -107,7 +107,8 @@ def configs(quick: bool) -> List[Config]:
 def bundle_key(man: B.Manifest) -> Optional[Tuple[str, int, int, int, bool]]:
     """(dtype, D, N, batch product, causal) of a plain self-attention bundle."""
     att = man.attention
-    if man.arg("mask") or man.arg("sink") or att.window is not None:
+    if man.arg("mask") or man.arg("sink") or att.window is not None or \
+            att.score_mod is not None:
         return None
     s = man.sizes()
     q, k = man.arg("q"), man.arg("k")

@@ -15,18 +15,27 @@ N in {1024, 4096, 16384} at 16k tokens per batch (B = 16384 / N):
   padmask         key padding, bool [B, N] (per-batch valid lengths N/2..N)
   causal_jaxfill  causal with JAX's fill (-0.7 * f32 max) instead of -inf
   sink            one sink logit per head (gpt-oss)
+  softcap         Gemma-2's soft-capping, 50 tanh(s / 50) of the scaled
+                  scores (a score_mod region), causal
+  alibi           ALiBi, s + slope_h (n - m) with slope_h = 2^(-8 (h+1) / H)
+                  computed in the region from the head index, causal
 Peers, each timed in the same run on the same inputs:
-  SDPA with attn_mask (cuDNN and memory-efficient backends) for bias and
-  padmask; SDPA flash (is_causal) for causal and causal_jaxfill (the same
-  numbers: no row is fully masked); FlexAttention
-  (torch.compile(flex_attention)) with the equivalent score_mod (bias) or
-  block_mask (padmask, causal). The sink has no peer kernel here (SDPA and
-  FlexAttention take no sink); its row compares with attn-opt's plain.
+  SDPA with attn_mask (cuDNN and memory-efficient backends) for bias,
+  padmask and alibi (its bias materialized [H, N, N] in the input dtype,
+  the causal -inf folded in); SDPA flash (is_causal) for causal and
+  causal_jaxfill (the same numbers: no row is fully masked); FlexAttention
+  (torch.compile(flex_attention)) with the equivalent score_mod (bias,
+  softcap: 50 tanh(score / 50), alibi: score + slope[h] (kv_idx - q_idx))
+  and block_mask (padmask, the causal forms, softcap, alibi). The sink has
+  no peer kernel here (SDPA and FlexAttention take no sink); its row
+  compares with attn-opt's plain.
 Each kernel's output is checked against the fp32 reference
-(attn_opt.reference, sampled rows, ||out-ref||/||ref|| <= 1e-2, no NaN)
-before it is timed (CUDA events, median). Writes OUT/forms.csv and prints a
-table: TFLOP/s per kernel, attn-opt / best peer, attn-opt / attn-opt plain
-(same dtype and N; causal forms against attn-opt causal).
+(attn_opt.reference, sampled rows, ||out-ref||/||ref|| <= 1e-2, no NaN;
+the bundle's score_mod applied, so softcap/alibi bundles must carry
+attention.score_mod) before it is timed (CUDA events, median). Writes
+OUT/forms.csv and prints a table: TFLOP/s per kernel, attn-opt / best peer,
+attn-opt / attn-opt plain (same dtype and N; causal forms, softcap and alibi
+against attn-opt causal).
 """
 from __future__ import annotations
 
@@ -46,6 +55,7 @@ sys.path.insert(0, str(HERE))
 from attn_opt import bundle as B  # noqa: E402
 from attn_opt import reference as R  # noqa: E402
 from bench_attention import run_once, time_kernel  # noqa: E402
+from make_bundles import FORMS, SOFTCAP  # noqa: E402
 
 TOL = 1e-2
 COLUMNS = ["form", "dtype", "N", "B", "H", "D", "kernel", "status", "ms", "tflops",
@@ -54,6 +64,14 @@ COLUMNS = ["form", "dtype", "N", "B", "H", "D", "kernel", "status", "ms", "tflop
 
 def causal_mod(b, h, qi, ki):  # one function: FlexAttention compiles it once per shape
     return qi >= ki
+
+
+def softcap_mod(score, b, h, qi, ki):  # Gemma-2's soft-cap, as the softcap form's region
+    return SOFTCAP * (score / SOFTCAP).tanh()
+
+
+def is_causal(form: str) -> bool:
+    return bool(FORMS.get(form, {}).get("causal", form.startswith("causal")))
 
 
 def parse_name(name: str) -> Optional[Dict[str, Any]]:
@@ -121,7 +139,7 @@ def main() -> int:
             print(f"deadline: skipping {bdir.name} and later")
             break
         form, N, Bn, H, D = cfg["form"], cfg["N"], cfg["B"], cfg["H"], cfg["D"]
-        causal = form.startswith("causal")
+        causal = is_causal(form)
         flops = 4 * Bn * H * N * N * D / (2 if causal else 1)
         print(f"== {bdir.name}", flush=True)
         dt = getattr(torch, cfg["dtype"])
@@ -143,13 +161,17 @@ def main() -> int:
             failures += 1
             continue
         man = kernel.manifest
+        if "score_mod" in FORMS.get(form, {}) and man.attention.score_mod is None:
+            emit("attn-opt", status="FAIL", note="the manifest has no attention.score_mod "
+                 "(the reference could not apply it)")
+            failures += 1
+            kernel.close()
+            continue
         g = torch.Generator(device="cuda").manual_seed(1234 + N)
         q, k, v = (torch.randn(Bn, H, N, D, generator=g, device="cuda").to(dt)
                    for _ in range(3))
         inputs: Dict[str, Any] = {"q": q, "k": k, "v": v}
-        sdpa_mask = None
-        score_mod = None
-        mask_mod = None
+        sdpa_mask = bias = score_mod = mask_mod = None
         if form == "bias":
             bias = torch.randn(H, N, N, generator=g, device="cuda").to(dt)
             inputs["mask"] = bias
@@ -165,7 +187,23 @@ def main() -> int:
 
             def mask_mod(b, h, qi, ki, lens=lens):  # noqa: E306
                 return ki < lens[b]
-        elif form.startswith("causal"):
+        elif form == "softcap":
+            score_mod, mask_mod = softcap_mod, causal_mod
+        elif form == "alibi":
+            slopes = torch.exp2(-8.0 * torch.arange(1, H + 1, device="cuda") / H)
+            pos = torch.arange(N, device="cuda")
+            rel = (pos[None, :] - pos[:, None]).float()  # n - m
+            future = pos[None, :] > pos[:, None]
+            bias = torch.empty(H, N, N, dtype=dt, device="cuda")
+            for i in range(H):  # a head at a time: no [H, N, N] f32 temporary
+                bias[i] = (slopes[i] * rel).masked_fill_(future, -math.inf)
+            del rel, future
+            sdpa_mask = bias.unsqueeze(0).expand(Bn, H, N, N)
+            mask_mod = causal_mod
+
+            def score_mod(s, b, h, qi, ki, slopes=slopes):  # noqa: E306
+                return s + slopes[h] * (ki - qi)
+        elif causal:
             mask_mod = causal_mod
         elif form == "sink":
             inputs["sink"] = torch.randn(H, generator=g, device="cuda").to(dt)
@@ -204,7 +242,7 @@ def main() -> int:
         check_time("attn-opt", attn_opt, lambda o: R.canonical(ops, man, "out", o),
                    note=man.attention.kernel_choice[:80] if hasattr(man.attention, "kernel_choice") else "")
         scale = 1.0 / math.sqrt(D)
-        if form in ("bias", "padmask"):
+        if form in ("bias", "padmask", "alibi"):
             for name, be in (("sdpa-cudnn", SDPBackend.CUDNN_ATTENTION),
                              ("sdpa-efficient", SDPBackend.EFFICIENT_ATTENTION)):
                 def sdpa(be: Any = be) -> Any:
@@ -220,8 +258,7 @@ def main() -> int:
                         return F.scaled_dot_product_attention(q, k, v, is_causal=causal,
                                                               scale=scale)
                 check_time(name, sdpa_c, canon)
-        if flex is not None and D == 128 and (form in ("bias", "padmask")
-                                              or form.startswith("causal")):
+        if flex is not None and D == 128 and (form in ("bias", "padmask") or causal):
             try:
                 bm = None
                 if mask_mod is not None:
@@ -234,7 +271,7 @@ def main() -> int:
             except Exception as e:
                 emit("flex", status="error", note=f"{type(e).__name__}: {e}"[:300])
         kernel.close()
-        del q, k, v, inputs, ref, sdpa_mask
+        del q, k, v, inputs, ref, sdpa_mask, bias, score_mod
         torch.cuda.empty_cache()
     fh.close()
     report(csv_path)
@@ -257,7 +294,7 @@ def report(csv_path: Path) -> None:
     for (dtype, d, n, form), k in sorted(tf.items()):
         ours = k.get("attn-opt")
         best = max((k[p] for p in peers if p in k), default=None)
-        base_form = "causal" if form.startswith("causal") else "plain"
+        base_form = "causal" if is_causal(form) else "plain"
         base = tf.get((dtype, d, n, base_form), {}).get("attn-opt")
         cells = " ".join(f"{k[p]:14.1f}" if p in k else f"{'-':>14}" for p in peers)
         r_peer = f"{ours / best:10.3f}" if ours and best else f"{'-':>10}"

@@ -14,7 +14,8 @@ launch-shape sweep of bench/tune.py instead: OUT/VARIANT/CONFIG for each
 variant in TUNE_VARIANTS and N in {1024, 8192}. --forms writes the forms
 table's bundles (FORMS below, at D = 128; plain and causal also at D in
 {80, 96, 256}; bench/bench_forms.py times them):
-OUT/{dtype}_d{D}_n{N}_b{B}_h16_{form}.
+OUT/{dtype}_d{D}_n{N}_b{B}_h16_{form}. The softcap and alibi forms carry a
+score_mod region (score_mod_region).
 """
 from __future__ import annotations
 
@@ -93,7 +94,40 @@ FORMS = {
     "causal_jaxfill": dict(causal=True, mask_value=-2.3819763e38),
     # gpt-oss: one sink logit per head.
     "sink": dict(sink=("h",)),
+    # Gemma-2: SOFTCAP * tanh(s / SOFTCAP) of the scaled scores, causal.
+    "softcap": dict(causal=True, score_mod="softcap"),
+    # ALiBi: s + slope_h * (n - m), slope_h = exp2(-8 (h + 1) / H) computed
+    # in the region from the head index, causal.
+    "alibi": dict(causal=True, score_mod="alibi"),
 }
+SOFTCAP = 50.0
+
+
+def score_mod_region(kind: str, h: int) -> str:
+    """The score_mod region of a form ([B, H, N, D]: %b0 batch, %b1 head)."""
+    if kind == "softcap":
+        body = [f"%cap = arith.constant {SOFTCAP!r} : f32",
+                "%x = arith.divf %score, %cap : f32",
+                "%t = math.tanh %x : f32",
+                "%y = arith.mulf %t, %cap : f32"]
+    elif kind == "alibi":
+        body = ["%h64 = arith.index_cast %b1 : index to i64",
+                "%one = arith.constant 1 : i64",
+                "%h1 = arith.addi %h64, %one : i64",
+                "%hf = arith.sitofp %h1 : i64 to f32",
+                f"%c = arith.constant {-8.0 / h!r} : f32",
+                "%e = arith.mulf %hf, %c : f32",
+                "%slope = math.exp2 %e : f32",
+                "%d = arith.subi %n, %m : index",
+                "%d64 = arith.index_cast %d : index to i64",
+                "%df = arith.sitofp %d64 : i64 to f32",
+                "%bias = arith.mulf %slope, %df : f32",
+                "%y = arith.addf %score, %bias : f32"]
+    else:
+        raise ValueError(f"unknown score_mod {kind!r}")
+    lines = "".join(f"        {x}\n" for x in body + ["attn.yield %y : f32"])
+    return ("score_mod {\n      ^bb0(%score: f32, %b0: index, %b1: index, %m: index, "
+            f"%n: index):\n{lines}      }}")
 
 
 def forms_configs():
@@ -127,10 +161,11 @@ def forms_program(dtype: str, d: int, n: int, b: int, h: int, form: str) -> str:
         maps.append(m + "(" + ", ".join(f[name]) + ")>")
     attrs = ("causal " if f.get("causal") else "") + \
         (f"mask_value = {f['mask_value']!r} " if "mask_value" in f else "")
+    region = f" {score_mod_region(f['score_mod'], h)}" if "score_mod" in f else ""
     return f"""func.func @attention({', '.join(params)}, %o: {t}) -> {t} {{
   %s = arith.constant {1.0 / math.sqrt(d)!r} : f32
   %r = attn.attention ins(%q, %k, %v : {t}, {t}, {t}) scale(%s){clauses} outs(%o : {t})
-      {attrs}indexing_maps = [{", ".join(maps)}] -> {t}
+      {attrs}indexing_maps = [{", ".join(maps)}]{region} -> {t}
   return %r : {t}
 }}
 """

@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -64,6 +65,14 @@ struct ScoreFacts {
   bool shifted = false; ///< a row-uniform shift was dropped (exact w/o sink)
   /// causal/window came from an additive constant 0 / finfo.min mask.
   bool additiveCausal = false;
+  /// Score modification steps, innermost first: `term` with `inner` as the
+  /// score it reads, or (term < 0) a multiplication/division by `c`.
+  struct Mod {
+    int term = -1, inner = -1;
+    double c = 1.0;
+    bool div = false;
+  };
+  SmallVector<Mod> mods;
 };
 } // namespace
 
@@ -494,18 +503,108 @@ static void mergeIndexMask(ScoreFacts &f, const IndexMask &im) {
 static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
                           ScoreFacts &f, std::string &why) {
   struct Step {
-    enum { Scale, Add, Select } kind;
+    enum { Scale, Add, Select, Mod } kind;
     bool div = false;
     double c = 0;
-    int other = -1; ///< Add: the added term; Select: the condition
+    int other = -1; ///< Add: the added term; Select: the condition;
+                    ///< Mod: the score the modification reads
     bool maskedWhen = false;
     double fill = 0;
+    int term = -1; ///< Mod: the modified score
   };
   std::vector<int8_t> depCache;
   auto dependsOnScores = [&](int id) {
     return tr.containsLeaf(id, isContractionResult, &depCache);
   };
+  // The one score term through which all of `t`'s score dependence goes
+  // (a condition on the score counts as reading it), or -1.
+  auto modInner = [&](const Term &t) {
+    int inner = -1;
+    for (int k : t.kids) {
+      if (!dependsOnScores(k))
+        continue;
+      int cand = k;
+      if (tr.get(k).kind == Term::Cmp) {
+        cand = -1;
+        for (int kk : tr.get(k).kids)
+          if (dependsOnScores(kk)) {
+            if (cand >= 0 && cand != kk)
+              return -1;
+            cand = kk;
+          }
+      }
+      if (inner >= 0 && inner != cand)
+        return -1;
+      inner = cand;
+    }
+    return inner;
+  };
   SmallVector<Step> path;
+  // A score modification step: everything in `x` but its score input.
+  auto pushMod = [&](int term) -> int {
+    const Term &t = tr.get(term);
+    if (t.kind == Term::Reduce || t.kind == Term::Softmax) {
+      why = "the scores go through a reduction before the softmax, which is "
+            "not an elementwise score modification";
+      return -1;
+    }
+    int inner = modInner(t);
+    if (inner < 0) {
+      // Read along several paths (s * sigmoid(s), a select of two functions
+      // of s): the input is the term nearest to `term` that every path to
+      // the Q·K^T leaf goes through (at worst the leaf itself).
+      auto reach = [&](int avoid, llvm::DenseSet<int> *all) {
+        SmallVector<int> stack = {term};
+        llvm::DenseSet<int> seen;
+        SmallVector<int> leaves;
+        while (!stack.empty()) {
+          int id = stack.pop_back_val();
+          if (id == avoid || !seen.insert(id).second || !dependsOnScores(id))
+            continue;
+          if (tr.get(id).kind == Term::Leaf)
+            leaves.push_back(id);
+          llvm::append_range(stack, tr.get(id).kids);
+        }
+        if (all)
+          *all = std::move(seen);
+        return leaves;
+      };
+      llvm::DenseSet<int> dependent;
+      SmallVector<int> leaves = reach(-1, &dependent);
+      if (leaves.size() != 1) {
+        why = llvm::formatv("the scores go through '{0}', which reads Q·K^T "
+                            "at more than one point",
+                            t.name)
+                  .str();
+        return -1;
+      }
+      inner = leaves.front();
+      // Dominators form a chain; the nearest one reaches the most terms.
+      if (dependent.size() <= 256) {
+        size_t best = 0;
+        for (int d : dependent) {
+          if (d == term || d == inner || !reach(d, nullptr).empty())
+            continue;
+          llvm::DenseSet<int> below;
+          SmallVector<int> stack = {d};
+          while (!stack.empty()) {
+            int id = stack.pop_back_val();
+            if (below.insert(id).second)
+              llvm::append_range(stack, tr.get(id).kids);
+          }
+          if (below.size() > best) {
+            best = below.size();
+            inner = d;
+          }
+        }
+      }
+    }
+    Step step{Step::Mod};
+    step.term = term;
+    step.other = inner;
+    path.push_back(step);
+    return inner;
+  };
   for (;;) {
     x = tr.stripCasts(x);
     const Term &t = tr.get(x);
@@ -526,13 +625,10 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
           path.push_back({Step::Scale, div, *c});
           next = t.kids[swap];
         }
-      if (next < 0) {
-        why = llvm::formatv("the scores are {0} by something that is not a "
-                            "constant",
-                            div ? "divided" : "multiplied")
-                  .str();
+      if (next < 0)
+        next = pushMod(x); // times a tensor or an expression
+      if (next < 0)
         return false;
-      }
       x = next;
       continue;
     }
@@ -542,24 +638,37 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
         int s = t.kids[swap], b = t.kids[1 - swap];
         if (!dependsOnScores(s) || dependsOnScores(b))
           continue;
+        // A tensor, a constant or a runtime scalar is a mask or a shift;
+        // an expression (ALiBi's slope * (n - m)) is a score modification.
+        const Term &bt = tr.get(tr.stripCasts(b));
+        if (bt.kind != Term::Leaf && bt.kind != Term::Const)
+          break;
         Step step{Step::Add};
         step.other = b;
         path.push_back(step);
         next = s;
       }
-      if (next < 0) {
-        why = "something other than a mask tensor is added to the scores";
+      if (next < 0)
+        next = pushMod(x);
+      if (next < 0)
         return false;
-      }
       x = next;
       continue;
     }
-    if (t.kind == Term::Binary) {
-      why = llvm::formatv("the scores go through '{0}' before the softmax, "
-                          "which is not a scale or a mask",
-                          t.name)
-                .str();
-      return false;
+    if (t.kind == Term::Binary || t.kind == Term::Unary) {
+      int next = pushMod(x);
+      if (next < 0)
+        return false;
+      x = next;
+      continue;
+    }
+    if (t.kind == Term::Select && !isNegInf(tr.constValue(t.kids[2])) &&
+        !isNegInf(tr.constValue(t.kids[1]))) {
+      int next = pushMod(x); // select(c, s, y) with a finite y
+      if (next < 0)
+        return false;
+      x = next;
+      continue;
     }
     if (t.kind == Term::Select) {
       // select(cond, x, -inf) keeps where cond; select(cond, -inf, x) masks.
@@ -596,8 +705,32 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
         why = "the scores are divided by zero";
         return false;
       }
+      if (!f.mods.empty()) { // after a modification: part of it
+        f.mods.push_back({-1, -1, step.c, step.div});
+        break;
+      }
       f.scale = step.div ? f.scale / step.c : f.scale * step.c;
       break;
+    case Step::Mod: {
+      // The op modifies the scores before masking them. Only an addition
+      // commutes with a mask (-inf + x = -inf; a finite fill would move).
+      if (f.bias >= 0 || f.boolMask >= 0 || f.causal || f.windowRel ||
+          f.maskValue) {
+        const Term &t = tr.get(step.term);
+        bool additive = isName(t, "arith.addf") &&
+                        llvm::is_contained(t.kids, step.other);
+        if (!additive || (f.maskValue && !std::isinf(*f.maskValue))) {
+          why = llvm::formatv("the scores are modified ('{0}') after they are "
+                              "masked; only a modification before the mask "
+                              "(or an addition after a -inf mask) is fused",
+                              t.name)
+                    .str();
+          return false;
+        }
+      }
+      f.mods.push_back({step.term, step.other});
+      break;
+    }
     case Step::Add: {
       int b = step.other;
       // The fused op adds the mask first and selects after; with a finite
@@ -710,6 +843,293 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
     f.window = w;
   }
   return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Score modifications
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Turns the traced modification steps into ScoreModProgram nodes. The
+/// walk is a worklist (bodies may be deep), each term emitted once per
+/// step; constants take the type their consumer needs.
+class ScoreModEmitter {
+public:
+  using NodeType = ScoreModNode::Type;
+  static constexpr unsigned kMaxNodes = 4096;
+
+  ScoreModEmitter(ScoreTracer &tr, ScoreModProgram &prog, std::string &why,
+                  function_ref<int64_t(unsigned)> toLoop,
+                  function_ref<int(const Term &)> operandOf)
+      : tr(tr), prog(prog), why(why), toLoop(toLoop), operandOf(operandOf) {}
+
+  /// Emits `term` with `inner` standing for the node `input`.
+  int emit(int term, int inner, int input) {
+    DenseMap<int, int> memo;
+    memo[inner] = input;
+    SmallVector<std::pair<int, bool>> stack = {{term, false}};
+    while (!stack.empty()) {
+      auto [id, kidsDone] = stack.pop_back_val();
+      if (memo.count(id))
+        continue;
+      const Term &t = tr.get(id);
+      if (!kidsDone && t.kind != Term::Const) {
+        stack.push_back({id, true});
+        for (int k : t.kids)
+          if (!memo.count(k) && tr.get(k).kind != Term::Const)
+            stack.push_back({k, false});
+        continue;
+      }
+      int n = make(id, memo);
+      if (n < 0)
+        return -1;
+      memo[id] = n;
+    }
+    return memo.lookup(term);
+  }
+
+  int add(ScoreModNode n) {
+    if (prog.nodes.size() >= kMaxNodes) {
+      why = "the score modification is too large (over " +
+            std::to_string(kMaxNodes) + " ops)";
+      return -1;
+    }
+    prog.nodes.push_back(std::move(n));
+    return prog.nodes.size() - 1;
+  }
+  int constant(double v, NodeType type) {
+    ScoreModNode n;
+    n.kind = ScoreModNode::Const;
+    n.value = v;
+    n.type = type;
+    return add(n);
+  }
+  int op(StringRef name, NodeType type, ArrayRef<int> operands,
+         int64_t pred = -1) {
+    ScoreModNode n;
+    n.name = name;
+    n.type = type;
+    n.operands.assign(operands.begin(), operands.end());
+    n.predicate = pred;
+    return add(n);
+  }
+
+private:
+  NodeType typeOf(int node) const { return prog.nodes[node].type; }
+
+  /// The node for kid `k` of a term whose operands have type `want`.
+  int kid(int k, NodeType want, DenseMap<int, int> &memo) {
+    if (std::optional<double> c = tr.constValue(k);
+        c && tr.get(tr.stripCasts(k)).kind == Term::Const)
+      return constant(*c, want);
+    return memo.lookup(k);
+  }
+  /// The type of the kids that are not constants (`dflt` if none).
+  NodeType kidType(const Term &t, DenseMap<int, int> &memo, NodeType dflt,
+                   unsigned from = 0) {
+    for (unsigned i = from; i < t.kids.size(); ++i)
+      if (tr.get(tr.stripCasts(t.kids[i])).kind != Term::Const)
+        return typeOf(memo.lookup(t.kids[i]));
+    return dflt;
+  }
+
+  int make(int id, DenseMap<int, int> &memo) {
+    const Term &t = tr.get(id);
+    auto unsupported = [&] {
+      why = llvm::formatv("'{0}' in the score modification is not supported "
+                          "(arith and math ops on f32, i64 and i1 are)",
+                          t.name.empty() ? StringRef("a term") : t.name)
+                .str();
+      return -1;
+    };
+    switch (t.kind) {
+    case Term::Const:
+      return constant(t.value, NodeType::F32);
+    case Term::Leaf: {
+      if (isContractionResult(t.leaf)) {
+        why = "the score modification reads Q·K^T other than through the "
+              "score it modifies";
+        return -1;
+      }
+      auto type = dyn_cast<RankedTensorType>(t.leaf.getType());
+      if (!type) {
+        why = "the score modification reads a runtime scalar (only tensors "
+              "read through maps and constants are operands)";
+        return -1;
+      }
+      Type elt = type.getElementType();
+      if (!isa<FloatType>(elt) && !elt.isSignlessInteger() && !elt.isIndex()) {
+        why = "a score modification operand is neither float nor integer";
+        return -1;
+      }
+      int operand = operandOf(t);
+      if (operand < 0)
+        return -1;
+      ScoreModNode n;
+      n.kind = ScoreModNode::Operand;
+      n.dim = operand;
+      n.type = isa<FloatType>(elt)  ? NodeType::F32
+               : elt.isInteger(1) ? NodeType::I1
+                                  : NodeType::I64;
+      return add(n);
+    }
+    case Term::Index: {
+      auto d = dyn_cast<AffineDimExpr>(t.index);
+      if (!d)
+        return constant(0, NodeType::I64);
+      int64_t loop = toLoop(d.getPosition());
+      if (loop < 0) {
+        why = "the score modification reads an index that is not a loop of "
+              "the attention";
+        return -1;
+      }
+      ScoreModNode n;
+      n.kind = ScoreModNode::Index;
+      n.dim = loop;
+      n.type = NodeType::IndexT;
+      int x = add(n);
+      return x < 0 ? -1 : op("arith.index_cast", NodeType::I64, {x});
+    }
+    case Term::Unary: {
+      if (t.name == "cast" || t.name == "icast")
+        return memo.lookup(t.kids[0]);
+      if (t.name == "arith.sitofp" || t.name == "arith.uitofp") {
+        int a = kid(t.kids[0], NodeType::I64, memo);
+        if (a < 0 || typeOf(a) != NodeType::I64)
+          return unsupported();
+        return op(t.name, NodeType::F32, {a});
+      }
+      if (t.name == "arith.negf" || t.name.starts_with("math.")) {
+        int a = kid(t.kids[0], NodeType::F32, memo);
+        if (a < 0 || typeOf(a) != NodeType::F32)
+          return unsupported();
+        return op(t.name, NodeType::F32, {a});
+      }
+      return unsupported();
+    }
+    case Term::Binary: {
+      StringRef name = t.name;
+      NodeType type;
+      if (name.ends_with("f"))
+        type = NodeType::F32;
+      else if (llvm::is_contained({"arith.addi", "arith.subi", "arith.muli"},
+                                  name))
+        type = NodeType::I64;
+      else if (llvm::is_contained({"arith.andi", "arith.ori", "arith.xori"},
+                                  name))
+        type = kidType(t, memo, NodeType::I64);
+      else
+        return unsupported();
+      int a = kid(t.kids[0], type, memo), b = kid(t.kids[1], type, memo);
+      if (a < 0 || b < 0 || typeOf(a) != type || typeOf(b) != type)
+        return unsupported();
+      return op(name, type, {a, b});
+    }
+    case Term::Cmp: {
+      NodeType type = t.name == "arith.cmpf" ? NodeType::F32
+                                             : kidType(t, memo, NodeType::I64);
+      int a = kid(t.kids[0], type, memo), b = kid(t.kids[1], type, memo);
+      if (a < 0 || b < 0 || typeOf(a) != type || typeOf(b) != type)
+        return unsupported();
+      return op(t.name, NodeType::I1, {a, b}, t.pred);
+    }
+    case Term::Select: {
+      NodeType type = kidType(t, memo, NodeType::F32, /*from=*/1);
+      int c = kid(t.kids[0], NodeType::I1, memo);
+      int a = kid(t.kids[1], type, memo), b = kid(t.kids[2], type, memo);
+      if (c < 0 || a < 0 || b < 0 || typeOf(c) != NodeType::I1 ||
+          typeOf(a) != type || typeOf(b) != type)
+        return unsupported();
+      return op("arith.select", type, {c, a, b});
+    }
+    case Term::Reduce:
+    case Term::Softmax:
+      why = "the score modification holds a reduction (it is not a function "
+            "of one score and its indices)";
+      return -1;
+    }
+    return unsupported();
+  }
+
+  ScoreTracer &tr;
+  ScoreModProgram &prog;
+  std::string &why;
+  function_ref<int64_t(unsigned)> toLoop;
+  function_ref<int(const Term &)> operandOf;
+};
+} // namespace
+
+std::string ScoreModProgram::describe(unsigned numBatch) const {
+  // Prefix form, bounded: "mulf(tanh(divf(s, 50)), 50)".
+  std::vector<std::string> text(nodes.size());
+  for (auto [i, n] : llvm::enumerate(nodes)) {
+    std::string &out = text[i];
+    switch (n.kind) {
+    case ScoreModNode::Score:
+      out = "s";
+      break;
+    case ScoreModNode::Index:
+      out = n.dim < numBatch    ? "b" + std::to_string(n.dim)
+            : n.dim == numBatch ? std::string("m")
+                                : std::string("n");
+      break;
+    case ScoreModNode::Operand:
+      out = "x" + std::to_string(n.dim);
+      break;
+    case ScoreModNode::Const: {
+      char buf[32];
+      snprintf(buf, sizeof(buf), "%g", n.value);
+      out = buf;
+      break;
+    }
+    case ScoreModNode::Op: {
+      if (n.name == "arith.index_cast") {
+        out = text[n.operands[0]];
+        break;
+      }
+      StringRef name = n.name;
+      name.consume_front("arith.");
+      name.consume_front("math.");
+      out = name.str() + "(";
+      for (auto [j, o] : llvm::enumerate(n.operands))
+        out += (j ? ", " : "") + text[o];
+      out += ")";
+      break;
+    }
+    }
+    if (out.size() > 160)
+      out = "...";
+  }
+  return result >= 0 ? text[result] : std::string();
+}
+
+/// Builds the program of the modification steps `mods` (innermost first).
+static LogicalResult buildScoreMod(ScoreTracer &tr, ArrayRef<ScoreFacts::Mod> mods,
+                                   ScoreModProgram &prog, std::string &why,
+                                   function_ref<int64_t(unsigned)> toLoop,
+                                   function_ref<int(const Term &)> operandOf) {
+  ScoreModEmitter em(tr, prog, why, toLoop, operandOf);
+  ScoreModNode score;
+  score.kind = ScoreModNode::Score;
+  int cur = em.add(score);
+  for (const ScoreFacts::Mod &m : mods) {
+    if (m.term < 0) {
+      int c = em.constant(m.c, ScoreModNode::F32);
+      cur = c < 0 ? -1
+                  : em.op(m.div ? "arith.divf" : "arith.mulf",
+                          ScoreModNode::F32, {cur, c});
+    } else {
+      cur = em.emit(m.term, m.inner, cur);
+    }
+    if (cur < 0)
+      return failure();
+  }
+  if (prog.nodes[cur].type != ScoreModNode::F32) {
+    why = "the score modification does not yield a float score";
+    return failure();
+  }
+  prog.result = cur;
+  return success();
 }
 
 bool mlir::attn::isSoftmaxCandidate(Operation *op) {
@@ -970,6 +1390,12 @@ static LogicalResult splitRepeatedHeads(AttentionMatch &match,
   }
   match.key = rk.src;
   match.keyMap = srcMap(rk);
+  match.splitHeadLoop = h;
+  if (!match.scoreMod.operands.empty()) {
+    why = "a score modification that reads tensors is not fused with "
+          "repeated K/V heads yet";
+    return failure();
+  }
   if (match.mask) {
     AffineMap mm = match.maskMap;
     if (failed(split(mm, match.maskExpandDim, match.mask)))
@@ -1032,6 +1458,8 @@ std::string AttentionMatch::describe() const {
     causalStr += ", window=" + std::to_string(*window);
   if (fromAdditiveMask)
     causalStr += " (from a constant additive 0 / -65504-or-lower mask)";
+  if (!scoreMod.empty())
+    maskStr += ", score_mod=" + scoreMod.describe(numBatch);
   return llvm::formatv("scale={0}, mask={1}, causal={2}{3}, batch dims={4}, "
                        "dtype {5} -> {6}",
                        scaleStr, maskStr, causalStr,
@@ -1346,6 +1774,27 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
     if (!supported(st.leaf))
       return fail("the sink has an element type other than f32, f16 or bf16");
     if (failed(leafOperand(st, match.sink, match.sinkMap, match.sinkUnitDims)))
+      return failure();
+  }
+
+  if (!sf.mods.empty()) {
+    auto toLoop = [&](unsigned pos) -> int64_t { return posToAttn[pos]; };
+    auto operandOf = [&](const Term &lt) -> int {
+      Value value;
+      AffineMap map;
+      SmallVector<int64_t> unitDims;
+      if (failed(leafOperand(lt, value, map, unitDims)))
+        return -1;
+      for (auto [i, v] : llvm::enumerate(match.scoreMod.operands))
+        if (v == value && match.scoreMod.operandMaps[i] == map)
+          return i;
+      match.scoreMod.operands.push_back(value);
+      match.scoreMod.operandMaps.push_back(map);
+      match.scoreMod.operandUnitDims.push_back(unitDims);
+      return match.scoreMod.operands.size() - 1;
+    };
+    if (failed(buildScoreMod(tr, sf.mods, match.scoreMod, why, toLoop,
+                             operandOf)))
       return failure();
   }
 

@@ -127,6 +127,105 @@ static Value expandHeads(RewriterBase &rewriter, Location loc, Value v,
                                        sizes);
 }
 
+/// The score_mod region of `op` from the matched program.
+static void buildScoreModRegion(RewriterBase &rewriter, AttentionOp op,
+                                const AttentionMatch &match) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  Location loc = op.getLoc();
+  unsigned numBatch = op.getNumBatchDims();
+  SmallVector<Type> argTypes = {rewriter.getF32Type()};
+  argTypes.append(numBatch + 2, rewriter.getIndexType());
+  for (Value v : op.getModOperands())
+    argTypes.push_back(cast<ShapedType>(v.getType()).getElementType());
+  Block *block = rewriter.createBlock(
+      &op.getScoreMod(), {}, argTypes,
+      SmallVector<Location>(argTypes.size(), loc));
+  OpBuilder &b = rewriter;
+  Type f32 = b.getF32Type(), i64 = b.getI64Type(), i1 = b.getI1Type();
+  auto typeOf = [&](ScoreModNode::Type t) -> Type {
+    switch (t) {
+    case ScoreModNode::F32: return f32;
+    case ScoreModNode::I64: return i64;
+    case ScoreModNode::I1: return i1;
+    case ScoreModNode::IndexT: return b.getIndexType();
+    }
+    return f32;
+  };
+  // A loop of the matched attention (before a GQA split) as a block index.
+  int64_t h = match.splitHeadLoop;
+  auto loopIndex = [&](unsigned d) -> Value {
+    if (h < 0 || d < h)
+      return block->getArgument(1 + d);
+    if (d > h)
+      return block->getArgument(2 + d);
+    // head = kv head * group size + member of the group.
+    Value kv = block->getArgument(1 + h), g = block->getArgument(2 + h);
+    Value groups = arith::ConstantIndexOp::create(b, loc, match.groups);
+    return arith::AddIOp::create(b, loc,
+                                 arith::MulIOp::create(b, loc, kv, groups), g);
+  };
+  const ScoreModProgram &prog = match.scoreMod;
+  SmallVector<Value> vals;
+  for (const ScoreModNode &n : prog.nodes) {
+    Type type = typeOf(n.type);
+    Value v;
+    switch (n.kind) {
+    case ScoreModNode::Score:
+      v = block->getArgument(0);
+      break;
+    case ScoreModNode::Index:
+      v = loopIndex(n.dim);
+      break;
+    case ScoreModNode::Operand: {
+      v = block->getArgument(numBatch + 3 + n.dim);
+      Type t = v.getType();
+      if (t == type)
+        break;
+      if (isa<FloatType>(t))
+        v = arith::ExtFOp::create(b, loc, type, v);
+      else if (t.isIndex())
+        v = arith::IndexCastOp::create(b, loc, type, v);
+      else
+        v = arith::ExtSIOp::create(b, loc, type, v);
+      break;
+    }
+    case ScoreModNode::Const:
+      v = isa<FloatType>(type)
+              ? arith::ConstantOp::create(b, loc, b.getFloatAttr(type, n.value))
+                    .getResult()
+              : arith::ConstantOp::create(
+                    b, loc, b.getIntegerAttr(type, static_cast<int64_t>(n.value)))
+                    .getResult();
+      break;
+    case ScoreModNode::Op: {
+      SmallVector<Value> operands;
+      for (int o : n.operands)
+        operands.push_back(vals[o]);
+      if (n.name == "arith.cmpf")
+        v = arith::CmpFOp::create(
+            b, loc, static_cast<arith::CmpFPredicate>(n.predicate), operands[0],
+            operands[1]);
+      else if (n.name == "arith.cmpi")
+        v = arith::CmpIOp::create(
+            b, loc, static_cast<arith::CmpIPredicate>(n.predicate), operands[0],
+            operands[1]);
+      else if (n.name == "arith.select")
+        v = arith::SelectOp::create(b, loc, operands[0], operands[1],
+                                    operands[2]);
+      else {
+        OperationState state(loc, n.name);
+        state.addOperands(operands);
+        state.addTypes(type);
+        v = b.create(state)->getResult(0);
+      }
+      break;
+    }
+    }
+    vals.push_back(v);
+  }
+  YieldOp::create(b, loc, vals[prog.result]);
+}
+
 FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
                                                  const AttentionMatch &match) {
   Operation *root = match.root;
@@ -180,14 +279,24 @@ FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
     mask = heads(mask, match.maskExpandDim);
   if (sink)
     sink = heads(sink, match.sinkExpandDim);
+  SmallVector<Value> modOperands;
+  for (auto [v, map, unitDims] :
+       llvm::zip(match.scoreMod.operands, match.scoreMod.operandMaps,
+                 match.scoreMod.operandUnitDims)) {
+    modOperands.push_back(dropUnitDims(rewriter, loc, v, unitDims));
+    maps.push_back(map);
+  }
   auto op = AttentionOp::create(
       rewriter, loc, init.getType(), query, match.key, value, scale, init,
-      mask, sink, rewriter.getAffineMapArrayAttr(maps), match.causal,
+      mask, sink, modOperands, rewriter.getAffineMapArrayAttr(maps),
+      match.causal,
       match.window ? rewriter.getI64IntegerAttr(*match.window) : IntegerAttr(),
       match.maskValue ? rewriter.getF32FloatAttr(*match.maskValue)
                       : FloatAttr(),
       match.queryOffset ? rewriter.getI64IntegerAttr(match.queryOffset)
                         : IntegerAttr());
+  if (!match.scoreMod.empty())
+    buildScoreModRegion(rewriter, op, match);
   Value result = op.getResult();
   if (match.outputExpandDim >= 0)
     result = tensor::CollapseShapeOp::create(
@@ -310,16 +419,15 @@ static unsigned fuseIn(Operation *scope, bool explain, FuseCounts &counts,
   IRRewriter rewriter(scope->getContext());
   llvm::DenseSet<Operation *> erased, tried;
   unsigned fused = 0;
+  // exp inside a score modification makes its op a candidate too: judged
+  // once the attentions are fused (it is gone if one took it in).
+  SmallVector<Operation *> unreached;
   for (Operation *anchor : candidates) {
     if (erased.contains(anchor))
       continue;
     SmallVector<Operation *> roots = findPVCandidates(anchor);
     if (roots.empty()) {
-      counts.refuse(Refusal::Contractions);
-      if (explain)
-        emitRemark(anchor->getLoc(),
-                   "attention not fused: the softmax result does not reach "
-                   "a contraction (P·V)");
+      unreached.push_back(anchor);
       continue;
     }
     for (Operation *root : roots) {
@@ -347,6 +455,15 @@ static unsigned fuseIn(Operation *scope, bool explain, FuseCounts &counts,
       ++counts.fused;
       break;
     }
+  }
+  for (Operation *anchor : unreached) {
+    if (erased.contains(anchor))
+      continue;
+    counts.refuse(Refusal::Contractions);
+    if (explain)
+      emitRemark(anchor->getLoc(),
+                 "attention not fused: the softmax result does not reach "
+                 "a contraction (P·V)");
   }
   return fused;
 }

@@ -137,7 +137,29 @@ struct Canonical {
   /// part in fully masked rows.
   bool skipMaskedTiles = true;
   Type outElt;
+  /// The score_mod body (applied to the scaled scores) and its operands.
+  Block *scoreMod = nullptr;
+  SmallVector<Value> modOperands;
+  SmallVector<SmallVector<unsigned>> modDims; // ascending, like maskDims
 };
+} // namespace
+
+/// Applies `block` (a score_mod body) to `score` at the given indices and
+/// operand elements: its ops cloned at the builder's point.
+Value mlir::attn::applyScoreMod(OpBuilder &b, Block *block, Value score,
+                                ValueRange indices, ValueRange elements) {
+  IRMapping map;
+  map.map(block->getArgument(0), score);
+  for (auto [i, v] : llvm::enumerate(indices))
+    map.map(block->getArgument(1 + i), v);
+  for (auto [i, v] : llvm::enumerate(elements))
+    map.map(block->getArgument(1 + indices.size() + i), v);
+  for (Operation &op : block->without_terminator())
+    b.clone(op, map);
+  return map.lookup(block->getTerminator()->getOperand(0));
+}
+
+namespace {
 } // namespace
 
 static Value ext(OpBuilder &b, Location loc, Value x) {
@@ -195,6 +217,12 @@ static Value buildScores(OpBuilder &b, Location loc, const Canonical &c,
     inputs.push_back(slice);
     emaps.push_back(map);
   }
+  for (auto [v, dims] : llvm::zip(c.modOperands, c.modDims)) {
+    auto [slice, map] =
+        sliceToTile(b, loc, v, dims, r + 2, M, qOff, tm, kOff, tn);
+    inputs.push_back(slice);
+    emaps.push_back(map);
+  }
   emaps.push_back(AffineMap::getMultiDimIdentityMap(r + 2, ctx));
   SmallVector<utils::IteratorType> eiters(r + 2, utils::IteratorType::parallel);
   Value scale = c.scale;
@@ -203,6 +231,19 @@ static Value buildScores(OpBuilder &b, Location loc, const Canonical &c,
              b, loc, s.getType(), inputs, ValueRange{s}, emaps, eiters,
              [&](OpBuilder &nb, Location l, ValueRange args) {
                Value x = arith::MulFOp::create(nb, l, args.back(), scale);
+               if (c.scoreMod) {
+                 // Global indices: batch, query (tile offset), key.
+                 SmallVector<Value> idx;
+                 for (unsigned i = 0; i < r; ++i)
+                   idx.push_back(linalg::IndexOp::create(nb, l, i));
+                 idx.push_back(arith::AddIOp::create(
+                     nb, l, linalg::IndexOp::create(nb, l, M), qOff));
+                 idx.push_back(arith::AddIOp::create(
+                     nb, l, linalg::IndexOp::create(nb, l, N), kOff));
+                 unsigned first = hasMask ? 1 : 0;
+                 x = applyScoreMod(nb, c.scoreMod, x, idx,
+                                   args.slice(first, c.modOperands.size()));
+               }
                Value ninf = arith::ConstantOp::create(
                    nb, l, nb.getF32FloatAttr(c.maskValue));
                if (hasMask && args[0].getType().isInteger(1))
@@ -404,6 +445,16 @@ FailureOr<Value> mlir::attn::tileOnlineSoftmax(RewriterBase &rewriter,
     c.skipMaskedTiles = std::isinf(c.maskValue);
   }
   c.outElt = op.getType().getElementType();
+  c.scoreMod = op.getScoreModBlock();
+  for (auto [i, v] : llvm::enumerate(op.getModOperands())) {
+    AffineMap map = op.getModOperandMap(i);
+    SmallVector<unsigned> dims;
+    for (AffineExpr e : map.getResults())
+      dims.push_back(cast<AffineDimExpr>(e).getPosition());
+    llvm::sort(dims);
+    c.modOperands.push_back(toLayout(rewriter, loc, v, map, dims));
+    c.modDims.push_back(dims);
+  }
 
   // Destination in canonical layout: the init itself when its map is.
   SmallVector<unsigned> outOrder = order({M, E});

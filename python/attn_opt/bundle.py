@@ -33,6 +33,20 @@ attention it describes (grid = [ceil(m / tile_q), batch product, 1]);
 `sha256` must match every file read (a mixed or modified bundle is
 refused) and `binding_sha256` the manifest itself (see `binding_text`).
 `attention.mask_value` is a finite number or the string "-inf" / "inf".
+`attention.score_mod` (absent: none) is the op's score modification region
+as a straight-line program (see SCORE_MOD_OPS, parse_score_mod; the
+reference evaluates it):
+
+    {"num_args": 1 + r + 2,       ids 0..: the f32 score, b_0..b_{r-1}, m, n
+     "ops": [{"op": "arith.divf", "type": "f32", "operands": [0, 5]}, ...],
+     "result": id of the yielded f32}
+
+op i defines id num_args + i; its operands are earlier ids; "type" is one
+of f32, i64, i32, index, i1. arith.constant has a "value" (a number, "inf",
+"-inf"; i1: 0/1), arith.cmpf/cmpi a "predicate" (MLIR's names), attn.table
+(a constant table) a "shape" and the flat row-major "values", read at one
+integer operand per dimension. At most MAX_SCORE_MOD_OPS ops and
+MAX_TABLE_VALUES values a table; operand and result types are checked.
 
 Nothing in this module imports torch or touches CUDA until `load()`.
 """
@@ -129,6 +143,62 @@ class AttentionSpec:
     tensor_cores: bool = False
     # Key position of query 0 for causal/window (bottom-right causal: N - M).
     query_offset: int = 0
+    # The score modification region (None: none), see ScoreMod.
+    score_mod: Optional["ScoreMod"] = None
+
+
+# attention.score_mod: the op's score modification region as a straight-line
+# program. Ids 0..num_args-1 are the block arguments (the f32 score, one
+# index per batch dim, m, n); op i defines id num_args + i.
+SCORE_MOD_TYPES = ("f32", "i64", "i32", "index", "i1")
+MAX_SCORE_MOD_OPS = 4096
+MAX_TABLE_VALUES = 65536
+CMPF_PREDICATES = ("oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt",
+                   "uge", "ult", "ule", "une", "uno", "true", "false")
+CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+# Each op's signature class (checked by _score_mod_types).
+SCORE_MOD_OPS = {
+    "arith.constant": "const", "attn.table": "table",
+    **{f"arith.{x}": "fbin" for x in ("addf", "subf", "mulf", "divf", "maximumf",
+                                      "minimumf", "maxnumf", "minnumf")},
+    "math.powf": "fbin",
+    **{x: "funary" for x in ("arith.negf", "arith.extf", "arith.truncf", "math.tanh",
+                             "math.exp", "math.exp2", "math.log", "math.log2",
+                             "math.sqrt", "math.rsqrt", "math.absf")},
+    **{f"arith.{x}": "ibin" for x in ("addi", "subi", "muli", "andi", "ori", "xori",
+                                      "divsi", "remsi")},
+    "arith.cmpf": "cmpf", "arith.cmpi": "cmpi", "arith.select": "select",
+    "arith.sitofp": "itofp", "arith.uitofp": "itofp",
+    "arith.index_cast": "index_cast", "arith.index_castui": "index_cast",
+    "arith.extsi": "ext", "arith.extui": "ext", "arith.trunci": "trunc",
+}
+INT_WIDTH = {"i1": 1, "i32": 32, "i64": 64, "index": 64}
+# |x| from which an f64 rounds to infinity in f32 (FLT_MAX + half an ulp).
+_F32_OVERFLOW = (2 - 2 ** -24) * 2.0 ** 127
+
+
+@dataclass(frozen=True)
+class ScoreModOp:
+    op: str                      # a key of SCORE_MOD_OPS
+    type: str                    # result type, one of SCORE_MOD_TYPES
+    operands: Tuple[int, ...] = ()
+    value: Union[float, int, bool, None] = None  # arith.constant (i1: bool)
+    predicate: str = ""          # arith.cmpf / arith.cmpi
+    shape: Tuple[int, ...] = ()  # attn.table
+    values: Tuple[Union[float, int], ...] = ()   # attn.table, flat row-major
+
+
+@dataclass(frozen=True)
+class ScoreMod:
+    num_args: int                # 1 + batch_dims + 2
+    ops: Tuple[ScoreModOp, ...]
+    result: int                  # id of the yielded f32
+
+    @property
+    def types(self) -> Tuple[str, ...]:
+        """The type of every value id."""
+        return (("f32",) + ("index",) * (self.num_args - 1)
+                + tuple(o.type for o in self.ops))
 
 
 @dataclass(frozen=True)
@@ -472,6 +542,168 @@ def _file_name(val: Any, key: str, where: str) -> Optional[str]:
     return val
 
 
+# --- attention.score_mod ----------------------------------------------------------
+
+def _int_in(x: Any, t: str) -> Optional[int]:
+    """x as a value of integer type t (i32 written signed or unsigned, i1 as
+    0/1/-1 or true/false), else None."""
+    if t == "i1":
+        if isinstance(x, bool):
+            return int(x)
+        return (x != 0) if _is_int(x) and x in (0, 1, -1) else None
+    if not _is_int(x):
+        return None
+    if t == "i32":
+        if not -2 ** 31 <= x < 2 ** 32:
+            return None
+        return x - 2 ** 32 if x >= 2 ** 31 else x
+    return x  # i64 / index: _check_tree keeps integers in int64
+
+
+def _sm_scalar(x: Any, t: str, what: str, where: str) -> Union[float, int, bool]:
+    """A constant (or table entry) of type t."""
+    if t == "f32":
+        if isinstance(x, str) and x in ("inf", "-inf"):
+            return float(x)
+        if (_is_int(x) or isinstance(x, float)) and abs(float(x)) < _F32_OVERFLOW:
+            return float(x)
+        raise BundleError(f'{where}: {what} must be an f32 number, "inf" or "-inf", '
+                          f"got {_show(x)}")
+    v = _int_in(x, t)
+    if v is None:
+        raise BundleError(f"{where}: {what} must be an integer of type {t}, got "
+                          f"{_show(x)}")
+    return bool(v) if t == "i1" else v
+
+
+# Operands each signature class takes (attn.table: one per dimension).
+_SCORE_MOD_ARITY = {"const": 0, "fbin": 2, "funary": 1, "ibin": 2, "cmpf": 2,
+                    "cmpi": 2, "select": 3, "itofp": 1, "index_cast": 1, "ext": 1,
+                    "trunc": 1}
+
+
+def _score_mod_types(kind: str, ts: List[str], t: str) -> Optional[str]:
+    """Why operand types `ts` and result type `t` do not fit an op of
+    signature class `kind`, or None when they do."""
+    ints = ("i1", "i32", "i64")
+    if kind in ("fbin", "funary"):
+        ok = all(x == "f32" for x in ts) and t == "f32"
+    elif kind == "ibin":
+        ok = t in INT_WIDTH and ts == [t, t]
+    elif kind in ("cmpf", "cmpi"):
+        ok = t == "i1" and ts[0] == ts[1] and (ts[0] == "f32") == (kind == "cmpf")
+    elif kind == "select":
+        ok = ts[0] == "i1" and ts[1] == ts[2] == t
+    elif kind == "itofp":
+        ok = ts[0] in ints and t == "f32"
+    elif kind == "index_cast":
+        ok = {ts[0], t} in ({"index", "i1"}, {"index", "i32"}, {"index", "i64"})
+    elif kind in ("ext", "trunc"):
+        ok = ts[0] in ints and t in ints and (
+            INT_WIDTH[ts[0]] < INT_WIDTH[t] if kind == "ext" else
+            INT_WIDTH[ts[0]] > INT_WIDTH[t])
+    elif kind == "table":
+        ok = t != "i1" and all(x in ("i32", "i64", "index") for x in ts)
+    else:  # const
+        ok = True
+    return None if ok else f"does not take ({', '.join(ts)}) -> {t}"
+
+
+def parse_score_mod(x: Any, batch_dims: int, where: str = "manifest") -> ScoreMod:
+    """Validates attention.score_mod (a decoded JSON object) as hostile
+    input: every failure is a BundleError naming the field."""
+    f = "attention.score_mod"
+    if not isinstance(x, dict):
+        raise BundleError(f"{where}: {f} must be an object, got {_show(x)}")
+    nargs = x.get("num_args")
+    if not _is_int(nargs) or nargs != batch_dims + 3:
+        raise BundleError(f"{where}: {f}.num_args must be {batch_dims + 3} (the "
+                          f"score, {batch_dims} batch indices, m, n), got "
+                          f"{_show(nargs)}")
+    raw = x.get("ops")
+    if not isinstance(raw, list) or len(raw) > MAX_SCORE_MOD_OPS:
+        got = f"{len(raw)} ops" if isinstance(raw, list) else _show(raw)
+        raise BundleError(f"{where}: {f}.ops must be a list of at most "
+                          f"{MAX_SCORE_MOD_OPS} ops, got {got}")
+    types = ["f32"] + ["index"] * (nargs - 1)
+    ops: List[ScoreModOp] = []
+    for i, o in enumerate(raw):
+        at = f"{f}.ops[{i}]"
+        if not isinstance(o, dict):
+            raise BundleError(f"{where}: {at} must be an object, got {_show(o)}")
+        name, t = o.get("op"), o.get("type")
+        if not isinstance(name, str) or name not in SCORE_MOD_OPS:
+            raise BundleError(f"{where}: {at}.op: {_show(name)} is not an op a "
+                              "score_mod may hold")
+        if not isinstance(t, str) or t not in SCORE_MOD_TYPES:
+            raise BundleError(f"{where}: {at}.type must be one of "
+                              f"{list(SCORE_MOD_TYPES)}, got {_show(t)}")
+        operands = o.get("operands", [])
+        if not isinstance(operands, list) or len(operands) > MAX_BATCH_DIMS + 2 or \
+                not all(_is_int(v) for v in operands):
+            raise BundleError(f"{where}: {at}.operands must be a list of value ids, "
+                              f"got {_show(operands)}")
+        for j, v in enumerate(operands):
+            if not 0 <= v < len(types):
+                raise BundleError(f"{where}: {at}.operands[{j}]: {v} is not an "
+                                  f"earlier value (ids 0..{len(types) - 1} are "
+                                  f"defined before {name})")
+        kind = SCORE_MOD_OPS[name]
+        want = _SCORE_MOD_ARITY.get(kind)
+        if want is not None and len(operands) != want:
+            raise BundleError(f"{where}: {at}.operands: {name} takes {want} "
+                              f"operand(s), got {len(operands)}")
+        fields: Dict[str, Any] = {}
+        if kind == "const":
+            if "value" not in o:
+                raise BundleError(f"{where}: {at} lacks 'value'")
+            fields["value"] = _sm_scalar(o["value"], t, f"{at}.value", where)
+        elif kind in ("cmpf", "cmpi"):
+            preds = CMPF_PREDICATES if kind == "cmpf" else CMPI_PREDICATES
+            p = o.get("predicate")
+            if not isinstance(p, str) or p not in preds:
+                raise BundleError(f"{where}: {at}.predicate must be one of "
+                                  f"{list(preds)}, got {_show(p)}")
+            fields["predicate"] = p
+        elif kind == "table":
+            shape = o.get("shape")
+            if not isinstance(shape, list) or not 1 <= len(shape) <= MAX_BATCH_DIMS + 2 \
+                    or not all(_is_int(d) and 1 <= d <= MAX_TABLE_VALUES for d in shape):
+                raise BundleError(f"{where}: {at}.shape must be a list of 1 to "
+                                  f"{MAX_BATCH_DIMS + 2} positive sizes, got "
+                                  f"{_show(shape)}")
+            size = 1
+            for d in shape:
+                size *= d
+                if size > MAX_TABLE_VALUES:
+                    raise BundleError(f"{where}: {at}.shape {_show(shape)} holds "
+                                      f"more than {MAX_TABLE_VALUES} values")
+            vals = o.get("values")
+            if not isinstance(vals, list) or len(vals) != size:
+                got = len(vals) if isinstance(vals, list) else _show(vals)
+                raise BundleError(f"{where}: {at}.values must be a list of {size} "
+                                  f"numbers (shape {shape}), got {got}")
+            if len(operands) != len(shape):
+                raise BundleError(f"{where}: {at}.operands must hold one index per "
+                                  f"table dimension ({len(shape)}), got "
+                                  f"{len(operands)}")
+            fields["shape"] = tuple(shape)
+            fields["values"] = tuple(_sm_scalar(v, t, f"{at}.values[{k}]", where)
+                                     for k, v in enumerate(vals))
+        why = _score_mod_types(kind, [types[v] for v in operands], t)
+        if why:
+            raise BundleError(f"{where}: {at}.type: {name} {why}")
+        ops.append(ScoreModOp(name, t, tuple(operands), **fields))
+        types.append(t)
+    res = x.get("result")
+    if not _is_int(res) or not 0 <= res < len(types) or types[res] != "f32":
+        raise BundleError(f"{where}: {f}.result must be the id of an f32 value "
+                          f"(0..{len(types) - 1}), got {_show(res)}"
+                          + (f" of type {types[res]}" if _is_int(res)
+                             and 0 <= res < len(types) else ""))
+    return ScoreMod(nargs, tuple(ops), res)
+
+
 def binding_text(manifest_obj: Mapping[str, Any], ptx_sha: Optional[str],
                  cubin_sha: Optional[str]) -> str:
     """The canonical text whose sha256 (hex) is the manifest's
@@ -683,6 +915,9 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
         raise BundleError(f"{where}: attention.batch_dims must be an integer "
                           f"in [0, {MAX_BATCH_DIMS}], got {_show(r)}")
     batch = tuple(f"b{i}" for i in range(r))
+    score_mod = None
+    if att.get("score_mod") is not None:  # absent or null: no region
+        score_mod = parse_score_mod(att["score_mod"], r, where)
     layouts = att.get("layout")
     if layouts is None:
         layouts = {}
@@ -761,7 +996,7 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                  args=tuple(args), grid=grid, block=block, shared_bytes=shared,
                  attention=AttentionSpec(scale, causal, window, mask_value, r,
                                          kernel_choice, tile_q, tensor_cores,
-                                         query_offset),
+                                         query_offset, score_mod),
                  path=path, sha256=tuple(sorted(sha.items())),
                  binding_sha256=binding)
     sizes = m.sizes()  # raises on inconsistent shapes

@@ -1,6 +1,8 @@
 """A reference for what a bundle computes, in numpy (float64) or torch (float32).
 
-    S = scale * Q K^T (+ float mask)                      per batch index, [m, n]
+    S = scale * Q K^T                                     per batch index, [m, n]
+    S = score_mod(S, b..., m, n)      when the manifest has attention.score_mod
+    S = S + float mask
     S = mask_value  where a bool mask is False, causal and n > m + K, or
                     window and m + K - n >= window       (mask_value: -inf by default;
                                                           K: query_offset, 0 by default)
@@ -15,13 +17,19 @@ dimensions broadcast. The work is cut into chunks of at most `budget`
 score elements, and `rows` restricts it to some query rows (for problems too
 large to check whole). The same code runs on numpy arrays (CPU tests) and on
 torch tensors (the GPU checks); torch is imported only by `TorchOps`.
+
+The score modification (`apply_score_mod`) runs the manifest's straight-line
+program elementwise over a whole score tile: floats in the backend's dtype,
+integers in int64 (i32 wrapped to 32 bits, i1 as bool); `m` is the query
+row (0..M-1, not shifted by query_offset) and `n` the key.
 """
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from .bundle import Manifest
+from .bundle import INT64_MIN, SCORE_MOD_OPS, Manifest, ScoreMod, ScoreModOp
 
 # ---------------------------------------------------------------------------
 # Array backends: the dozen operations the reference needs.
@@ -69,6 +77,27 @@ class NumpyOps:
     def f64(self, x: Any) -> Any:
         return self.np.asarray(x, dtype=self.np.float64)
 
+    # For the score modification: `kind` is "float" (self.dtype), "int"
+    # (int64) or "bool".
+    @property
+    def xp(self) -> Any:
+        return self.np
+
+    def _dt(self, kind: str) -> Any:
+        return {"float": self.dtype, "int": self.np.int64, "bool": bool}[kind]
+
+    def const(self, value: Any, kind: str) -> Any:
+        return self.np.asarray(value, dtype=self._dt(kind))
+
+    def cast(self, x: Any, kind: str) -> Any:
+        return self.np.asarray(x).astype(self._dt(kind))
+
+    def broadcast(self, x: Any, shape: Sequence[int]) -> Any:
+        return self.np.broadcast_to(x, tuple(shape))
+
+    def quiet(self) -> Any:
+        return self.np.errstate(all="ignore")
+
 
 class TorchOps:
     def __init__(self, device: Any = "cuda", dtype: Any = None) -> None:
@@ -115,6 +144,26 @@ class TorchOps:
     def f64(self, x: Any) -> Any:
         return self.torch.as_tensor(x, device=self.device).double()
 
+    @property
+    def xp(self) -> Any:
+        return self.torch
+
+    def _dt(self, kind: str) -> Any:
+        t = self.torch
+        return {"float": self.dtype, "int": t.int64, "bool": t.bool}[kind]
+
+    def const(self, value: Any, kind: str) -> Any:
+        return self.torch.tensor(value, dtype=self._dt(kind), device=self.device)
+
+    def cast(self, x: Any, kind: str) -> Any:
+        return x.to(self._dt(kind))
+
+    def broadcast(self, x: Any, shape: Sequence[int]) -> Any:
+        return self.torch.broadcast_to(x, tuple(shape))
+
+    def quiet(self) -> Any:
+        return contextlib.nullcontext()
+
 
 # ---------------------------------------------------------------------------
 # Layouts
@@ -147,6 +196,151 @@ def canonical(ops: Any, man: Manifest, name: str, x: Any) -> Any:
     spec = man.arg(name)
     assert spec is not None, name
     return to_canonical(ops, x, spec.dims, canonical_target(man, name))
+
+
+# ---------------------------------------------------------------------------
+# The score modification (attention.score_mod)
+# ---------------------------------------------------------------------------
+
+_KIND = {"f32": "float", "i1": "bool", "i32": "int", "i64": "int", "index": "int"}
+
+_FBIN = {
+    "arith.addf": lambda xp, x, y: x + y,
+    "arith.subf": lambda xp, x, y: x - y,
+    "arith.mulf": lambda xp, x, y: x * y,
+    "arith.divf": lambda xp, x, y: x / y,
+    "arith.maximumf": lambda xp, x, y: xp.maximum(x, y),  # NaN wins
+    "arith.minimumf": lambda xp, x, y: xp.minimum(x, y),
+    "arith.maxnumf": lambda xp, x, y: xp.fmax(x, y),      # NaN loses
+    "arith.minnumf": lambda xp, x, y: xp.fmin(x, y),
+    "math.powf": lambda xp, x, y: x ** y,
+}
+_FUNARY = {
+    "arith.negf": lambda xp, x: -x,
+    "arith.extf": lambda xp, x: x,    # every float is computed as f32
+    "arith.truncf": lambda xp, x: x,
+    "math.tanh": lambda xp, x: xp.tanh(x),
+    "math.exp": lambda xp, x: xp.exp(x),
+    "math.exp2": lambda xp, x: xp.exp2(x),
+    "math.log": lambda xp, x: xp.log(x),
+    "math.log2": lambda xp, x: xp.log2(x),
+    "math.sqrt": lambda xp, x: xp.sqrt(x),
+    "math.rsqrt": lambda xp, x: 1 / xp.sqrt(x),
+    "math.absf": lambda xp, x: xp.abs(x),
+}
+_REL = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
+        "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+        "lt": lambda a, b: a < b, "le": lambda a, b: a <= b}
+
+
+def _sext(ops: Any, x: Any, t: str) -> Any:
+    """An integer value as int64, read as signed (i1 true: -1)."""
+    return -ops.cast(x, "int") if t == "i1" else x
+
+
+def _zext(ops: Any, x: Any, t: str) -> Any:
+    """An integer value as int64, read as unsigned (64-bit ones keep their bits)."""
+    if t == "i1":
+        return ops.cast(x, "int")
+    return x & 0xFFFFFFFF if t == "i32" else x
+
+
+def _wrap(x: Any, t: str) -> Any:
+    """int64 x truncated to type t (i32 sign-extended back, i1 as bool)."""
+    if t == "i1":
+        return (x & 1) != 0
+    return ((x + 2 ** 31) & 0xFFFFFFFF) - 2 ** 31 if t == "i32" else x
+
+
+def _ukey(ops: Any, x: Any, t: str) -> Any:
+    """int64 whose signed order is x's unsigned order."""
+    return x ^ INT64_MIN if t in ("i64", "index") else _zext(ops, x, t)
+
+
+def _eval_op(ops: Any, o: ScoreModOp, a: List[Any], ta: List[str]) -> Any:
+    xp, name, t = ops.xp, o.op, o.type
+    kind = SCORE_MOD_OPS[name]
+    if kind == "const":
+        return ops.const(o.value, _KIND[t])
+    if kind == "table":  # out-of-range indices are clamped
+        flat: Any = 0
+        for i, d in zip(a, o.shape):
+            flat = flat * d + xp.clip(i, 0, d - 1)
+        return ops.const(list(o.values), _KIND[t])[flat]
+    if kind == "fbin":
+        return _FBIN[name](xp, a[0], a[1])
+    if kind == "funary":
+        return _FUNARY[name](xp, a[0])
+    if kind == "ibin":
+        x, y = _sext(ops, a[0], t), _sext(ops, a[1], t)
+        if name in ("arith.divsi", "arith.remsi"):
+            # Truncating; x / 0 (undefined) gives x, and -1 avoids INT64_MIN / -1.
+            y1 = xp.where((y == 0) | (y == -1), 1, y)
+            r = xp.fmod(x, y1)
+            if name == "arith.remsi":
+                return _wrap(r, t)
+            return _wrap(xp.where(y == -1, -x, (x - r) // y1), t)
+        return _wrap({"arith.addi": lambda: x + y, "arith.subi": lambda: x - y,
+                      "arith.muli": lambda: x * y, "arith.andi": lambda: x & y,
+                      "arith.ori": lambda: x | y, "arith.xori": lambda: x ^ y}[name](), t)
+    if kind == "cmpf":
+        x, y, p = a[0], a[1], o.predicate
+        nan = xp.isnan(x) | xp.isnan(y)
+        if p in ("true", "false"):
+            return nan | True if p == "true" else nan & False
+        if p in ("ord", "uno"):
+            return ~nan if p == "ord" else nan
+        rel = _REL[p[1:]](x, y)
+        return (~nan & rel) if p[0] == "o" else (nan | rel)
+    if kind == "cmpi":
+        p = o.predicate
+        if p[0] == "u":
+            return _REL[p[1:]](_ukey(ops, a[0], ta[0]), _ukey(ops, a[1], ta[1]))
+        return _REL[p[-2:]](_sext(ops, a[0], ta[0]), _sext(ops, a[1], ta[1]))
+    if kind == "select":
+        return xp.where(a[0], a[1], a[2])
+    x, src = a[0], ta[0]
+    if kind == "itofp":
+        if name == "arith.sitofp":
+            return ops.cast(_sext(ops, x, src), "float")
+        f = ops.cast(_zext(ops, x, src), "float")
+        return xp.where(x < 0, f + 2.0 ** 64, f) if src == "i64" else f
+    # index_cast(ui), ext(s|u)i, trunci: widen by the op's signedness, then
+    # truncate to the result type.
+    unsigned = name in ("arith.index_castui", "arith.extui")
+    return _wrap(_zext(ops, x, src) if unsigned else _sext(ops, x, src), t)
+
+
+def apply_score_mod(sm: ScoreMod, s: Any, batch: Sequence[Any], m: Any, n: Any,
+                    ops: Any) -> Any:
+    """score_mod(s, b_0.., b_{r-1}, m, n), elementwise, as the kernels apply it
+    to the scaled scores. `s`: scores [b..., rows, N] in ops.dtype; `batch`
+    (one per batch dim), `m`, `n`: int64 index arrays that broadcast against
+    it (arange views: b_i [.., -1, .., 1, 1], m [rows, 1], n [1, N]). Returns
+    the modified scores, of s's shape and dtype."""
+    vals: List[Any] = [s, *batch, m, n]
+    types = sm.types
+    with ops.quiet():
+        for o in sm.ops:
+            vals.append(_eval_op(ops, o, [vals[i] for i in o.operands],
+                                 [types[i] for i in o.operands]))
+        out = ops.cast(vals[sm.result], "float")
+    return ops.broadcast(out, s.shape)
+
+
+def score_mod_indices(ops: Any, bsizes: Sequence[int], b0: int, b1: int,
+                      rows: Sequence[int], N: int) -> Any:
+    """(batch, m, n) index arrays for apply_score_mod on the scores of batch
+    entries b0..b1-1 of the first batch dim (all of the others), query rows
+    `rows` and every key."""
+    r = len(bsizes)
+    batch = []
+    for i in range(r):
+        lo, hi = (b0, b1) if i == 0 else (0, bsizes[i])
+        batch.append(ops.index(range(lo, hi)).reshape(
+            [-1 if j == i else 1 for j in range(r)] + [1, 1]))
+    return (batch, ops.index(list(rows)).reshape(-1, 1),
+            ops.index(range(N)).reshape(1, -1))
 
 
 # ---------------------------------------------------------------------------
@@ -211,6 +405,10 @@ def reference(man: Manifest, inputs: Mapping[str, Any], ops: Any,
         for i0 in range(0, R, max(cm, 1)):
             i1 = min(R, i0 + cm)
             s = (rslice(qb, i0, i1) @ kb.swapaxes(-1, -2)) * att.scale
+            if att.score_mod is not None:
+                bi, mi, ni = score_mod_indices(ops, bsizes, b0, b1,
+                                               row_list[i0:i1], N)
+                s = apply_score_mod(att.score_mod, s, bi, mi, ni, ops)
             mc = rslice(mb, i0, i1)
             if mc is not None:
                 if str(mc.dtype).endswith("bool"):
@@ -343,12 +541,14 @@ def make_problem(dtype: str = "float16", batch: Sequence[int] = (2,), M: int = 8
                  mask: Optional[str] = None, sink: bool = False,
                  mask_value: Optional[float] = None, scale: Optional[float] = None,
                  query_offset: int = 0,
+                 score_mod: Optional[Mapping[str, Any]] = None,
                  layout: Optional[Mapping[str, Sequence[str]]] = None,
                  shapes: Optional[Mapping[str, Sequence[int]]] = None) -> Manifest:
     """A manifest (no kernel files) for an attention problem: for tests, the
     GPU self-check and benchmark configs with no bundle. `mask` is its dtype
     (None: no mask); `layout` maps an operand to its dims (default
-    canonical); `shapes` overrides a shape (a size-1 mask dim broadcasts)."""
+    canonical); `shapes` overrides a shape (a size-1 mask dim broadcasts);
+    `score_mod` is attention.score_mod as the manifest holds it."""
     from .bundle import FORMAT, parse_manifest, seal
     E = D if E is None else E
     batch = [int(x) for x in batch]
@@ -384,4 +584,6 @@ def make_problem(dtype: str = "float16", batch: Sequence[int] = (2,), M: int = 8
                          "query_offset": int(query_offset),
                          "mask_value": mv, "batch_dims": r, "tile_q": tile_q,
                          "layout": {n: dims[n] for n in names}}}
+    if score_mod is not None:
+        obj["attention"]["score_mod"] = dict(score_mod)
     return parse_manifest(seal(obj, b""))

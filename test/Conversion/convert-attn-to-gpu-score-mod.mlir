@@ -107,3 +107,78 @@ func.func @f32_out(%q: tensor<2x100x64xf16>, %k: tensor<2x70x64xf16>, %v: tensor
       -> tensor<2x100x64xf32>
   return %r : tensor<2x100x64xf32>
 }
+
+// -----
+
+// A score_mod region (ALiBi with constant per-head slopes, then Gemma-2
+// soft-capping) on both tensor-core kernels: the body is cloned per score
+// after the scale, the slope read from a constant vector at the head index,
+// tanh on ex2.approx (no libdevice call).
+// CHECK-LABEL: module attributes
+// CHECK-SAME: mma = "wgmma"
+// CHECK-SAME: score_mod = {num_args = 5 : i64, ops = [{op = "attn.table", operands = [2], shape = [4], type = "f32", values = [2.500000e-01, 6.250000e-02, 1.562500e-02, 3.906250e-03]}
+// CHECK: gpu.launch
+// CHECK: wgmma.mma_async
+// CHECK: %[[S:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[SL:.*]] = vector.extract %{{.*}}[%{{.*}}] : f32 from vector<4xf32>
+// CHECK: arith.sitofp
+// CHECK: arith.mulf %[[SL]]
+// CHECK: ex2.approx.ftz.f32
+// CHECK: math.copysign
+// CHECK-NOT: math.tanh
+// SM80: mma = "mma.sync"{{.*}}score_mod = {num_args = 5
+// SM80: gpu.launch
+// SM80: vector.extract %{{.*}}[%{{.*}}] : f32 from vector<4xf32>
+// SM80: math.copysign
+// WHY: remark: GPU kernel: wgmma (sm_90a)
+func.func @alibi_softcap(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x130x64xf16>, %v: tensor<2x4x130x64xf16>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %slopes = arith.constant dense<[0.25, 0.0625, 0.015625, 0.00390625]> : tensor<4xf32>
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x100x64xf16>, tensor<2x4x130x64xf16>, tensor<2x4x130x64xf16>) scale(%s)
+      score_mod_operands(%slopes : tensor<4xf32>)
+      outs(%o : tensor<2x4x100x64xf16>) causal indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+        affine_map<(b, h, m, n, d, e) -> (h)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index, %sl: f32):
+        %mm = arith.index_cast %m : index to i64
+        %nn = arith.index_cast %n : index to i64
+        %d = arith.subi %nn, %mm : i64
+        %df = arith.sitofp %d : i64 to f32
+        %bias = arith.mulf %sl, %df : f32
+        %w = arith.addf %x, %bias : f32
+        %cap = arith.constant 30.0 : f32
+        %y = arith.divf %w, %cap : f32
+        %t = math.tanh %y : f32
+        %z = arith.mulf %t, %cap : f32
+        attn.yield %z : f32
+      } -> tensor<2x4x100x64xf16>
+  return %r : tensor<2x4x100x64xf16>
+}
+
+// -----
+
+// f32 inputs: the SIMT kernel applies the region to each score too.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: mma = "none"
+// CHECK: gpu.launch
+// CHECK: scf.for
+// CHECK: ex2.approx.ftz.f32
+// CHECK: math.copysign
+// SM80: mma = "none"{{.*}}score_mod = {num_args = 4
+// WHY: remark: GPU kernel: SIMT
+func.func @softcap_f32(%q: tensor<2x40x32xf32>, %k: tensor<2x50x32xf32>, %v: tensor<2x50x32xf32>, %o: tensor<2x40x32xf32>) -> tensor<2x40x32xf32> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x40x32xf32>, tensor<2x50x32xf32>, tensor<2x50x32xf32>) scale(%s)
+      outs(%o : tensor<2x40x32xf32>) indexing_maps = [
+        affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+        affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>] score_mod {
+      ^bb0(%x: f32, %b: index, %m: index, %n: index):
+        %cap = arith.constant 5.0 : f32
+        %y = arith.divf %x, %cap : f32
+        %t = math.tanh %y : f32
+        %z = arith.mulf %t, %cap : f32
+        attn.yield %z : f32
+      } -> tensor<2x40x32xf32>
+  return %r : tensor<2x40x32xf32>
+}

@@ -30,8 +30,8 @@
 // RUN: attn-opt %t.many.mlir --attn-fuse --mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=MANY
 
 // FUSED: remark: attention fused: scale=1, mask=none, causal=no
-// DIAMOND: remark: attention not fused: something other than a mask tensor is added to the scores
-// FIB: remark: attention not fused: the scores go through 'arith.maximumf' before the softmax
+// DIAMOND: remark: attention fused: scale=1, mask=none, score_mod=mulf(..., 0.5)
+// FIB: remark: attention not fused: the score modification is too large (over 4096 ops)
 // CAUSAL: remark: attention fused: scale=1, mask=none, causal=yes
 // ORMASK: remark: attention not fused: the scores are masked by a condition that is neither causal nor a boolean mask tensor
 // TOOBIG: remark: attention not fused: score expression too large to trace: over 262144 ops

@@ -423,12 +423,14 @@ func.func @qk_nonzero_accumulator_rejected(%q: tensor<12x8xf32>, %k: tensor<12x8
 
 // -----
 
-// The scale multiplies by a runtime tensor, not a constant.
-// EXEC: nofuse
-// CHECK-LABEL: func.func @scale_by_runtime_tensor_rejected
-// CHECK-NOT: attn.attention
-// EXPLAIN: remark: attention not fused: the scores are multiplied by something that is not a constant
-func.func @scale_by_runtime_tensor_rejected(%q: tensor<12x8xf32>, %k: tensor<12x8xf32>, %v: tensor<12x8xf32>, %w: tensor<12x12xf32>) -> tensor<12x8xf32> {
+// The scores are multiplied by a runtime tensor: not the scale, a score
+// modification that reads the tensor (a score_mod operand).
+// EXEC: arg3=bias
+// CHECK-LABEL: func.func @scale_by_runtime_tensor_is_score_mod
+// CHECK: attn.attention
+// CHECK-SAME: score_mod_operands(%{{.*}} : tensor<12x12xf32>)
+// EXPLAIN: remark: attention fused: scale=1, mask=none, score_mod=mulf(s, x0), causal=no
+func.func @scale_by_runtime_tensor_is_score_mod(%q: tensor<12x8xf32>, %k: tensor<12x8xf32>, %v: tensor<12x8xf32>, %w: tensor<12x12xf32>) -> tensor<12x8xf32> {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<12x12xf32>
   %z = linalg.fill ins(%cst : f32) outs(%e : tensor<12x12xf32>) -> tensor<12x12xf32>

@@ -140,3 +140,36 @@ func.func @sliding_window_bounds(%q: tensor<128x32xf16>, %k: tensor<128x32xf16>,
       -> tensor<128x32xf16>
   return %r : tensor<128x32xf16>
 }
+
+// -----
+
+// The score_mod body is applied to each scaled score tile, with global
+// indices (tile offsets added) and its operand sliced to the tile.
+// CHECK-LABEL: func.func @score_mod_tile
+// CHECK: scf.for
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}} : tensor<?xf32>)
+// CHECK: ^bb0(%[[W:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[X:.*]] = arith.mulf
+// CHECK: linalg.index 0
+// CHECK: arith.addi
+// CHECK: linalg.index 1
+// CHECK: arith.addi
+// CHECK: %[[T:.*]] = math.tanh %[[X]]
+// CHECK: arith.mulf %[[T]], %[[W]]
+// CHECK: attn.online_update
+func.func @score_mod_tile(%q: tensor<100x16xf32>, %k: tensor<70x16xf32>, %v: tensor<70x8xf32>, %o: tensor<100x8xf32>, %w: tensor<70xf32>) -> tensor<100x8xf32> {
+  %s = arith.constant 0.25 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<100x16xf32>, tensor<70x16xf32>, tensor<70x8xf32>) scale(%s)
+      score_mod_operands(%w : tensor<70xf32>) outs(%o : tensor<100x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>,
+                       affine_map<(m, n, d, e) -> (n)>] score_mod {
+      ^bb0(%x: f32, %m: index, %n: index, %wn: f32):
+        %t = math.tanh %x : f32
+        %y = arith.mulf %t, %wn : f32
+        attn.yield %y : f32
+      } -> tensor<100x8xf32>
+  return %r : tensor<100x8xf32>
+}

@@ -18,6 +18,31 @@
 
 namespace mlir::attn {
 
+/// A score modification as found by the matcher (no IR yet): a list of
+/// scalar nodes in dependence order, built into attn.attention's score_mod
+/// region by fuseAttention. Integers are i64, floats f32, conditions i1.
+struct ScoreModNode {
+  enum Kind { Score, Index, Operand, Const, Op } kind = Op;
+  unsigned dim = 0;       ///< Index: attention loop (before a GQA split);
+                          ///< Operand: operand number
+  StringRef name;         ///< Op: the arith/math op
+  SmallVector<int, 2> operands;
+  enum Type { F32, I64, I1, IndexT } type = F32;
+  double value = 0;       ///< Const
+  int64_t predicate = -1; ///< cmpf/cmpi
+};
+struct ScoreModProgram {
+  SmallVector<ScoreModNode> nodes;
+  int result = -1;
+  /// Tensors the body reads, with maps over the attention loops.
+  SmallVector<Value> operands;
+  SmallVector<AffineMap> operandMaps;
+  SmallVector<SmallVector<int64_t>> operandUnitDims;
+  /// One line for remarks.
+  std::string describe(unsigned numBatch) const;
+  bool empty() const { return result < 0; }
+};
+
 /// Everything needed to build attn.attention, found by walking back from the
 /// P·V contraction.
 struct AttentionMatch {
@@ -51,6 +76,10 @@ struct AttentionMatch {
   /// causal/window read from an additive constant mask of 0 and <= -65504
   /// (exact: every row keeps a key, masked exps underflow to 0).
   bool fromAdditiveMask = false;
+  /// The score modification (soft-capping, ALiBi, ...), if any.
+  ScoreModProgram scoreMod;
+  /// The head loop that a GQA split turned into (kv heads, group) loops.
+  int64_t splitHeadLoop = -1;
   /// A finite score for masked keys (the program's own fill); unset: -inf.
   std::optional<double> maskValue;
   Value init;                ///< the P·V destination (zero-filled)

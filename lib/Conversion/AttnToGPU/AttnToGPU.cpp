@@ -367,6 +367,17 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
              << " is a constant of the program; the GPU kernel takes it as an "
                 "argument and a bundle cannot carry constant data yet";
   }
+  if (std::string why = scoreModIneligibility(op); !why.empty())
+    return op.emitError("the GPU kernel cannot take this score_mod: ") << why;
+  DictionaryAttr scoreModInfo;
+  if (op.hasScoreMod()) {
+    std::string why;
+    FailureOr<DictionaryAttr> d = describeScoreMod(op, why);
+    if (failed(d))
+      return op.emitError("the GPU kernel cannot take this score_mod: ")
+             << why;
+    scoreModInfo = *d;
+  }
   SmallVector<std::pair<StringRef, Value>> args = {
       {"q", op.getQuery()}, {"k", op.getKey()}, {"v", op.getValue()}};
   if (op.getMask())
@@ -549,6 +560,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       b.getNamedAttr("batch_dims", b.getI64IntegerAttr(r))};
   if (std::optional<int64_t> window = op.getWindow())
     info.push_back(b.getNamedAttr("window", b.getI64IntegerAttr(*window)));
+  if (scoreModInfo)
+    info.push_back(b.getNamedAttr("score_mod", scoreModInfo));
   if (op.getQueryOffsetOrZero())
     info.push_back(b.getNamedAttr(
         "query_offset", b.getI64IntegerAttr(op.getQueryOffsetOrZero())));

@@ -56,6 +56,9 @@ struct KernelBuilder {
       return x;
     return arith::ExtFOp::create(b, loc, b.getF32Type(), x);
   }
+  /// The op's score_mod body applied to the scaled score `x` at `loops`
+  /// (b..., m, n as loop values, global indices); `x` without a region.
+  Value applyScoreMod(Value x, ArrayRef<Value> loops);
   /// memref[map(loopValues)]
   Value load(Value mem, AffineMap map, ArrayRef<Value> loops) {
     SmallVector<Value> idx;
@@ -64,6 +67,17 @@ struct KernelBuilder {
     return memref::LoadOp::create(b, loc, mem, idx);
   }
 };
+
+/// Constant score_mod operands become constant vectors in the kernel.
+constexpr int64_t kMaxScoreModTable = 1024;
+/// The constant data of score_mod operand `i`, or null.
+DenseElementsAttr scoreModTable(AttentionOp op, unsigned i);
+/// Why the GPU kernels cannot take `op`'s score_mod ("" if they can).
+std::string scoreModIneligibility(AttentionOp op);
+/// The manifest's attention.score_mod: the body as a list of ops over value
+/// ids (block arguments s, b..., m, n first; constant operands as
+/// "attn.table" ops), for the launcher's reference.
+FailureOr<DictionaryAttr> describeScoreMod(AttentionOp op, std::string &why);
 
 /// Launch shape of the tensor-core kernel.
 struct MmaConfig {
@@ -196,7 +210,7 @@ struct TileKernel {
              ArrayRef<int64_t> sizes, unsigned r, int64_t threads)
       : kb(kb), memArg(memArg), mapOf(mapOf), sizes(sizes), r(r),
         threads(threads), loops(r + 4), window(kb.op.getWindow()),
-        natural(kb.op.getMask() || kb.op.getSink() ||
+        natural(kb.op.getMask() || kb.op.getSink() || kb.op.hasScoreMod() ||
                 !std::isinf(kb.maskValue)),
         queryOffset(kb.op.getQueryOffsetOrZero()) {}
   int64_t M() const { return sizes[r]; }

@@ -352,7 +352,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
                                                 ArrayRef<int64_t>{h, j});
             if (!foldScale)
               x = arith::MulFOp::create(b, loc, x, scoreScale);
-            if (withMask || memArg("mask"))
+            if (withMask || memArg("mask") || kb.op.hasScoreMod())
               x = tk.scoreMod(x, tk.add(tk.add(n0, nb * 8 + j), c2),
                               rows[i][h], withMask);
             s[sIdx(i, nb, h, j)] = x;

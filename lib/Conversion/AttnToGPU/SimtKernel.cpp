@@ -106,6 +106,11 @@ void gpu_kernel::buildSimtKernel(KernelBuilder &kb, MemArgFn memArg,
           s = kb.fma(qv[d], k, s);
         }
         s = arith::MulFOp::create(nb, l, s, scaleV);
+        if (op.hasScoreMod()) {
+          SmallVector<Value> at(loops.begin(), loops.begin() + r);
+          at.append({row, n});
+          s = kb.applyScoreMod(s, at);
+        }
         if (Value mask = memArg("mask")) {
           Value mv = kb.load(mask, mapOf("mask"), loops);
           if (mv.getType().isInteger(1))

@@ -224,6 +224,11 @@ Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   auto fill = [&] { return kb.cF32(kb.maskValue); };
+  if (kb.op.hasScoreMod()) {
+    SmallVector<Value> at(loops.begin(), loops.begin() + r);
+    at.append({row, col});
+    x = kb.applyScoreMod(x, at);
+  }
   if (Value mask = memArg("mask")) {
     Value mv = maskElt;
     if (!mv) {

@@ -540,7 +540,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value &x = s[i];
       if (!foldScale)
         x = arith::MulFOp::create(b, loc, x, scoreScale);
-      if (withMask || memArg("mask"))
+      if (withMask || memArg("mask") || kb.op.hasScoreMod())
         x = tk.scoreMod(x, tk.add(tk.add(n0, (i / 4) * 8 + i % 2), c2),
                         rows[(i / 2) % 2], withMask,
                         maskVals.empty() ? Value() : maskVals[i]);

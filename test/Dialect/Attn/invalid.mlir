@@ -284,3 +284,76 @@ func.func @negative_query_offset(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: t
       -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @score_mod_wrong_arity(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>, %x: tensor<6xf16>) -> tensor<4x8xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{expects the score_mod block to take 3 arguments (the f32 score, 0 batch indices, m, n, 0 operand elements), got 2}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>] score_mod {
+      ^bb0(%sc: f32, %m: index):
+        attn.yield %sc : f32
+      } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @score_mod_operand_type(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>, %x: tensor<6xf16>) -> tensor<4x8xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{expects score_mod argument #3 to be 'f16', got 'f32'}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s) score_mod_operands(%x : tensor<6xf16>)
+      outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>, affine_map<(m, n, d, e) -> (n)>] score_mod {
+      ^bb0(%sc: f32, %m: index, %n: index, %e: f32):
+        attn.yield %sc : f32
+      } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @score_mod_operand_indexes_d(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>, %x: tensor<6xf16>) -> tensor<4x8xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{the score_mod operand must not index the head dimension 'd'}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s) score_mod_operands(%x : tensor<6xf16>)
+      outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>, affine_map<(m, n, d, e) -> (d)>] score_mod {
+      ^bb0(%sc: f32, %m: index, %n: index, %e: f16):
+        attn.yield %sc : f32
+      } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @score_mod_operands_without_region(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>, %x: tensor<6xf16>) -> tensor<4x8xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{has score_mod_operands but no score_mod region}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s) score_mod_operands(%x : tensor<6xf16>)
+      outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>, affine_map<(m, n, d, e) -> (n)>]  -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @score_mod_tensor_op(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>, %x: tensor<6xf16>) -> tensor<4x8xf32> {
+  %s = arith.constant 1.0 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>] score_mod {
+      ^bb0(%sc: f32, %m: index, %n: index):
+        // expected-error @below {{is not allowed in a score_mod region (scalar arith and math ops only)}}
+        %t = tensor.empty() : tensor<2xf32>
+        attn.yield %sc : f32
+      } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}

@@ -9,7 +9,11 @@ Cases: f32/f16/bf16; [B,H,S,D] and [B,S,H,D] layouts; no batch dims; E != D;
 ragged M, N (not multiples of the block); M != N with causal (top-left);
 bool and float masks (the float one broadcast over heads); a per-head sink;
 sliding windows with and without causal; a finite mask_value (fully masked
-rows average V); grouped-query attention (K/V without the group dim).
+rows average V); grouped-query attention (K/V without the group dim);
+score_mod regions: Gemma-2's soft-capping (f16/bf16, D = 64/128, ragged,
+with and without causal), ALiBi with slopes computed from the head index,
+ALiBi then soft-capping under a float mask, soft-capping with a sink (f32,
+the SIMT kernel), and ALiBi + soft-capping on every tensor-core variant.
 The MLIR sources go to a temporary directory (lit would take .mlir files
 under test/ for tests). A case attn-bundle rejects is reported and skipped;
 the exit status is 1 if any was.
@@ -23,7 +27,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -49,6 +53,7 @@ class Case:
     extra: List[str] = field(default_factory=list)
     flags: List[str] = field(default_factory=list)   # attn-bundle launch-shape options
     out_dtype: Optional[str] = None                  # default: dtype
+    score_mod: Optional[str] = None                  # "score_mod { ... }" (score_mod_region)
 
 
 def tensor(shape_dims: Sequence[str], dims: Dict[str, int], dt: str) -> str:
@@ -79,13 +84,64 @@ def program(c: Case) -> str:
         (f"query_offset = {c.query_offset} " if c.query_offset else "") + \
         (f"mask_value = {c.mask_value!r} " if c.mask_value is not None else "")
     scale = c.scale if c.scale is not None else 1.0 / math.sqrt(c.dims["d"])
+    region = f" {c.score_mod}" if c.score_mod else ""
     return f"""func.func @attention({', '.join(params)}) -> {to} {{
   %s = arith.constant {scale!r} : f32
   %r = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tv}) scale(%s){clauses}
-      outs(%o : {to}) {attrs}indexing_maps = [{', '.join(maps)}] -> {to}
+      outs(%o : {to}) {attrs}indexing_maps = [{', '.join(maps)}]{region} -> {to}
   return %r : {to}
 }}
 """
+
+
+# score_mod regions. A step maps the SSA name of its input score to (lines,
+# the name of its output); names are prefixed per step, so each step is used
+# at most once in a region. Block arguments: %score, %b0.. (one per batch
+# dim, in iteration order), %m, %n.
+Step = Callable[[str], Tuple[List[str], str]]
+
+
+def softcap(cap: float) -> Step:
+    """Gemma-2's logit soft-capping: cap * tanh(x / cap)."""
+    def step(x: str) -> Tuple[List[str], str]:
+        return [f"%cap = arith.constant {float(cap)!r} : f32",
+                f"%cap_d = arith.divf {x}, %cap : f32",
+                "%cap_t = math.tanh %cap_d : f32",
+                "%cap_y = arith.mulf %cap_t, %cap : f32"], "%cap_y"
+    return step
+
+
+def alibi(heads: int, head: str = "%b1") -> Step:
+    """ALiBi: x + slope * (n - m), slope = exp2(-8 (h + 1) / H) computed from
+    the head index (no table)."""
+    def step(x: str) -> Tuple[List[str], str]:
+        return [f"%al_h = arith.index_cast {head} : index to i64",
+                "%al_1 = arith.constant 1 : i64",
+                "%al_h1 = arith.addi %al_h, %al_1 : i64",
+                "%al_hf = arith.sitofp %al_h1 : i64 to f32",
+                "%al_m8 = arith.constant -8.0 : f32",
+                "%al_e0 = arith.mulf %al_hf, %al_m8 : f32",
+                f"%al_nh = arith.constant {float(heads)!r} : f32",
+                "%al_e = arith.divf %al_e0, %al_nh : f32",
+                "%al_slope = math.exp2 %al_e : f32",
+                "%al_d = arith.subi %n, %m : index",
+                "%al_d64 = arith.index_cast %al_d : index to i64",
+                "%al_df = arith.sitofp %al_d64 : i64 to f32",
+                "%al_bias = arith.mulf %al_slope, %al_df : f32",
+                f"%al_y = arith.addf {x}, %al_bias : f32"], "%al_y"
+    return step
+
+
+def score_mod_region(num_batch: int, *steps: Step) -> str:
+    """The region text (`score_mod { ... }`) applying `steps` in order."""
+    args = ["%score: f32"] + [f"%b{i}: index" for i in range(num_batch)] + \
+        ["%m: index", "%n: index"]
+    lines, x = [], "%score"
+    for st in steps:
+        more, x = st(x)
+        lines += more
+    body = "".join(f"        {line}\n" for line in lines + [f"attn.yield {x} : f32"])
+    return f"score_mod {{\n      ^bb0({', '.join(args)}):\n{body}      }}"
 
 
 def bhsd(b: int, h: int, m: int, n: int, d: int, e: Optional[int] = None) -> Dict:
@@ -348,6 +404,35 @@ CASES: Dict[str, Case] = {
                                            scale=8.0, flags=["--warp-specialize=1",
                                                              "--pipeline=1",
                                                              "--pingpong=1"]),
+    # score_mod regions (applied to the scaled scores before masks and
+    # causal). Soft-capping at 30 with scales that put the scores at about
+    # +-16 (std), where tanh bends: a kernel that skipped the region fails.
+    "softcap30_f16_d64_ragged": Case("float16", **bhsd(2, 2, 200, 333, 64), scale=2.0,
+                                     score_mod=score_mod_region(2, softcap(30))),
+    "softcap30_f16_d64_ragged_causal": Case("float16", **bhsd(2, 2, 200, 333, 64),
+                                            scale=2.0, causal=True,
+                                            score_mod=score_mod_region(2, softcap(30))),
+    "softcap30_bf16_d128_ragged": Case("bfloat16", **bhsd(2, 2, 200, 333, 128), scale=1.5,
+                                       score_mod=score_mod_region(2, softcap(30))),
+    "softcap30_bf16_d128_ragged_causal": Case("bfloat16", **bhsd(2, 2, 200, 333, 128),
+                                              scale=1.5, causal=True,
+                                              score_mod=score_mod_region(2, softcap(30))),
+    # ALiBi, slopes 2^(-8 (h + 1) / H) from the head index, causal (top left).
+    "alibi_f16_d64_causal_m_lt_n": Case("float16", **bhsd(2, 4, 200, 333, 64), causal=True,
+                                        score_mod=score_mod_region(2, alibi(4))),
+    "alibi_bf16_d128_causal_h8": Case("bfloat16", **bhsd(1, 8, 300, 300, 128), causal=True,
+                                      score_mod=score_mod_region(2, alibi(8))),
+    # ALiBi then soft-capping, then a float mask broadcast over heads (its
+    # -inf entries and fully masked rows come after the region).
+    "alibi_softcap30_floatmask_f16": Case("float16", **bhsd(2, 4, 200, 333, 64),
+                                          mask=["b", "m", "n"], mask_dtype="float16",
+                                          score_mod=score_mod_region(2, alibi(4),
+                                                                     softcap(30))),
+    # Soft-capping with a per-head sink (the sink is not modified), f32:
+    # the SIMT kernel.
+    "softcap30_f32_sink_causal": Case("float32", **bhsd(2, 4, 100, 130, 32), sink=["h"],
+                                      causal=True, scale=3.0,
+                                      score_mod=score_mod_region(2, softcap(30))),
 }
 
 
@@ -386,6 +471,11 @@ TC_FEATURES: Dict[str, Case] = {
     "bias_bf16_causal_window_large": Case("bfloat16", **bhsd(1, 2, 300, 300, 64),
                                           mask=["m", "n"], mask_dtype="bfloat16",
                                           causal=True, window=50, scale=6.0),
+    # A score_mod region (ALiBi from the head index, then soft-capping at
+    # 30) in the score fragments, ragged N, causal with M < N.
+    "alibi_softcap30_causal": Case("bfloat16", **bhsd(1, 4, 300, 333, 128), causal=True,
+                                   scale=1.5, score_mod=score_mod_region(2, alibi(4),
+                                                                         softcap(30))),
 }
 TC_VARIANTS: Dict[str, List[str]] = {
     "wg": ["--wgmma=1"],

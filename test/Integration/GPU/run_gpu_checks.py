@@ -15,8 +15,9 @@ has ~10% -inf; two query rows of a mask are masked whole), then
      launch again: count elements still 4096 (unwritten), and compare the two
      outputs bit for bit (a difference suggests a race; reported, not failed);
   3. compare run 1 with an fp32 torch reference (python/attn_opt/reference.py:
-     softmax(scale*q@k^T + mask) @ v with the manifest's causal / window /
-     mask_value / sink / layout; a fully masked row gives 0 with mask_value
+     softmax(score_mod(scale*q@k^T) + mask) @ v with the manifest's causal /
+     window / mask_value / sink / layout / score_mod (attention.score_mod,
+     evaluated by the reference); a fully masked row gives 0 with mask_value
      -inf/null and the uniform average of V with a finite one):
      ||out - ref|| / ||ref|| must be <= 1e-2 (f16/bf16 out) or 1e-5 (f32).
      Problems whose reference would cost more than --ref-flops are checked on
@@ -54,7 +55,7 @@ from attn_opt.harness import Watchdog, cuda_healthy  # noqa: E402
 
 COLUMNS = ["bundle", "kernel", "status", "rel_err", "tol", "nan", "unwritten",
            "deterministic", "rows_checked", "ms", "dtype", "shapes", "causal",
-           "window", "mask", "sink", "mask_value", "image", "note", "error"]
+           "window", "mask", "sink", "mask_value", "score_mod", "image", "note", "error"]
 POISON = 4096.0
 
 
@@ -84,6 +85,7 @@ def describe(man: B.Manifest) -> Dict[str, Any]:
         "causal": att.causal, "window": att.window or "",
         "mask": mask.dtype if mask else "", "sink": bool(man.arg("sink")),
         "mask_value": att.mask_value,
+        "score_mod": f"{len(att.score_mod.ops)} ops" if att.score_mod else "",
     }
 
 
@@ -159,6 +161,33 @@ SELFTEST = {
     "float-mask-finite-fill": dict(batch=(3,), M=20, N=70, D=32, mask="float32",
                                    causal=True, mask_value=-3.0e38),
     "no-batch": dict(batch=(), M=130, N=90, D=64),
+    # score_mod programs (ids: 0 the score, then b0.., m, n, then one per op).
+    "softcap-causal": dict(batch=(2, 3), M=37, N=53, D=16, causal=True, scale=4.0,
+                           score_mod={"num_args": 5, "ops": [
+                               {"op": "arith.constant", "type": "f32", "value": 20.0},
+                               {"op": "arith.divf", "type": "f32", "operands": [0, 5]},
+                               {"op": "math.tanh", "type": "f32", "operands": [6]},
+                               {"op": "arith.mulf", "type": "f32", "operands": [7, 5]}],
+                               "result": 8}),
+    "alibi-table-bool-mask": dict(batch=(2, 4), M=40, N=45, D=16, mask="bool",
+                                  score_mod={"num_args": 5, "ops": [
+                                      {"op": "attn.table", "type": "f32", "operands": [2],
+                                       "shape": [4], "values": [0.5, 0.25, 0.125, 0.0625]},
+                                      {"op": "arith.subi", "type": "index", "operands": [4, 3]},
+                                      {"op": "arith.index_cast", "type": "i64", "operands": [6]},
+                                      {"op": "arith.sitofp", "type": "f32", "operands": [7]},
+                                      {"op": "arith.mulf", "type": "f32", "operands": [5, 8]},
+                                      {"op": "arith.addf", "type": "f32", "operands": [0, 9]}],
+                                      "result": 10}),
+    "select-no-batch": dict(batch=(), M=50, N=70, D=16, sink=True,
+                            score_mod={"num_args": 3, "ops": [
+                                {"op": "arith.constant", "type": "f32", "value": -1.0},
+                                {"op": "arith.cmpf", "type": "i1", "operands": [0, 3],
+                                 "predicate": "olt"},
+                                {"op": "arith.constant", "type": "f32", "value": 0.5},
+                                {"op": "arith.mulf", "type": "f32", "operands": [0, 5]},
+                                {"op": "arith.select", "type": "f32", "operands": [4, 6, 0]}],
+                                "result": 7}),
 }
 
 

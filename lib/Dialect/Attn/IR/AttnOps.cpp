@@ -60,6 +60,9 @@ LogicalResult AttentionOp::verify() {
     operands.push_back({"mask", getMask().getType(), with({mDim, nDim}), {}});
   if (getSink())
     operands.push_back({"sink", getSink().getType(), with({mDim}), {}});
+  for (Value x : getModOperands())
+    operands.push_back({"score_mod operand", cast<RankedTensorType>(x.getType()),
+                        with({mDim, nDim}), {}});
 
   SmallVector<AffineMap> maps = getIndexingMapsArray();
   if (maps.size() != operands.size())
@@ -67,6 +70,7 @@ LogicalResult AttentionOp::verify() {
            << operands.size()
            << " indexing maps (query, key, value, output"
            << (getMask() ? ", mask" : "") << (getSink() ? ", sink" : "")
+           << (getModOperands().empty() ? "" : ", score_mod operands")
            << "), got " << maps.size();
 
   // Static size of every iteration dimension, with the operand that fixed it.
@@ -129,7 +133,72 @@ LogicalResult AttentionOp::verify() {
     if (fill->isNaN() || (fill->isInfinity() && !fill->isNegative()))
       return emitOpError("expects mask_value to be -inf or finite, got ")
              << fill->convertToDouble();
+  return verifyScoreMod(numBatch);
+}
+
+LogicalResult AttentionOp::verifyScoreMod(unsigned numBatch) {
+  Region &region = getScoreMod();
+  if (region.empty()) {
+    if (!getModOperands().empty())
+      return emitOpError("has score_mod_operands but no score_mod region");
+    return success();
+  }
+  if (!region.hasOneBlock())
+    return emitOpError("expects the score_mod region to have one block");
+  Block &block = region.front();
+  unsigned numMod = getModOperands().size();
+  unsigned expected = 1 + numBatch + 2 + numMod;
+  if (block.getNumArguments() != expected)
+    return emitOpError("expects the score_mod block to take ")
+           << expected << " arguments (the f32 score, " << numBatch
+           << " batch indices, m, n, " << numMod
+           << " operand elements), got " << block.getNumArguments();
+  Builder b(getContext());
+  for (auto [i, arg] : llvm::enumerate(block.getArguments())) {
+    Type want = i == 0 ? b.getF32Type()
+                : i <= numBatch + 2
+                    ? Type(b.getIndexType())
+                    : cast<ShapedType>(getModOperands()[i - numBatch - 3]
+                                           .getType())
+                          .getElementType();
+    if (arg.getType() != want)
+      return emitOpError("expects score_mod argument #")
+             << i << " to be " << want << ", got " << arg.getType();
+  }
+  if (!isa_and_nonnull<YieldOp>(block.getTerminator()))
+    return emitOpError("expects the score_mod region to end in attn.yield");
+  // Scalar arithmetic only: every backend clones the body per score element.
+  for (Operation &op : block.without_terminator()) {
+    StringRef dialect = op.getName().getDialectNamespace();
+    if ((dialect != "arith" && dialect != "math") || op.getNumRegions() ||
+        !isMemoryEffectFree(&op))
+      return op.emitOpError("is not allowed in a score_mod region (scalar "
+                            "arith and math ops only)");
+    for (Type t : op.getResultTypes())
+      if (!t.isIntOrIndexOrFloat())
+        return op.emitOpError("has a non-scalar result in a score_mod region");
+  }
   return success();
+}
+
+void AttentionOp::getAsmBlockArgumentNames(Region &region,
+                                           OpAsmSetValueNameFn setNameFn) {
+  if (region.empty())
+    return;
+  Block &block = region.front();
+  unsigned numBatch = getNumBatchDims();
+  for (auto [i, arg] : llvm::enumerate(block.getArguments())) {
+    if (i == 0)
+      setNameFn(arg, "score");
+    else if (i <= numBatch)
+      setNameFn(arg, "b" + std::to_string(i - 1));
+    else if (i == numBatch + 1)
+      setNameFn(arg, "m");
+    else if (i == numBatch + 2)
+      setNameFn(arg, "n");
+    else
+      setNameFn(arg, "x" + std::to_string(i - numBatch - 3));
+  }
 }
 
 //===----------------------------------------------------------------------===//

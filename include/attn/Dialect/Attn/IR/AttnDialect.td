@@ -16,6 +16,7 @@ def Attn_Dialect : Dialect {
   let cppNamespace = "::mlir::attn";
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
     "::mlir::tensor::TensorDialect"
   ];
 }

@@ -5,6 +5,7 @@
 include "attn/Dialect/Attn/IR/AttnDialect.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/IR/OpAsmInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Attn_FloatElt : AnyTypeOf<[F32, F16, BF16]>;
@@ -17,7 +18,8 @@ def Attn_MaskTensor : RankedTensorOf<[F32, F16, BF16, I1]>;
 //===----------------------------------------------------------------------===//
 
 def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
-    AllTypesMatch<["init", "result"]>]> {
+    AllTypesMatch<["init", "result"]>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
   let summary = "Scaled dot-product attention: softmax(scale * Q K^T + mask) V";
   let description = [{
     Computes, over an iteration space `(b_0, ..., b_{r-1}, m, n, d, e)` of `r`
@@ -62,6 +64,16 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
     with `M` the max over the keys and the sink. Its map uses batch dims and
     `m` only; it is never materialized as an extra score column.
 
+    The optional `score_mod` region (soft-capping, ALiBi, any elementwise
+    function of the score and its position, as FlexAttention's `score_mod`)
+    is applied to the scaled score before the mask, causal and window rules:
+    `S[b, m, n] = score_mod(scale * Q·K^T, b..., m, n, x...)`. Its block
+    arguments are the f32 score, one index per batch dimension, `m` and `n`,
+    then one element per `score_mod_operands` tensor, read through the maps
+    that follow the mask's and sink's in `indexing_maps` (any subset of
+    `{b..., m, n}`). The body holds scalar arith/math ops only and ends in
+    `attn.yield` of an f32.
+
     Inputs may be f32, f16 or bf16; scores, softmax statistics and the
     accumulation are computed in f32 and the result is rounded once to the
     element type of `init`. A row in which every score is `-inf` (fully
@@ -84,11 +96,13 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
       Attn_FloatTensor:$value, F32:$scale, Attn_FloatTensor:$init,
       Optional<Attn_MaskTensor>:$mask, Optional<Attn_FloatTensor>:$sink,
+      Variadic<AnyRankedTensor>:$mod_operands,
       AffineMapArrayAttr:$indexing_maps,
       UnitAttr:$causal, OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$window,
       OptionalAttr<F32Attr>:$mask_value,
       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$query_offset);
   let results = (outs Attn_FloatTensor:$result);
+  let regions = (region AnyRegion:$score_mod);
 
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`
@@ -96,12 +110,14 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
     `scale` `(` $scale `)`
     (`mask` `(` $mask^ `:` type($mask) `)`)?
     (`sink` `(` $sink^ `:` type($sink) `)`)?
+    (`score_mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
     `outs` `(` $init `:` type($init) `)`
     (`causal` $causal^)?
     (`window` `=` $window^)?
     (`query_offset` `=` $query_offset^)?
     (`mask_value` `=` $mask_value^)?
     `indexing_maps` `=` $indexing_maps
+    (`score_mod` $score_mod^)?
     attr-dict `->` type($result)
   }];
 
@@ -128,10 +144,32 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
       return getSink() ? getIndexingMapsArray()[getMask() ? 5 : 4]
                        : AffineMap();
     }
+    /// The map of score_mod operand `i` (after the mask's and sink's).
+    AffineMap getModOperandMap(unsigned i) {
+      return getIndexingMapsArray()[4 + (getMask() ? 1 : 0) +
+                                    (getSink() ? 1 : 0) + i];
+    }
+    bool hasScoreMod() { return !getScoreMod().empty(); }
+    LogicalResult verifyScoreMod(unsigned numBatch);
+    /// The region's block: (s, b..., m, n, operand elements...).
+    Block *getScoreModBlock() {
+      return hasScoreMod() ? &getScoreMod().front() : nullptr;
+    }
     SmallVector<AffineMap> getIndexingMapsArray() {
       return llvm::to_vector(getIndexingMaps().getAsValueRange<AffineMapAttr>());
     }
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// attn.yield
+//===----------------------------------------------------------------------===//
+
+def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator,
+    HasParent<"AttentionOp">]> {
+  let summary = "The modified score of an attn.attention score_mod region";
+  let arguments = (ins F32:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,265 @@
+//===- ScoreMod.cpp - the score_mod region inside the GPU kernels ---------===//
+//
+// Every kernel (wgmma, mma.sync, SIMT) applies attn.attention's score_mod
+// body to each score it computes, inline, after the scale and before the
+// mask: the body's ops are cloned per score with the batch, query and key
+// indices of that score. Transcendental math ops become the PTX approximate
+// instructions the softmax already uses (no libdevice), and constant
+// operands (ALiBi's per-head slopes) become constant vectors read at the
+// score's indices.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::gpu_kernel;
+
+DenseElementsAttr gpu_kernel::scoreModTable(AttentionOp op, unsigned i) {
+  Value v = op.getModOperands()[i];
+  // fuseAttention drops unit dims with a rank-reducing slice: same data.
+  if (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>()) {
+    bool whole = slice.getSourceType().getNumElements() ==
+                     slice.getResultType().getNumElements() &&
+                 slice.getSourceType().hasStaticShape() &&
+                 slice.getResultType().hasStaticShape();
+    if (!whole)
+      return {};
+    v = slice.getSource();
+  }
+  DenseElementsAttr data;
+  if (!matchPattern(v, m_Constant(&data)))
+    return {};
+  return data;
+}
+
+std::string gpu_kernel::scoreModIneligibility(AttentionOp op) {
+  for (unsigned i = 0; i < op.getModOperands().size(); ++i) {
+    DenseElementsAttr t = scoreModTable(op, i);
+    if (!t)
+      return "score_mod operand #" + std::to_string(i) +
+             " is not a constant (runtime score_mod tensors are not passed "
+             "to GPU kernels yet)";
+    if (t.getNumElements() > kMaxScoreModTable)
+      return "score_mod operand #" + std::to_string(i) + " has " +
+             std::to_string(t.getNumElements()) +
+             " elements (a constant table in the kernel holds at most " +
+             std::to_string(kMaxScoreModTable) +
+             "; use a mask operand for a bias over m and n)";
+  }
+  return "";
+}
+
+static Value inlinePtx(OpBuilder &b, Location loc, StringRef ptx, Value x) {
+  return NVVM::InlinePtxOp::create(b, loc, TypeRange{b.getF32Type()},
+                                   ValueRange{x}, ValueRange{}, ptx, Value())
+      ->getResult(0);
+}
+
+/// `op` (a math op of the body) on the PTX approximate instructions, or
+/// null where the upstream lowering needs no library call.
+static Value lowerMath(KernelBuilder &kb, Operation *op, ValueRange in) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  auto ex2 = [&](Value x) { return inlinePtx(b, loc, "ex2.approx.ftz.f32 $0, $1;", x); };
+  auto lg2 = [&](Value x) { return inlinePtx(b, loc, "lg2.approx.ftz.f32 $0, $1;", x); };
+  auto mul = [&](Value x, float c) {
+    return arith::MulFOp::create(b, loc, x, kb.cF32(c)).getResult();
+  };
+  if (isa<math::ExpOp>(op))
+    return kb.exp(in[0]);
+  if (isa<math::Exp2Op>(op))
+    return ex2(in[0]);
+  if (isa<math::LogOp>(op))
+    return mul(lg2(in[0]), 0.6931471805599453f);
+  if (isa<math::Log2Op>(op))
+    return lg2(in[0]);
+  if (isa<math::RsqrtOp>(op))
+    return inlinePtx(b, loc, "rsqrt.approx.ftz.f32 $0, $1;", in[0]);
+  if (isa<math::SqrtOp>(op))
+    return inlinePtx(b, loc, "sqrt.rn.f32 $0, $1;", in[0]);
+  if (isa<math::TanhOp>(op)) {
+    // tanh x = sign(x) (1 - e) / (1 + e), e = 2^(-2 |x| log2 e): exact in
+    // the tails, ~1e-7 absolute near 0 (tanh.approx would be 2^-11).
+    Value ax = math::AbsFOp::create(b, loc, in[0]);
+    Value e = ex2(mul(ax, -2.8853900817779268f));
+    Value one = kb.cF32(1.0f);
+    Value t = arith::DivFOp::create(b, loc, arith::SubFOp::create(b, loc, one, e),
+                                    arith::AddFOp::create(b, loc, one, e));
+    return math::CopySignOp::create(b, loc, t, in[0]);
+  }
+  if (isa<math::PowFOp>(op)) // x^y = 2^(y log2 x), x > 0
+    return ex2(arith::MulFOp::create(b, loc, in[1], lg2(in[0])));
+  return Value();
+}
+
+Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops) {
+  Block *block = op.getScoreModBlock();
+  if (!block)
+    return x;
+  unsigned r = op.getNumBatchDims();
+  IRMapping map;
+  map.map(block->getArgument(0), x);
+  for (unsigned i = 0; i < r + 2; ++i)
+    map.map(block->getArgument(1 + i), loops[i]);
+  for (unsigned i = 0; i < op.getModOperands().size(); ++i) {
+    DenseElementsAttr table = scoreModTable(op, i);
+    auto type = cast<ShapedType>(table.getType());
+    // Row-major index of the element at the score's indices, each clamped
+    // (rows past M and keys past N are computed and discarded).
+    Value lin = cIdx(0);
+    int64_t stride = 1;
+    AffineMap m = op.getModOperandMap(i);
+    for (int64_t p = type.getRank() - 1; p >= 0; --p) {
+      unsigned d = cast<AffineDimExpr>(m.getResult(p)).getPosition();
+      Value at = arith::MinUIOp::create(b, loc, loops[d],
+                                        cIdx(type.getDimSize(p) - 1));
+      lin = arith::AddIOp::create(
+          b, loc, lin, arith::MulIOp::create(b, loc, at, cIdx(stride)));
+      stride *= type.getDimSize(p);
+    }
+    auto vecType =
+        VectorType::get({type.getNumElements()}, type.getElementType());
+    Value vec = arith::ConstantOp::create(b, loc, table.reshape(vecType));
+    map.map(block->getArgument(r + 3 + i),
+            vector::ExtractOp::create(b, loc, vec, ArrayRef<OpFoldResult>{lin}));
+  }
+  for (Operation &o : block->without_terminator()) {
+    SmallVector<Value> in;
+    for (Value v : o.getOperands())
+      in.push_back(map.lookup(v));
+    if (Value lowered = lowerMath(*this, &o, in)) {
+      map.map(o.getResult(0), lowered);
+      continue;
+    }
+    b.clone(o, map);
+  }
+  return map.lookup(block->getTerminator()->getOperand(0));
+}
+
+/// The manifest's type name of a score_mod value, or "" if it has none.
+static std::string typeName(Type t) {
+  if (t.isF32())
+    return "f32";
+  if (t.isIndex())
+    return "index";
+  if (t.isInteger(64) || t.isInteger(32) || t.isInteger(1))
+    return "i" + std::to_string(t.getIntOrFloatBitWidth());
+  return "";
+}
+
+FailureOr<DictionaryAttr> gpu_kernel::describeScoreMod(AttentionOp op,
+                                                       std::string &why) {
+  Block *block = op.getScoreModBlock();
+  MLIRContext *ctx = op.getContext();
+  Builder b(ctx);
+  unsigned r = op.getNumBatchDims();
+  unsigned numArgs = r + 3;
+  DenseMap<Value, int64_t> ids;
+  for (unsigned i = 0; i < numArgs; ++i)
+    ids[block->getArgument(i)] = i;
+  SmallVector<Attribute> ops;
+  auto entry = [&](StringRef name, Type type,
+                   ArrayRef<NamedAttribute> extra) -> LogicalResult {
+    std::string t = typeName(type);
+    if (t.empty()) {
+      why = "a score_mod value has type " +
+            llvm::formatv("{0}", type).str() +
+            " (a bundle describes f32, i64, i32, i1 and index values)";
+      return failure();
+    }
+    SmallVector<NamedAttribute> fields = {
+        b.getNamedAttr("op", b.getStringAttr(name)),
+        b.getNamedAttr("type", b.getStringAttr(t))};
+    fields.append(extra.begin(), extra.end());
+    ops.push_back(b.getDictionaryAttr(fields));
+    return success();
+  };
+  auto operandIds = [&](ValueRange vs) {
+    SmallVector<Attribute> out;
+    for (Value v : vs)
+      out.push_back(b.getI64IntegerAttr(ids.lookup(v)));
+    return b.getArrayAttr(out);
+  };
+  // Constant operands: tables read at the indices of their map.
+  for (unsigned i = 0; i < op.getModOperands().size(); ++i) {
+    DenseElementsAttr table = scoreModTable(op, i);
+    auto type = cast<ShapedType>(table.getType());
+    SmallVector<Attribute> shape, values, at;
+    for (int64_t d : type.getShape())
+      shape.push_back(b.getI64IntegerAttr(d));
+    if (isa<FloatType>(type.getElementType()))
+      for (const APFloat &x : table.getValues<APFloat>())
+        values.push_back(b.getF64FloatAttr(x.convertToDouble()));
+    else
+      for (const APInt &x : table.getValues<APInt>())
+        values.push_back(b.getI64IntegerAttr(
+            type.getElementType().isInteger(1) ? x.getZExtValue()
+                                               : x.getSExtValue()));
+    for (AffineExpr e : op.getModOperandMap(i).getResults())
+      at.push_back(b.getI64IntegerAttr(
+          1 + cast<AffineDimExpr>(e).getPosition()));
+    Type elt = type.getElementType();
+    if (isa<FloatType>(elt))
+      elt = b.getF32Type(); // every float is computed as f32
+    if (failed(entry("attn.table", elt,
+                     {b.getNamedAttr("operands", b.getArrayAttr(at)),
+                      b.getNamedAttr("shape", b.getArrayAttr(shape)),
+                      b.getNamedAttr("values", b.getArrayAttr(values))})))
+      return failure();
+    ids[block->getArgument(numArgs + i)] = numArgs + ops.size() - 1;
+  }
+  for (Operation &o : block->without_terminator()) {
+    SmallVector<NamedAttribute> extra = {
+        b.getNamedAttr("operands", operandIds(o.getOperands()))};
+    Type type = o.getResult(0).getType();
+    if (auto c = dyn_cast<arith::ConstantOp>(o)) {
+      extra.clear();
+      if (auto f = dyn_cast<FloatAttr>(c.getValue())) {
+        if (std::isnan(f.getValueAsDouble())) {
+          why = "a score_mod constant is NaN";
+          return failure();
+        }
+        extra.push_back(b.getNamedAttr(
+            "value", b.getF64FloatAttr(f.getValueAsDouble())));
+      } else if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
+        extra.push_back(b.getNamedAttr(
+            "value", b.getI64IntegerAttr(i.getType().isInteger(1)
+                                             ? i.getValue().getZExtValue()
+                                             : i.getValue().getSExtValue())));
+      } else {
+        why = "a score_mod constant is not a scalar";
+        return failure();
+      }
+    } else if (auto c = dyn_cast<arith::CmpFOp>(o)) {
+      extra.push_back(b.getNamedAttr(
+          "predicate",
+          b.getStringAttr(arith::stringifyCmpFPredicate(c.getPredicate()))));
+    } else if (auto c = dyn_cast<arith::CmpIOp>(o)) {
+      extra.push_back(b.getNamedAttr(
+          "predicate",
+          b.getStringAttr(arith::stringifyCmpIPredicate(c.getPredicate()))));
+    }
+    if (o.getNumResults() != 1) {
+      why = "a score_mod op has more than one result";
+      return failure();
+    }
+    if (failed(entry(o.getName().getStringRef(), type, extra)))
+      return failure();
+    ids[o.getResult(0)] = numArgs + ops.size() - 1;
+  }
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("num_args", b.getI64IntegerAttr(numArgs)),
+       b.getNamedAttr("ops", b.getArrayAttr(ops)),
+       b.getNamedAttr("result",
+                      b.getI64IntegerAttr(ids.lookup(
+                          block->getTerminator()->getOperand(0))))});
+}

@@ -1,0 +1,420 @@
+// RUN: attn-opt %s --attn-fuse --split-input-file --mlir-print-local-scope | FileCheck %s
+// RUN: attn-opt %s --attn-fuse --attn-explain --split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: attn-opt %s --attn-fuse --split-input-file | attn-opt --split-input-file | FileCheck %s --check-prefix=ROUNDTRIP
+// RUN: %exec-check %s
+
+// Score modifications (attn.attention's score_mod region): elementwise
+// functions of the scaled score and its indices that frontends write between
+// Q·K^T and the softmax (Gemma-2 soft-capping, ALiBi, clamps), and the
+// look-alikes that are not one: a modification after a -inf mask that does
+// not commute with it, a reduction inside the score function.
+
+// -----
+
+// Gemma-2: cap * tanh(scale * s / cap), then causal with -inf.
+// EXEC: amp=3.0
+// CHECK-LABEL: func.func @gemma2_softcap_causal
+// CHECK: attn.attention
+// CHECK-SAME: causal
+// CHECK-SAME: score_mod {
+// CHECK: math.tanh
+// CHECK: attn.yield
+// ROUNDTRIP: attn.attention{{.*}}score_mod
+// EXPLAIN: remark: attention fused: scale=0.05, mask=none, score_mod=mulf(tanh(s), 5), causal=yes
+func.func @gemma2_softcap_causal(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>) -> tensor<2x4x37x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x37x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x37x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %cap = arith.constant 5.0 : f32
+    %y = arith.mulf %x, %sc : f32
+    %t0 = arith.divf %y, %cap : f32
+    %t1 = math.tanh %t0 : f32
+    %t2 = arith.mulf %t1, %cap : f32
+    %mi = linalg.index 2 : index
+    %ni = linalg.index 3 : index
+    %fut = arith.cmpi ugt, %ni, %mi : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = arith.select %fut, %ninf, %t2 : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %eo = tensor.empty() : tensor<2x4x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x37x8xf32>) -> tensor<2x4x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x37x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x8xf32>
+  return %o : tensor<2x4x37x8xf32>
+}
+// -----
+
+// ALiBi with the slopes computed from the head index (2^(-8 (h+1) / H),
+// H = 4) and the bias slope * (n - m) from positions, then causal.
+// EXEC: amp=3.0
+// CHECK-LABEL: func.func @alibi_slopes_from_head_index
+// CHECK: attn.attention
+// CHECK-SAME: causal
+// CHECK-SAME: score_mod {
+// CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK-DAG: math.exp2
+// CHECK-DAG: arith.subi
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, score_mod=addf(s, mulf(exp2(divf(mulf(sitofp(addi(b1, 1)), -8), 4)), sitofp(subi(n, m)))), causal=yes
+func.func @alibi_slopes_from_head_index(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>) -> tensor<2x4x37x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x37x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x37x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %hi = linalg.index 1 : index
+    %hh = arith.index_cast %hi : index to i64
+    %one = arith.constant 1 : i64
+    %h1 = arith.addi %hh, %one : i64
+    %hf = arith.sitofp %h1 : i64 to f32
+    %m8 = arith.constant -8.0 : f32
+    %e0 = arith.mulf %hf, %m8 : f32
+    %nh = arith.constant 4.0 : f32
+    %e1 = arith.divf %e0, %nh : f32
+    %slope = math.exp2 %e1 : f32
+    %mi = linalg.index 2 : index
+    %ni = linalg.index 3 : index
+    %mm = arith.index_cast %mi : index to i64
+    %nn = arith.index_cast %ni : index to i64
+    %dist = arith.subi %nn, %mm : i64
+    %df = arith.sitofp %dist : i64 to f32
+    %bias = arith.mulf %slope, %df : f32
+    %z1 = arith.addf %y, %bias : f32
+    %fut = arith.cmpi ugt, %ni, %mi : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = arith.select %fut, %ninf, %z1 : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %eo = tensor.empty() : tensor<2x4x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x37x8xf32>) -> tensor<2x4x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x37x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x8xf32>
+  return %o : tensor<2x4x37x8xf32>
+}
+// -----
+
+// ALiBi as torch exports it: the slopes a constant [H] tensor, read by the
+// head index (a score_mod operand), the distance from positions.
+// EXEC: amp=3.0
+// CHECK-LABEL: func.func @alibi_constant_slopes
+// CHECK: %[[SL:.*]] = arith.constant dense<[2.500000e-01, 6.250000e-02, 1.562500e-02, 3.906250e-03]> : tensor<4xf32>
+// CHECK: attn.attention
+// CHECK-SAME: score_mod_operands(%[[SL]] : tensor<4xf32>)
+// CHECK-SAME: affine_map<(d0, d1, d2, d3, d4, d5) -> (d1)>]
+// CHECK-SAME: score_mod {
+// CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: f32):
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, score_mod=addf(s, mulf(x0, sitofp(subi(n, m)))), causal=yes
+func.func @alibi_constant_slopes(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>) -> tensor<2x4x37x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %slopes = arith.constant dense<[0.25, 0.0625, 0.015625, 0.00390625]> : tensor<4xf32>
+  %e = tensor.empty() : tensor<2x4x37x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x37x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (h)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %slopes : tensor<2x4x37x45xf32>, tensor<4xf32>) outs(%e : tensor<2x4x37x45xf32>) {
+  ^bb0(%x: f32, %sl: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %mi = linalg.index 2 : index
+    %ni = linalg.index 3 : index
+    %mm = arith.index_cast %mi : index to i64
+    %nn = arith.index_cast %ni : index to i64
+    %dist = arith.subi %nn, %mm : i64
+    %df = arith.sitofp %dist : i64 to f32
+    %bias = arith.mulf %sl, %df : f32
+    %z1 = arith.addf %y, %bias : f32
+    %fut = arith.cmpi ugt, %ni, %mi : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = arith.select %fut, %ninf, %z1 : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %eo = tensor.empty() : tensor<2x4x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x37x8xf32>) -> tensor<2x4x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x37x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x8xf32>
+  return %o : tensor<2x4x37x8xf32>
+}
+// -----
+
+// Soft-capping, then an additive bias tensor per head: the bias stays the
+// mask operand, applied after the region.
+// EXEC: amp=3.0 arg3=bias
+// CHECK-LABEL: func.func @softcap_then_bias
+// CHECK: attn.attention
+// CHECK-SAME: mask(
+// CHECK-SAME: score_mod {
+// EXPLAIN: remark: attention fused: scale=0.1, mask=additive over (b1,m,n), score_mod=mulf(tanh(s), 2.5), causal=no
+func.func @softcap_then_bias(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>, %bias: tensor<4x37x45xf32>) -> tensor<2x4x37x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x37x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x37x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %bias : tensor<2x4x37x45xf32>, tensor<4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) {
+  ^bb0(%x: f32, %bi: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %cap = arith.constant 2.5 : f32
+    %y = arith.mulf %x, %sc : f32
+    %t0 = arith.divf %y, %cap : f32
+    %t1 = math.tanh %t0 : f32
+    %t2 = arith.mulf %t1, %cap : f32
+    %r = arith.addf %t2, %bi : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %eo = tensor.empty() : tensor<2x4x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x37x8xf32>) -> tensor<2x4x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x37x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x8xf32>
+  return %o : tensor<2x4x37x8xf32>
+}
+// -----
+
+// s * sigmoid(s): the score read along two paths is still one function of
+// it; the whole expression (scale included) becomes the region.
+// EXEC: amp=3.0
+// CHECK-LABEL: func.func @swish_score_two_paths
+// CHECK: attn.attention
+// CHECK-SAME: scale(%{{.*}})
+// CHECK-SAME: score_mod {
+// CHECK: math.exp
+// EXPLAIN-NOT: does not reach
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, score_mod=mulf(s, divf(1, addf(1, exp(negf(s))))), causal=no
+func.func @swish_score_two_paths(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>) -> tensor<2x4x37x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x37x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x37x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %ny = arith.negf %y : f32
+    %ex = math.exp %ny : f32
+    %one = arith.constant 1.0 : f32
+    %den = arith.addf %one, %ex : f32
+    %sig = arith.divf %one, %den : f32
+    %r = arith.mulf %y, %sig : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %eo = tensor.empty() : tensor<2x4x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x37x8xf32>) -> tensor<2x4x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x37x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x8xf32>
+  return %o : tensor<2x4x37x8xf32>
+}
+// -----
+
+// A clamp (maximumf) and a select on an index condition with a finite
+// value: score modifications, not masks.
+// EXEC: amp=3.0
+// CHECK-LABEL: func.func @clamp_and_first_key_boost
+// CHECK: attn.attention
+// CHECK-SAME: score_mod {
+// CHECK: arith.maximumf
+// CHECK: arith.select
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, score_mod=select(cmpi(n, 0), addf(maximumf(s, -1), 2), maximumf(s, -1)), causal=no
+func.func @clamp_and_first_key_boost(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>) -> tensor<2x4x37x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x37x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x37x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %lo = arith.constant -1.0 : f32
+    %cl = arith.maximumf %y, %lo : f32
+    %ni = linalg.index 3 : index
+    %c0 = arith.constant 0 : index
+    %first = arith.cmpi eq, %ni, %c0 : index
+    %two = arith.constant 2.0 : f32
+    %boost = arith.addf %cl, %two : f32
+    %r = arith.select %first, %boost, %cl : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %eo = tensor.empty() : tensor<2x4x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x37x8xf32>) -> tensor<2x4x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x37x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x8xf32>
+  return %o : tensor<2x4x37x8xf32>
+}
+// -----
+
+// Look-alike: soft-capping after the -inf mask turns masked scores into
+// -cap (tanh(-inf) = -1): masked keys keep weight, not a score modification
+// before the mask; left alone.
+// EXEC: amp=3.0 nofuse
+// CHECK-LABEL: func.func @softcap_after_causal_mask
+// CHECK-NOT: attn.attention
+// CHECK: linalg.softmax
+// EXPLAIN: remark: attention not fused: the mask is applied before the scale
+func.func @softcap_after_causal_mask(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>) -> tensor<2x4x37x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x37x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x37x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %mi = linalg.index 2 : index
+    %ni = linalg.index 3 : index
+    %fut = arith.cmpi ugt, %ni, %mi : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %mk = arith.select %fut, %ninf, %y : f32
+    %cap = arith.constant 5.0 : f32
+    %t0 = arith.divf %mk, %cap : f32
+    %t1 = math.tanh %t0 : f32
+    %r = arith.mulf %t1, %cap : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %eo = tensor.empty() : tensor<2x4x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x37x8xf32>) -> tensor<2x4x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x37x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x8xf32>
+  return %o : tensor<2x4x37x8xf32>
+}
+// -----
+
+// Look-alike: an addition after a finite fill moves the fill (fill + bias
+// is not the fill): left alone.
+// EXEC: amp=3.0 nofuse
+// CHECK-LABEL: func.func @alibi_after_finite_fill
+// CHECK-NOT: attn.attention
+// EXPLAIN: remark: attention not fused: the scores are modified ('arith.addf') after they are masked
+func.func @alibi_after_finite_fill(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>) -> tensor<2x4x37x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x37x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x37x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %mi = linalg.index 2 : index
+    %ni = linalg.index 3 : index
+    %fut = arith.cmpi ugt, %ni, %mi : index
+    %fill = arith.constant -1.0e+30 : f32
+    %mk = arith.select %fut, %fill, %y : f32
+    %mm = arith.index_cast %mi : index to i64
+    %nn = arith.index_cast %ni : index to i64
+    %dist = arith.subi %nn, %mm : i64
+    %df = arith.sitofp %dist : i64 to f32
+    %r = arith.addf %mk, %df : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %eo = tensor.empty() : tensor<2x4x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x37x8xf32>) -> tensor<2x4x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x37x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x8xf32>
+  return %o : tensor<2x4x37x8xf32>
+}
