@@ -442,6 +442,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   int64_t M = sizes[r], D = sizes[r + 2], E = sizes[r + 3];
   if (failed(validateShapes(op, args, sizes, r)))
     return failure();
+  kb.sizes.assign(sizes.begin(), sizes.end());
   int64_t batch = 1;
   for (unsigned i = 0; i < r; ++i)
     batch *= sizes[i];

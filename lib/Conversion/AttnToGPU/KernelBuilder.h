@@ -13,6 +13,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <algorithm>
@@ -58,7 +59,21 @@ struct KernelBuilder {
   }
   /// The op's score_mod body applied to the scaled score `x` at `loops`
   /// (b..., m, n as loop values, global indices); `x` without a region.
-  Value applyScoreMod(Value x, ArrayRef<Value> loops);
+  /// `nBase`, `nOffset`: the key index as a value plus a constant (a
+  /// fragment's column), when the caller has it so.
+  Value applyScoreMod(Value x, ArrayRef<Value> loops, Value nBase = Value(),
+                      int64_t nOffset = 0);
+  /// Static sizes of the attention loops (b..., m, n, d, e).
+  SmallVector<int64_t> sizes;
+  /// Computes, here, the body's values that depend only on the batch
+  /// indices (ALiBi's per-head slope, constants), once per block instead of
+  /// once per score. Call where `batch` is known, before any applyScoreMod.
+  void hoistScoreMod(ArrayRef<Value> batch);
+  /// tanh as `tanh.approx.f32` (one MUFU op, relative error 2^-11, what
+  /// FlashAttention-3's soft-capping uses): the tensor-core kernels, whose
+  /// output is 16-bit; else exactly through ex2 (f32 outputs).
+  bool approxTanh = false;
+  IRMapping scoreModHoisted;
   /// memref[map(loopValues)]
   Value load(Value mem, AffineMap map, ArrayRef<Value> loops) {
     SmallVector<Value> idx;
@@ -278,8 +293,11 @@ struct TileKernel {
   /// diagonal and outside the window, -inf past N (keys that do not exist).
   /// `maskElt`: the mask element, loaded ahead by loadMaskPairs (else
   /// loaded here).
+  /// `colBase` + `colOffset` = `col` (a constant offset) lets the
+  /// score_mod region convert key distances once per fragment row.
   Value scoreMod(Value x, Value col, Value row, bool boundary,
-                 Value maskElt = Value());
+                 Value maskElt = Value(), Value colBase = Value(),
+                 int64_t colOffset = 0);
   /// The mask tensor's elements at (row, col) and (row, col + 1) for each
   /// (row, col) (col even), in that order; empty without a mask tensor.
   /// Issued before the S product so that their latency hides under it; one

@@ -162,6 +162,9 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     }
 
   tk.setBatch(launch.getBlockIds().y);
+  // 16-bit outputs: tanh.approx (as FlashAttention-3) is accurate enough.
+  kb.approxTanh = true;
+  kb.hoistScoreMod(ArrayRef<Value>(tk.loops).take_front(r));
   auto pairType = VectorType::get({2}, elt);
   auto fragA = VectorType::get({4, 2}, elt);
   auto fragB = VectorType::get({2, 2}, elt);
@@ -280,6 +283,11 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value scaleLog2 = kb.cF32(kb.scale * 1.4426950408889634f);
   Value scoreScale = natural ? kb.cF32(kb.scale) : scaleLog2;
   Value log2e = kb.cF32(1.4426950408889634f);
+  // Natural scores only for a score_mod (no mask tensor, sink or finite
+  // fill): 2^(s log2 e - m log2 e) in one fma, as the plain kernel's
+  // exponent (exact enough while |s| is far below 2^20, as there).
+  const bool fmaExponent = natural && op.hasScoreMod() && !op.getMask() &&
+                           !op.getSink() && std::isinf(kb.maskValue);
   // 2^(x - ref) for x and ref in the scores' units.
   auto expDiff = [&](Value x, Value ref) -> Value {
     Value d = arith::SubFOp::create(b, loc, x, ref);
@@ -351,10 +359,14 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
             Value x = vector::ExtractOp::create(b, loc, acc[i * NB + nb],
                                                 ArrayRef<int64_t>{h, j});
             if (!foldScale)
-              x = arith::MulFOp::create(b, loc, x, scoreScale);
+              x = arith::MulFOp::create(
+                  b, loc, x, scoreScale,
+                  op.hasScoreMod() ? arith::FastMathFlags::contract
+                                   : arith::FastMathFlags::none);
             if (withMask || memArg("mask") || kb.op.hasScoreMod())
               x = tk.scoreMod(x, tk.add(tk.add(n0, nb * 8 + j), c2),
-                              rows[i][h], withMask);
+                              rows[i][h], withMask, Value(), tk.add(n0, c2),
+                              nb * 8 + j);
             s[sIdx(i, nb, h, j)] = x;
           }
     // Online softmax per row (i, h), in the exp2 domain. Row maxima of
@@ -422,13 +434,15 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       }
       next.assign(ifOp.getResults().begin(), ifOp.getResults().end());
     }
-    SmallVector<Value> negM(2 * R), ref(2 * R);
+    SmallVector<Value> negM(2 * R), ref(2 * R), negMLog2(2 * R);
     for (int64_t row = 0; row < 2 * R; ++row) {
       Value m = next[row];
       Value isNinf =
           arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, ninf);
       ref[row] = arith::SelectOp::create(b, loc, isNinf, zero, m);
       negM[row] = arith::NegFOp::create(b, loc, ref[row]);
+      if (fmaExponent)
+        negMLog2[row] = arith::MulFOp::create(b, loc, negM[row], log2e);
     }
     SmallVector<Value> lsum(2 * R, zero);
     for (int64_t i = 0; i < R; ++i)
@@ -436,8 +450,9 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
         for (int64_t h = 0; h < 2; ++h)
           for (int64_t j = 0; j < 2; ++j) {
             Value &x = s[sIdx(i, nb, h, j)];
-            x = foldScale ? tk.ex2(kb.fma(x, scaleLog2, negM[mIdx(i, h)]))
-                          : expDiff(x, ref[mIdx(i, h)]);
+            x = foldScale     ? tk.ex2(kb.fma(x, scaleLog2, negM[mIdx(i, h)]))
+                : fmaExponent ? tk.ex2(kb.fma(x, log2e, negMLog2[mIdx(i, h)]))
+                              : expDiff(x, ref[mIdx(i, h)]);
             lsum[mIdx(i, h)] =
                 arith::AddFOp::create(b, loc, lsum[mIdx(i, h)], x);
           }

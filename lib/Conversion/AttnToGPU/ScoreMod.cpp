@@ -87,62 +87,186 @@ static Value lowerMath(KernelBuilder &kb, Operation *op, ValueRange in) {
   if (isa<math::SqrtOp>(op))
     return inlinePtx(b, loc, "sqrt.rn.f32 $0, $1;", in[0]);
   if (isa<math::TanhOp>(op)) {
-    // tanh x = sign(x) (1 - e) / (1 + e), e = 2^(-2 |x| log2 e): exact in
-    // the tails, ~1e-7 absolute near 0 (tanh.approx would be 2^-11).
-    Value ax = math::AbsFOp::create(b, loc, in[0]);
-    Value e = ex2(mul(ax, -2.8853900817779268f));
+    if (kb.approxTanh)
+      return inlinePtx(b, loc, "tanh.approx.f32 $0, $1;", in[0]);
+    // tanh x = 1 - 2 / (1 + 2^(2 x log2 e)): two MUFU ops, ~1e-7 absolute
+    // (e = inf gives 1, e = 0 gives -1).
+    Value e = ex2(mul(in[0], 2.8853900817779268f));
     Value one = kb.cF32(1.0f);
-    Value t = arith::DivFOp::create(b, loc, arith::SubFOp::create(b, loc, one, e),
-                                    arith::AddFOp::create(b, loc, one, e));
-    return math::CopySignOp::create(b, loc, t, in[0]);
+    Value r = inlinePtx(b, loc, "rcp.approx.ftz.f32 $0, $1;",
+                        arith::AddFOp::create(b, loc, one, e));
+    return kb.fma(r, kb.cF32(-2.0f), one);
+  }
+  // x / c for a constant c: x * (1 / c), within an ulp, no MUFU rcp.
+  if (auto div = dyn_cast<arith::DivFOp>(op)) {
+    FloatAttr c;
+    if (matchPattern(div.getRhs(), m_Constant(&c)) && c.getValueAsDouble() != 0 &&
+        std::isfinite(1.0 / c.getValueAsDouble()))
+      return arith::MulFOp::create(
+          b, loc, in[0],
+          kb.cF32(static_cast<float>(1.0 / c.getValueAsDouble())));
   }
   if (isa<math::PowFOp>(op)) // x^y = 2^(y log2 x), x > 0
     return ex2(arith::MulFOp::create(b, loc, in[1], lg2(in[0])));
   return Value();
 }
 
-Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops) {
+/// Reads constant table `i` of `op` at `loops` (b..., m, n).
+static Value readTable(KernelBuilder &kb, unsigned i, ArrayRef<Value> loops) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  AttentionOp op = kb.op;
+  DenseElementsAttr table = scoreModTable(op, i);
+  auto type = cast<ShapedType>(table.getType());
+  // Row-major index of the element at the score's indices, each clamped
+  // (rows past M and keys past N are computed and discarded).
+  Value lin = kb.cIdx(0);
+  int64_t stride = 1;
+  AffineMap m = op.getModOperandMap(i);
+  for (int64_t p = type.getRank() - 1; p >= 0; --p) {
+    unsigned d = cast<AffineDimExpr>(m.getResult(p)).getPosition();
+    Value at = arith::MinUIOp::create(b, loc, loops[d],
+                                      kb.cIdx(type.getDimSize(p) - 1));
+    lin = arith::AddIOp::create(
+        b, loc, lin, arith::MulIOp::create(b, loc, at, kb.cIdx(stride)));
+    stride *= type.getDimSize(p);
+  }
+  auto vecType =
+      VectorType::get({type.getNumElements()}, type.getElementType());
+  Value vec = arith::ConstantOp::create(b, loc, table.reshape(vecType));
+  return vector::ExtractOp::create(b, loc, vec, ArrayRef<OpFoldResult>{lin});
+}
+
+/// Clones (or lowers) body op `o` with its operands from `map`.
+static void emitBodyOp(KernelBuilder &kb, Operation &o, IRMapping &map) {
+  SmallVector<Value> in;
+  for (Value v : o.getOperands())
+    in.push_back(map.lookup(v));
+  if (Value lowered = lowerMath(kb, &o, in)) {
+    map.map(o.getResult(0), lowered);
+    return;
+  }
+  Operation *c = kb.b.clone(o, map);
+  // Float arithmetic may contract into fma and reassociate (ALiBi's
+  // slope * (f + k) = slope * f + slope * k, one fma per score): the
+  // kernels' softmax is approximate already; no nnan/ninf (-inf is data).
+  if (auto fm = dyn_cast<arith::ArithFastMathInterface>(c))
+    c->setAttr(fm.getFastMathAttrName(),
+               arith::FastMathFlagsAttr::get(
+                   c->getContext(), arith::FastMathFlags::contract |
+                                        arith::FastMathFlags::reassoc));
+}
+
+void KernelBuilder::hoistScoreMod(ArrayRef<Value> batch) {
+  Block *block = op.getScoreModBlock();
+  if (!block)
+    return;
+  unsigned r = op.getNumBatchDims();
+  IRMapping &map = scoreModHoisted;
+  for (unsigned i = 0; i < r; ++i)
+    map.map(block->getArgument(1 + i), batch[i]);
+  SmallVector<Value> loops(batch.begin(), batch.end());
+  loops.append(2, Value());
+  for (unsigned i = 0; i < op.getModOperands().size(); ++i) {
+    AffineMap m = op.getModOperandMap(i);
+    if (!m.isFunctionOfDim(r) && !m.isFunctionOfDim(r + 1))
+      map.map(block->getArgument(r + 3 + i), readTable(*this, i, loops));
+  }
+  for (Operation &o : block->without_terminator())
+    if (llvm::all_of(o.getOperands(), [&](Value v) { return map.contains(v); }))
+      emitBodyOp(*this, o, map);
+}
+
+Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
+                                   Value nBase, int64_t nOffset) {
   Block *block = op.getScoreModBlock();
   if (!block)
     return x;
   unsigned r = op.getNumBatchDims();
-  IRMapping map;
+  IRMapping map = scoreModHoisted;
   map.map(block->getArgument(0), x);
   for (unsigned i = 0; i < r + 2; ++i)
     map.map(block->getArgument(1 + i), loops[i]);
   for (unsigned i = 0; i < op.getModOperands().size(); ++i) {
-    DenseElementsAttr table = scoreModTable(op, i);
-    auto type = cast<ShapedType>(table.getType());
-    // Row-major index of the element at the score's indices, each clamped
-    // (rows past M and keys past N are computed and discarded).
-    Value lin = cIdx(0);
-    int64_t stride = 1;
-    AffineMap m = op.getModOperandMap(i);
-    for (int64_t p = type.getRank() - 1; p >= 0; --p) {
-      unsigned d = cast<AffineDimExpr>(m.getResult(p)).getPosition();
-      Value at = arith::MinUIOp::create(b, loc, loops[d],
-                                        cIdx(type.getDimSize(p) - 1));
-      lin = arith::AddIOp::create(
-          b, loc, lin, arith::MulIOp::create(b, loc, at, cIdx(stride)));
-      stride *= type.getDimSize(p);
-    }
-    auto vecType =
-        VectorType::get({type.getNumElements()}, type.getElementType());
-    Value vec = arith::ConstantOp::create(b, loc, table.reshape(vecType));
-    map.map(block->getArgument(r + 3 + i),
-            vector::ExtractOp::create(b, loc, vec, ArrayRef<OpFoldResult>{lin}));
-  }
-  for (Operation &o : block->without_terminator()) {
-    SmallVector<Value> in;
-    for (Value v : o.getOperands())
-      in.push_back(map.lookup(v));
-    if (Value lowered = lowerMath(*this, &o, in)) {
-      map.map(o.getResult(0), lowered);
+    if (map.contains(block->getArgument(r + 3 + i)))
       continue;
-    }
-    b.clone(o, map);
+    map.map(block->getArgument(r + 3 + i), readTable(*this, i, loops));
   }
-  return map.lookup(block->getTerminator()->getOperand(0));
+  // Integer sums and differences of the key index n = nBase + nOffset are
+  // kept as (value without the offset, offset), so that a conversion to
+  // float (ALiBi's n - m) is one per fragment row, plus a constant per
+  // score: sitofp(v + k) = sitofp(v) + k, exact while |v|, |v + k| < 2^24,
+  // which sums of at most 8 indices below 2^20 keep to.
+  struct Split {
+    Value base;
+    int64_t offset;
+    int terms;
+  };
+  DenseMap<Value, Split> split;
+  unsigned mDim = r;
+  bool small = sizes.size() == r + 4 && sizes[mDim] < (int64_t(1) << 20) &&
+               sizes[mDim + 1] < (int64_t(1) << 20);
+  if (nBase && nOffset && small)
+    split[block->getArgument(r + 2)] = {nBase, nOffset, 1};
+  auto isInt = [](Value v) { return v.getType().isIntOrIndex(); };
+  for (Operation &o : block->without_terminator()) {
+    if (map.contains(o.getResult(0)))
+      continue;
+    auto splitOf = [&](Value v) -> std::optional<Split> {
+      auto it = split.find(v);
+      if (it != split.end())
+        return it->second;
+      return std::nullopt;
+    };
+    if (isa<arith::IndexCastOp, arith::AddIOp, arith::SubIOp,
+            arith::SIToFPOp>(o) &&
+        llvm::any_of(o.getOperands(), [&](Value v) { return split.count(v); })) {
+      std::optional<Split> a = splitOf(o.getOperand(0));
+      std::optional<Split> c =
+          o.getNumOperands() > 1 ? splitOf(o.getOperand(1)) : std::nullopt;
+      auto base = [&](Value v, const std::optional<Split> &sv) {
+        return sv ? sv->base : map.lookup(v);
+      };
+      if (isa<arith::IndexCastOp>(o) && isInt(o.getResult(0))) {
+        Value cast = arith::IndexCastOp::create(b, loc, o.getResult(0).getType(),
+                                                a->base);
+        split[o.getResult(0)] = {cast, a->offset, a->terms};
+        continue;
+      }
+      if (isa<arith::AddIOp, arith::SubIOp>(o)) {
+        bool sub = isa<arith::SubIOp>(o);
+        int terms = (a ? a->terms : 1) + (c ? c->terms : 1);
+        if (terms <= 8) {
+          Value lhs = base(o.getOperand(0), a), rhs = base(o.getOperand(1), c);
+          Value v = sub ? arith::SubIOp::create(b, loc, lhs, rhs).getResult()
+                        : arith::AddIOp::create(b, loc, lhs, rhs).getResult();
+          int64_t off = (a ? a->offset : 0) +
+                        (c ? (sub ? -c->offset : c->offset) : 0);
+          split[o.getResult(0)] = {v, off, terms};
+          continue;
+        }
+      }
+      if (isa<arith::SIToFPOp>(o) && o.getResult(0).getType().isF32()) {
+        Value f = arith::SIToFPOp::create(b, loc, b.getF32Type(), a->base);
+        map.map(o.getResult(0),
+                arith::AddFOp::create(
+                    b, loc, f, cF32(static_cast<float>(a->offset)),
+                    arith::FastMathFlags::contract |
+                        arith::FastMathFlags::reassoc));
+        continue;
+      }
+    }
+    // Any other use sees the whole value.
+    for (Value v : o.getOperands())
+      if (std::optional<Split> sv = splitOf(v); sv && !map.contains(v)) {
+        Value k = arith::ConstantOp::create(
+            b, loc, b.getIntegerAttr(v.getType(), sv->offset));
+        map.map(v, arith::AddIOp::create(b, loc, sv->base, k));
+      }
+    emitBodyOp(*this, o, map);
+  }
+  Value result = block->getTerminator()->getOperand(0);
+  return map.lookup(result);
 }
 
 /// The manifest's type name of a score_mod value, or "" if it has none.

@@ -53,6 +53,7 @@ void gpu_kernel::buildSimtKernel(KernelBuilder &kb, MemArgFn memArg,
     rest = arith::DivUIOp::create(b, loc, rest, kb.cIdx(sizes[i]));
   }
   loops[r] = row;
+  kb.hoistScoreMod(ArrayRef<Value>(loops).take_front(r));
   Value c0 = kb.cIdx(0);
   Type f32 = b.getF32Type();
 

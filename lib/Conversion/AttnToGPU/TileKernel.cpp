@@ -220,14 +220,14 @@ SmallVector<Value> TileKernel::loadMaskPairs(
 }
 
 Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
-                           Value maskElt) {
+                           Value maskElt, Value colBase, int64_t colOffset) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   auto fill = [&] { return kb.cF32(kb.maskValue); };
   if (kb.op.hasScoreMod()) {
     SmallVector<Value> at(loops.begin(), loops.begin() + r);
     at.append({row, col});
-    x = kb.applyScoreMod(x, at);
+    x = kb.applyScoreMod(x, at, colBase, colOffset);
   }
   if (Value mask = memArg("mask")) {
     Value mv = maskElt;

@@ -324,6 +324,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     rows[h] = tk.add(tk.add(blockRow, warpRowLocal), tk.add(g, 8 * h));
 
   tk.setBatch(launch.getBlockIds().y);
+  // 16-bit outputs: tanh.approx (as FlashAttention-3) is accurate enough.
+  kb.approxTanh = true;
+  kb.hoistScoreMod(ArrayRef<Value>(tk.loops).take_front(r));
 
   // Rows into the swizzled panels tile[prefix..., panel, row, chunk ^ row %
   // 8] (8 chunks of 16 bytes per 128-byte panel row).
@@ -416,6 +419,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value scaleLog2 = kb.cF32(kb.scale * 1.4426950408889634f);
   Value scoreScale = natural ? kb.cF32(kb.scale) : scaleLog2;
   Value log2e = kb.cF32(1.4426950408889634f);
+  // Natural scores only for a score_mod (no mask tensor, sink or finite
+  // fill): 2^(s log2 e - m log2 e) in one fma, as the plain kernel's
+  // exponent (exact enough while |s| is far below 2^20, as there).
+  const bool fmaExponent = natural && op.hasScoreMod() && !op.getMask() &&
+                           !op.getSink() && std::isinf(kb.maskValue);
   auto expDiff = [&](Value x, Value ref) -> Value {
     Value d = arith::SubFOp::create(b, loc, x, ref);
     return tk.ex2(natural ? arith::MulFOp::create(b, loc, d, log2e).getResult()
@@ -539,11 +547,15 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     for (int64_t i = 0; i < sRegs; ++i) {
       Value &x = s[i];
       if (!foldScale)
-        x = arith::MulFOp::create(b, loc, x, scoreScale);
+        x = arith::MulFOp::create(
+            b, loc, x, scoreScale,
+            op.hasScoreMod() ? arith::FastMathFlags::contract
+                             : arith::FastMathFlags::none);
       if (withMask || memArg("mask") || kb.op.hasScoreMod())
         x = tk.scoreMod(x, tk.add(tk.add(n0, (i / 4) * 8 + i % 2), c2),
                         rows[(i / 2) % 2], withMask,
-                        maskVals.empty() ? Value() : maskVals[i]);
+                        maskVals.empty() ? Value() : maskVals[i],
+                        tk.add(n0, c2), (i / 4) * 8 + i % 2);
     }
     for (int64_t h = 0; h < 2; ++h) {
       Value mt;
@@ -562,17 +574,20 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // row g + 8) of each, like mma.sync's A layout. Adds the row sums to lsum.
   auto exponentiate = [&](SmallVector<Value> &s, Value(&m)[2],
                           Value(&lsum)[2]) -> SmallVector<Value> {
-    Value negM[2], ref[2];
+    Value negM[2], ref[2], negMLog2[2];
     for (int64_t h = 0; h < 2; ++h) {
       Value isNinf =
           arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m[h], ninf);
       ref[h] = arith::SelectOp::create(b, loc, isNinf, zero, m[h]);
       negM[h] = arith::NegFOp::create(b, loc, ref[h]);
+      if (fmaExponent)
+        negMLog2[h] = arith::MulFOp::create(b, loc, negM[h], log2e);
     }
     for (int64_t i = 0; i < sRegs; ++i) {
       int64_t h = (i / 2) % 2;
-      s[i] = foldScale ? tk.ex2(kb.fma(s[i], scaleLog2, negM[h]))
-                       : expDiff(s[i], ref[h]);
+      s[i] = foldScale     ? tk.ex2(kb.fma(s[i], scaleLog2, negM[h]))
+             : fmaExponent ? tk.ex2(kb.fma(s[i], log2e, negMLog2[h]))
+                           : expDiff(s[i], ref[h]);
       lsum[h] = arith::AddFOp::create(b, loc, lsum[h], s[i]);
     }
     SmallVector<Value> p;
