@@ -119,6 +119,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   gpuOpts.pingpong = options.pingpong;
   gpuOpts.minBlocks = options.minBlocks;
   gpuOpts.explain = options.explain;
+  gpuOpts.attention = options.attention;
   pm.addPass(createConvertAttnToGPU(gpuOpts));
   // Outline before any canonicalization: hoisted constants would otherwise
   // become kernel parameters. The kernel takes one pointer per tensor.

@@ -9,7 +9,7 @@ when called; `compile` (also `compile_bundle`) runs attn-bundle.
 """
 from . import bundle
 from .bundle import (BundleError, CudaError, Kernel, Manifest, find_attn_bundle,
-                     read_manifest)
+                     load_all, read_manifest, read_set)
 from .bundle import compile
 from .bundle import compile as compile_bundle
 from .bundle import load
@@ -21,5 +21,5 @@ __version__ = "0.1.0"
 
 __all__ = ["BundleError", "CompileError", "CudaError", "Kernel", "Manifest",
            "Remark", "__version__", "bundle", "compile", "compile_bundle",
-           "find_attn_bundle", "find_attn_opt", "fuse", "load", "load_bundle",
-           "lower_cpu", "read_manifest"]
+           "find_attn_bundle", "find_attn_opt", "fuse", "load", "load_all",
+           "load_bundle", "lower_cpu", "read_manifest", "read_set"]

@@ -1080,12 +1080,99 @@ def read_manifest(bundle_dir: Union[str, Path]) -> Manifest:
     """Reads and checks DIR/manifest.json (see parse_manifest); the kernel
     files are not read (open_bundle checks them against it)."""
     d = Path(bundle_dir)
+    if is_bundle_set(d) and not os.path.lexists(d / "manifest.json"):
+        raise BundleError(f"{_show(str(d), 200)} is a bundle set (index.json: "
+                          "one bundle per attention); read_set() reads it, "
+                          "load_all() loads it")
     path = d / "manifest.json"
     data = _read_inside(d, "manifest.json", MAX_MANIFEST_BYTES,
                         f"bundle {_show(str(d), 200)}")
     assert data is not None
     obj = _load_json(data, f"{path}")
     return parse_manifest(obj, path)
+
+
+# ---------------------------------------------------------------------------
+# Bundle sets: a module with several attentions (one per layer)
+# ---------------------------------------------------------------------------
+
+SET_FORMAT = "attn-opt-bundle-set/1"
+MAX_SET_MEMBERS = 4096
+_MEMBER_RE = re.compile(r"attn[0-9]{1,6}")
+
+
+@dataclass(frozen=True)
+class SetMember:
+    """One attention of a bundle set: its bundle directory (a format/2
+    bundle), where it came from, and its checked manifest."""
+    dir: Path
+    function: str
+    location: str
+    kernel_choice: str
+    manifest: Manifest
+
+
+def is_bundle_set(path: Union[str, Path]) -> bool:
+    """True if DIR holds a set index (index.json) rather than one bundle."""
+    try:
+        return (Path(path) / "index.json").exists()
+    except (OSError, ValueError):
+        return False
+
+
+def read_set(set_dir: Union[str, Path]) -> List[SetMember]:
+    """Reads and checks DIR/index.json (written by attn-bundle for a module
+    with several attentions) and every member's manifest, in module order.
+    The index is hostile input like a manifest: bounded JSON, the format
+    string, at most MAX_SET_MEMBERS members named attn<digits>, each once,
+    each a directory inside DIR; every failure is a BundleError."""
+    d = Path(set_dir)
+    where = f"bundle set {_show(str(d), 200)}"
+    data = _read_inside(d, "index.json", MAX_MANIFEST_BYTES, where)
+    assert data is not None
+    obj = _load_json(data, f"{d / 'index.json'}")
+    if not isinstance(obj, dict):
+        raise BundleError(f"{where}: index.json must be an object")
+    if obj.get("format") != SET_FORMAT:
+        raise BundleError(f"{where}: index.json 'format' must be {SET_FORMAT!r}, "
+                          f"got {_show(obj.get('format'))}")
+    members = obj.get("bundles")
+    if not isinstance(members, list) or not members:
+        raise BundleError(f"{where}: index.json 'bundles' must be a non-empty list")
+    if len(members) > MAX_SET_MEMBERS:
+        raise BundleError(f"{where}: index.json lists {len(members)} bundles, "
+                          f"more than {MAX_SET_MEMBERS}")
+    out: List[SetMember] = []
+    seen = set()
+    for i, m in enumerate(members):
+        at = f"{where}: bundles[{i}]"
+        if not isinstance(m, dict):
+            raise BundleError(f"{at} must be an object")
+        name = m.get("dir")
+        if not isinstance(name, str) or not _MEMBER_RE.fullmatch(name):
+            raise BundleError(f"{at}.dir must be 'attn<digits>', got {_show(name)}")
+        if name in seen:
+            raise BundleError(f"{at}.dir {name!r} appears twice")
+        seen.add(name)
+        texts = {}
+        for key in ("function", "location", "kernel_choice"):
+            val = m.get(key, "")
+            if not isinstance(val, str) or len(val) > 4096:
+                raise BundleError(f"{at}.{key} must be a string of at most 4096 "
+                                  f"characters, got {_show(val)}")
+            texts[key] = val
+        sub = d / name
+        try:
+            real_dir, real = os.path.realpath(d), os.path.realpath(sub)
+            inside = (real != real_dir and
+                      os.path.commonpath([real, real_dir]) == real_dir)
+        except (OSError, ValueError) as e:
+            raise BundleError(f"{at}: cannot resolve {name}: {e}") from None
+        if not inside or not os.path.isdir(real):
+            raise BundleError(f"{at}: {name} is not a directory inside the set")
+        out.append(SetMember(sub, texts["function"], texts["location"],
+                             texts["kernel_choice"], read_manifest(sub)))
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -1288,7 +1375,8 @@ def compile(source: Union[str, Path], out_dir: Union[str, Path],
             chip: str = "sm_90a", attn_bundle: Optional[str] = None,
             launch: Optional[Mapping[str, int]] = None) -> Path:
     """Runs `attn-bundle INPUT -o OUT_DIR --chip=CHIP` and returns OUT_DIR
-    (its manifest checked). `source` is a Path to an .mlir file, or a str:
+    (its manifest checked; a module with several attentions gives a bundle
+    set, see read_set and load_all). `source` is a Path to an .mlir file, or a str:
     a file name when it names an existing file (and has no newline), else
     MLIR text. `launch` sets the tensor-core kernel's launch shape
     (LAUNCH_OPTIONS, e.g. {"tile_q": 128, "tile_kv": 32}; unset: the
@@ -1316,6 +1404,9 @@ def compile(source: Union[str, Path], out_dir: Union[str, Path],
     if proc.returncode != 0:
         raise CompileError(f"attn-bundle failed (exit {proc.returncode}): "
                            f"{' '.join(cmd)}", proc.stderr)
+    if is_bundle_set(out):  # several attentions: one bundle each
+        read_set(out)
+        return out
     if not (out / "manifest.json").is_file():
         raise CompileError(f"attn-bundle exited 0 but wrote no {out}/manifest.json",
                            proc.stderr)
@@ -1532,6 +1623,15 @@ class Kernel:
             self._drv.check(self._drv.lib.cuModuleUnload(self._module),
                             "cuModuleUnload")
             self._module = 0
+
+
+def load_all(set_dir: Union[str, Path], device: Optional[int] = None,
+             check_params: bool = True) -> List[Kernel]:
+    """Loads every bundle of a set (or the one bundle of DIR), in module
+    order: one kernel per attention."""
+    if not is_bundle_set(set_dir):
+        return [load(set_dir, device, check_params)]
+    return [load(m.dir, device, check_params) for m in read_set(set_dir)]
 
 
 def load(bundle_dir: Union[str, Path], device: Optional[int] = None,

@@ -69,9 +69,9 @@
 
 // sm_80 (the pass's default chip) and wgmma=0 keep the mma.sync kernel.
 // SM80: mma = "mma.sync"
-// SM80-NOT: wgmma.
+// SM80-NOT: wgmma.{{(mma_async|fence|commit|wait)}}
 // OFF: mma = "mma.sync"
-// OFF-NOT: wgmma.
+// OFF-NOT: wgmma.{{(mma_async|fence|commit|wait)}}
 
 // One warpgroup (tile-q = 64), 64-key tiles, 3 stages.
 // W4: block = array<i64: 128, 1, 1>

@@ -21,7 +21,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/InitAll.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -48,6 +50,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace mlir;
@@ -114,8 +117,9 @@ static cl::opt<int64_t> minBlocks(
 /// (q, k, v, ...) it is: outlining orders parameters by first use.
 static FailureOr<std::string> compile(ModuleOp module, StringRef format,
                                       SmallVectorImpl<int64_t> &paramOrder,
-                                      bool explain) {
+                                      bool explain, int64_t attention) {
   attn::GpuPipelineOptions options;
+  options.attention = attention;
   options.chip = chip;
   options.format = format.str();
   options.threads = threads;
@@ -341,24 +345,63 @@ static LogicalResult writeNewFile(StringRef path, StringRef bytes) {
 }
 
 static const char *const kBundleFiles[] = {"manifest.json", "kernel.ptx",
-                                           "kernel.cubin"};
+                                           "kernel.cubin", "index.json"};
+
+/// "attn<digits>": a member of a bundle set (one per attention).
+static bool isMemberName(StringRef name) {
+  return name.consume_front("attn") && !name.empty() &&
+         llvm::all_of(name, llvm::isDigit) && name.size() <= 6;
+}
 
 /// Removes a bundle directory: only the bundle's own files (a symlink is
-/// removed, not followed), then the directory.
-static void removeBundleDir(StringRef dir) {
+/// removed, not followed) and, for a set, its member directories, then the
+/// directory.
+static void removeBundleDir(StringRef dir, bool members = true) {
   for (const char *name : kBundleFiles) {
     SmallString<256> p(dir);
     llvm::sys::path::append(p, name);
     ::unlink(p.c_str());
   }
+  if (members) {
+    std::error_code ec;
+    SmallVector<std::string> subs;
+    for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end;
+         it.increment(ec))
+      if (isMemberName(llvm::sys::path::filename(it->path())) &&
+          it->type() == llvm::sys::fs::file_type::directory_file)
+        subs.push_back(it->path());
+    for (const std::string &sub : subs)
+      removeBundleDir(sub, /*members=*/false);
+  }
   ::rmdir(dir.str().c_str());
+}
+
+/// True if `dir` holds nothing but bundle files (and, one level down, set
+/// members holding nothing but bundle files); else says what it holds.
+static bool onlyBundleFiles(StringRef dir, bool members, std::string &what) {
+  namespace fs = llvm::sys::fs;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec, /*follow_symlinks=*/false), end;
+       !ec && it != end; it.increment(ec)) {
+    StringRef entry = llvm::sys::path::filename(it->path());
+    if (llvm::is_contained(kBundleFiles, entry))
+      continue;
+    if (members && isMemberName(entry) &&
+        it->type() == fs::file_type::directory_file &&
+        onlyBundleFiles(it->path(), /*members=*/false, what))
+      continue;
+    if (what.empty())
+      what = entry.str();
+    return false;
+  }
+  return true;
 }
 
 /// Writes the files into a fresh directory beside `target` and renames it
 /// over `target`. An existing `target` is replaced only when it is a
 /// directory holding nothing but bundle files.
 static LogicalResult writeBundleAtomically(
-    StringRef target, ArrayRef<std::pair<StringRef, std::string>> files) {
+    StringRef target, ArrayRef<std::pair<std::string, std::string>> files) {
   namespace fs = llvm::sys::fs;
   SmallString<256> abs(target);
   if (std::error_code ec = fs::make_absolute(abs)) {
@@ -388,15 +431,11 @@ static LogicalResult writeBundleAtomically(
                    << " exists and is not a directory; not replacing it\n";
       return failure();
     }
-    std::error_code ec;
-    for (fs::directory_iterator it(abs, ec), end; !ec && it != end;
-         it.increment(ec)) {
-      StringRef entry = llvm::sys::path::filename(it->path());
-      if (!llvm::is_contained(kBundleFiles, entry)) {
-        llvm::errs() << "attn-bundle: " << abs << " holds '" << entry
-                     << "', which is not part of a bundle; not replacing it\n";
-        return failure();
-      }
+    std::string what;
+    if (!onlyBundleFiles(abs, /*members=*/true, what)) {
+      llvm::errs() << "attn-bundle: " << abs << " holds '" << what
+                   << "', which is not part of a bundle; not replacing it\n";
+      return failure();
     }
   }
   SmallString<256> tmp(parent);
@@ -412,6 +451,18 @@ static LogicalResult writeBundleAtomically(
   for (auto &[file, bytes] : files) {
     SmallString<256> p(tmpDir);
     llvm::sys::path::append(p, file);
+    // A set member's directory ("attn3/kernel.ptx"), created fresh.
+    StringRef sub = llvm::sys::path::parent_path(file);
+    if (!sub.empty()) {
+      SmallString<256> d(tmpDir);
+      llvm::sys::path::append(d, sub);
+      if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) {
+        llvm::errs() << "attn-bundle: cannot create " << d << ": "
+                     << std::strerror(errno) << "\n";
+        removeBundleDir(tmpDir);
+        return failure();
+      }
+    }
     if (failed(writeNewFile(p, bytes))) {
       removeBundleDir(tmpDir);
       return failure();
@@ -445,34 +496,26 @@ static LogicalResult writeBundleAtomically(
   return success();
 }
 
-static int attnBundleMain(int argc, char **argv) {
-  cl::ParseCommandLineOptions(argc, argv,
-                              "attn-bundle: MLIR attention -> kernel bundle\n");
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  attn::registerAllAttnDialects(registry);
-  MLIRContext context(registry);
-  // Diagnostics (errors, and the --explain remarks) as file:line:col with
-  // the source line.
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  context.printOpOnDiagnostic(false);
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(inputFile, sourceMgr, ParserConfig(&context));
-  if (!module)
-    return 1;
-  OwningOpRef<ModuleOp> forCubin = module->clone();
+using BundleFiles = SmallVector<std::pair<std::string, std::string>>;
+
+/// Compiles attention `index` of `source` (-1: its only one) into a
+/// bundle's files, under `member/` when it is a member of a set; `entry`
+/// receives the set index's line for it.
+static LogicalResult buildBundle(ModuleOp source, int64_t index,
+                                 StringRef member, BundleFiles &files,
+                                 llvm::json::Object &entry) {
+  OwningOpRef<ModuleOp> module = source.clone();
+  OwningOpRef<ModuleOp> forCubin = source.clone();
 
   SmallVector<int64_t> paramOrder, cubinOrder;
   FailureOr<std::string> ptx =
-      compile(*module, "isa", paramOrder, explainKernel);
+      compile(*module, "isa", paramOrder, explainKernel, index);
   if (failed(ptx))
-    return 1;
+    return failure();
   auto info = (*module)->getAttrOfType<DictionaryAttr>("attn.bundle");
   if (!info) {
     llvm::errs() << "attn-bundle: no kernel description in the module\n";
-    return 1;
+    return failure();
   }
   llvm::json::Object manifest;
   manifest["format"] = "attn-opt-bundle/2";
@@ -481,7 +524,7 @@ static int attnBundleMain(int argc, char **argv) {
   // ptxas from /usr/local/cuda; a bundle without a cubin still loads (the
   // driver JIT-compiles the PTX).
   FailureOr<std::string> cubin =
-      compile(*forCubin, "bin", cubinOrder, /*explain=*/false);
+      compile(*forCubin, "bin", cubinOrder, /*explain=*/false, index);
   bool haveCubin = succeeded(cubin) && cubinOrder == paramOrder;
   if (haveCubin)
     manifest["cubin"] = "kernel.cubin";
@@ -504,6 +547,7 @@ static int attnBundleMain(int argc, char **argv) {
   }
   if (!attention.get("window"))
     attention["window"] = nullptr;
+  llvm::json::Object attentionCopy = attention;
   manifest["attention"] = std::move(attention);
 
   std::string ptxSha = sha256Hex(*ptx);
@@ -521,16 +565,74 @@ static int attnBundleMain(int argc, char **argv) {
     llvm::errs() << "attn-bundle: internal error: the manifest would be "
                     "invalid ("
                  << why << "); nothing written\n";
-    return 1;
+    return failure();
   }
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
-  SmallVector<std::pair<StringRef, std::string>> files = {
-      {"kernel.ptx", *ptx}};
+  std::string prefix = member.empty() ? "" : member.str() + "/";
+  files.push_back({prefix + "kernel.ptx", *ptx});
   if (haveCubin)
-    files.push_back({"kernel.cubin", *cubin});
-  files.push_back({"manifest.json", text});
+    files.push_back({prefix + "kernel.cubin", *cubin});
+  files.push_back({prefix + "manifest.json", text});
+  entry = llvm::json::Object{
+      {"dir", member.str()},
+      {"kernel_choice", attentionCopy.getString("kernel_choice").value_or("").str()},
+      {"location", attentionCopy.getString("location").value_or("").str()},
+      {"function", attentionCopy.getString("function").value_or("").str()}};
+  return success();
+}
+
+static int attnBundleMain(int argc, char **argv) {
+  cl::ParseCommandLineOptions(argc, argv,
+                              "attn-bundle: MLIR attention -> kernel bundle\n");
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  attn::registerAllAttnDialects(registry);
+  MLIRContext context(registry);
+  // Diagnostics (errors, and the --explain remarks) as file:line:col with
+  // the source line.
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  context.printOpOnDiagnostic(false);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(inputFile, sourceMgr, ParserConfig(&context));
+  if (!module)
+    return 1;
+  // A module with several attentions (one per layer) gives a bundle set:
+  // DIR/index.json and one bundle per attention, DIR/attn0, DIR/attn1, ...
+  unsigned count = 0;
+  {
+    OwningOpRef<ModuleOp> probe = module->clone();
+    PassManager pm(&context);
+    pm.addPass(attn::createAttnFuse());
+    if (failed(pm.run(*probe)))
+      return 1;
+    probe->walk([&](attn::AttentionOp) { ++count; });
+  }
+  BundleFiles files;
+  llvm::json::Object entry;
+  if (count <= 1) {
+    if (failed(buildBundle(*module, -1, "", files, entry)))
+      return 1;
+    return failed(writeBundleAtomically(outDir, files)) ? 1 : 0;
+  }
+  llvm::json::Array members;
+  for (unsigned i = 0; i < count; ++i) {
+    std::string member = "attn" + std::to_string(i);
+    if (failed(buildBundle(*module, i, member, files, entry)))
+      return 1;
+    members.push_back(std::move(entry));
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}",
+                      llvm::json::Value(llvm::json::Object{
+                          {"format", "attn-opt-bundle-set/1"},
+                          {"bundles", std::move(members)}}))
+     << "\n";
+  files.push_back({"index.json", text});
   return failed(writeBundleAtomically(outDir, files)) ? 1 : 0;
 }
 

@@ -22,11 +22,15 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
 def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Turn the module's attention into a gpu.launch kernel";
   let description = [{
-    The module's one `attn.attention` (static shapes, constant scale) becomes
+    The module's `attn.attention` (static shapes, constant scale) becomes
     `func.func @attn_fwd(q, k, v, [mask], [sink], out)` on memrefs with one
     `gpu.launch`; every other function is dropped and the module gets an
     `attn.bundle` attribute (arguments, grid, block, shared memory, launch
-    shape) that `attn-bundle` turns into the bundle manifest.
+    shape, source location) that `attn-bundle` turns into the bundle
+    manifest. A module with several attentions (one per layer) gets one
+    host function and kernel each, `@attn_fwd_0`, `@attn_fwd_1`, ... in
+    module order, described by the array `attn.bundles`; `attention=i`
+    takes the i-th alone (as `@attn_fwd`).
 
     f16/bf16 attention (output of the same type) without mask/sink tensors,
     with Q/K rows contiguous along d, V rows along e, and D, E multiples of
@@ -47,6 +51,9 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     `threads` per block) with the same recurrence.
   }];
   let options = [
+    Option<"attention", "attention", "int64_t", /*default=*/"-1",
+           "The attention to compile, by its position in the module (-1: "
+           "every one, a kernel each)">,
     Option<"threads", "threads", "int64_t", /*default=*/"128",
            "SIMT kernel: threads per block (query rows per block)">,
     Option<"tileQ", "tile-q", "int64_t", /*default=*/"0",

@@ -89,6 +89,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Remark which kernel the attention gets and why not a "
                      "faster one"),
       llvm::cl::init(false)};
+  PassOptions::Option<int64_t> attention{
+      *this, "attention",
+      llvm::cl::desc("The attention to compile, by position in the module "
+                     "(-1: all, a kernel each)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<int64_t> minBlocks{
       *this, "min-blocks",
       llvm::cl::desc("Blocks per multiprocessor ptxas must leave registers "

@@ -36,6 +36,7 @@
 #include "mlir/IR/Matchers.h"
 
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Path.h"
 
 #include <cmath>
 #include <limits>
@@ -331,9 +332,26 @@ namespace {
 enum class KernelKind { Wgmma, WgmmaWarpSpecialized, MmaSync, Simt };
 } // namespace
 
+/// "file:line:col" of the first file location in `loc` (the file's base
+/// name: a bundle does not record the machine's paths), or "".
+static std::string sourceLocation(Location loc) {
+  std::string out;
+  loc->walk([&](Location l) {
+    if (auto f = dyn_cast<FileLineColLoc>(l)) {
+      out = (llvm::sys::path::filename(f.getFilename().getValue()) + ":" +
+             Twine(f.getLine()) + ":" + Twine(f.getColumn()))
+                .str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return out;
+}
+
 static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                                  const ConvertAttnToGPUOptions &opts,
-                                 KernelKind &kind) {
+                                 KernelKind &kind, StringRef hostName,
+                                 DictionaryAttr &bundleInfo) {
   int64_t threads = opts.threads;
   Location loc = op.getLoc();
   std::optional<double> scale;
@@ -396,7 +414,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
 
   OpBuilder b(module.getContext());
   b.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(b, loc, "attn_fwd",
+  auto func = func::FuncOp::create(b, loc, hostName,
                                    b.getFunctionType(memrefTypes, {}));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
@@ -544,7 +562,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     argAttrs.push_back(b.getDictionaryAttr(fields));
   }
   SmallVector<NamedAttribute> info = {
-      b.getNamedAttr("kernel", b.getStringAttr("attn_fwd_kernel")),
+      b.getNamedAttr("kernel", b.getStringAttr(hostName + "_kernel")),
       b.getNamedAttr("args", b.getArrayAttr(argAttrs)),
       b.getNamedAttr("grid", b.getDenseI64ArrayAttr({gridX, batch, 1})),
       b.getNamedAttr("block", b.getDenseI64ArrayAttr({blockThreads, 1, 1})),
@@ -633,7 +651,13 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     info.push_back(b.getNamedAttr("rescale_threshold",
                                   b.getI64IntegerAttr(cfg.rescaleThreshold)));
   }
-  module->setAttr("attn.bundle", b.getDictionaryAttr(info));
+  // Where the attention came from: a module with many (one per layer)
+  // gives one kernel each, told apart by these.
+  info.push_back(
+      b.getNamedAttr("location", b.getStringAttr(sourceLocation(loc))));
+  if (auto fn = op->getParentOfType<FunctionOpInterface>())
+    info.push_back(b.getNamedAttr("function", b.getStringAttr(fn.getName())));
+  bundleInfo = b.getDictionaryAttr(info);
   return success();
 }
 
@@ -656,12 +680,19 @@ struct ConvertAttnToGPUPass
     ModuleOp module = getOperation();
     SmallVector<AttentionOp> ops;
     module.walk([&](AttentionOp op) { ops.push_back(op); });
-    if (ops.size() != 1) {
-      module.emitError("the GPU kernel path takes a module with exactly one "
-                       "attention (after --attn-fuse), found ")
-          << ops.size();
+    if (ops.empty()) {
+      module.emitError("the GPU kernel path takes a module with at least one "
+                       "attention (after --attn-fuse), found none");
       return signalPassFailure();
     }
+    if (attention < -1 || attention >= static_cast<int64_t>(ops.size())) {
+      module.emitError("attention=")
+          << static_cast<int64_t>(attention) << " is not an attention of the "
+          << "module (it has " << ops.size() << "; -1 takes all)";
+      return signalPassFailure();
+    }
+    if (attention >= 0)
+      ops = {ops[attention]};
     ConvertAttnToGPUOptions opts;
     opts.threads = threads;
     opts.tileQ = tileQ;
@@ -683,23 +714,42 @@ struct ConvertAttnToGPUPass
     // attention.
     SmallVector<Operation *> userOps = llvm::map_to_vector(
         *module.getBody(), [](Operation &op) { return &op; });
-    KernelKind kind;
-    if (failed(buildKernel(module, ops.front(), opts, kind)))
-      return signalPassFailure();
-    switch (kind) {
-    case KernelKind::WgmmaWarpSpecialized:
-      ++numWgmmaWarpSpecialized;
-      [[fallthrough]];
-    case KernelKind::Wgmma:
-      ++numWgmma;
-      break;
-    case KernelKind::MmaSync:
-      ++numMmaSync;
-      break;
-    case KernelKind::Simt:
-      ++numSimt;
-      break;
+    // One host function and kernel per attention: @attn_fwd alone, else
+    // @attn_fwd_0, @attn_fwd_1, ... in module order.
+    SmallVector<Attribute> infos;
+    bool failedAny = false;
+    for (auto [i, op] : llvm::enumerate(ops)) {
+      KernelKind kind;
+      DictionaryAttr info;
+      std::string name =
+          ops.size() == 1 ? "attn_fwd" : "attn_fwd_" + std::to_string(i);
+      if (failed(buildKernel(module, op, opts, kind, name, info))) {
+        failedAny = true;
+        continue;
+      }
+      infos.push_back(info);
+      switch (kind) {
+      case KernelKind::WgmmaWarpSpecialized:
+        ++numWgmmaWarpSpecialized;
+        [[fallthrough]];
+      case KernelKind::Wgmma:
+        ++numWgmma;
+        break;
+      case KernelKind::MmaSync:
+        ++numMmaSync;
+        break;
+      case KernelKind::Simt:
+        ++numSimt;
+        break;
+      }
     }
+    if (failedAny)
+      return signalPassFailure();
+    if (infos.size() == 1)
+      module->setAttr("attn.bundle", infos.front());
+    else
+      module->setAttr("attn.bundles",
+                      ArrayAttr::get(module.getContext(), infos));
     for (Operation *op : userOps)
       op->dropAllReferences();
     for (Operation *op : userOps)

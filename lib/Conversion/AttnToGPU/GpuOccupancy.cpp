@@ -34,21 +34,33 @@ struct AttnGpuOccupancyPass
       });
       return signalPassFailure();
     }
-    int64_t blocks = minBlocks;
-    if (blocks == -1) {
-      blocks = 0;
-      if (auto info =
-              getOperation()->getAttrOfType<DictionaryAttr>("attn.bundle"))
+    // -1: each kernel's own request, from its description (attn.bundle,
+    // or the entry of attn.bundles naming it).
+    auto recorded = [&](StringRef kernel) -> int64_t {
+      Operation *m = getOperation();
+      SmallVector<DictionaryAttr> infos;
+      if (auto one = m->getAttrOfType<DictionaryAttr>("attn.bundle"))
+        infos.push_back(one);
+      if (auto many = m->getAttrOfType<ArrayAttr>("attn.bundles"))
+        for (Attribute a : many)
+          if (auto d = dyn_cast<DictionaryAttr>(a)) {
+            auto name = d.getAs<StringAttr>("kernel");
+            if (name && name.getValue() == kernel)
+              infos.push_back(d);
+          }
+      for (DictionaryAttr info : infos)
         if (auto n = info.getAs<IntegerAttr>("min_blocks"))
-          blocks = n.getInt();
-    }
-    if (blocks <= 0)
-      return;
-    auto attr = IntegerAttr::get(IntegerType::get(&getContext(), 32),
-                                 static_cast<int32_t>(blocks));
+          return n.getInt();
+      return 0;
+    };
     getOperation().walk([&](gpu::GPUFuncOp func) {
-      if (func.isKernel())
-        func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(), attr);
+      if (!func.isKernel())
+        return;
+      int64_t blocks = minBlocks == -1 ? recorded(func.getName()) : minBlocks;
+      if (blocks > 0)
+        func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                      IntegerAttr::get(IntegerType::get(&getContext(), 32),
+                                       static_cast<int32_t>(blocks)));
     });
   }
 };
