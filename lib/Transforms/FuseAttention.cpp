@@ -287,7 +287,8 @@ FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
     maps.push_back(map);
   }
   auto op = AttentionOp::create(
-      rewriter, loc, init.getType(), query, match.key, value, scale, init,
+      rewriter, loc, init.getType(), /*lse=*/Type(), query, match.key, value,
+      scale, init,
       mask, sink, modOperands, rewriter.getAffineMapArrayAttr(maps),
       match.causal,
       match.window ? rewriter.getI64IntegerAttr(*match.window) : IntegerAttr(),

@@ -21,6 +21,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -279,9 +280,41 @@ static Value buildScores(OpBuilder &b, Location loc, const Canonical &c,
 }
 
 /// The online-softmax loop for one query tile; returns O_t [b.., tm, e].
+/// lse = log of the softmax denominator per row: m + log(ℓ) in the
+/// running state's natural units; -inf where ℓ = 0 (fully masked).
+static Value buildLse(OpBuilder &b, Location loc, Value m, Value l) {
+  auto type = cast<RankedTensorType>(m.getType());
+  Value init = tensor::EmptyOp::create(
+      b, loc, tensor::getMixedSizes(b, loc, m), type.getElementType());
+  AffineMap id = AffineMap::getMultiDimIdentityMap(type.getRank(),
+                                                   b.getContext());
+  SmallVector<utils::IteratorType> par(type.getRank(),
+                                       utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, type, ValueRange{m, l}, ValueRange{init},
+             ArrayRef<AffineMap>{id, id, id}, par,
+             [](OpBuilder &nb, Location nl, ValueRange a) {
+               Value zero = arith::ConstantOp::create(nb, nl,
+                                                      nb.getF32FloatAttr(0));
+               Value ninf = arith::ConstantOp::create(
+                   nb, nl,
+                   nb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+               Value empty = arith::CmpFOp::create(
+                   nb, nl, arith::CmpFPredicate::OEQ, a[1], zero);
+               Value lse = arith::AddFOp::create(
+                   nb, nl, a[0], math::LogOp::create(nb, nl, a[1]));
+               linalg::YieldOp::create(
+                   nb, nl, arith::SelectOp::create(nb, nl, empty, ninf, lse)
+                               .getResult());
+             })
+      ->getResult(0);
+}
+
+/// The online-softmax loop for one query tile: O_t [b.., tm, e] and, when
+/// `lse` is given, the tile's log-sum-exp [b.., tm] into it.
 static Value buildQueryTile(OpBuilder &b, Location loc, const Canonical &c,
                             Value qt, Value qOff, OpFoldResult tm,
-                            int64_t keyTile) {
+                            int64_t keyTile, Value *lse = nullptr) {
   unsigned r = c.numBatch;
   SmallVector<OpFoldResult> rowShape = c.batchSizes;
   rowShape.push_back(tm);
@@ -375,6 +408,8 @@ static Value buildQueryTile(OpBuilder &b, Location loc, const Canonical &c,
       });
   auto outType = RankedTensorType::get(
       cast<RankedTensorType>(acc0.getType()).getShape(), c.outElt);
+  if (lse)
+    *lse = buildLse(b, loc, loop.getResult(0), loop.getResult(1));
   return FinalizeOp::create(b, loc, outType, loop.getResult(2),
                             loop.getResult(1));
 }
@@ -444,7 +479,7 @@ FailureOr<Value> mlir::attn::tileOnlineSoftmax(RewriterBase &rewriter,
     c.maskValue = mv->convertToFloat();
     c.skipMaskedTiles = std::isinf(c.maskValue);
   }
-  c.outElt = op.getType().getElementType();
+  c.outElt = op.getResult().getType().getElementType();
   c.scoreMod = op.getScoreModBlock();
   for (auto [i, v] : llvm::enumerate(op.getModOperands())) {
     AffineMap map = op.getModOperandMap(i);
@@ -462,34 +497,77 @@ FailureOr<Value> mlir::attn::tileOnlineSoftmax(RewriterBase &rewriter,
   Value canonInit = toLayout(rewriter, loc, init, op.getOutputMap(), outOrder);
   bool outCanonical = canonInit == init;
 
-  Value result;
+  Value result, lse;
+  bool wantLse = static_cast<bool>(op.getLse());
   std::optional<int64_t> mStatic = getConstantIntValue(c.m);
   if (options.queryTile == 0 || (mStatic && *mStatic <= options.queryTile)) {
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    result = buildQueryTile(rewriter, loc, c, c.q, zero, c.m, options.keyTile);
+    result = buildQueryTile(rewriter, loc, c, c.q, zero, c.m, options.keyTile,
+                            wantLse ? &lse : nullptr);
   } else {
     int64_t tq = options.queryTile;
+    SmallVector<Value> shared = {canonInit};
+    if (wantLse) {
+      SmallVector<OpFoldResult> rows = c.batchSizes;
+      rows.push_back(c.m);
+      shared.push_back(tensor::EmptyOp::create(rewriter, loc, rows,
+                                               rewriter.getF32Type()));
+    }
     auto forall = scf::ForallOp::create(
         rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
         ArrayRef<OpFoldResult>{c.m},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(tq)},
-        ValueRange{canonInit}, std::nullopt);
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(tq)}, shared,
+        std::nullopt);
     OpBuilder::InsertionGuard g(rewriter);
     rewriter.setInsertionPoint(forall.getTerminator());
     Value i = forall.getInductionVars()[0];
     OpFoldResult tm = tileSize(rewriter, loc, i, tq, c.m);
     Value qt = sliceRows(rewriter, loc, c.q, r, i, tm);
-    Value ot = buildQueryTile(rewriter, loc, c, qt, i, tm, options.keyTile);
+    Value lt;
+    Value ot = buildQueryTile(rewriter, loc, c, qt, i, tm, options.keyTile,
+                              wantLse ? &lt : nullptr);
     rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-    Value shared = forall.getRegionIterArgs()[0];
-    SmallVector<OpFoldResult> sizes = c.batchSizes;
-    sizes.append({tm, c.e});
-    SmallVector<OpFoldResult> offsets(r + 2, rewriter.getIndexAttr(0));
-    offsets[r] = i;
-    SmallVector<OpFoldResult> strides(r + 2, rewriter.getIndexAttr(1));
-    tensor::ParallelInsertSliceOp::create(rewriter, loc, ot, shared, offsets,
-                                          sizes, strides);
+    auto insert = [&](Value tile, Value into, bool withE) {
+      unsigned rank = r + (withE ? 2 : 1);
+      SmallVector<OpFoldResult> sizes = c.batchSizes;
+      sizes.push_back(tm);
+      if (withE)
+        sizes.push_back(c.e);
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+      offsets[r] = i;
+      SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+      tensor::ParallelInsertSliceOp::create(rewriter, loc, tile, into, offsets,
+                                            sizes, strides);
+    };
+    insert(ot, forall.getRegionIterArgs()[0], /*withE=*/true);
+    if (wantLse)
+      insert(lt, forall.getRegionIterArgs()[1], /*withE=*/false);
     result = forall.getResult(0);
+    if (wantLse)
+      lse = forall.getResult(1);
+  }
+  if (wantLse) {
+    // Canonical [b.., m] -> the output's order without e.
+    SmallVector<unsigned> lseOrder;
+    for (AffineExpr e : op.getOutputMap().getResults())
+      if (cast<AffineDimExpr>(e).getPosition() != E)
+        lseOrder.push_back(cast<AffineDimExpr>(e).getPosition());
+    SmallVector<int64_t> perm;
+    SmallVector<unsigned> canon = order({M});
+    for (unsigned d : lseOrder)
+      perm.push_back(llvm::find(canon, d) - canon.begin());
+    auto lseType = cast<RankedTensorType>(op.getLse().getType());
+    if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()))) {
+      SmallVector<OpFoldResult> dsts;
+      for (int64_t p : perm)
+        dsts.push_back(tensor::getMixedSize(rewriter, loc, lse, p));
+      Value empty = tensor::EmptyOp::create(rewriter, loc, dsts,
+                                            rewriter.getF32Type());
+      lse = linalg::TransposeOp::create(rewriter, loc, lse, empty, perm)
+                ->getResult(0);
+    }
+    if (lse.getType() != lseType)
+      lse = tensor::CastOp::create(rewriter, loc, lseType, lse);
   }
 
   if (!outCanonical) {
@@ -500,10 +578,14 @@ FailureOr<Value> mlir::attn::tileOnlineSoftmax(RewriterBase &rewriter,
       perm[i] = llvm::find(outOrder, om.getDimPosition(i)) - outOrder.begin();
     result = linalg::TransposeOp::create(rewriter, loc, result, init, perm)
                  ->getResult(0);
-  } else if (result.getType() != op.getType()) {
-    result = tensor::CastOp::create(rewriter, loc, op.getType(), result);
+  } else if (result.getType() != op.getResult().getType()) {
+    result =
+        tensor::CastOp::create(rewriter, loc, op.getResult().getType(), result);
   }
-  rewriter.replaceOp(op, result);
+  if (wantLse)
+    rewriter.replaceOp(op, ValueRange{result, lse});
+  else
+    rewriter.replaceOp(op, result);
   return result;
 }
 

@@ -138,3 +138,17 @@ func.func @dynamic(%q: tensor<?x64xf16>, %k: tensor<?x64xf16>, %v: tensor<?x64xf
       -> tensor<?x64xf16>
   return %r : tensor<?x64xf16>
 }
+
+// -----
+
+// The lse result is CPU-only for now: an error at the attention, not a
+// kernel that silently drops it.
+func.func @lse_not_on_gpu(%q: tensor<2x40x32xf16>, %k: tensor<2x50x32xf16>, %v: tensor<2x50x32xf16>, %o: tensor<2x40x32xf16>) -> tensor<2x40xf32> {
+  %s = arith.constant 0.125 : f32
+  // expected-error @below {{the GPU kernels do not write the lse result yet (the CPU path does)}}
+  %r, %l = attn.attention ins(%q, %k, %v : tensor<2x40x32xf16>, tensor<2x50x32xf16>, tensor<2x50x32xf16>) scale(%s)
+      outs(%o : tensor<2x40x32xf16>) indexing_maps = [
+        affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+        affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>] -> tensor<2x40x32xf16>, tensor<2x40xf32>
+  return %l : tensor<2x40xf32>
+}

@@ -58,3 +58,24 @@ func.func @untiled_attention(%q: tensor<8x16xf32>, %k: tensor<8x16xf32>, %v: ten
       -> tensor<8x16xf32>
   return %r : tensor<8x16xf32>
 }
+
+// -----
+
+// attn.merge: two elementwise generics from M = max_i lse_i, the weights
+// exp(lse_i - M) and their sum: the result and the lse.
+// CHECK-LABEL: func.func @merge
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>, tensor<4x8xf16>, tensor<4x8xf16>)
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK: arith.truncf
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>)
+// CHECK: math.log
+// CHECK-NOT: attn.merge
+func.func @merge(%o0: tensor<4x8xf16>, %o1: tensor<4x8xf16>, %l0: tensor<4xf32>, %l1: tensor<4xf32>) -> (tensor<4x8xf16>, tensor<4xf32>) {
+  %r, %l = attn.merge (%o0, %o1 : tensor<4x8xf16>, tensor<4x8xf16>) lse(%l0, %l1 : tensor<4xf32>, tensor<4xf32>) -> tensor<4x8xf16>, tensor<4xf32>
+  return %r, %l : tensor<4x8xf16>, tensor<4xf32>
+}

@@ -7,6 +7,10 @@ Each `// -----` chunk may carry a directive line
     // EXEC: [@fn] [dims=2,33] [amp=1.0] [argN=mask|bias|normal] [seed=N]
     //       [tol=1e-5] [nofuse] [pipeline=tile-q=16,tile-kv=8] [ref=tosa]
 
+`ref=fn:NAME` takes another function of the chunk (same arguments) run
+through attn-opt's CPU pipeline as the reference instead of stock MLIR (for
+programs that are attn ops already: split-then-merge against the unsplit
+op, the op's lse against a logsumexp written in linalg).
 `dims` fills the `?` dimensions of the arguments in order. `amp` scales the
 random normal inputs (large values give large logits). `argN=mask` fills
 argument N with 0 or -inf (the first entry of the last axis is kept finite so
@@ -258,13 +262,22 @@ def main() -> int:
                 pipe += "=" + opts["pipeline"]
             llvm_fused = run([a.attn_opt, path, pipe])
             out = parse_output(run(runner, llvm_fused))
-            ref_passes = []
-            if opts["ref"] == "tosa":
-                ref_passes += TOSA
-            ref_passes += [f"--transform-preload-library=transform-library-paths={a.transform_lib}",
-                           "--transform-interpreter"] + STOCK
-            llvm_ref = run([mlir_opt, path] + ref_passes)
-            ref = parse_output(run(runner, llvm_ref))
+            if opts["ref"] and opts["ref"].startswith("fn:"):
+                # Same inputs (same seed) into the reference function.
+                ref_opts = dict(opts, fn=opts["ref"][3:])
+                _, ref_main = make_main(chunk, ref_opts, np.random.default_rng(seed))
+                ref_path = os.path.join(tmp, f"{idx:02d}_{name}_ref.mlir")
+                with open(ref_path, "w") as f:
+                    f.write(add_main(chunk, ref_main))
+                ref = parse_output(run(runner, run([a.attn_opt, ref_path, pipe])))
+            else:
+                ref_passes = []
+                if opts["ref"] == "tosa":
+                    ref_passes += TOSA
+                ref_passes += [f"--transform-preload-library=transform-library-paths={a.transform_lib}",
+                               "--transform-interpreter"] + STOCK
+                llvm_ref = run([mlir_opt, path] + ref_passes)
+                ref = parse_output(run(runner, llvm_ref))
             elt = parse_tensor([f for f in funcs if f[0] == name][0][2])[1]
             tol = opts["tol"] or (1e-5 if elt == "f32" else 1e-2)
             if out.shape != ref.shape:

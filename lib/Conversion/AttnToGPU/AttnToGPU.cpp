@@ -385,6 +385,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
              << " is a constant of the program; the GPU kernel takes it as an "
                 "argument and a bundle cannot carry constant data yet";
   }
+  if (op.getLse())
+    return op.emitError("the GPU kernels do not write the lse result yet "
+                        "(the CPU path does)");
   if (std::string why = scoreModIneligibility(op); !why.empty())
     return op.emitError("the GPU kernel cannot take this score_mod: ") << why;
   DictionaryAttr scoreModInfo;

@@ -210,10 +210,106 @@ struct LowerFinalize : public OpRewritePattern<FinalizeOp> {
     return success();
   }
 };
+/// attn.merge as two elementwise generics over the partials: the result
+/// sum_i exp(lse_i - lse) O_i and the lse, both from M = max_i lse_i (a
+/// row whose partials are all -inf gives 0 and -inf).
+struct LowerMerge : public OpRewritePattern<MergeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MergeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    auto resType = cast<RankedTensorType>(op.getResult().getType());
+    auto lseType = cast<RankedTensorType>(op.getLse().getType());
+    unsigned rank = resType.getRank();
+    size_t k = op.getOutputs().size();
+    AffineMap full = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap rows = AffineMap::getMultiDimIdentityMap(rank - 1, ctx);
+    AffineMap dropE = full.getMajorSubMap(rank - 1);
+    Value f32Ninf = arith::ConstantOp::create(
+        rewriter, loc,
+        rewriter.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+    // (M, weights, sum) of one point from its k lse values.
+    auto weights = [&](OpBuilder &b, Location l, ValueRange lses,
+                       SmallVectorImpl<Value> &w) {
+      Value m = lses[0];
+      for (Value x : lses.drop_front())
+        m = arith::MaximumFOp::create(b, l, m, x);
+      Value none = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, m,
+                                         f32Ninf);
+      Value zero = arith::ConstantOp::create(b, l, b.getF32FloatAttr(0));
+      Value ref = arith::SelectOp::create(b, l, none, zero, m);
+      Value sum = zero;
+      for (Value x : lses) {
+        w.push_back(math::ExpOp::create(
+            b, l, arith::SubFOp::create(b, l, x, ref)));
+        sum = arith::AddFOp::create(b, l, sum, w.back());
+      }
+      return std::make_tuple(m, none, sum);
+    };
+    SmallVector<Value> inputs(op.getLses());
+    llvm::append_range(inputs, op.getOutputs());
+    SmallVector<AffineMap> maps(k, dropE);
+    maps.append(k + 1, full);
+    SmallVector<utils::IteratorType> par(rank, utils::IteratorType::parallel);
+    Value outInit = tensor::EmptyOp::create(
+        rewriter, loc, tensor::getMixedSizes(rewriter, loc, op.getOutputs()[0]),
+        resType.getElementType());
+    Value out =
+        linalg::GenericOp::create(
+            rewriter, loc, outInit.getType(), inputs, outInit, maps, par,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              SmallVector<Value> w;
+              auto [m, none, sum] = weights(b, l, a.take_front(k), w);
+              Value acc = arith::ConstantOp::create(b, l, b.getF32FloatAttr(0));
+              for (size_t i = 0; i < k; ++i) {
+                Value o = a[k + i];
+                if (!o.getType().isF32())
+                  o = arith::ExtFOp::create(b, l, b.getF32Type(), o);
+                acc = arith::AddFOp::create(
+                    b, l, acc, arith::MulFOp::create(b, l, w[i], o));
+              }
+              Value zero = arith::ConstantOp::create(b, l, b.getF32FloatAttr(0));
+              Value x = arith::SelectOp::create(
+                  b, l, none, zero, arith::DivFOp::create(b, l, acc, sum));
+              if (x.getType() != resType.getElementType())
+                x = arith::TruncFOp::create(b, l, resType.getElementType(), x);
+              linalg::YieldOp::create(b, l, x);
+            })
+            ->getResult(0);
+    Value lseInit = tensor::EmptyOp::create(
+        rewriter, loc, tensor::getMixedSizes(rewriter, loc, op.getLses()[0]),
+        rewriter.getF32Type());
+    SmallVector<AffineMap> lmaps(k + 1, rows);
+    SmallVector<utils::IteratorType> lpar(rank - 1,
+                                         utils::IteratorType::parallel);
+    Value lse =
+        linalg::GenericOp::create(
+            rewriter, loc, lseInit.getType(), op.getLses(), lseInit, lmaps,
+            lpar,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              SmallVector<Value> w;
+              auto [m, none, sum] = weights(b, l, a.take_front(k), w);
+              Value x = arith::AddFOp::create(b, l, m,
+                                              math::LogOp::create(b, l, sum));
+              linalg::YieldOp::create(
+                  b, l, arith::SelectOp::create(b, l, none, f32Ninf, x)
+                            .getResult());
+            })
+            ->getResult(0);
+    if (out.getType() != resType)
+      out = tensor::CastOp::create(rewriter, loc, resType, out);
+    if (lse.getType() != lseType)
+      lse = tensor::CastOp::create(rewriter, loc, lseType, lse);
+    rewriter.replaceOp(op, ValueRange{out, lse});
+    return success();
+  }
+};
 } // namespace
 
 void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerOnlineUpdate, LowerFinalize>(patterns.getContext());
+  patterns.add<LowerOnlineUpdate, LowerFinalize, LowerMerge>(
+      patterns.getContext());
 }
 
 namespace {

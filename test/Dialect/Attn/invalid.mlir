@@ -357,3 +357,39 @@ func.func @score_mod_tensor_op(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: ten
       } -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @lse_wrong_shape(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>) -> tensor<5xf32> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{expects the lse result to have the output's shape without e, got 'tensor<5xf32>' for output 'tensor<4x8xf32>'}}
+  %r, %l = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>] -> tensor<4x8xf32>, tensor<5xf32>
+  return %l : tensor<5xf32>
+}
+
+// -----
+
+func.func @merge_count_mismatch(%o0: tensor<4x8xf16>, %o1: tensor<4x8xf16>, %l0: tensor<4xf32>) -> tensor<4x8xf16> {
+  // expected-error @below {{expects one lse per partial output, got 2 outputs and 1 lses}}
+  %r, %l = attn.merge (%o0, %o1 : tensor<4x8xf16>, tensor<4x8xf16>) lse(%l0 : tensor<4xf32>) -> tensor<4x8xf16>, tensor<4xf32>
+  return %r : tensor<4x8xf16>
+}
+
+// -----
+
+func.func @merge_shape_mismatch(%o0: tensor<4x8xf16>, %o1: tensor<4x9xf16>, %l0: tensor<4xf32>, %l1: tensor<4xf32>) -> tensor<4x8xf16> {
+  // expected-error @below {{expects partial output #1 to have the result's shape, got 'tensor<4x9xf16>'}}
+  %r, %l = attn.merge (%o0, %o1 : tensor<4x8xf16>, tensor<4x9xf16>) lse(%l0, %l1 : tensor<4xf32>, tensor<4xf32>) -> tensor<4x8xf16>, tensor<4xf32>
+  return %r : tensor<4x8xf16>
+}
+
+// -----
+
+func.func @merge_lse_rank(%o0: tensor<4x8xf16>, %l0: tensor<4x8xf32>) -> tensor<4x8xf16> {
+  // expected-error @below {{expects the lse to have the result's shape without its last dim, got 'tensor<4x8xf32>' for 'tensor<4x8xf16>'}}
+  %r, %l = attn.merge (%o0 : tensor<4x8xf16>) lse(%l0 : tensor<4x8xf32>) -> tensor<4x8xf16>, tensor<4x8xf32>
+  return %r : tensor<4x8xf16>
+}

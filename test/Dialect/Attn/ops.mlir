@@ -79,3 +79,21 @@ func.func @online_update_dynamic(%s: tensor<?x?xf32>, %v: tensor<?x8xf32>,
       : tensor<?x?xf32>, tensor<?x8xf32>, tensor<?xf32>, tensor<?x8xf32>
   return %m2, %l2, %acc2 : tensor<?xf32>, tensor<?xf32>, tensor<?x8xf32>
 }
+
+// -----
+
+// The lse result (the output's dims without e, in its order) and attn.merge.
+// CHECK-LABEL: func.func @lse_and_merge
+// CHECK: %[[A:.*]]:2 = attn.attention
+// CHECK-SAME: -> tensor<2x37x4x8xf16>, tensor<2x37x4xf32>
+// CHECK: attn.merge(%[[A]]#0, %[[A]]#0 : tensor<2x37x4x8xf16>, tensor<2x37x4x8xf16>) lse(%[[A]]#1, %[[A]]#1 : tensor<2x37x4xf32>, tensor<2x37x4xf32>) -> tensor<2x37x4x8xf16>, tensor<2x37x4xf32>
+func.func @lse_and_merge(%q: tensor<2x37x4x16xf16>, %k: tensor<2x45x4x16xf16>, %v: tensor<2x45x4x8xf16>, %o: tensor<2x37x4x8xf16>) -> (tensor<2x37x4x8xf16>, tensor<2x37x4xf32>) {
+  %s = arith.constant 0.25 : f32
+  %r, %l = attn.attention ins(%q, %k, %v : tensor<2x37x4x16xf16>, tensor<2x45x4x16xf16>, tensor<2x45x4x8xf16>) scale(%s)
+      outs(%o : tensor<2x37x4x8xf16>)
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, m, h, d)>, affine_map<(b, h, m, n, d, e) -> (b, n, h, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n, h, e)>, affine_map<(b, h, m, n, d, e) -> (b, m, h, e)>]
+      -> tensor<2x37x4x8xf16>, tensor<2x37x4xf32>
+  %mo, %ml = attn.merge (%r, %r : tensor<2x37x4x8xf16>, tensor<2x37x4x8xf16>) lse(%l, %l : tensor<2x37x4xf32>, tensor<2x37x4xf32>) -> tensor<2x37x4x8xf16>, tensor<2x37x4xf32>
+  return %mo, %ml : tensor<2x37x4x8xf16>, tensor<2x37x4xf32>
+}

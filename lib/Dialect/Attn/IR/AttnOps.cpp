@@ -133,7 +133,70 @@ LogicalResult AttentionOp::verify() {
     if (fill->isNaN() || (fill->isInfinity() && !fill->isNegative()))
       return emitOpError("expects mask_value to be -inf or finite, got ")
              << fill->convertToDouble();
+  if (Value lse = getLse()) {
+    // The output's dims without e, in the output's order.
+    auto lseType = cast<RankedTensorType>(lse.getType());
+    AffineMap om = getOutputMap();
+    auto outType = getInit().getType();
+    SmallVector<int64_t> want;
+    for (auto [p, e] : llvm::enumerate(om.getResults()))
+      if (cast<AffineDimExpr>(e).getPosition() != eDim)
+        want.push_back(outType.getDimSize(p));
+    if (lseType.getRank() != static_cast<int64_t>(want.size()))
+      return emitOpError("expects the lse result to have rank ")
+             << want.size() << " (the output's dims without e), got "
+             << lseType.getRank();
+    for (auto [i, w] : llvm::enumerate(want)) {
+      int64_t got = lseType.getDimSize(i);
+      if (!ShapedType::isDynamic(w) && !ShapedType::isDynamic(got) && w != got)
+        return emitOpError("expects the lse result to have the output's "
+                           "shape without e, got ")
+               << lseType << " for output " << outType;
+    }
+  }
   return verifyScoreMod(numBatch);
+}
+
+//===----------------------------------------------------------------------===//
+// MergeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MergeOp::verify() {
+  if (getOutputs().empty())
+    return emitOpError("expects at least one partial result");
+  if (getOutputs().size() != getLses().size())
+    return emitOpError("expects one lse per partial output, got ")
+           << getOutputs().size() << " outputs and " << getLses().size()
+           << " lses";
+  auto resType = cast<RankedTensorType>(getResult().getType());
+  auto lseType = cast<RankedTensorType>(getLse().getType());
+  if (resType.getRank() < 1 || lseType.getRank() + 1 != resType.getRank())
+    return emitOpError("expects the lse to have the result's shape without "
+                       "its last dim, got ")
+           << lseType << " for " << resType;
+  auto compatible = [](ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+    if (a.size() != b.size())
+      return false;
+    for (auto [x, y] : llvm::zip(a, b))
+      if (!ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y)
+        return false;
+    return true;
+  };
+  if (!compatible(lseType.getShape(), resType.getShape().drop_back()))
+    return emitOpError("expects the lse to have the result's shape without "
+                       "its last dim, got ")
+           << lseType << " for " << resType;
+  for (auto [i, o] : llvm::enumerate(getOutputs()))
+    if (!compatible(cast<ShapedType>(o.getType()).getShape(),
+                    resType.getShape()))
+      return emitOpError("expects partial output #")
+             << i << " to have the result's shape, got " << o.getType();
+  for (auto [i, l] : llvm::enumerate(getLses()))
+    if (!compatible(cast<ShapedType>(l.getType()).getShape(),
+                    lseType.getShape()))
+      return emitOpError("expects lse #")
+             << i << " to have the lse result's shape, got " << l.getType();
+  return success();
 }
 
 LogicalResult AttentionOp::verifyScoreMod(unsigned numBatch) {

@@ -74,6 +74,12 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
     `{b..., m, n}`). The body holds scalar arith/math ops only and ends in
     `attn.yield` of an f32.
 
+    The optional second result `lse` is the log of each row's softmax
+    denominator, `lse[b, m] = log(sum_n exp(S[b, m, n]))` (natural log, the
+    sink included; `-inf` for a fully masked row), f32, with the output's
+    dims except `e`, in the output's order: what FlashAttention and cuDNN
+    return beside O, and what `attn.merge` combines partial results with.
+
     Inputs may be f32, f16 or bf16; scores, softmax statistics and the
     accumulation are computed in f32 and the result is rounded once to the
     element type of `init`. A row in which every score is `-inf` (fully
@@ -101,7 +107,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
       UnitAttr:$causal, OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$window,
       OptionalAttr<F32Attr>:$mask_value,
       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$query_offset);
-  let results = (outs Attn_FloatTensor:$result);
+  let results = (outs Attn_FloatTensor:$result, Optional<Attn_F32Tensor>:$lse);
   let regions = (region AnyRegion:$score_mod);
 
   let assemblyFormat = [{
@@ -118,7 +124,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
     (`mask_value` `=` $mask_value^)?
     `indexing_maps` `=` $indexing_maps
     (`score_mod` $score_mod^)?
-    attr-dict `->` type($result)
+    attr-dict `->` type($result) (`,` type($lse)^)?
   }];
 
   let hasVerifier = 1;
@@ -159,6 +165,45 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
       return llvm::to_vector(getIndexingMaps().getAsValueRange<AffineMapAttr>());
     }
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// attn.merge
+//===----------------------------------------------------------------------===//
+
+def Attn_MergeOp : Attn_Op<"merge", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Combines partial attention results exactly through their LSE";
+  let description = [{
+    Given partial results `(O_i, lse_i)` of one attention over disjoint key
+    ranges (split-KV decoding, context parallelism), each `O_i` normalized
+    over its own keys, computes the attention over all of them:
+
+    ```
+    M   = max_i lse_i[b, m]
+    lse = M + log(sum_i exp(lse_i - M))          (-inf if every lse_i is)
+    O   = sum_i exp(lse_i - lse) * O_i           (0 for a fully masked row)
+    ```
+
+    in f32, rounded once to the result's element type. Associative and
+    independent of the order up to rounding; a partial whose `lse_i` is
+    `-inf` (no visible key) takes no part. All `O_i` have the result's
+    shape (any float type); the `lse_i` and the `lse` result have it
+    without the last dimension (the value dim `e`), f32.
+
+    ```mlir
+    %o, %l = attn.merge (%o0, %o1 : tensor<8x64xf16>, tensor<8x64xf16>)
+               lse(%l0, %l1 : tensor<8xf32>, tensor<8xf32>)
+               -> tensor<8x64xf16>, tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Attn_FloatTensor>:$outputs,
+      Variadic<Attn_F32Tensor>:$lses);
+  let results = (outs Attn_FloatTensor:$result, Attn_F32Tensor:$lse);
+  let assemblyFormat = [{
+    `(` $outputs `:` type($outputs) `)` `lse` `(` $lses `:` type($lses) `)`
+        attr-dict `->` type($result) `,` type($lse)
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
