@@ -1132,6 +1132,119 @@ static LogicalResult buildScoreMod(ScoreTracer &tr, ArrayRef<ScoreFacts::Mod> mo
   return success();
 }
 
+/// True if `t` is log(sum_n exp(x - max_n x)) + max_n x over the scores x.
+static bool isLseTerm(ScoreTracer &tr, int t, int x, int n) {
+  const Term &add = tr.get(tr.stripCasts(t));
+  if (add.kind != Term::Binary || !isName(add, "arith.addf"))
+    return false;
+  for (int swap = 0; swap < 2; ++swap) {
+    const Term &lg = tr.get(tr.stripCasts(add.kids[swap]));
+    int mx = tr.stripCasts(add.kids[1 - swap]);
+    const Term &m = tr.get(mx);
+    if (lg.kind != Term::Unary || !isName(lg, "math.log") ||
+        m.kind != Term::Reduce || m.dim != n ||
+        !(isName(m, "arith.maximumf") || isName(m, "arith.maxnumf")) ||
+        tr.stripCasts(m.kids[0]) != tr.stripCasts(x))
+      continue;
+    const Term &sum = tr.get(tr.stripCasts(lg.kids[0]));
+    if (sum.kind != Term::Reduce || !isName(sum, "arith.addf") || sum.dim != n)
+      continue;
+    std::optional<std::pair<int, int>> e = matchExpShifted(tr, sum.kids[0]);
+    if (e && tr.stripCasts(e->first) == tr.stripCasts(x) && e->second == n &&
+        tr.stripCasts(tr.get(tr.stripCasts(
+                                  tr.get(tr.stripCasts(sum.kids[0])).kids[0]))
+                          .kids[1]) == mx)
+      return true;
+  }
+  return false;
+}
+
+/// Finds, among the values computed from the attention chain's reductions
+/// by ops outside it, one that is the log-sum-exp of the softmax input `x`
+/// (sharing the softmax's max and sum, or recomputing them), read over the
+/// score dims without the key dim (or with it kept as a unit dim). On
+/// success its ops join `chain` and `match.lse` is set; uses of the chain
+/// that are not such an lse are left for the caller to refuse.
+static LogicalResult matchLse(ScoreTracer &tr, int x, int64_t nPos,
+                              unsigned rank, ArrayRef<int64_t> posToAttn,
+                              Operation *root,
+                              llvm::SetVector<Operation *> &chain,
+                              AttentionMatch &match, std::string &why) {
+  MLIRContext *ctx = root->getContext();
+  // Candidates: results of elementwise ops a few steps after a chain op.
+  SmallVector<Value> candidates;
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  SmallVector<std::pair<Operation *, int>> work;
+  for (Operation *op : chain)
+    for (Operation *user : op->getUsers())
+      if (user != root && !chain.contains(user))
+        work.push_back({user, 0});
+  if (work.empty())
+    return success();
+  while (!work.empty()) {
+    auto [op, depth] = work.pop_back_val();
+    if (depth > 8 || !seen.insert(op).second || op->getNumResults() != 1 ||
+        op->getBlock() != root->getBlock())
+      continue;
+    candidates.push_back(op->getResult(0));
+    for (Operation *user : op->getUsers())
+      work.push_back({user, depth + 1});
+  }
+  for (Value v : candidates) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || !type.getElementType().isF32())
+      continue;
+    // Score dims without n, in order; or all of them with n a unit dim.
+    SmallVector<AffineExpr> res;
+    int64_t keptN = -1;
+    if (type.getRank() == static_cast<int64_t>(rank) - 1) {
+      for (unsigned p = 0; p < rank; ++p)
+        if (p != nPos)
+          res.push_back(getAffineDimExpr(p, ctx));
+    } else if (type.getRank() == static_cast<int64_t>(rank) &&
+               type.getDimSize(nPos) == 1) {
+      for (unsigned p = 0; p < rank; ++p)
+        res.push_back(p == nPos ? getAffineConstantExpr(0, ctx)
+                                : getAffineDimExpr(p, ctx));
+      keptN = nPos;
+    } else {
+      continue;
+    }
+    int t = tr.trace(v, AffineMap::get(rank, 0, res, ctx));
+    if (t < 0 || !isLseTerm(tr, t, x, nPos))
+      continue;
+    if (match.groups) {
+      why = "the program's log-sum-exp is not fused with repeated K/V heads "
+            "yet";
+      return failure();
+    }
+    match.lse = v;
+    match.lseKeptDim = keptN;
+    match.lseLoops.clear();
+    for (unsigned p = 0; p < rank; ++p)
+      if (p != nPos)
+        match.lseLoops.push_back(posToAttn[p]);
+    // Its ops: the traced ones it is computed from (earlier candidates'
+    // traces may have recorded some of them first).
+    SmallVector<Operation *> stack;
+    if (Operation *def = v.getDefiningOp())
+      stack.push_back(def);
+    while (!stack.empty()) {
+      Operation *op = stack.pop_back_val();
+      if (chain.contains(op) || !tr.ops.contains(op))
+        continue;
+      chain.insert(op);
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          stack.push_back(def);
+    }
+    if (Operation *def = v.getDefiningOp())
+      chain.insert(def);
+    return success();
+  }
+  return success();
+}
+
 bool mlir::attn::isSoftmaxCandidate(Operation *op) {
   if (isa<linalg::SoftmaxOp>(op))
     return true;
@@ -1461,10 +1574,10 @@ std::string AttentionMatch::describe() const {
   if (!scoreMod.empty())
     maskStr += ", score_mod=" + scoreMod.describe(numBatch);
   return llvm::formatv("scale={0}, mask={1}, causal={2}{3}, batch dims={4}, "
-                       "dtype {5} -> {6}",
+                       "dtype {5} -> {6}{7}",
                        scaleStr, maskStr, causalStr,
                        guarded ? ", guarded rows" : "", numBatch, elt(query),
-                       elt(root->getResult(0)))
+                       elt(root->getResult(0)), lse ? ", lse" : "")
       .str();
 }
 
@@ -1817,11 +1930,17 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
     chain.insert(sinkConcat);
   for (PeeledOperand *po : {&q, &k, &v})
     chain.insert(po->ops.begin(), po->ops.end());
+  // The program's own log-sum-exp of the same scores, alongside the output
+  // (FlashAttention's second result): it becomes the op's lse result.
+  if (failed(matchLse(tr, sm->x, nPos, rank, posToAttn, root, chain, match,
+                      why)))
+    return failure();
   for (Operation *op : chain) {
     if (op->getBlock() != root->getBlock())
       return fail("the attention chain spans several blocks");
     for (Operation *user : op->getUsers())
-      if (user != root && !chain.contains(user)) {
+      if (user != root && !chain.contains(user) &&
+          !(match.lse && op == match.lse.getDefiningOp())) {
         if (op == qk)
           return fail("the scores (Q·K^T) have other uses besides the "
                       "softmax");

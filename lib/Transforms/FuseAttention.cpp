@@ -286,8 +286,24 @@ FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
     modOperands.push_back(dropUnitDims(rewriter, loc, v, unitDims));
     maps.push_back(map);
   }
+  // The lse result: the output's dims without e, in the output's order.
+  Type lseType;
+  SmallVector<int64_t> lseOpLoops;
+  if (match.lse) {
+    auto outType = cast<RankedTensorType>(init.getType());
+    SmallVector<OpFoldResult> sizes;
+    SmallVector<int64_t> shape;
+    for (auto [p, e] : llvm::enumerate(match.outputMap.getResults())) {
+      int64_t loop = cast<AffineDimExpr>(e).getPosition();
+      if (loop == match.numBatch + 3)
+        continue;
+      lseOpLoops.push_back(loop);
+      shape.push_back(outType.getDimSize(p));
+    }
+    lseType = RankedTensorType::get(shape, rewriter.getF32Type());
+  }
   auto op = AttentionOp::create(
-      rewriter, loc, init.getType(), /*lse=*/Type(), query, match.key, value,
+      rewriter, loc, init.getType(), lseType, query, match.key, value,
       scale, init,
       mask, sink, modOperands, rewriter.getAffineMapArrayAttr(maps),
       match.causal,
@@ -298,6 +314,42 @@ FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
                         : IntegerAttr());
   if (!match.scoreMod.empty())
     buildScoreModRegion(rewriter, op, match);
+  if (match.lse) {
+    // Into the program's layout: a transpose, then its kept unit key dim.
+    Value lse = op.getLse();
+    SmallVector<int64_t> perm;
+    for (int64_t loop : match.lseLoops)
+      perm.push_back(llvm::find(lseOpLoops, loop) - lseOpLoops.begin());
+    if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()))) {
+      SmallVector<OpFoldResult> sizes;
+      for (int64_t p : perm)
+        sizes.push_back(tensor::getMixedSize(rewriter, loc, lse, p));
+      Value empty =
+          tensor::EmptyOp::create(rewriter, loc, sizes, rewriter.getF32Type());
+      lse = linalg::TransposeOp::create(rewriter, loc, lse, empty, perm)
+                ->getResult(0);
+    }
+    auto want = cast<RankedTensorType>(match.lse.getType());
+    if (match.lseKeptDim >= 0) {
+      // The unit dim joins its left neighbour's group (the first group
+      // when it leads).
+      SmallVector<ReassociationIndices> reassoc;
+      int64_t k = match.lseKeptDim, rank = want.getRank();
+      for (int64_t i = 0; i < rank; ++i)
+        if (i != k)
+          reassoc.push_back({i});
+      if (k == 0)
+        reassoc.front().insert(reassoc.front().begin(), 0);
+      else
+        for (ReassociationIndices &g : reassoc)
+          if (g.back() == k - 1)
+            g.push_back(k);
+      lse = tensor::ExpandShapeOp::create(rewriter, loc, want, lse, reassoc);
+    } else if (lse.getType() != want) {
+      lse = tensor::CastOp::create(rewriter, loc, want, lse);
+    }
+    rewriter.replaceAllUsesWith(match.lse, lse);
+  }
   Value result = op.getResult();
   if (match.outputExpandDim >= 0)
     result = tensor::CollapseShapeOp::create(

@@ -1323,3 +1323,381 @@ func.func @torch_collapsed_pv_contracts_queries(%q: tensor<2x4x12x16xf32>, %k: t
   %out = tensor.collapse_shape %ot [[0], [1], [2, 3]] : tensor<2x12x4x16xf32> into tensor<2x12x64xf32>
   return %out : tensor<2x12x64xf32>
 }
+
+// -----
+
+// m = max s, p = exp(s - m), l = sum p, O = (p / l) V and lse = m + log l:
+// the reductions are shared; the lse comes out of the op.
+// EXEC: amp=3.0
+// CHECK-LABEL: func.func @lse_shared_reductions
+// CHECK: %[[A:.*]]:2 = attn.attention
+// CHECK-SAME: -> tensor<2x3x37x8xf32>, tensor<2x3x37xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[A]]#1
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=no, batch dims=2, dtype f32 -> f32, lse
+func.func @lse_shared_reductions(%q: tensor<2x3x37x16xf32>, %k: tensor<2x3x45x16xf32>, %v: tensor<2x3x45x8xf32>) -> tensor<2x3x37xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %es = tensor.empty() : tensor<2x3x37x45xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<2x3x37x45xf32>) -> tensor<2x3x37x45xf32>
+  %s0 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x3x37x16xf32>, tensor<2x3x45x16xf32>) outs(%zs : tensor<2x3x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s0 : tensor<2x3x37x45xf32>) outs(%es : tensor<2x3x37x45xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<2x3x37x45xf32>
+  %mx0 = tensor.empty() : tensor<2x3x37xf32>
+  %mxi = linalg.fill ins(%ninf : f32) outs(%mx0 : tensor<2x3x37xf32>) -> tensor<2x3x37xf32>
+  %mx = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%s : tensor<2x3x37x45xf32>) outs(%mxi : tensor<2x3x37xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maximumf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %mx : tensor<2x3x37x45xf32>, tensor<2x3x37xf32>) outs(%es : tensor<2x3x37x45xf32>) {
+  ^bb0(%x: f32, %m: f32, %out: f32):
+    %d = arith.subf %x, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<2x3x37x45xf32>
+  %l0 = tensor.empty() : tensor<2x3x37xf32>
+  %li = linalg.fill ins(%zero : f32) outs(%l0 : tensor<2x3x37xf32>) -> tensor<2x3x37xf32>
+  %l = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%p : tensor<2x3x37x45xf32>) outs(%li : tensor<2x3x37xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37xf32>
+  %pn = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p, %l : tensor<2x3x37x45xf32>, tensor<2x3x37xf32>) outs(%es : tensor<2x3x37x45xf32>) {
+  ^bb0(%x: f32, %d: f32, %out: f32):
+    %r = arith.divf %x, %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x45xf32>
+  %eo = tensor.empty() : tensor<2x3x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x3x37x8xf32>) -> tensor<2x3x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%pn, %v : tensor<2x3x37x45xf32>, tensor<2x3x45x8xf32>) outs(%zo : tensor<2x3x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x8xf32>
+  %lsee = tensor.empty() : tensor<2x3x37xf32>
+  %lse = linalg.generic {indexing_maps = [affine_map<(b, h, m) -> (b, h, m)>, affine_map<(b, h, m) -> (b, h, m)>, affine_map<(b, h, m) -> (b, h, m)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%l, %mx : tensor<2x3x37xf32>, tensor<2x3x37xf32>) outs(%lsee : tensor<2x3x37xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %lg = math.log %a : f32
+    %r = arith.addf %b, %lg : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37xf32>
+  return %lse : tensor<2x3x37xf32>
+}
+// -----
+
+// The same program returning O: the lse is fused too (then unused).
+// EXEC: amp=3.0
+// CHECK-LABEL: func.func @lse_shared_reductions_output
+// CHECK: attn.attention
+// CHECK-SAME: tensor<2x3x37xf32>
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=no, batch dims=2, dtype f32 -> f32, lse
+func.func @lse_shared_reductions_output(%q: tensor<2x3x37x16xf32>, %k: tensor<2x3x45x16xf32>, %v: tensor<2x3x45x8xf32>) -> tensor<2x3x37x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %es = tensor.empty() : tensor<2x3x37x45xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<2x3x37x45xf32>) -> tensor<2x3x37x45xf32>
+  %s0 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x3x37x16xf32>, tensor<2x3x45x16xf32>) outs(%zs : tensor<2x3x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s0 : tensor<2x3x37x45xf32>) outs(%es : tensor<2x3x37x45xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<2x3x37x45xf32>
+  %mx0 = tensor.empty() : tensor<2x3x37xf32>
+  %mxi = linalg.fill ins(%ninf : f32) outs(%mx0 : tensor<2x3x37xf32>) -> tensor<2x3x37xf32>
+  %mx = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%s : tensor<2x3x37x45xf32>) outs(%mxi : tensor<2x3x37xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maximumf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %mx : tensor<2x3x37x45xf32>, tensor<2x3x37xf32>) outs(%es : tensor<2x3x37x45xf32>) {
+  ^bb0(%x: f32, %m: f32, %out: f32):
+    %d = arith.subf %x, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<2x3x37x45xf32>
+  %l0 = tensor.empty() : tensor<2x3x37xf32>
+  %li = linalg.fill ins(%zero : f32) outs(%l0 : tensor<2x3x37xf32>) -> tensor<2x3x37xf32>
+  %l = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%p : tensor<2x3x37x45xf32>) outs(%li : tensor<2x3x37xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37xf32>
+  %pn = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p, %l : tensor<2x3x37x45xf32>, tensor<2x3x37xf32>) outs(%es : tensor<2x3x37x45xf32>) {
+  ^bb0(%x: f32, %d: f32, %out: f32):
+    %r = arith.divf %x, %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x45xf32>
+  %eo = tensor.empty() : tensor<2x3x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x3x37x8xf32>) -> tensor<2x3x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%pn, %v : tensor<2x3x37x45xf32>, tensor<2x3x45x8xf32>) outs(%zo : tensor<2x3x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x8xf32>
+  %lsee = tensor.empty() : tensor<2x3x37xf32>
+  %lse = linalg.generic {indexing_maps = [affine_map<(b, h, m) -> (b, h, m)>, affine_map<(b, h, m) -> (b, h, m)>, affine_map<(b, h, m) -> (b, h, m)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%l, %mx : tensor<2x3x37xf32>, tensor<2x3x37xf32>) outs(%lsee : tensor<2x3x37xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %lg = math.log %a : f32
+    %r = arith.addf %b, %lg : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37xf32>
+  return %o : tensor<2x3x37x8xf32>
+}
+// -----
+
+// torch.logsumexp beside a linalg.softmax: the lse recomputes max and sum
+// over the same scores.
+// EXEC: amp=3.0
+// CHECK-LABEL: func.func @lse_recomputed_torch_style
+// CHECK: %[[A:.*]]:2 = attn.attention
+// CHECK: return %[[A]]#1
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=no, batch dims=2, dtype f32 -> f32, lse
+func.func @lse_recomputed_torch_style(%q: tensor<2x3x37x16xf32>, %k: tensor<2x3x45x16xf32>, %v: tensor<2x3x45x8xf32>) -> tensor<2x3x37xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %es = tensor.empty() : tensor<2x3x37x45xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<2x3x37x45xf32>) -> tensor<2x3x37x45xf32>
+  %s0 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x3x37x16xf32>, tensor<2x3x45x16xf32>) outs(%zs : tensor<2x3x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s0 : tensor<2x3x37x45xf32>) outs(%es : tensor<2x3x37x45xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<2x3x37x45xf32>
+  %pn = linalg.softmax dimension(3) ins(%s : tensor<2x3x37x45xf32>) outs(%es : tensor<2x3x37x45xf32>) -> tensor<2x3x37x45xf32>
+  %eo = tensor.empty() : tensor<2x3x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x3x37x8xf32>) -> tensor<2x3x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%pn, %v : tensor<2x3x37x45xf32>, tensor<2x3x45x8xf32>) outs(%zo : tensor<2x3x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x8xf32>
+  %mx0 = tensor.empty() : tensor<2x3x37xf32>
+  %mxi = linalg.fill ins(%ninf : f32) outs(%mx0 : tensor<2x3x37xf32>) -> tensor<2x3x37xf32>
+  %mx = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%s : tensor<2x3x37x45xf32>) outs(%mxi : tensor<2x3x37xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maximumf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %mx : tensor<2x3x37x45xf32>, tensor<2x3x37xf32>) outs(%es : tensor<2x3x37x45xf32>) {
+  ^bb0(%x: f32, %m: f32, %out: f32):
+    %d = arith.subf %x, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<2x3x37x45xf32>
+  %l0 = tensor.empty() : tensor<2x3x37xf32>
+  %li = linalg.fill ins(%zero : f32) outs(%l0 : tensor<2x3x37xf32>) -> tensor<2x3x37xf32>
+  %l = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%p : tensor<2x3x37x45xf32>) outs(%li : tensor<2x3x37xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37xf32>
+  %lsee = tensor.empty() : tensor<2x3x37xf32>
+  %lse = linalg.generic {indexing_maps = [affine_map<(b, h, m) -> (b, h, m)>, affine_map<(b, h, m) -> (b, h, m)>, affine_map<(b, h, m) -> (b, h, m)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%l, %mx : tensor<2x3x37xf32>, tensor<2x3x37xf32>) outs(%lsee : tensor<2x3x37xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %lg = math.log %a : f32
+    %r = arith.addf %b, %lg : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37xf32>
+  return %lse : tensor<2x3x37xf32>
+}
+// -----
+
+// Keep-dims reductions ([B, H, M, 1], JAX's keepdims=True): the lse comes
+// back with the unit dim.
+// EXEC: amp=3.0
+// CHECK-LABEL: func.func @lse_keep_dims
+// CHECK: %[[A:.*]]:2 = attn.attention
+// CHECK: tensor.expand_shape %[[A]]#1
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=no, batch dims=2, dtype f32 -> f32, lse
+func.func @lse_keep_dims(%q: tensor<2x3x37x16xf32>, %k: tensor<2x3x45x16xf32>, %v: tensor<2x3x45x8xf32>) -> tensor<2x3x37x1xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %es = tensor.empty() : tensor<2x3x37x45xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<2x3x37x45xf32>) -> tensor<2x3x37x45xf32>
+  %s0 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x3x37x16xf32>, tensor<2x3x45x16xf32>) outs(%zs : tensor<2x3x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s0 : tensor<2x3x37x45xf32>) outs(%es : tensor<2x3x37x45xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<2x3x37x45xf32>
+  %mx0 = tensor.empty() : tensor<2x3x37x1xf32>
+  %mxi = linalg.fill ins(%ninf : f32) outs(%mx0 : tensor<2x3x37x1xf32>) -> tensor<2x3x37x1xf32>
+  %mx = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, 0)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%s : tensor<2x3x37x45xf32>) outs(%mxi : tensor<2x3x37x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maximumf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x1xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, 0)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %mx : tensor<2x3x37x45xf32>, tensor<2x3x37x1xf32>) outs(%es : tensor<2x3x37x45xf32>) {
+  ^bb0(%x: f32, %m: f32, %out: f32):
+    %d = arith.subf %x, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<2x3x37x45xf32>
+  %l0 = tensor.empty() : tensor<2x3x37x1xf32>
+  %li = linalg.fill ins(%zero : f32) outs(%l0 : tensor<2x3x37x1xf32>) -> tensor<2x3x37x1xf32>
+  %l = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, 0)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%p : tensor<2x3x37x45xf32>) outs(%li : tensor<2x3x37x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x1xf32>
+  %pn = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, 0)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p, %l : tensor<2x3x37x45xf32>, tensor<2x3x37x1xf32>) outs(%es : tensor<2x3x37x45xf32>) {
+  ^bb0(%x: f32, %d: f32, %out: f32):
+    %r = arith.divf %x, %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x45xf32>
+  %eo = tensor.empty() : tensor<2x3x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x3x37x8xf32>) -> tensor<2x3x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%pn, %v : tensor<2x3x37x45xf32>, tensor<2x3x45x8xf32>) outs(%zo : tensor<2x3x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x8xf32>
+  %lsee = tensor.empty() : tensor<2x3x37x1xf32>
+  %lse = linalg.generic {indexing_maps = [affine_map<(b, h, m, u) -> (b, h, m, u)>, affine_map<(b, h, m, u) -> (b, h, m, u)>, affine_map<(b, h, m, u) -> (b, h, m, u)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%l, %mx : tensor<2x3x37x1xf32>, tensor<2x3x37x1xf32>) outs(%lsee : tensor<2x3x37x1xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %lg = math.log %a : f32
+    %r = arith.addf %b, %lg : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x1xf32>
+  return %lse : tensor<2x3x37x1xf32>
+}
+// -----
+
+// Look-alike: log(l) + 2 max is not the log-sum-exp: the reductions have
+// another use, so the attention is left alone.
+// EXEC: amp=3.0 nofuse
+// CHECK-LABEL: func.func @lse_lookalike_not_logsumexp
+// CHECK-NOT: attn.attention
+// EXPLAIN: remark: attention not fused: an intermediate result ('linalg.generic') has other uses besides the attention
+func.func @lse_lookalike_not_logsumexp(%q: tensor<2x3x37x16xf32>, %k: tensor<2x3x45x16xf32>, %v: tensor<2x3x45x8xf32>) -> tensor<2x3x37xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %es = tensor.empty() : tensor<2x3x37x45xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<2x3x37x45xf32>) -> tensor<2x3x37x45xf32>
+  %s0 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x3x37x16xf32>, tensor<2x3x45x16xf32>) outs(%zs : tensor<2x3x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s0 : tensor<2x3x37x45xf32>) outs(%es : tensor<2x3x37x45xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<2x3x37x45xf32>
+  %mx0 = tensor.empty() : tensor<2x3x37xf32>
+  %mxi = linalg.fill ins(%ninf : f32) outs(%mx0 : tensor<2x3x37xf32>) -> tensor<2x3x37xf32>
+  %mx = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%s : tensor<2x3x37x45xf32>) outs(%mxi : tensor<2x3x37xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maximumf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %mx : tensor<2x3x37x45xf32>, tensor<2x3x37xf32>) outs(%es : tensor<2x3x37x45xf32>) {
+  ^bb0(%x: f32, %m: f32, %out: f32):
+    %d = arith.subf %x, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<2x3x37x45xf32>
+  %l0 = tensor.empty() : tensor<2x3x37xf32>
+  %li = linalg.fill ins(%zero : f32) outs(%l0 : tensor<2x3x37xf32>) -> tensor<2x3x37xf32>
+  %l = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%p : tensor<2x3x37x45xf32>) outs(%li : tensor<2x3x37xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37xf32>
+  %pn = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p, %l : tensor<2x3x37x45xf32>, tensor<2x3x37xf32>) outs(%es : tensor<2x3x37x45xf32>) {
+  ^bb0(%x: f32, %d: f32, %out: f32):
+    %r = arith.divf %x, %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x45xf32>
+  %eo = tensor.empty() : tensor<2x3x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x3x37x8xf32>) -> tensor<2x3x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%pn, %v : tensor<2x3x37x45xf32>, tensor<2x3x45x8xf32>) outs(%zo : tensor<2x3x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x8xf32>
+  %lg0 = tensor.empty() : tensor<2x3x37xf32>
+  %lse = linalg.generic {indexing_maps = [affine_map<(b, h, m) -> (b, h, m)>, affine_map<(b, h, m) -> (b, h, m)>, affine_map<(b, h, m) -> (b, h, m)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%l, %mx : tensor<2x3x37xf32>, tensor<2x3x37xf32>) outs(%lg0 : tensor<2x3x37xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %lg = math.log %a : f32
+    %two = arith.constant 2.0 : f32
+    %b2 = arith.mulf %b, %two : f32
+    %r = arith.addf %b2, %lg : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37xf32>
+  return %lse : tensor<2x3x37xf32>
+}

@@ -78,6 +78,12 @@ struct AttentionMatch {
   bool fromAdditiveMask = false;
   /// The score modification (soft-capping, ALiBi, ...), if any.
   ScoreModProgram scoreMod;
+  /// The program's log-sum-exp of the scores, replaced by the op's lse
+  /// result: its dims as attention loops (in its order), and the position
+  /// of a kept unit key dim (-1: none).
+  Value lse;
+  SmallVector<int64_t> lseLoops;
+  int64_t lseKeptDim = -1;
   /// The head loop that a GQA split turned into (kv heads, group) loops.
   int64_t splitHeadLoop = -1;
   /// A finite score for masked keys (the program's own fill); unset: -inf.
