@@ -14,6 +14,7 @@ import pytest
 import attn_opt
 from attn_opt import bundle
 from attn_opt.bundle import BundleError
+from tools import needs_attn_bundle, real_attn_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -464,15 +465,6 @@ PROGRAM = """func.func @attention(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x100
 """
 
 
-def _real_attn_bundle():
-    try:
-        return attn_opt.find_attn_bundle()
-    except FileNotFoundError:
-        return None
-
-
-needs_attn_bundle = pytest.mark.skipif(_real_attn_bundle() is None,
-                                       reason="attn-bundle not built")
 
 
 @needs_attn_bundle
@@ -595,7 +587,7 @@ def _cuda():
     return torch.cuda.is_available()
 
 
-@pytest.mark.skipif(_real_attn_bundle() is None or not _cuda(),
+@pytest.mark.skipif(real_attn_bundle() is None or not _cuda(),
                     reason="needs attn-bundle, torch and a CUDA GPU")
 def test_launch_matches_reference(tmp_path):
     import torch

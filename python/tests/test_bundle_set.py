@@ -12,6 +12,7 @@ import pytest
 
 import attn_opt
 from attn_opt import bundle
+from tools import needs_attn_bundle, real_attn_bundle
 
 TWO_LAYERS = """
 func.func @layer0(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x130x64xf16>, %v: tensor<2x4x130x64xf16>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
@@ -33,20 +34,9 @@ func.func @layer1(%q: tensor<2x40x32xf32>, %k: tensor<2x50x32xf32>, %v: tensor<2
 """
 
 
-def _real_attn_bundle():
-    try:
-        return attn_opt.find_attn_bundle()
-    except FileNotFoundError:
-        return None
-
-
-needs_attn_bundle = pytest.mark.skipif(_real_attn_bundle() is None,
-                                       reason="attn-bundle not built")
-
-
 @pytest.fixture(scope="module")
 def two_layer_set(tmp_path_factory):
-    if _real_attn_bundle() is None:
+    if real_attn_bundle() is None:
         pytest.skip("attn-bundle not built")
     return attn_opt.compile(TWO_LAYERS, tmp_path_factory.mktemp("set") / "model")
 

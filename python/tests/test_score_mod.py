@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from attn_opt import bundle
+from tools import needs_attn_bundle
 from attn_opt.bundle import BundleError, ScoreMod, ScoreModOp, parse_score_mod
 from attn_opt.reference import (NumpyOps, apply_score_mod, make_inputs, make_problem,
                                 reference)
@@ -519,14 +520,7 @@ ALIBI_SOFTCAP = """func.func @attention(%q: tensor<1x4x33x64xf16>, %k: tensor<1x
 """
 
 
-def _attn_bundle():
-    try:
-        return bundle.find_attn_bundle()
-    except FileNotFoundError:
-        return None
-
-
-@pytest.mark.skipif(_attn_bundle() is None, reason="attn-bundle not built")
+@needs_attn_bundle
 def test_real_attn_bundle_writes_the_region(tmp_path):
     """attn-bundle's attention.score_mod computes what the region says."""
     man = bundle.read_manifest(bundle.compile(ALIBI_SOFTCAP, tmp_path / "b"))

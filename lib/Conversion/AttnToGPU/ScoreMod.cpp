@@ -196,7 +196,8 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
   // kept as (value without the offset, offset), so that a conversion to
   // float (ALiBi's n - m) is one per fragment row, plus a constant per
   // score: sitofp(v + k) = sitofp(v) + k, exact while |v|, |v + k| < 2^24,
-  // which sums of at most 8 indices below 2^20 keep to.
+  // which sums and differences of at most 8 score indices below 2^20 keep
+  // to (anything else sees the whole value).
   struct Split {
     Value base;
     int64_t offset;
@@ -233,7 +234,17 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
         split[o.getResult(0)] = {cast, a->offset, a->terms};
         continue;
       }
-      if (isa<arith::AddIOp, arith::SubIOp>(o)) {
+      // The other operand: split too, or an index of the score (below
+      // 2^20 like n), so that the bound holds.
+      auto isIndex = [&](Value v) {
+        if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
+          v = cast.getIn();
+        auto arg = dyn_cast<BlockArgument>(v);
+        return arg && arg.getOwner() == block && arg.getArgNumber() >= 1 &&
+               arg.getArgNumber() <= r + 2;
+      };
+      if (isa<arith::AddIOp, arith::SubIOp>(o) &&
+          (a || isIndex(o.getOperand(0))) && (c || isIndex(o.getOperand(1)))) {
         bool sub = isa<arith::SubIOp>(o);
         int terms = (a ? a->terms : 1) + (c ? c->terms : 1);
         if (terms <= 8) {
