@@ -69,7 +69,9 @@ from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
 from .compiler import CompileError, find_tool
 
 FORMAT = "attn-opt-bundle/2"
-ARG_NAMES = ("q", "k", "v", "mask", "sink", "out")
+ARG_NAMES = ("q", "k", "v", "mask", "sink", "out", "lse")
+# Arguments the kernel writes (allocated by Kernel when not given).
+OUTPUTS = ("out", "lse")
 DTYPES = ("float16", "bfloat16", "float32", "bool")
 ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "bool": 1}
 TENSOR_CORE_DTYPES = ("float16", "bfloat16")
@@ -229,7 +231,7 @@ class Manifest:
     @property
     def inputs(self) -> Tuple[str, ...]:
         """Names of the arguments the caller passes, in parameter order."""
-        return tuple(a.name for a in self.args if a.name != "out")
+        return tuple(a.name for a in self.args if a.name not in OUTPUTS)
 
     @property
     def batch_names(self) -> Tuple[str, ...]:
@@ -245,16 +247,17 @@ class Manifest:
 
 def _canonical_dims(name: str, batch: Sequence[str]) -> Tuple[str, ...]:
     tail = {"q": ("m", "d"), "k": ("n", "d"), "v": ("n", "e"),
-            "out": ("m", "e"), "mask": ("m", "n"), "sink": ("m",)}[name]
+            "out": ("m", "e"), "mask": ("m", "n"), "sink": ("m",),
+            "lse": ("m",)}[name]
     return tuple(batch) + tail
 
 
 # Which dimensions each operand may use, and which it must use (batch dims
 # aside: q and out need all of them, the others may omit some).
 _ALLOWED = {"q": {"m", "d"}, "k": {"n", "d"}, "v": {"n", "e"},
-            "out": {"m", "e"}, "mask": {"m", "n"}, "sink": {"m"}}
+            "out": {"m", "e"}, "mask": {"m", "n"}, "sink": {"m"}, "lse": {"m"}}
 _REQUIRED = {"q": {"m", "d"}, "k": {"n", "d"}, "v": {"n", "e"},
-             "out": {"m", "e"}, "mask": set(), "sink": set()}
+             "out": {"m", "e"}, "mask": set(), "sink": set(), "lse": {"m"}}
 
 _MAP = re.compile(r"^\s*(?:affine_map\s*<)?\s*\(([^)]*)\)\s*->\s*\(([^)]*)\)\s*>?\s*$")
 
@@ -323,7 +326,8 @@ def _check_dims(name: str, dims: Tuple[str, ...], rank: int,
     if bad:
         raise BundleError(f"{where}: '{name}' layout {list(dims)} uses {bad}, "
                           f"allowed: {sorted(allowed)}")
-    need = set(_REQUIRED[name]) | (set(batch) if name in ("q", "out") else set())
+    need = set(_REQUIRED[name]) | (set(batch) if name in ("q", "out", "lse")
+                                   else set())
     missing = sorted(need - set(dims))
     if missing:
         raise BundleError(f"{where}: '{name}' layout {list(dims)} lacks "
@@ -966,6 +970,9 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     spec = {a.name: a for a in args}
     if spec["out"].dtype == "bool":
         raise BundleError(f"{where}: 'out' cannot be bool")
+    if "lse" in spec and spec["lse"].dtype != "float32":
+        raise BundleError(f"{where}: 'lse' must be float32, got "
+                          f"{_show(spec['lse'].dtype)}")
     if tensor_cores:
         dts = {n: spec[n].dtype for n in ("q", "k", "v", "out")}
         if len(set(dts.values())) != 1 or dts["q"] not in TENSOR_CORE_DTYPES:
@@ -1303,8 +1310,8 @@ def _address(x: Any) -> Optional[int]:
 
 def bind_args(man: Manifest, args: Sequence[Any],
               kwargs: Mapping[str, Any]) -> Dict[str, Any]:
-    """Maps `kernel(q, k, v, [mask], [sink], out=None)` call arguments to
-    manifest names; `out` is None when not given."""
+    """Maps `kernel(q, k, v, [mask], [sink], out=None, lse=None)` call
+    arguments to manifest names; outputs not given are None."""
     where = man._where()
     inputs = man.inputs
     if len(args) > len(inputs):
@@ -1312,9 +1319,10 @@ def bind_args(man: Manifest, args: Sequence[Any],
                         f"got {len(args)} positional arguments")
     bound: Dict[str, Any] = dict(zip(inputs, args))
     for k, v in kwargs.items():
-        if k not in inputs and k != "out":
+        outputs = [a.name for a in man.args if a.name in OUTPUTS]
+        if k not in inputs and k not in outputs:
             raise TypeError(f"{where}: unexpected argument {k!r} (this kernel "
-                            f"takes {list(inputs)} and out)")
+                            f"takes {list(inputs)} and {' and '.join(outputs)})")
         if k in bound:
             raise TypeError(f"{where}: {k!r} given twice")
         bound[k] = v
@@ -1322,7 +1330,9 @@ def bind_args(man: Manifest, args: Sequence[Any],
     if missing:
         raise TypeError(f"{where}: missing {missing} (this kernel takes "
                         f"{list(inputs)})")
-    bound.setdefault("out", None)
+    for a in man.args:
+        if a.name in OUTPUTS:
+            bound.setdefault(a.name, None)
     return bound
 
 
@@ -1560,16 +1570,17 @@ class Kernel:
         return (f"Kernel({self.manifest.kernel!r}, {self.bundle.dir}, "
                 f"image={self.image}, inputs={list(self.manifest.inputs)})")
 
-    def empty_out(self) -> Any:
+    def empty_out(self, name: str = "out") -> Any:
         import torch
-        spec = self.manifest.arg("out")
+        spec = self.manifest.arg(name)
         assert spec is not None
         return torch.empty(spec.shape, dtype=getattr(torch, spec.dtype),
                            device=f"cuda:{self.device}")
 
     def __call__(self, *args: Any, stream: Any = None, **kwargs: Any) -> Any:
-        """Checks the arguments, allocates `out` if not given, launches on
-        `stream` (default: torch's current stream) and returns `out`."""
+        """Checks the arguments, allocates `out` (and `lse`) if not given,
+        launches on `stream` (default: torch's current stream) and returns
+        `out`, or `(out, lse)` for a kernel that writes the lse."""
         launch, out = self._bind(args, kwargs, stream)
         launch()
         return out
@@ -1585,8 +1596,9 @@ class Kernel:
         import torch
         man = self.manifest
         bound = bind_args(man, args, kwargs)
-        if bound["out"] is None:
-            bound["out"] = self.empty_out()
+        for name in OUTPUTS:
+            if name in bound and bound[name] is None:
+                bound[name] = self.empty_out(name)
         check_args(man, bound)
         for spec in man.args:
             x = bound[spec.name]
@@ -1615,6 +1627,8 @@ class Kernel:
                                                  b[2], shared, handle, params, None)
                 drv.check(res, where)
         drv.make_current(ctx)
+        if "lse" in bound:
+            return launch, (bound["out"], bound["lse"])
         return launch, bound["out"]
 
     def close(self) -> None:

@@ -65,6 +65,10 @@ class NumpyOps:
         with self.np.errstate(over="ignore", under="ignore"):
             return self.np.exp(x)
 
+    def log(self, x: Any) -> Any:
+        with self.np.errstate(divide="ignore"):
+            return self.np.log(x)
+
     def maximum(self, a: Any, b: Any) -> Any:
         return self.np.maximum(a, b)
 
@@ -132,6 +136,9 @@ class TorchOps:
     def exp(self, x: Any) -> Any:
         return self.torch.exp(x)
 
+    def log(self, x: Any) -> Any:
+        return self.torch.log(x)
+
     def maximum(self, a: Any, b: Any) -> Any:
         return self.torch.maximum(a, b)
 
@@ -189,7 +196,7 @@ def canonical_target(man: Manifest, name: str) -> Sequence[str]:
     b = list(man.batch_names)
     return {"q": b + ["m", "d"], "k": b + ["n", "d"], "v": b + ["n", "e"],
             "out": b + ["m", "e"], "mask": b + ["m", "n"],
-            "sink": b + ["m"]}[name]
+            "sink": b + ["m"], "lse": b + ["m"]}[name]
 
 
 def canonical(ops: Any, man: Manifest, name: str, x: Any) -> Any:
@@ -349,8 +356,10 @@ def score_mod_indices(ops: Any, bsizes: Sequence[int], b0: int, b1: int,
 
 def reference(man: Manifest, inputs: Mapping[str, Any], ops: Any,
               rows: Optional[Sequence[int]] = None,
-              budget: int = 1 << 26) -> Any:
-    """Canonical [b..., len(rows) or M, e] output in `ops.dtype`."""
+              budget: int = 1 << 26, with_lse: bool = False) -> Any:
+    """Canonical [b..., len(rows) or M, e] output in `ops.dtype`; with
+    `with_lse`, also the canonical [b..., len(rows) or M] log-sum-exp (the
+    sink included, -inf for a fully masked row): (out, lse)."""
     att = man.attention
     sizes = man.sizes()
     r = att.batch_dims
@@ -378,6 +387,7 @@ def reference(man: Manifest, inputs: Mapping[str, Any], ops: Any,
             sink = ops.take(sink, idx, -2)
     mv = att.mask_value
     out = ops.empty(bsizes + [R, E])
+    lse = ops.empty(bsizes + [R, 1]) if with_lse else None
 
     # Chunks: query rows, then slices of the first batch dim.
     per_row = max(1, math.prod(bsizes[1:]) * N)
@@ -440,6 +450,14 @@ def reference(man: Manifest, inputs: Mapping[str, Any], ops: Any,
                 out[b0:b1, ..., i0:i1, :] = o
             else:
                 out[i0:i1, :] = o
+            if lse is not None:
+                lc = ops.where(denom == 0, -math.inf, ms + ops.log(safe))
+                if r >= 1:
+                    lse[b0:b1, ..., i0:i1, :] = lc
+                else:
+                    lse[i0:i1, :] = lc
+    if lse is not None:
+        return out, lse[..., 0]
     return out
 
 

@@ -619,3 +619,37 @@ def test_watchdog_fires_only_when_late():
         assert fired.wait(2.0)
     with Watchdog(0, lambda: None) as w:
         assert w.timer is None
+
+
+LSE_PROGRAM = """
+func.func @attention(%q: tensor<2x40x4x32xf16>, %k: tensor<2x50x4x32xf16>, %v: tensor<2x50x4x32xf16>, %o: tensor<2x40x4x32xf16>) -> tensor<2x40x4x32xf16> {
+  %s = arith.constant 0.125 : f32
+  %r, %l = attn.attention ins(%q, %k, %v : tensor<2x40x4x32xf16>, tensor<2x50x4x32xf16>, tensor<2x50x4x32xf16>) scale(%s)
+      outs(%o : tensor<2x40x4x32xf16>) causal indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, m, h, d)>, affine_map<(b, h, m, n, d, e) -> (b, n, h, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, n, h, e)>, affine_map<(b, h, m, n, d, e) -> (b, m, h, e)>]
+      -> tensor<2x40x4x32xf16>, tensor<2x40x4xf32>
+  return %r : tensor<2x40x4x32xf16>
+}
+"""
+
+
+@needs_attn_bundle
+def test_real_attn_bundle_lse_argument(tmp_path):
+    """An lse result is an output argument beside out: f32, out's dims
+    without e; callers pass the inputs only (out and lse are allocated)."""
+    m = attn_opt.read_manifest(attn_opt.compile(LSE_PROGRAM, tmp_path / "b"))
+    lse = m.arg("lse")
+    assert lse.dtype == "float32" and lse.shape == (2, 40, 4)
+    assert lse.dims == ("b0", "m", "b1")
+    assert m.inputs == ("q", "k", "v")
+    bound = bundle.bind_args(m, ("q", "k", "v"), {})
+    assert bound["out"] is None and bound["lse"] is None
+    with pytest.raises(TypeError, match="unexpected argument .lsee."):
+        bundle.bind_args(m, ("q", "k", "v"), {"lsee": 1})
+    obj = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    for a in obj["args"]:
+        if a["name"] == "lse":
+            a["dtype"] = "float16"
+    with pytest.raises(BundleError, match="'lse' must be float32"):
+        bundle.parse_manifest(obj)

@@ -35,6 +35,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
 
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 
@@ -385,9 +386,6 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
              << " is a constant of the program; the GPU kernel takes it as an "
                 "argument and a bundle cannot carry constant data yet";
   }
-  if (op.getLse())
-    return op.emitError("the GPU kernels do not write the lse result yet "
-                        "(the CPU path does)");
   if (std::string why = scoreModIneligibility(op); !why.empty())
     return op.emitError("the GPU kernel cannot take this score_mod: ") << why;
   DictionaryAttr scoreModInfo;
@@ -406,6 +404,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   if (op.getSink())
     args.push_back({"sink", op.getSink()});
   args.push_back({"out", op.getInit()});
+  // The lse result, written beside out (f32, out's dims without e).
+  if (op.getLse())
+    args.push_back({"lse", op.getLse()});
   SmallVector<Type> memrefTypes;
   for (auto &[name, v] : args) {
     auto t = cast<RankedTensorType>(v.getType());
@@ -451,6 +452,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       return op.getMaskMap();
     if (name == "sink")
       return op.getSinkMap();
+    if (name == "lse")
+      return op.getOutputMap().dropResult(
+          *op.getOutputMap().getResultPosition(
+              getAffineDimExpr(op.getEDim(), op.getContext())));
     return op.getOutputMap();
   };
   // Re-read sizes with the right maps (the loop above used list order).

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -44,6 +45,23 @@ struct KernelBuilder {
                                      ValueRange{y}, ValueRange{},
                                      "ex2.approx.ftz.f32 $0, $1;", Value())
         ->getResult(0);
+  }
+  /// lse = m + log(l) (natural log; m in log2 units when `mLog2`), -inf
+  /// where l = 0, by lg2.approx (no libdevice).
+  Value lse(Value m, Value l, bool mLog2) {
+    Value lg2 = NVVM::InlinePtxOp::create(b, loc, TypeRange{b.getF32Type()},
+                                          ValueRange{l}, ValueRange{},
+                                          "lg2.approx.f32 $0, $1;", Value())
+                    ->getResult(0);
+    Value ln2 = cF32(0.6931471805599453f);
+    Value x = mLog2 ? arith::MulFOp::create(
+                          b, loc, arith::AddFOp::create(b, loc, m, lg2), ln2)
+                          .getResult()
+                    : fma(lg2, ln2, m);
+    Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l,
+                                        cF32(0.0f));
+    return arith::SelectOp::create(
+        b, loc, empty, cF32(-std::numeric_limits<float>::infinity()), x);
   }
   /// a * b + c, contractible into one fma by the backend (no libdevice).
   Value fma(Value a, Value x, Value c) {
@@ -282,9 +300,10 @@ struct TileKernel {
   /// α = e^(m - m'), β = e^(fill - m'). The sum over V is only computed in a
   /// warp where some β is not 0 (a fill within ~88 of the row max), rarely.
   /// `o[s]` holds row slot s's O values at columns eb * 8 + c2 + j in (eb, j)
-  /// order; `m`, `l` its max and partial sum (natural units). No-op without
+  /// order; `m`, `l` its max and partial sum (natural units; both updated).
+  /// No-op without
   /// a finite fill or without causal/window.
-  void foldHiddenKeys(Value lb, Value ub, int64_t tile, ArrayRef<Value> m,
+  void foldHiddenKeys(Value lb, Value ub, int64_t tile, MutableArrayRef<Value> m,
                       MutableArrayRef<Value> l,
                       MutableArrayRef<SmallVector<Value>> o, int64_t E);
   /// The score of key `col` for query `row`: the mask tensor (when there is
@@ -331,10 +350,15 @@ struct TileKernel {
   /// [rows x E + 8] shared view, the caller's barrier done) the block is
   /// staged there and leaves with 16-byte stores; otherwise element by
   /// element. Rows past M are not stored.
+  /// With an lse result, `m` holds row slot s's running max (the
+  /// reference its l and O are relative to; in log2 units when `mLog2`,
+  /// the scale folded in) and the first lane of each quad writes
+  /// lse = m + log l (natural log; -inf where l = 0).
   void storeOutput(Value oTile, int64_t rowsPerBlock, int64_t E, Value blockRow,
                    ArrayRef<Value> l, ArrayRef<Value> rows,
                    llvm::function_ref<Value(int64_t)> rowLocalAt,
-                   llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt);
+                   llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt,
+                   ArrayRef<Value> m = {}, bool mLog2 = false);
 };
 
 /// Whether the tensor-core kernel handles this attention (f16/bf16 inputs

@@ -595,8 +595,10 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       }
     tk.foldHiddenKeys(lb, ub, BN, m, l, o, E);
     for (int64_t i = 0; i < R; ++i) {
-      for (int64_t h = 0; h < 2; ++h)
+      for (int64_t h = 0; h < 2; ++h) {
         finalState[lIdx(i, h)] = l[2 * i + h];
+        finalState[mIdx(i, h)] = m[2 * i + h];
+      }
       for (int64_t eb = 0; eb < eBlocks; ++eb)
         finalState[oIdx(i, eb)] = vector::FromElementsOp::create(
             b, loc, fragC,
@@ -614,10 +616,11 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     gpu::BarrierOp::create(b, loc);
     oTile = view(oTileType, 0);
   }
-  SmallVector<Value> lsums, outRows;
+  SmallVector<Value> lsums, outRows, maxes;
   for (int64_t i = 0; i < R; ++i)
     for (int64_t h = 0; h < 2; ++h) {
       lsums.push_back(finalState[lIdx(i, h)]);
+      maxes.push_back(finalState[mIdx(i, h)]);
       outRows.push_back(rows[i][h]);
     }
   tk.storeOutput(
@@ -628,6 +631,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       [&](int64_t slot, int64_t eb, int64_t j) -> Value {
         return vector::ExtractOp::create(b, loc, finalState[oIdx(slot / 2, eb)],
                                          ArrayRef<int64_t>{slot % 2, j});
-      });
+      },
+      maxes, /*mLog2=*/foldScale);
   gpu::TerminatorOp::create(b, loc);
 }

@@ -149,6 +149,12 @@ void gpu_kernel::buildSimtKernel(KernelBuilder &kb, MemArgFn memArg,
         scf::YieldOp::create(nb, l, next);
       });
   Value lFinal = keyLoop.getResult(1);
+  if (Value lseMem = memArg("lse"))
+    memref::StoreOp::create(
+        b, loc, kb.lse(keyLoop.getResult(0), lFinal, /*mLog2=*/false), lseMem,
+        llvm::map_to_vector(mapOf("lse").getResults(), [&](AffineExpr ex) {
+          return loops[cast<AffineDimExpr>(ex).getPosition()];
+        }));
   Value empty =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lFinal, zero);
   Value inv = arith::DivFOp::create(b, loc, kb.cF32(1.0f), lFinal);

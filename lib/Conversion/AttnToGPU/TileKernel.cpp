@@ -277,7 +277,7 @@ std::pair<Value, Value> TileKernel::initialState(Value row) {
 }
 
 void TileKernel::foldHiddenKeys(Value lb, Value ub, int64_t tile,
-                                ArrayRef<Value> m, MutableArrayRef<Value> l,
+                                MutableArrayRef<Value> m, MutableArrayRef<Value> l,
                                 MutableArrayRef<SmallVector<Value>> o,
                                 int64_t E) {
   if (std::isinf(kb.maskValue) || (!kb.op.getCausal() && !window))
@@ -304,9 +304,10 @@ void TileKernel::foldHiddenKeys(Value lb, Value ub, int64_t tile,
   Value firstLane =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c2, idx(0));
   Value any = arith::ConstantIntOp::create(b, loc, 0, 1);
-  SmallVector<Value> alpha, beta;
+  SmallVector<Value> alpha, beta, mNews;
   for (auto [s, ms] : llvm::enumerate(m)) {
     Value mNew = arith::MaximumFOp::create(b, loc, ms, fill);
+    mNews.push_back(mNew);
     alpha.push_back(expDiff(ms, mNew));
     beta.push_back(expDiff(fill, mNew));
     any = arith::OrIOp::create(
@@ -357,6 +358,9 @@ void TileKernel::foldHiddenKeys(Value lb, Value ub, int64_t tile,
     for (int64_t k = 0; k < cols; ++k)
       os[k] = kb.fma(beta[s], ifOp.getResult(k),
                      arith::MulFOp::create(b, loc, alpha[s], os[k]));
+  // l and O are now relative to the new maxima (the lse reads them).
+  for (auto [s, mNew] : llvm::enumerate(mNews))
+    m[s] = mNew;
 }
 
 Value TileKernel::quadReduce(Value x, bool isMax) {
@@ -418,7 +422,8 @@ void TileKernel::storeOutput(
     Value oTile, int64_t rowsPerBlock, int64_t E, Value blockRow,
     ArrayRef<Value> l, ArrayRef<Value> rows,
     llvm::function_ref<Value(int64_t)> rowLocalAt,
-    llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt) {
+    llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt,
+    ArrayRef<Value> m, bool mLog2) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   Value outMem = memArg("out");
@@ -439,6 +444,19 @@ void TileKernel::storeOutput(
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     }
     loops[r] = rows[s];
+    if (Value lseMem = memArg("lse"); lseMem && !m.empty()) {
+      // One lane of the quad writes the row's lse (rows past M skipped).
+      Value x = kb.lse(m[s], sum, mLog2);
+      Value ok = arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c2, idx(0)),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, rows[s],
+                                idx(M())));
+      auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      memref::StoreOp::create(b, loc, x, lseMem, indices("lse"));
+    }
     Value rowLocal = rowLocalAt(s);
     for (int64_t eb = 0; eb < E / 8; ++eb) {
       SmallVector<Value> pair;

@@ -914,8 +914,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         for (int64_t eb = 0; eb < E / 8; ++eb)
           for (int64_t j = 0; j < 2; ++j)
             o[h].push_back(fin[4 + 4 * eb + 2 * h + j]);
-      tk.foldHiddenKeys(lb, ub, BN, {fin[0], fin[1]}, l, o, E);
+      Value m[2] = {fin[0], fin[1]};
+      tk.foldHiddenKeys(lb, ub, BN, m, l, o, E);
       for (int64_t h = 0; h < 2; ++h) {
+        fin[h] = m[h];
         fin[2 + h] = l[h];
         for (int64_t eb = 0; eb < E / 8; ++eb)
           for (int64_t j = 0; j < 2; ++j)
@@ -932,7 +934,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         [&](int64_t h) { return tk.add(warpRowLocal, tk.add(g, 8 * h)); },
         [&](int64_t h, int64_t eb, int64_t j) {
           return fin[4 + 4 * eb + 2 * h + j];
-        });
+        },
+        {fin[0], fin[1]}, /*mLog2=*/foldScale);
   };
   if (!ws) {
     Value split = tk.unmaskedEnd(lb, ub, blockRow, BN);

@@ -53,6 +53,7 @@ class Case:
     extra: List[str] = field(default_factory=list)
     flags: List[str] = field(default_factory=list)   # attn-bundle launch-shape options
     out_dtype: Optional[str] = None                  # default: dtype
+    lse: bool = False                                # also write the lse result
     score_mod: Optional[str] = None                  # "score_mod { ... }" (score_mod_region)
 
 
@@ -85,10 +86,15 @@ def program(c: Case) -> str:
         (f"mask_value = {c.mask_value!r} " if c.mask_value is not None else "")
     scale = c.scale if c.scale is not None else 1.0 / math.sqrt(c.dims["d"])
     region = f" {c.score_mod}" if c.score_mod else ""
+    # The lse result: out's dims without e, in out's order, f32.
+    results, lhs = to, "%r"
+    if c.lse:
+        results += ", " + tensor([x for x in c.out if x != "e"], c.dims, "float32")
+        lhs = "%r, %l"
     return f"""func.func @attention({', '.join(params)}) -> {to} {{
   %s = arith.constant {scale!r} : f32
-  %r = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tv}) scale(%s){clauses}
-      outs(%o : {to}) {attrs}indexing_maps = [{', '.join(maps)}]{region} -> {to}
+  {lhs} = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tv}) scale(%s){clauses}
+      outs(%o : {to}) {attrs}indexing_maps = [{', '.join(maps)}]{region} -> {results}
   return %r : {to}
 }}
 """
@@ -167,6 +173,9 @@ CASES: Dict[str, Case] = {
     "f32_nobatch": Case("float32", dims={"m": 200, "n": 150, "d": 64, "e": 64},
                         q=["m", "d"], k=["n", "d"], v=["n", "e"], out=["m", "e"]),
     "f16_boolmask": Case("float16", **b_only(2, 33, 47, 64), mask=["b", "m", "n"]),
+    # The lse on the SIMT kernel (f32), causal with a bool mask.
+    "f32_lse_causal_boolmask": Case("float32", **b_only(2, 40, 50, 32), causal=True,
+                                    mask=["b", "m", "n"], lse=True),
     "f16_floatmask_over_heads": Case("float16", **bhsd(2, 4, 100, 120, 64),
                                      mask=["b", "m", "n"], mask_dtype="float16"),
     "f32_sink_per_head_causal": Case("float32", **bhsd(2, 4, 64, 64, 32),
@@ -476,6 +485,20 @@ TC_FEATURES: Dict[str, Case] = {
     "alibi_softcap30_causal": Case("bfloat16", **bhsd(1, 4, 300, 333, 128), causal=True,
                                    scale=1.5, score_mod=score_mod_region(2, alibi(4),
                                                                          softcap(30))),
+    # The lse result (FlashAttention's second output): scores in the exp2
+    # domain with the scale folded in (no mask), ragged N.
+    "lse_plain": Case("bfloat16", **bhsd(1, 4, 300, 333, 128), lse=True),
+    # ... in natural units: a bool mask (fully masked rows: -inf) and a sink,
+    # in a [B, S, H, D] layout (lse [B, M, H]).
+    "lse_boolmask_sink_bshd": Case("float16", dims={"b": 2, "h": 3, "m": 150, "n": 170,
+                                                    "d": 64, "e": 64},
+                                   q=["b", "m", "h", "d"], k=["b", "n", "h", "d"],
+                                   v=["b", "n", "h", "e"], out=["b", "m", "h", "e"],
+                                   mask=["b", "m", "n"], sink=["h"], lse=True),
+    # ... with a small finite fill under causal: the hidden keys folded in
+    # after the loop move the row max the lse is relative to.
+    "lse_causal_small_fill": Case("float16", **bhsd(1, 2, 256, 256, 64), causal=True,
+                                  mask_value=-2.0, lse=True),
 }
 TC_VARIANTS: Dict[str, List[str]] = {
     "wg": ["--wgmma=1"],

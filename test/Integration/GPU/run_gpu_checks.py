@@ -110,32 +110,55 @@ def check_bundle(d: Path, torch: Any, ops: Any, args: argparse.Namespace) -> Dic
     inputs = R.make_inputs(man, ops, seed)
     ins = [inputs[n] for n in man.inputs]
 
+    has_lse = man.arg("lse") is not None
     out1 = kernel.empty_out().fill_(float("nan"))
+    # A written lse (f32, -inf allowed) is poisoned with NaN and with POISON too.
+    outs1 = {"out": out1}
+    if has_lse:
+        outs1["lse"] = kernel.empty_out("lse").fill_(float("nan"))
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     try:
         start.record()
-        kernel(*ins, out=out1)
+        kernel(*ins, **outs1)
         end.record()
         torch.cuda.synchronize()
         row["ms"] = round(start.elapsed_time(end), 4)
         out2 = kernel.empty_out().fill_(POISON)
-        kernel(*ins, out=out2)
+        outs2 = {"out": out2}
+        if has_lse:
+            outs2["lse"] = kernel.empty_out("lse").fill_(POISON)
+        kernel(*ins, **outs2)
         torch.cuda.synchronize()
     except Exception as e:
         row["error"] = f"launch: {e}"
         return row
     nan1 = int(torch.isnan(out1).sum().item())
     unwritten = int((out2 == POISON).sum().item())
+    if has_lse:
+        nan1 += int(torch.isnan(outs1["lse"]).sum().item())
+        unwritten += int((outs2["lse"] == POISON).sum().item())
     row["nan"], row["unwritten"] = nan1, unwritten
     row["deterministic"] = bool(torch.equal(out1, out2)) if nan1 == 0 else ""
 
     rows = R.rows_for_budget(man, args.ref_flops, seed)
     row["rows_checked"] = man.sizes()["m"] if rows is None else len(rows)
-    ref = R.reference(man, inputs, ops, rows=rows)
+    ref = R.reference(man, inputs, ops, rows=rows, with_lse=has_lse)
+    if has_lse:
+        ref, ref_lse = ref
     got = R.canonical(ops, man, "out", out1)
     if rows is not None:
         got = ops.take(got, ops.index(rows), -2)
     rel = R.rel_error(ops, got, ref)
+    if has_lse:
+        # The lse where the reference is finite (-inf rows must be -inf).
+        got_lse = R.canonical(ops, man, "lse", outs1["lse"])
+        if rows is not None:
+            got_lse = ops.take(got_lse, ops.index(rows), -1)
+        finite = torch.isfinite(ref_lse)
+        if not torch.equal(torch.isfinite(got_lse), finite):
+            rel = float("inf")
+        else:
+            rel = max(rel, R.rel_error(ops, got_lse[finite], ref_lse[finite]))
     row["rel_err"] = f"{rel:.3e}"
     problems = []
     if nan1:
