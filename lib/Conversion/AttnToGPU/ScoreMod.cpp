@@ -204,6 +204,7 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
     int terms;
   };
   DenseMap<Value, Split> split;
+  DenseMap<Value, std::pair<Value, float>> fsplit; // f32 value + constant
   unsigned mDim = r;
   bool small = sizes.size() == r + 4 && sizes[mDim] < (int64_t(1) << 20) &&
                sizes[mDim + 1] < (int64_t(1) << 20);
@@ -258,24 +259,49 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
         }
       }
       if (isa<arith::SIToFPOp>(o) && o.getResult(0).getType().isF32()) {
-        Value f = arith::SIToFPOp::create(b, loc, b.getF32Type(), a->base);
-        map.map(o.getResult(0),
-                arith::AddFOp::create(
-                    b, loc, f, cF32(static_cast<float>(a->offset)),
-                    arith::FastMathFlags::contract |
-                        arith::FastMathFlags::reassoc));
+        // Kept as (float value, constant) too, until used.
+        fsplit[o.getResult(0)] = {
+            arith::SIToFPOp::create(b, loc, b.getF32Type(), a->base),
+            static_cast<float>(a->offset)};
         continue;
       }
     }
+    // x * (f + k) = fma(x, k, x * f): x * f is one per fragment row (ALiBi's
+    // slope times the distance), one fma per score.
+    if (auto mul = dyn_cast<arith::MulFOp>(o)) {
+      for (int i = 0; i < 2; ++i) {
+        auto fs = fsplit.find(mul->getOperand(i));
+        Value x = mul->getOperand(1 - i);
+        if (fs == fsplit.end() || fsplit.count(x) || !map.contains(x))
+          continue;
+        Value xv = map.lookup(x);
+        Value rowPart = arith::MulFOp::create(b, loc, xv, fs->second.first);
+        map.map(o.getResult(0), fma(xv, cF32(fs->second.second), rowPart));
+        break;
+      }
+      if (map.contains(o.getResult(0)))
+        continue;
+    }
     // Any other use sees the whole value.
-    for (Value v : o.getOperands())
+    for (Value v : o.getOperands()) {
       if (std::optional<Split> sv = splitOf(v); sv && !map.contains(v)) {
         Value k = arith::ConstantOp::create(
             b, loc, b.getIntegerAttr(v.getType(), sv->offset));
         map.map(v, arith::AddIOp::create(b, loc, sv->base, k));
       }
+      if (auto fs = fsplit.find(v); fs != fsplit.end() && !map.contains(v))
+        map.map(v, arith::AddFOp::create(
+                       b, loc, fs->second.first, cF32(fs->second.second),
+                       arith::FastMathFlags::contract |
+                           arith::FastMathFlags::reassoc));
+    }
     emitBodyOp(*this, o, map);
   }
+  // The yield's value, if it is still split.
+  if (Value y = block->getTerminator()->getOperand(0);
+      fsplit.count(y) && !map.contains(y))
+    map.map(y, arith::AddFOp::create(b, loc, fsplit[y].first,
+                                     cF32(fsplit[y].second)));
   Value result = block->getTerminator()->getOperand(0);
   return map.lookup(result);
 }
