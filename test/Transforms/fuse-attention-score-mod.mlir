@@ -418,3 +418,104 @@ func.func @alibi_after_finite_fill(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45x
   } -> tensor<2x4x37x8xf32>
   return %o : tensor<2x4x37x8xf32>
 }
+
+// -----
+
+// Soft-capping computed in f16 (torch's f16 Gemma-2: the scores, the
+// division, tanh and the multiplication all f16): the region computes in f32,
+// matching within f16 rounding.
+// EXEC: amp=3.0
+// CHECK-LABEL: func.func @gemma2_softcap_f16
+// CHECK: attn.attention
+// CHECK-SAME: score_mod {
+// CHECK: math.tanh
+// EXPLAIN: remark: attention fused: scale=0.05, mask=none, score_mod=mulf(tanh(s), 5), causal=yes, batch dims=2, dtype f16 -> f16
+func.func @gemma2_softcap_f16(%q: tensor<2x4x37x16xf16>, %k: tensor<2x4x45x16xf16>, %v: tensor<2x4x45x8xf16>) -> tensor<2x4x37x8xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<2x4x37x45xf16>
+  %z = linalg.fill ins(%zero : f16) outs(%e : tensor<2x4x37x45xf16>) -> tensor<2x4x37x45xf16>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x37x16xf16>, tensor<2x4x45x16xf16>) outs(%z : tensor<2x4x37x45xf16>) {
+  ^bb0(%a: f16, %b: f16, %c: f16):
+    %p = arith.mulf %a, %b : f16
+    %r = arith.addf %c, %p : f16
+    linalg.yield %r : f16
+  } -> tensor<2x4x37x45xf16>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x4x37x45xf16>) outs(%e : tensor<2x4x37x45xf16>) {
+  ^bb0(%x: f16, %o: f16):
+    %sc = arith.constant 0.25 : f16
+    %cap = arith.constant 5.0 : f16
+    %y = arith.mulf %x, %sc : f16
+    %t0 = arith.divf %y, %cap : f16
+    %t1 = math.tanh %t0 : f16
+    %t2 = arith.mulf %t1, %cap : f16
+    %mi = linalg.index 2 : index
+    %ni = linalg.index 3 : index
+    %fut = arith.cmpi ugt, %ni, %mi : index
+    %ninf = arith.constant 0xFC00 : f16
+    %r = arith.select %fut, %ninf, %t2 : f16
+    linalg.yield %r : f16
+  } -> tensor<2x4x37x45xf16>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x37x45xf16>) outs(%e : tensor<2x4x37x45xf16>) -> tensor<2x4x37x45xf16>
+  %eo = tensor.empty() : tensor<2x4x37x8xf16>
+  %zo = linalg.fill ins(%zero : f16) outs(%eo : tensor<2x4x37x8xf16>) -> tensor<2x4x37x8xf16>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x37x45xf16>, tensor<2x4x45x8xf16>) outs(%zo : tensor<2x4x37x8xf16>) {
+  ^bb0(%a: f16, %b: f16, %c: f16):
+    %pr = arith.mulf %a, %b : f16
+    %r = arith.addf %c, %pr : f16
+    linalg.yield %r : f16
+  } -> tensor<2x4x37x8xf16>
+  return %o : tensor<2x4x37x8xf16>
+}
+// -----
+
+// ALiBi added to f16 scores (the distance converted to f16).
+// EXEC: amp=3.0
+// CHECK-LABEL: func.func @alibi_f16_scores
+// CHECK: attn.attention
+// CHECK-SAME: score_mod {
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, score_mod=addf(s, mulf(x0, sitofp(subi(n, m)))), causal=yes, batch dims=2, dtype f16 -> f16
+func.func @alibi_f16_scores(%q: tensor<2x4x37x16xf16>, %k: tensor<2x4x45x16xf16>, %v: tensor<2x4x45x8xf16>) -> tensor<2x4x37x8xf16> {
+  %zero = arith.constant 0.0 : f16
+  %slopes = arith.constant dense<[0.25, 0.0625, 0.015625, 0.00390625]> : tensor<4xf16>
+  %e = tensor.empty() : tensor<2x4x37x45xf16>
+  %z = linalg.fill ins(%zero : f16) outs(%e : tensor<2x4x37x45xf16>) -> tensor<2x4x37x45xf16>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x37x16xf16>, tensor<2x4x45x16xf16>) outs(%z : tensor<2x4x37x45xf16>) {
+  ^bb0(%a: f16, %b: f16, %c: f16):
+    %p = arith.mulf %a, %b : f16
+    %r = arith.addf %c, %p : f16
+    linalg.yield %r : f16
+  } -> tensor<2x4x37x45xf16>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (h)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %slopes : tensor<2x4x37x45xf16>, tensor<4xf16>) outs(%e : tensor<2x4x37x45xf16>) {
+  ^bb0(%x: f16, %sl: f16, %o: f16):
+    %sc = arith.constant 0.25 : f16
+    %y = arith.mulf %x, %sc : f16
+    %mi = linalg.index 2 : index
+    %ni = linalg.index 3 : index
+    %mm = arith.index_cast %mi : index to i64
+    %nn = arith.index_cast %ni : index to i64
+    %dist = arith.subi %nn, %mm : i64
+    %df = arith.sitofp %dist : i64 to f16
+    %bias = arith.mulf %sl, %df : f16
+    %z1 = arith.addf %y, %bias : f16
+    %fut = arith.cmpi ugt, %ni, %mi : index
+    %ninf = arith.constant 0xFC00 : f16
+    %r = arith.select %fut, %ninf, %z1 : f16
+    linalg.yield %r : f16
+  } -> tensor<2x4x37x45xf16>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x37x45xf16>) outs(%e : tensor<2x4x37x45xf16>) -> tensor<2x4x37x45xf16>
+  %eo = tensor.empty() : tensor<2x4x37x8xf16>
+  %zo = linalg.fill ins(%zero : f16) outs(%eo : tensor<2x4x37x8xf16>) -> tensor<2x4x37x8xf16>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x37x45xf16>, tensor<2x4x45x8xf16>) outs(%zo : tensor<2x4x37x8xf16>) {
+  ^bb0(%a: f16, %b: f16, %c: f16):
+    %pr = arith.mulf %a, %b : f16
+    %r = arith.addf %c, %pr : f16
+    linalg.yield %r : f16
+  } -> tensor<2x4x37x8xf16>
+  return %o : tensor<2x4x37x8xf16>
+}
