@@ -70,6 +70,8 @@ from .compiler import CompileError, find_tool
 
 FORMAT = "attn-opt-bundle/2"
 ARG_NAMES = ("q", "k", "v", "mask", "sink", "out", "lse")
+# score_mod operands that are runtime tensors: kernel arguments mod0, mod1, ..
+_MOD_ARG = re.compile(r"mod[0-9]{1,2}")
 # Arguments the kernel writes (allocated by Kernel when not given).
 OUTPUTS = ("out", "lse")
 DTYPES = ("float16", "bfloat16", "float32", "bool")
@@ -160,7 +162,7 @@ CMPF_PREDICATES = ("oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt"
 CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 # Each op's signature class (checked by _score_mod_types).
 SCORE_MOD_OPS = {
-    "arith.constant": "const", "attn.table": "table",
+    "arith.constant": "const", "attn.table": "table", "attn.arg": "arg",
     **{f"arith.{x}": "fbin" for x in ("addf", "subf", "mulf", "divf", "maximumf",
                                       "minimumf", "maxnumf", "minnumf")},
     "math.powf": "fbin",
@@ -188,6 +190,7 @@ class ScoreModOp:
     predicate: str = ""          # arith.cmpf / arith.cmpi
     shape: Tuple[int, ...] = ()  # attn.table
     values: Tuple[Union[float, int], ...] = ()   # attn.table, flat row-major
+    name: str = ""               # attn.arg: the kernel argument it reads
 
 
 @dataclass(frozen=True)
@@ -245,19 +248,26 @@ class Manifest:
         return f"bundle {self.kernel!r}" + (f" ({self.path})" if self.path else "")
 
 
+def _kind(name: str) -> str:
+    """The argument kind: its name, or "mod" for a score_mod tensor."""
+    return "mod" if _MOD_ARG.fullmatch(name) else name
+
+
 def _canonical_dims(name: str, batch: Sequence[str]) -> Tuple[str, ...]:
     tail = {"q": ("m", "d"), "k": ("n", "d"), "v": ("n", "e"),
             "out": ("m", "e"), "mask": ("m", "n"), "sink": ("m",),
-            "lse": ("m",)}[name]
+            "lse": ("m",), "mod": ("m", "n")}[_kind(name)]
     return tuple(batch) + tail
 
 
 # Which dimensions each operand may use, and which it must use (batch dims
 # aside: q and out need all of them, the others may omit some).
 _ALLOWED = {"q": {"m", "d"}, "k": {"n", "d"}, "v": {"n", "e"},
-            "out": {"m", "e"}, "mask": {"m", "n"}, "sink": {"m"}, "lse": {"m"}}
+            "out": {"m", "e"}, "mask": {"m", "n"}, "sink": {"m"}, "lse": {"m"},
+            "mod": {"m", "n"}}
 _REQUIRED = {"q": {"m", "d"}, "k": {"n", "d"}, "v": {"n", "e"},
-             "out": {"m", "e"}, "mask": set(), "sink": set(), "lse": {"m"}}
+             "out": {"m", "e"}, "mask": set(), "sink": set(), "lse": {"m"},
+             "mod": set()}
 
 _MAP = re.compile(r"^\s*(?:affine_map\s*<)?\s*\(([^)]*)\)\s*->\s*\(([^)]*)\)\s*>?\s*$")
 
@@ -321,12 +331,12 @@ def _check_dims(name: str, dims: Tuple[str, ...], rank: int,
     if len(set(dims)) != len(dims):
         raise BundleError(f"{where}: '{name}' layout {list(dims)} repeats a "
                           "dimension")
-    allowed = _ALLOWED[name] | set(batch)
+    allowed = _ALLOWED[_kind(name)] | set(batch)
     bad = [x for x in dims if x not in allowed]
     if bad:
         raise BundleError(f"{where}: '{name}' layout {list(dims)} uses {bad}, "
                           f"allowed: {sorted(allowed)}")
-    need = set(_REQUIRED[name]) | (set(batch) if name in ("q", "out", "lse")
+    need = set(_REQUIRED[_kind(name)]) | (set(batch) if name in ("q", "out", "lse")
                                    else set())
     missing = sorted(need - set(dims))
     if missing:
@@ -338,13 +348,13 @@ def _sizes(args: Sequence[ArgSpec], batch: Sequence[str],
            where: str) -> Dict[str, int]:
     sizes: Dict[str, int] = {}
     # q/k/v/out fix the sizes; mask and sink may broadcast (size 1).
-    order = sorted(args, key=lambda a: a.name in ("mask", "sink"))
+    broadcast = lambda a: a.name in ("mask", "sink") or _kind(a.name) == "mod"  # noqa: E731
+    order = sorted(args, key=broadcast)
     for a in order:
         for dim, size in zip(a.dims, a.shape):
             if dim not in sizes:
                 sizes[dim] = size
-            elif sizes[dim] != size and not (a.name in ("mask", "sink")
-                                             and size == 1):
+            elif sizes[dim] != size and not (broadcast(a) and size == 1):
                 raise BundleError(
                     f"{where}: '{a.name}' has {dim}={size} but other "
                     f"arguments have {dim}={sizes[dim]} (shape "
@@ -606,7 +616,7 @@ def _score_mod_types(kind: str, ts: List[str], t: str) -> Optional[str]:
         ok = ts[0] in ints and t in ints and (
             INT_WIDTH[ts[0]] < INT_WIDTH[t] if kind == "ext" else
             INT_WIDTH[ts[0]] > INT_WIDTH[t])
-    elif kind == "table":
+    elif kind in ("table", "arg"):
         ok = t != "i1" and all(x in ("i32", "i64", "index") for x in ts)
     else:  # const
         ok = True
@@ -694,6 +704,18 @@ def parse_score_mod(x: Any, batch_dims: int, where: str = "manifest") -> ScoreMo
             fields["shape"] = tuple(shape)
             fields["values"] = tuple(_sm_scalar(v, t, f"{at}.values[{k}]", where)
                                      for k, v in enumerate(vals))
+        elif kind == "arg":
+            # A runtime tensor: the kernel argument `name`, read at the
+            # operands' indices (one per dim of the argument, checked against
+            # its shape by parse_manifest).
+            an = o.get("name")
+            if not isinstance(an, str) or not _MOD_ARG.fullmatch(an):
+                raise BundleError(f"{where}: {at}.name must be 'mod<digits>', "
+                                  f"got {_show(an)}")
+            if not operands:
+                raise BundleError(f"{where}: {at}.operands: attn.arg takes one "
+                                  "index per dimension of its argument")
+            fields["name"] = an
         why = _score_mod_types(kind, [types[v] for v in operands], t)
         if why:
             raise BundleError(f"{where}: {at}.type: {name} {why}")
@@ -900,9 +922,9 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
         if not isinstance(a, dict):
             raise BundleError(f"{where}: every entry of 'args' must be an object")
         n = a.get("name")
-        if not isinstance(n, str) or n not in ARG_NAMES:
+        if not isinstance(n, str) or not (n in ARG_NAMES or _MOD_ARG.fullmatch(n)):
             raise BundleError(f"{where}: unknown argument name {_show(n)} "
-                              f"(known: {list(ARG_NAMES)})")
+                              f"(known: {list(ARG_NAMES)} and mod<digits>)")
         if n in names:
             raise BundleError(f"{where}: argument names repeat: "
                               f"{names + [n]}")
@@ -973,6 +995,29 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     if "lse" in spec and spec["lse"].dtype != "float32":
         raise BundleError(f"{where}: 'lse' must be float32, got "
                           f"{_show(spec['lse'].dtype)}")
+    # score_mod tensors: each read by the region, at one index per dim.
+    read = {o.name: o for o in (score_mod.ops if score_mod else ()) if o.op == "attn.arg"}
+    for n, a in spec.items():
+        if _kind(n) != "mod":
+            continue
+        if n not in read:
+            raise BundleError(f"{where}: argument {n!r} is not read by "
+                              "attention.score_mod")
+        if a.dtype not in ("float32", "float16", "bfloat16", "int32", "int64"):
+            raise BundleError(f"{where}: '{n}' has dtype {a.dtype!r} (score_mod "
+                              "tensors are float32/16, bfloat16, int32/64)")
+        if len(read[n].operands) != len(a.shape):
+            raise BundleError(f"{where}: attention.score_mod reads {n!r} with "
+                              f"{len(read[n].operands)} indices, it has rank "
+                              f"{len(a.shape)}")
+        want = "f32" if a.dtype.startswith(("float", "bfloat")) else "i" + a.dtype[3:]
+        if read[n].type != want:
+            raise BundleError(f"{where}: attention.score_mod reads {n!r} as "
+                              f"{read[n].type}, it holds {a.dtype}")
+    for n in read:
+        if n not in spec:
+            raise BundleError(f"{where}: attention.score_mod reads {n!r}, which "
+                              "is not an argument")
     if tensor_cores:
         dts = {n: spec[n].dtype for n in ("q", "k", "v", "out")}
         if len(set(dts.values())) != 1 or dts["q"] not in TENSOR_CORE_DTYPES:

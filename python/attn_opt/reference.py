@@ -264,11 +264,18 @@ def _ukey(ops: Any, x: Any, t: str) -> Any:
     return x ^ INT64_MIN if t in ("i64", "index") else _zext(ops, x, t)
 
 
-def _eval_op(ops: Any, o: ScoreModOp, a: List[Any], ta: List[str]) -> Any:
+def _eval_op(ops: Any, o: ScoreModOp, a: List[Any], ta: List[str],
+             args: Optional[Mapping[str, Any]] = None) -> Any:
     xp, name, t = ops.xp, o.op, o.type
     kind = SCORE_MOD_OPS[name]
     if kind == "const":
         return ops.const(o.value, _KIND[t])
+    if kind == "arg":  # the tensor `o.name` (its own layout) at the indices
+        x = (args or {}).get(o.name)
+        if x is None:
+            raise ValueError(f"score_mod reads {o.name!r}, which was not given")
+        idx = tuple(xp.clip(i, 0, d - 1) for i, d in zip(a, x.shape))
+        return ops.cast(x[idx], _KIND[t])
     if kind == "table":  # out-of-range indices are clamped
         flat: Any = 0
         for i, d in zip(a, o.shape):
@@ -319,7 +326,7 @@ def _eval_op(ops: Any, o: ScoreModOp, a: List[Any], ta: List[str]) -> Any:
 
 
 def apply_score_mod(sm: ScoreMod, s: Any, batch: Sequence[Any], m: Any, n: Any,
-                    ops: Any) -> Any:
+                    ops: Any, args: Optional[Mapping[str, Any]] = None) -> Any:
     """score_mod(s, b_0.., b_{r-1}, m, n), elementwise, as the kernels apply it
     to the scaled scores. `s`: scores [b..., rows, N] in ops.dtype; `batch`
     (one per batch dim), `m`, `n`: int64 index arrays that broadcast against
@@ -330,7 +337,7 @@ def apply_score_mod(sm: ScoreMod, s: Any, batch: Sequence[Any], m: Any, n: Any,
     with ops.quiet():
         for o in sm.ops:
             vals.append(_eval_op(ops, o, [vals[i] for i in o.operands],
-                                 [types[i] for i in o.operands]))
+                                 [types[i] for i in o.operands], args))
         out = ops.cast(vals[sm.result], "float")
     return ops.broadcast(out, s.shape)
 
@@ -418,7 +425,9 @@ def reference(man: Manifest, inputs: Mapping[str, Any], ops: Any,
             if att.score_mod is not None:
                 bi, mi, ni = score_mod_indices(ops, bsizes, b0, b1,
                                                row_list[i0:i1], N)
-                s = apply_score_mod(att.score_mod, s, bi, mi, ni, ops)
+                mods = {n: ops.asarray(x) for n, x in inputs.items()
+                        if n.startswith("mod")}
+                s = apply_score_mod(att.score_mod, s, bi, mi, ni, ops, mods)
             mc = rslice(mb, i0, i1)
             if mc is not None:
                 if str(mc.dtype).endswith("bool"):

@@ -4,6 +4,7 @@ hand-written numpy (soft-capping, ALiBi), MLIR's integer and NaN semantics,
 and a manifest round trip. No GPU; the torch backend where torch is
 installed."""
 import copy
+from pathlib import Path
 import json
 import math
 import random
@@ -532,3 +533,51 @@ def test_real_attn_bundle_writes_the_region(tmp_path):
     slopes = np.exp2(-2.0 * np.arange(1, 5))[None, :, None, None]
     np.testing.assert_allclose(got, 30 * np.tanh((s + slopes * (n - m)) / 30),
                                rtol=1e-12, atol=1e-12)
+
+
+# --- runtime score_mod tensors (attn.arg) ------------------------------------
+
+def _arg_manifest(tmp_path):
+    """A real bundle whose score_mod reads two runtime tensors (mod0 per
+    head, mod1 per key)."""
+    src = (Path(__file__).resolve().parents[2] / "test" / "Conversion" /
+           "convert-attn-to-gpu-score-mod.mlir").read_text()
+    chunk = [c for c in src.split("// -----") if "@runtime_key_weight" in c][0]
+    out = bundle.compile(chunk, tmp_path / "b")
+    return json.loads((out / "manifest.json").read_text()), out
+
+
+@needs_attn_bundle
+def test_attn_arg_reads_the_runtime_tensor(tmp_path):
+    obj, out = _arg_manifest(tmp_path)
+    man = bundle.read_manifest(out)
+    assert man.arg("mod0").dims == ("n",) and man.arg("mod0").dtype == "float16"
+    assert "mod0" in man.inputs
+    ops = NumpyOps()
+    inputs = make_inputs(man, ops, 3)
+    got = reference(man, inputs, ops)
+    q, k, v = (inputs[n].astype(np.float64) for n in ("q", "k", "v"))
+    s = q @ k.swapaxes(-1, -2) * man.attention.scale + inputs["mod0"].astype(np.float64)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ v
+    assert np.abs(got - want).max() < 1e-9
+
+
+@needs_attn_bundle
+@pytest.mark.parametrize("edit, message", [
+    (lambda o: o["attention"]["score_mod"]["ops"][0].update(name="mod7"),
+     "argument 'mod0' is not read by attention.score_mod"),
+    (lambda o: o["attention"]["score_mod"]["ops"][0].update(name="../x"),
+     "must be 'mod<digits>'"),
+    (lambda o: o["attention"]["score_mod"]["ops"][0].update(operands=[3, 4]),
+     "with 2 indices, it has rank 1"),
+    (lambda o: o["attention"]["score_mod"]["ops"][0].update(type="i64"),
+     r"arith.extf does not take \(i64\) -> f32"),
+    (lambda o: o["attention"].update(score_mod=None),
+     "'mod0' is not read by attention.score_mod"),
+])
+def test_attn_arg_hostile(tmp_path, edit, message):
+    obj, _ = _arg_manifest(tmp_path)
+    edit(obj)
+    with pytest.raises(BundleError, match=message):
+        bundle.parse_manifest(obj)

@@ -182,3 +182,31 @@ func.func @softcap_f32(%q: tensor<2x40x32xf32>, %k: tensor<2x50x32xf32>, %v: ten
       } -> tensor<2x40x32xf32>
   return %r : tensor<2x40x32xf32>
 }
+
+// -----
+
+// A score_mod operand that is a runtime tensor (a per-key weight) is a
+// kernel argument `mod<i>`, loaded at the score's (clamped) key index.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: {dtype = "float16", map = #{{.*}}, name = "mod0", shape = array<i64: 130>}
+// CHECK-SAME: score_mod = {num_args = 5 : i64, ops = [{name = "mod0", op = "attn.arg", operands = [4], type = "f32"}
+// CHECK: func.func @attn_fwd({{.*}}%[[W:arg[0-9]+]]: memref<130xf16>
+// CHECK: wgmma.mma_async
+// CHECK: memref.load %[[W]][%{{.*}}] : memref<130xf16>
+// SM80: mma = "mma.sync"{{.*}}score_mod = {num_args = 5
+// WHY: remark: GPU kernel: wgmma (sm_90a)
+func.func @runtime_key_weight(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x130x64xf16>, %v: tensor<2x4x130x64xf16>, %w: tensor<130xf16>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x100x64xf16>, tensor<2x4x130x64xf16>, tensor<2x4x130x64xf16>) scale(%s)
+      score_mod_operands(%w : tensor<130xf16>)
+      outs(%o : tensor<2x4x100x64xf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+        affine_map<(b, h, m, n, d, e) -> (n)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index, %wn: f16):
+        %wf = arith.extf %wn : f16 to f32
+        %y = arith.addf %x, %wf : f32
+        attn.yield %y : f32
+      } -> tensor<2x4x100x64xf16>
+  return %r : tensor<2x4x100x64xf16>
+}

@@ -403,6 +403,13 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     args.push_back({"mask", op.getMask()});
   if (op.getSink())
     args.push_back({"sink", op.getSink()});
+  // score_mod operands that are not constants: kernel arguments mod<i>.
+  SmallVector<std::string> modNames;
+  for (auto [i, v] : llvm::enumerate(op.getModOperands()))
+    modNames.push_back(scoreModTable(op, i) ? "" : "mod" + std::to_string(i));
+  for (auto [i, v] : llvm::enumerate(op.getModOperands()))
+    if (!modNames[i].empty())
+      args.push_back({modNames[i], v});
   args.push_back({"out", op.getInit()});
   // The lse result, written beside out (f32, out's dims without e).
   if (op.getLse())
@@ -435,6 +442,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         return entry->getArgument(i);
     return Value();
   };
+  for (const std::string &name : modNames)
+    kb.modMem.push_back(name.empty() ? Value() : memArg(name));
 
   unsigned r = op.getNumBatchDims();
   // Static sizes of every attention loop.
@@ -452,6 +461,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       return op.getMaskMap();
     if (name == "sink")
       return op.getSinkMap();
+    if (name.starts_with("mod")) {
+      unsigned i = 0;
+      (void)name.drop_front(3).getAsInteger(10, i);
+      return op.getModOperandMap(i);
+    }
     if (name == "lse")
       return op.getOutputMap().dropResult(
           *op.getOutputMap().getResultPosition(
@@ -462,7 +476,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   for (auto &[name, v] : args) {
     auto t = cast<RankedTensorType>(v.getType());
     for (auto [p, e] : llvm::enumerate(mapOf(name).getResults()))
-      if (name != "mask" || t.getDimSize(p) != 1)
+      if ((name != "mask" && !name.starts_with("mod")) || t.getDimSize(p) != 1)
         sizes[cast<AffineDimExpr>(e).getPosition()] = t.getDimSize(p);
   }
   int64_t M = sizes[r], D = sizes[r + 2], E = sizes[r + 3];

@@ -92,6 +92,9 @@ struct KernelBuilder {
   /// output is 16-bit; else exactly through ex2 (f32 outputs).
   bool approxTanh = false;
   IRMapping scoreModHoisted;
+  /// The kernel argument of each score_mod operand that is not a constant
+  /// (null for constants, which become constant vectors).
+  SmallVector<Value> modMem;
   /// memref[map(loopValues)]
   Value load(Value mem, AffineMap map, ArrayRef<Value> loops) {
     SmallVector<Value> idx;

@@ -44,10 +44,18 @@ DenseElementsAttr gpu_kernel::scoreModTable(AttentionOp op, unsigned i) {
 std::string gpu_kernel::scoreModIneligibility(AttentionOp op) {
   for (unsigned i = 0; i < op.getModOperands().size(); ++i) {
     DenseElementsAttr t = scoreModTable(op, i);
-    if (!t)
-      return "score_mod operand #" + std::to_string(i) +
-             " is not a constant (runtime score_mod tensors are not passed "
-             "to GPU kernels yet)";
+    if (!t) {
+      // A runtime tensor: a kernel argument, read at the score's indices.
+      auto type = cast<RankedTensorType>(op.getModOperands()[i].getType());
+      Type elt = type.getElementType();
+      if (!type.hasStaticShape() ||
+          !(elt.isF32() || elt.isF16() || elt.isBF16() || elt.isInteger(32) ||
+            elt.isInteger(64)))
+        return "score_mod operand #" + std::to_string(i) +
+               " is a runtime tensor of a type the kernels do not take "
+               "(static f32/f16/bf16/i32/i64)";
+      continue;
+    }
     if (t.getNumElements() > kMaxScoreModTable)
       return "score_mod operand #" + std::to_string(i) + " has " +
              std::to_string(t.getNumElements()) +
@@ -116,6 +124,17 @@ static Value readTable(KernelBuilder &kb, unsigned i, ArrayRef<Value> loops) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   AttentionOp op = kb.op;
+  if (i < kb.modMem.size() && kb.modMem[i]) {
+    // A kernel argument: loaded at the score's indices, each clamped.
+    auto type = cast<MemRefType>(kb.modMem[i].getType());
+    SmallVector<Value> idx;
+    for (auto [p, e] : llvm::enumerate(op.getModOperandMap(i).getResults())) {
+      unsigned d = cast<AffineDimExpr>(e).getPosition();
+      idx.push_back(arith::MinUIOp::create(b, loc, loops[d],
+                                           kb.cIdx(type.getDimSize(p) - 1)));
+    }
+    return memref::LoadOp::create(b, loc, kb.modMem[i], idx);
+  }
   DenseElementsAttr table = scoreModTable(op, i);
   auto type = cast<ShapedType>(table.getType());
   // Row-major index of the element at the score's indices, each clamped
@@ -350,9 +369,27 @@ FailureOr<DictionaryAttr> gpu_kernel::describeScoreMod(AttentionOp op,
       out.push_back(b.getI64IntegerAttr(ids.lookup(v)));
     return b.getArrayAttr(out);
   };
-  // Constant operands: tables read at the indices of their map.
+  // Constant operands: tables read at the indices of their map; runtime
+  // ones: the kernel argument mod<i> read there.
   for (unsigned i = 0; i < op.getModOperands().size(); ++i) {
     DenseElementsAttr table = scoreModTable(op, i);
+    if (!table) {
+      SmallVector<Attribute> at;
+      for (AffineExpr e : op.getModOperandMap(i).getResults())
+        at.push_back(b.getI64IntegerAttr(
+            1 + cast<AffineDimExpr>(e).getPosition()));
+      Type elt = cast<ShapedType>(op.getModOperands()[i].getType())
+                     .getElementType();
+      if (isa<FloatType>(elt))
+        elt = b.getF32Type();
+      if (failed(entry("attn.arg", elt,
+                       {b.getNamedAttr("operands", b.getArrayAttr(at)),
+                        b.getNamedAttr("name", b.getStringAttr(
+                                                   "mod" + std::to_string(i)))})))
+        return failure();
+      ids[block->getArgument(numArgs + i)] = numArgs + ops.size() - 1;
+      continue;
+    }
     auto type = cast<ShapedType>(table.getType());
     SmallVector<Attribute> shape, values, at;
     for (int64_t d : type.getShape())

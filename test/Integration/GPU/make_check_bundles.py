@@ -54,6 +54,9 @@ class Case:
     flags: List[str] = field(default_factory=list)   # attn-bundle launch-shape options
     out_dtype: Optional[str] = None                  # default: dtype
     lse: bool = False                                # also write the lse result
+    # score_mod operands that are runtime tensors: (dims, dtype) each; the
+    # region (score_mod) takes their elements after n.
+    mods: List[Tuple[Sequence[str], str]] = field(default_factory=list)
     score_mod: Optional[str] = None                  # "score_mod { ... }" (score_mod_region)
 
 
@@ -79,6 +82,12 @@ def program(c: Case) -> str:
         params.append(f"%sink: {ts}")
         clauses += f" sink(%sink : {ts})"
         maps.append(amap(c.sink))
+    if c.mods:
+        tms = [tensor(d, c.dims, dt) for d, dt in c.mods]
+        names = [f"%mod{i}" for i in range(len(c.mods))]
+        params.extend(f"{n}: {t}" for n, t in zip(names, tms))
+        clauses += f" score_mod_operands({', '.join(names)} : {', '.join(tms)})"
+        maps.extend(amap(d) for d, _ in c.mods)
     params.append(f"%o: {to}")
     attrs = ("causal " if c.causal else "") + \
         (f"window = {c.window} " if c.window else "") + \
@@ -173,6 +182,13 @@ CASES: Dict[str, Case] = {
     "f32_nobatch": Case("float32", dims={"m": 200, "n": 150, "d": 64, "e": 64},
                         q=["m", "d"], k=["n", "d"], v=["n", "e"], out=["m", "e"]),
     "f16_boolmask": Case("float16", **b_only(2, 33, 47, 64), mask=["b", "m", "n"]),
+    # A runtime score_mod tensor on the SIMT kernel: a weight per (b, n).
+    "f32_mod_arg_bn": Case("float32", **b_only(2, 40, 50, 32), mods=[(["b", "n"], "float32")],
+                           score_mod="""score_mod {
+      ^bb0(%x: f32, %b0: index, %m: index, %n: index, %w: f32):
+        %y = arith.mulf %x, %w : f32
+        attn.yield %y : f32
+      }"""),
     # The lse on the SIMT kernel (f32), causal with a bool mask.
     "f32_lse_causal_boolmask": Case("float32", **b_only(2, 40, 50, 32), causal=True,
                                     mask=["b", "m", "n"], lse=True),
@@ -485,6 +501,23 @@ TC_FEATURES: Dict[str, Case] = {
     "alibi_softcap30_causal": Case("bfloat16", **bhsd(1, 4, 300, 333, 128), causal=True,
                                    scale=1.5, score_mod=score_mod_region(2, alibi(4),
                                                                          softcap(30))),
+    # Runtime score_mod tensors (kernel arguments): ALiBi slopes per head
+    # (f32) and a per-key weight (the input dtype), read at clamped indices.
+    "mod_args_alibi_keyweight": Case(
+        "float16", **bhsd(2, 4, 200, 333, 64), causal=True,
+        mods=[(["h"], "float32"), (["n"], "float16")],
+        score_mod="""score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index, %sl: f32, %wn: f16):
+        %mm = arith.index_cast %m : index to i64
+        %nn = arith.index_cast %n : index to i64
+        %d = arith.subi %nn, %mm : i64
+        %df = arith.sitofp %d : i64 to f32
+        %bias = arith.mulf %sl, %df : f32
+        %wf = arith.extf %wn : f16 to f32
+        %y = arith.addf %x, %bias : f32
+        %z = arith.addf %y, %wf : f32
+        attn.yield %z : f32
+      }"""),
     # The lse result (FlashAttention's second output): scores in the exp2
     # domain with the scale folded in (no mask), ragged N.
     "lse_plain": Case("bfloat16", **bhsd(1, 4, 300, 333, 128), lse=True),
