@@ -1572,7 +1572,8 @@ std::string AttentionMatch::describe() const {
   if (fromAdditiveMask)
     causalStr += " (from a constant additive 0 / -65504-or-lower mask)";
   if (!scoreMod.empty())
-    maskStr += ", score_mod=" + scoreMod.describe(numBatch);
+    maskStr += ", score_mod=" +
+               scoreMod.describe(splitHeadLoop >= 0 ? numBatch - 1 : numBatch);
   return llvm::formatv("scale={0}, mask={1}, causal={2}{3}, batch dims={4}, "
                        "dtype {5} -> {6}{7}",
                        scaleStr, maskStr, causalStr,

@@ -519,3 +519,76 @@ func.func @alibi_f16_scores(%q: tensor<2x4x37x16xf16>, %k: tensor<2x4x45x16xf16>
   } -> tensor<2x4x37x8xf16>
   return %o : tensor<2x4x37x8xf16>
 }
+
+// -----
+
+// GQA written with repeated K/V heads and ALiBi whose slope comes from the
+// (query) head index: the op splits the head loop into (kv head, member of
+// the group), and the region rebuilds h = kv * 3 + g for the slope.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @gqa_repeat_alibi_head_index
+// CHECK: attn.attention
+// CHECK-SAME: tensor<1x2x3x24x16xf32>, tensor<1x2x24x16xf32>, tensor<1x2x24x16xf32>
+// CHECK: score_mod {
+// CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: index, %[[KV:.*]]: index, %[[G:.*]]: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: %[[KV3:.*]] = arith.muli %[[KV]], %[[C3]] : index
+// CHECK: arith.addi %[[KV3]], %[[G]] : index
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, kv heads 2 x group 3, score_mod=addf(s, mulf(exp2(mulf(sitofp(addi(b1, 1)), -0.5)), sitofp(subi(n, m)))), causal=no, batch dims=3, dtype f32 -> f32
+func.func @gqa_repeat_alibi_head_index(%q: tensor<1x6x24x16xf32>, %k: tensor<1x2x24x16xf32>, %v: tensor<1x2x24x16xf32>) -> tensor<1x6x24x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eb = tensor.empty() : tensor<1x2x3x24x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x24x16xf32>) outs(%eb : tensor<1x2x3x24x16xf32>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x3x24x16xf32> into tensor<1x6x24x16xf32>
+  %vb = linalg.broadcast ins(%v : tensor<1x2x24x16xf32>) outs(%eb : tensor<1x2x3x24x16xf32>) dimensions = [2]
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x3x24x16xf32> into tensor<1x6x24x16xf32>
+  %e = tensor.empty() : tensor<1x6x24x24xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x6x24x24xf32>) -> tensor<1x6x24x24xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>,
+                                        affine_map<(b, h, m, n, d) -> (b, h, n, d)>,
+                                        affine_map<(b, h, m, n, d) -> (b, h, m, n)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %kr : tensor<1x6x24x16xf32>, tensor<1x6x24x16xf32>) outs(%z : tensor<1x6x24x24xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x6x24x24xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x6x24x24xf32>) outs(%e : tensor<1x6x24x24xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %hi = linalg.index 1 : index
+    %hh = arith.index_cast %hi : index to i64
+    %one = arith.constant 1 : i64
+    %h1 = arith.addi %hh, %one : i64
+    %hf = arith.sitofp %h1 : i64 to f32
+    %m8 = arith.constant -0.5 : f32
+    %e0 = arith.mulf %hf, %m8 : f32
+    %slope = math.exp2 %e0 : f32
+    %mi = linalg.index 2 : index
+    %ni = linalg.index 3 : index
+    %mm = arith.index_cast %mi : index to i64
+    %nn = arith.index_cast %ni : index to i64
+    %dist = arith.subi %nn, %mm : i64
+    %df = arith.sitofp %dist : i64 to f32
+    %bias = arith.mulf %slope, %df : f32
+    %r = arith.addf %y, %bias : f32
+    linalg.yield %r : f32
+  } -> tensor<1x6x24x24xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<1x6x24x24xf32>) outs(%e : tensor<1x6x24x24xf32>) -> tensor<1x6x24x24xf32>
+  %eo = tensor.empty() : tensor<1x6x24x16xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x6x24x16xf32>) -> tensor<1x6x24x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, e, n) -> (b, h, m, n)>,
+                                        affine_map<(b, h, m, e, n) -> (b, h, n, e)>,
+                                        affine_map<(b, h, m, e, n) -> (b, h, m, e)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %vr : tensor<1x6x24x24xf32>, tensor<1x6x24x16xf32>) outs(%zo : tensor<1x6x24x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x6x24x16xf32>
+  return %o : tensor<1x6x24x16xf32>
+}
