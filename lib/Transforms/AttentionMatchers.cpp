@@ -71,6 +71,7 @@ struct ScoreFacts {
     int term = -1, inner = -1;
     double c = 1.0;
     bool div = false;
+    bool add = false; ///< term < 0: + c instead of * c or / c
   };
   SmallVector<Mod> mods;
 };
@@ -693,7 +694,17 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
     return false;
   }
 
-  for (const Step &step : llvm::reverse(path)) {
+  // A shift is softmax-invariant only if no modification follows it: a
+  // modification applied later (outer in `path`) makes it part of the region.
+  int64_t outermostMod = -1;
+  for (auto [i, step] : llvm::enumerate(path))
+    if (step.kind == Step::Mod) {
+      outermostMod = i;
+      break;
+    }
+  for (int64_t idx = static_cast<int64_t>(path.size()) - 1; idx >= 0; --idx) {
+    const Step &step = path[idx];
+    bool modLater = outermostMod >= 0 && outermostMod < idx;
     switch (step.kind) {
     case Step::Scale:
       if (f.bias >= 0 || f.boolMask >= 0 || f.causal) {
@@ -744,6 +755,10 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
         // A constant shift leaves the softmax unchanged up to the rounding
         // of s + c: only small finite ones are dropped (±inf would turn
         // every score into ±inf; a large c rounds the scores away).
+        if (modLater && std::isfinite(*c)) {
+          f.mods.push_back({-1, -1, *c, /*div=*/false, /*add=*/true});
+          break;
+        }
         if (!std::isfinite(*c) || std::abs(*c) > 64.0) {
           why = llvm::formatv("the scores are shifted by a constant ({0}) "
                               "that is not finite or too large (|c| > 64) to "
@@ -758,6 +773,11 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
       int bl = tr.stripCasts(b);
       if (tr.get(bl).kind == Term::Leaf &&
           !isa<RankedTensorType>(tr.get(bl).leaf.getType())) {
+        if (modLater) {
+          why = "the scores are shifted by a runtime scalar before a score "
+                "modification (not softmax-invariant there)";
+          return false;
+        }
         f.shifted = true; // so does a runtime scalar
         break;
       }
@@ -1116,7 +1136,9 @@ static LogicalResult buildScoreMod(ScoreTracer &tr, ArrayRef<ScoreFacts::Mod> mo
     if (m.term < 0) {
       int c = em.constant(m.c, ScoreModNode::F32);
       cur = c < 0 ? -1
-                  : em.op(m.div ? "arith.divf" : "arith.mulf",
+                  : em.op(m.add ? "arith.addf"
+                          : m.div ? "arith.divf"
+                                  : "arith.mulf",
                           ScoreModNode::F32, {cur, c});
     } else {
       cur = em.emit(m.term, m.inner, cur);

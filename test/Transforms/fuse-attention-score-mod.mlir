@@ -592,3 +592,49 @@ func.func @gqa_repeat_alibi_head_index(%q: tensor<1x6x24x16xf32>, %k: tensor<1x2
   } -> tensor<1x6x24x16xf32>
   return %o : tensor<1x6x24x16xf32>
 }
+// -----
+
+// A constant shift before a non-additive modification is not
+// softmax-invariant: it becomes part of the region (found by the fuzzer:
+// gen_attention.py --seed 777, case 80, dropped it).
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @shift_before_clamp
+// CHECK: attn.attention
+// CHECK-SAME: score_mod {
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, score_mod=maximumf(addf(s, 0.5), -1), causal=no
+func.func @shift_before_clamp(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>) -> tensor<2x4x37x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x37x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x37x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %half = arith.constant 0.5 : f32
+    %sh = arith.addf %y, %half : f32
+    %lo = arith.constant -1.0 : f32
+    %r = arith.maximumf %sh, %lo : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %eo = tensor.empty() : tensor<2x4x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x37x8xf32>) -> tensor<2x4x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x37x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x8xf32>
+  return %o : tensor<2x4x37x8xf32>
+}

@@ -844,6 +844,50 @@ class Case:
             x = E.generic([(x, score, t)], score, t, list(score), set(),
                           lambda a, o: ([f"{r} = arith.addf {a[0]}, {cv} : {t}"], r))
 
+        # ---- a score modification (attn.attention's score_mod region):
+        # soft-capping, ALiBi from positions, a clamp, s * sigmoid(s)
+        # (not after a bias fused into the scale's generic: a modification
+        # after the mask is refused, rightly)
+        if not fused_bias and self.chance("score_mod", 0.2):
+            how = self.pick("score_mod_kind", ["softcap", "alibi", "clamp", "swish"])
+            loops = perm_loops(rng, score, 0.3)
+            mi, ni = loops.index("m"), loops.index("n")
+            cap = str(rng.choice(["2.0", "5.0", "30.0"]))
+            r = E.fresh("y")
+
+            def body(a, o):
+                x0, ls = a[0], []
+                c1, c2, c3 = E.fresh("c"), E.fresh("t"), E.fresh("t")
+                if how == "softcap":
+                    ls += [f"{c1} = arith.constant {cap} : {t}",
+                           f"{c2} = arith.divf {x0}, {c1} : {t}",
+                           f"{c3} = math.tanh {c2} : {t}",
+                           f"{r} = arith.mulf {c3}, {c1} : {t}"]
+                elif how == "alibi":
+                    i, j, d, f, sl = (E.fresh("i"), E.fresh("j"), E.fresh("d"),
+                                      E.fresh("f"), E.fresh("sl"))
+                    ls += [f"{i} = linalg.index {mi} : index",
+                           f"{j} = linalg.index {ni} : index",
+                           f"{d} = arith.subi {j}, {i} : index",
+                           f"{c1} = arith.index_cast {d} : index to i64",
+                           f"{f} = arith.sitofp {c1} : i64 to {t}",
+                           f"{sl} = arith.constant 0.125 : {t}",
+                           f"{c2} = arith.mulf {sl}, {f} : {t}",
+                           f"{r} = arith.addf {x0}, {c2} : {t}"]
+                elif how == "clamp":
+                    ls += [f"{c1} = arith.constant -1.0 : {t}",
+                           f"{r} = arith.maximumf {x0}, {c1} : {t}"]
+                else:
+                    one, e, den, sg = E.fresh("o"), E.fresh("e"), E.fresh("den"), E.fresh("sg")
+                    ls += [f"{c1} = arith.negf {x0} : {t}",
+                           f"{e} = math.exp {c1} : {t}",
+                           f"{one} = arith.constant 1.0 : {t}",
+                           f"{den} = arith.addf {one}, {e} : {t}",
+                           f"{sg} = arith.divf {one}, {den} : {t}",
+                           f"{r} = arith.mulf {x0}, {sg} : {t}"]
+                return ls, r
+            x = E.generic([(x, score, t)], score, t, loops, set(), body)
+
         # ---- masks
         def add_bias(x):
             hows = ["generic"]
