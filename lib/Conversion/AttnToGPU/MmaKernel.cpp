@@ -361,7 +361,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
             if (!foldScale)
               x = arith::MulFOp::create(
                   b, loc, x, scoreScale,
-                  op.hasScoreMod() ? arith::FastMathFlags::contract
+                  op.hasScoreMod() ? arith::FastMathFlags::contract | arith::FastMathFlags::reassoc
                                    : arith::FastMathFlags::none);
             if (withMask || memArg("mask") || kb.op.hasScoreMod())
               x = tk.scoreMod(x, tk.add(tk.add(n0, nb * 8 + j), c2),

@@ -112,7 +112,8 @@ static Value lowerMath(KernelBuilder &kb, Operation *op, ValueRange in) {
         std::isfinite(1.0 / c.getValueAsDouble()))
       return arith::MulFOp::create(
           b, loc, in[0],
-          kb.cF32(static_cast<float>(1.0 / c.getValueAsDouble())));
+          kb.cF32(static_cast<float>(1.0 / c.getValueAsDouble())),
+          arith::FastMathFlags::contract | arith::FastMathFlags::reassoc);
   }
   if (isa<math::PowFOp>(op)) // x^y = 2^(y log2 x), x > 0
     return ex2(arith::MulFOp::create(b, loc, in[1], lg2(in[0])));

@@ -549,7 +549,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       if (!foldScale)
         x = arith::MulFOp::create(
             b, loc, x, scoreScale,
-            op.hasScoreMod() ? arith::FastMathFlags::contract
+            op.hasScoreMod() ? arith::FastMathFlags::contract | arith::FastMathFlags::reassoc
                              : arith::FastMathFlags::none);
       if (withMask || memArg("mask") || kb.op.hasScoreMod())
         x = tk.scoreMod(x, tk.add(tk.add(n0, (i / 4) * 8 + i % 2), c2),
