@@ -147,8 +147,8 @@ struct Canonical {
 
 /// Applies `block` (a score_mod body) to `score` at the given indices and
 /// operand elements: its ops cloned at the builder's point.
-Value mlir::attn::applyScoreMod(OpBuilder &b, Block *block, Value score,
-                                ValueRange indices, ValueRange elements) {
+static Value applyScoreMod(OpBuilder &b, Block *block, Value score,
+                           ValueRange indices, ValueRange elements) {
   IRMapping map;
   map.map(block->getArgument(0), score);
   for (auto [i, v] : llvm::enumerate(indices))
@@ -159,9 +159,6 @@ Value mlir::attn::applyScoreMod(OpBuilder &b, Block *block, Value score,
     b.clone(op, map);
   return map.lookup(block->getTerminator()->getOperand(0));
 }
-
-namespace {
-} // namespace
 
 static Value ext(OpBuilder &b, Location loc, Value x) {
   if (x.getType().isF32())
@@ -232,15 +229,19 @@ static Value buildScores(OpBuilder &b, Location loc, const Canonical &c,
              b, loc, s.getType(), inputs, ValueRange{s}, emaps, eiters,
              [&](OpBuilder &nb, Location l, ValueRange args) {
                Value x = arith::MulFOp::create(nb, l, args.back(), scale);
+               // Global query and key indices (tile offsets added).
+               Value query, key;
+               if (c.scoreMod || c.causal || c.window) {
+                 query = arith::AddIOp::create(
+                     nb, l, linalg::IndexOp::create(nb, l, M), qOff);
+                 key = arith::AddIOp::create(
+                     nb, l, linalg::IndexOp::create(nb, l, N), kOff);
+               }
                if (c.scoreMod) {
-                 // Global indices: batch, query (tile offset), key.
                  SmallVector<Value> idx;
                  for (unsigned i = 0; i < r; ++i)
                    idx.push_back(linalg::IndexOp::create(nb, l, i));
-                 idx.push_back(arith::AddIOp::create(
-                     nb, l, linalg::IndexOp::create(nb, l, M), qOff));
-                 idx.push_back(arith::AddIOp::create(
-                     nb, l, linalg::IndexOp::create(nb, l, N), kOff));
+                 idx.append({query, key});
                  unsigned first = hasMask ? 1 : 0;
                  x = applyScoreMod(nb, c.scoreMod, x, idx,
                                    args.slice(first, c.modOperands.size()));
@@ -252,14 +253,11 @@ static Value buildScores(OpBuilder &b, Location loc, const Canonical &c,
                else if (hasMask)
                  x = arith::AddFOp::create(nb, l, x, ext(nb, l, args[0]));
                if (c.causal || c.window) {
-                 Value row = arith::AddIOp::create(
-                     nb, l, linalg::IndexOp::create(nb, l, M), qOff);
+                 Value row = query, col = key;
                  if (c.queryOffset)
                    row = arith::AddIOp::create(
                        nb, l, row,
                        arith::ConstantIndexOp::create(nb, l, c.queryOffset));
-                 Value col = arith::AddIOp::create(
-                     nb, l, linalg::IndexOp::create(nb, l, N), kOff);
                  if (c.causal) {
                    Value above = arith::CmpIOp::create(
                        nb, l, arith::CmpIPredicate::ugt, col, row);
@@ -279,7 +277,6 @@ static Value buildScores(OpBuilder &b, Location loc, const Canonical &c,
       ->getResult(0);
 }
 
-/// The online-softmax loop for one query tile; returns O_t [b.., tm, e].
 /// lse = log of the softmax denominator per row: m + log(ℓ) in the
 /// running state's natural units; -inf where ℓ = 0 (fully masked).
 static Value buildLse(OpBuilder &b, Location loc, Value m, Value l) {

@@ -30,12 +30,6 @@ struct TileOptions {
 FailureOr<Value> tileOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
                                    const TileOptions &options);
 
-/// Clones the score_mod body `block` at the builder's point with `score`,
-/// the batch/query/key `indices` and operand `elements` for its arguments;
-/// returns the modified score.
-Value applyScoreMod(OpBuilder &b, Block *block, Value score, ValueRange indices,
-                    ValueRange elements);
-
 /// Lowers attn.online_update / attn.finalize to linalg on tensors.
 void populateAttnToLinalgPatterns(RewritePatternSet &patterns);
 
