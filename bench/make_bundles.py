@@ -15,7 +15,10 @@ variant in TUNE_VARIANTS and N in {1024, 8192}. --forms writes the forms
 table's bundles (FORMS below, at D = 128; plain and causal also at D in
 {80, 96, 256}; bench/bench_forms.py times them):
 OUT/{dtype}_d{D}_n{N}_b{B}_h16_{form}. The softcap and alibi forms carry a
-score_mod region (score_mod_region).
+score_mod region (score_mod_region). --decode writes the decode table's
+bundles (decode_configs; bench/bench_decode.py times them):
+OUT/dec_{dtype}_m{M}_b{B}_n{N}_hkv{Hkv}; with --decode-tune, the
+launch-shape variants DECODE_TUNE at three shapes, OUT/VARIANT/NAME.
 """
 from __future__ import annotations
 
@@ -171,6 +174,67 @@ def forms_program(dtype: str, d: int, n: int, b: int, h: int, form: str) -> str:
 """
 
 
+# The decode table (bench/bench_decode.py): M new query tokens per sequence
+# against N cached keys, 32 query heads with 32 or 8 kv heads (GQA: q laid
+# out [B, Hkv, G, M, D], the same memory as [B, 32, M, D]), D = 128. Rows
+# whose K/V would pass DECODE_MAX_KV_BYTES are left out (80 GB device).
+DECODE_MAX_KV_BYTES = 24 << 30
+# Launch-shape variants tried at two decode shapes (--decode-tune).
+DECODE_TUNE = {
+    "kv64_s3": [],
+    "kv32_s4": ["--tile-kv=32", "--stages=4"],
+    "kv64_s2": ["--stages=2"],
+    "kv128_s2": ["--tile-kv=128", "--stages=2"],
+    "kv64_s4": ["--stages=4"],
+    "nosplit": ["--splits=1"],
+    "splits_x2": ["--splits=SPLITS_X2"],
+}
+
+
+def decode_configs(quick: bool):
+    for dtype in ("float16", "bfloat16"):
+        for m in (1, 16):
+            for b in (1, 16, 64):
+                for n in (1024, 8192, 32768, 131072):
+                    for hkv in (32, 8):
+                        if quick and (b != 16 or n not in (8192,)):
+                            continue
+                        if dtype == "bfloat16" and (b != 16 or m != 1):
+                            continue  # bf16: one row set (same kernel)
+                        if 2 * b * hkv * n * 128 * 2 > DECODE_MAX_KV_BYTES:
+                            continue
+                        yield dtype, m, b, n, hkv
+
+
+def auto_splits(m: int, b: int, n: int, hkv: int, hq: int = 32) -> int:
+    """The split count convert-attn-to-gpu picks for a decode row on an H100
+    (its launch_rules.splits, 64-key tiles)."""
+    blocks = b * hq  # one query tile per (sequence, head) for m <= 16
+    want = max(1, min(-(-4 * 132 // blocks), n // 256))
+    chunk = -(-(-(-n // want)) // 64) * 64
+    return -(-n // chunk)
+
+
+def decode_program(dtype: str, m: int, b: int, n: int, hkv: int, hq: int = 32,
+                   d: int = 128) -> str:
+    dt = MLIR_DT[dtype]
+    g = hq // hkv
+    tq = f"tensor<{b}x{hkv}x{g}x{m}x{d}x{dt}>"
+    tk = f"tensor<{b}x{hkv}x{n}x{d}x{dt}>"
+    mp = "affine_map<(b, h, g, m, n, d, e) -> "
+    maps = ", ".join(mp + x + ">" for x in ("(b, h, g, m, d)", "(b, h, n, d)",
+                                            "(b, h, n, e)", "(b, h, g, m, e)"))
+    # The new tokens are the last M positions: bottom-right causal.
+    causal = f"causal query_offset = {n - m} " if m > 1 else ""
+    return f"""func.func @attention(%q: {tq}, %k: {tk}, %v: {tk}, %o: {tq}) -> {tq} {{
+  %s = arith.constant {1.0 / math.sqrt(d)!r} : f32
+  %r = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tk}) scale(%s) outs(%o : {tq})
+      {causal}indexing_maps = [{maps}] -> {tq}
+  return %r : {tq}
+}}
+"""
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -184,11 +248,29 @@ def main() -> int:
                     help="--tune: sequence lengths, comma-separated")
     ap.add_argument("--forms", action="store_true",
                     help="the forms table's bundles (bench/bench_forms.py)")
+    ap.add_argument("--decode", action="store_true",
+                    help="the decode table's bundles (bench/bench_decode.py)")
+    ap.add_argument("--decode-tune", action="store_true",
+                    help="--decode: the launch-shape variants (DECODE_TUNE) at "
+                         "two shapes, OUT/VARIANT/NAME")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     out = Path(a.out)
     jobs = []  # (bundle dir, program, flags)
-    if a.forms:
+    if a.decode and a.decode_tune:
+        for var, flags in DECODE_TUNE.items():
+            for dtype, m, b, n, hkv in (("float16", 1, 16, 8192, 32),
+                                        ("float16", 1, 1, 32768, 8),
+                                        ("float16", 16, 64, 4096, 8)):
+                name = f"dec_{dtype}_m{m}_b{b}_n{n}_hkv{hkv}"
+                fl = [f.replace("SPLITS_X2", str(2 * auto_splits(m, b, n, hkv)))
+                      for f in flags]
+                jobs.append((out / var / name, decode_program(dtype, m, b, n, hkv), fl))
+    elif a.decode:
+        for dtype, m, b, n, hkv in decode_configs(a.quick):
+            name = f"dec_{dtype}_m{m}_b{b}_n{n}_hkv{hkv}"
+            jobs.append((out / name, decode_program(dtype, m, b, n, hkv), a.flags.split()))
+    elif a.forms:
         for dtype, d, n, b, h, form in forms_configs():
             name = f"{dtype}_d{d}_n{n}_b{b}_h{h}_{form}"
             jobs.append((out / name, forms_program(dtype, d, n, b, h, form), a.flags.split()))

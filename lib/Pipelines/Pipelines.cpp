@@ -118,6 +118,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   gpuOpts.warpSpecialize = options.warpSpecialize;
   gpuOpts.pingpong = options.pingpong;
   gpuOpts.minBlocks = options.minBlocks;
+  gpuOpts.splits = options.splits;
   gpuOpts.explain = options.explain;
   gpuOpts.attention = options.attention;
   pm.addPass(createConvertAttnToGPU(gpuOpts));

@@ -74,8 +74,15 @@ ARG_NAMES = ("q", "k", "v", "mask", "sink", "out", "lse")
 _MOD_ARG = re.compile(r"mod[0-9]{1,2}")
 # Arguments the kernel writes (allocated by Kernel when not given).
 OUTPUTS = ("out", "lse")
+# Split-KV's workspace (grid z = attention.splits > 1): per split the
+# normalized partial output and its lse, and a counter per query tile that
+# the kernel leaves at 0. Allocated by Kernel once, never passed by callers;
+# no attention dims (map "workspace"). Shapes: o_part [splits, batch, m, e],
+# lse_part [splits, batch, m], locks [batch, grid x] (batch: the product of
+# the batch dims).
+WORKSPACE = {"o_part": "float32", "lse_part": "float32", "locks": "int32"}
 DTYPES = ("float16", "bfloat16", "float32", "bool")
-ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "bool": 1}
+ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "bool": 1, "int32": 4}
 TENSOR_CORE_DTYPES = ("float16", "bfloat16")
 
 # What a bundle may hold at all (it is read as hostile input).
@@ -234,7 +241,13 @@ class Manifest:
     @property
     def inputs(self) -> Tuple[str, ...]:
         """Names of the arguments the caller passes, in parameter order."""
-        return tuple(a.name for a in self.args if a.name not in OUTPUTS)
+        return tuple(a.name for a in self.args
+                     if a.name not in OUTPUTS and a.name not in WORKSPACE)
+
+    @property
+    def splits(self) -> int:
+        """Split-KV key ranges per query tile (grid z); 1: none."""
+        return self.grid[2]
 
     @property
     def batch_names(self) -> Tuple[str, ...]:
@@ -349,7 +362,7 @@ def _sizes(args: Sequence[ArgSpec], batch: Sequence[str],
     sizes: Dict[str, int] = {}
     # q/k/v/out fix the sizes; mask and sink may broadcast (size 1).
     broadcast = lambda a: a.name in ("mask", "sink") or _kind(a.name) == "mod"  # noqa: E731
-    order = sorted(args, key=broadcast)
+    order = sorted((a for a in args if a.name not in WORKSPACE), key=broadcast)
     for a in order:
         for dim, size in zip(a.dims, a.shape):
             if dim not in sizes:
@@ -909,6 +922,10 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     if tile_q is not None and (not _is_int(tile_q) or tile_q < 1):
         raise BundleError(f"{where}: attention.tile_q must be a positive "
                           f"integer, got {_show(tile_q)}")
+    splits = att.get("splits", 1)
+    if not _is_int(splits) or not 1 <= splits <= GRID_MAX[2]:
+        raise BundleError(f"{where}: attention.splits must be an integer in "
+                          f"[1, {GRID_MAX[2]}], got {_show(splits)}")
     kernel_choice = att.get("kernel_choice", "")
     if not isinstance(kernel_choice, str):
         raise BundleError(f"{where}: attention.kernel_choice must be a string, "
@@ -922,9 +939,11 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
         if not isinstance(a, dict):
             raise BundleError(f"{where}: every entry of 'args' must be an object")
         n = a.get("name")
-        if not isinstance(n, str) or not (n in ARG_NAMES or _MOD_ARG.fullmatch(n)):
+        if not isinstance(n, str) or not (n in ARG_NAMES or n in WORKSPACE
+                                          or _MOD_ARG.fullmatch(n)):
             raise BundleError(f"{where}: unknown argument name {_show(n)} "
-                              f"(known: {list(ARG_NAMES)} and mod<digits>)")
+                              f"(known: {list(ARG_NAMES)}, mod<digits> and "
+                              f"the workspace {list(WORKSPACE)})")
         if n in names:
             raise BundleError(f"{where}: argument names repeat: "
                               f"{names + [n]}")
@@ -959,6 +978,19 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     for a in raw_args:
         name = a["name"]
         dtype = a.get("dtype")
+        if name in WORKSPACE:
+            if dtype != WORKSPACE[name]:
+                raise BundleError(f"{where}: workspace '{name}' must be "
+                                  f"{WORKSPACE[name]}, got {_show(dtype)}")
+            if a.get("map", "workspace") != "workspace" or name in layouts:
+                raise BundleError(f"{where}: workspace '{name}' has no "
+                                  "attention layout (map \"workspace\")")
+            shape = _int_list(a.get("shape"), None, f"'{name}'.shape", where,
+                              positive=True)
+            if math.prod(shape) * 4 > INT64_MAX:
+                raise BundleError(f"{where}: '{name}' is too large")
+            args.append(ArgSpec(name, dtype, shape, ()))
+            continue
         if not isinstance(dtype, str) or dtype not in DTYPES:
             raise BundleError(f"{where}: '{name}' has dtype {_show(dtype)} "
                               f"(known: {list(DTYPES)})")
@@ -1053,16 +1085,30 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                  binding_sha256=binding)
     sizes = m.sizes()  # raises on inconsistent shapes
     # The launch covers exactly the attention: one block per tile_q query
-    # rows (the SIMT kernel: one thread per row, tile_q = block x) and
-    # batch entry.
+    # rows (the SIMT kernel: one thread per row, tile_q = block x), batch
+    # entry and split-KV key range.
     tq = tile_q if tile_q is not None else block[0]
-    want = (-(-sizes["m"] // tq), math.prod(sizes[b] for b in batch), 1)
+    nbatch = math.prod(sizes[b] for b in batch)
+    want = (-(-sizes["m"] // tq), nbatch, splits)
     if grid != want:
         raise BundleError(
             f"{where}: grid {list(grid)} does not match the attention: m = "
             f"{sizes['m']}, tile_q = {tq}"
             f"{'' if tile_q is not None else ' (block x)'}, batch "
-            f"{[sizes[b] for b in batch]} need grid {list(want)}")
+            f"{[sizes[b] for b in batch]}, splits {splits} need grid "
+            f"{list(want)}")
+    ws_want = {"o_part": (splits, nbatch, sizes["m"], sizes["e"]),
+               "lse_part": (splits, nbatch, sizes["m"]),
+               "locks": (nbatch, want[0])}
+    for n, shape in ws_want.items():
+        a = m.arg(n)
+        if splits > 1 and a is None:
+            raise BundleError(f"{where}: split-KV (splits {splits}) needs the "
+                              f"workspace argument {n!r}")
+        if a is not None and (splits == 1 or a.shape != shape):
+            raise BundleError(f"{where}: workspace {n!r} has shape "
+                              f"{list(a.shape)}; splits {splits} need "
+                              + (f"{list(shape)}" if splits > 1 else "none"))
     if binding_sha256(obj, sha.get(ptx) if ptx else None,
                       sha.get(cubin) if cubin else None) != binding:
         raise BundleError(f"{where}: manifest does not describe this kernel "
@@ -1423,7 +1469,7 @@ def find_attn_bundle() -> str:
 
 LAUNCH_OPTIONS = ("tile_q", "tile_kv", "warps", "stages", "q_shared",
                   "rescale_threshold", "pipeline", "wgmma", "min_blocks",
-                  "warp_specialize", "pingpong")
+                  "warp_specialize", "pingpong", "splits")
 
 
 def compile(source: Union[str, Path], out_dir: Union[str, Path],
@@ -1578,6 +1624,7 @@ class Kernel:
         self.manifest = bundle.manifest
         self.device = device
         self.load_notes: List[str] = []
+        self._workspace: Optional[Dict[str, Any]] = None
         drv = _Driver.get()
         self._drv = drv
         self._ctx = drv.primary_context(device)
@@ -1615,6 +1662,20 @@ class Kernel:
         return (f"Kernel({self.manifest.kernel!r}, {self.bundle.dir}, "
                 f"image={self.image}, inputs={list(self.manifest.inputs)})")
 
+    def workspace(self) -> Dict[str, Any]:
+        """Split-KV's workspace, allocated on first use and kept: the
+        kernel leaves the counters at 0 for the next launch. Launches of one
+        Kernel share it, so they must not run concurrently (one stream)."""
+        if self._workspace is None:
+            import torch
+            self._workspace = {}
+            for spec in self.manifest.args:
+                if spec.name in WORKSPACE:
+                    self._workspace[spec.name] = torch.zeros(
+                        spec.shape, dtype=getattr(torch, spec.dtype),
+                        device=f"cuda:{self.device}")
+        return self._workspace
+
     def empty_out(self, name: str = "out") -> Any:
         import torch
         spec = self.manifest.arg(name)
@@ -1644,6 +1705,7 @@ class Kernel:
         for name in OUTPUTS:
             if name in bound and bound[name] is None:
                 bound[name] = self.empty_out(name)
+        bound.update(self.workspace())
         check_args(man, bound)
         for spec in man.args:
             x = bound[spec.name]

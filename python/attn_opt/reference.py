@@ -29,7 +29,8 @@ import contextlib
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from .bundle import INT64_MIN, SCORE_MOD_OPS, Manifest, ScoreMod, ScoreModOp
+from .bundle import (INT64_MIN, SCORE_MOD_OPS, WORKSPACE, Manifest, ScoreMod,
+                     ScoreModOp)
 
 # ---------------------------------------------------------------------------
 # Array backends: the dozen operations the reference needs.
@@ -538,7 +539,7 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
             return np.ascontiguousarray(np.asarray(x).astype(dt))
 
     for spec in man.args:
-        if spec.name == "out":
+        if spec.name == "out" or spec.name in WORKSPACE:
             continue
         if spec.name != "mask":
             out[spec.name] = cast(randn(spec.shape), spec.dtype)

@@ -106,6 +106,11 @@ static cl::opt<bool> explainKernel(
     cl::desc("Remark which kernel the attention gets, its launch shape, and "
              "why not a faster one"),
     cl::init(false));
+static cl::opt<int64_t> splits(
+    "splits",
+    cl::desc("Split-KV blocks per query tile (-1: from the shapes; 1: none; "
+             "2-256)"),
+    cl::init(-1));
 static cl::opt<int64_t> minBlocks(
     "min-blocks",
     cl::desc("Blocks per multiprocessor ptxas must leave registers for "
@@ -131,6 +136,7 @@ static FailureOr<std::string> compile(ModuleOp module, StringRef format,
   options.rescaleThreshold = rescaleThreshold;
   options.pipeline = pipelineQK;
   options.minBlocks = minBlocks;
+  options.splits = splits;
   options.wgmma = wgmma;
   options.warpSpecialize = warpSpecialize;
   options.pingpong = pingpong;
@@ -308,7 +314,11 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
     const llvm::json::Array *shape = o ? o->getArray("shape") : nullptr;
     if (!name || !dtype || !shape || !o->getString("map"))
       return fail("an argument lacks its name, dtype, shape or map");
-    if (!llvm::is_contained({"float16", "bfloat16", "float32", "bool"}, *dtype))
+    // Split-KV's workspace: f32 partials and the int32 per-tile counters.
+    bool workspace = llvm::is_contained({"o_part", "lse_part", "locks"}, *name);
+    if (workspace ? *dtype != (*name == "locks" ? "int32" : "float32")
+                  : !llvm::is_contained({"float16", "bfloat16", "float32", "bool"},
+                                        *dtype))
       return fail("argument '" + *name + "' has dtype '" + *dtype + "'");
     for (const llvm::json::Value &d : *shape)
       if (d.getAsInteger().value_or(0) < 1)

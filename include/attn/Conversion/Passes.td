@@ -97,6 +97,12 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"-1",
            "Only range-checked here, with the other launch options, before a "
            "kernel is chosen; attn-gpu-occupancy applies it">,
+    Option<"splits", "splits", "int64_t", /*default=*/"-1",
+           "Split-KV (flash-decoding): each query tile's keys are spread over "
+           "this many blocks (grid z), whose partial (O, lse) the last one to "
+           "finish merges exactly. -1: chosen from the shapes (decode shapes, "
+           "few query tiles, long key ranges); 1: none; 2-256 forces it "
+           "(mma.sync kernel)">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Remark at the attention which kernel it gets, with its launch "
            "shape, and why not a faster one (also --attn-explain)">

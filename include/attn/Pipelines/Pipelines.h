@@ -94,6 +94,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("The attention to compile, by position in the module "
                      "(-1: all, a kernel each)"),
       llvm::cl::init(-1)};
+  PassOptions::Option<int64_t> splits{
+      *this, "splits",
+      llvm::cl::desc("Split-KV blocks per query tile (-1: from the shapes; "
+                     "1: none; 2-256)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<int64_t> minBlocks{
       *this, "min-blocks",
       llvm::cl::desc("Blocks per multiprocessor ptxas must leave registers "

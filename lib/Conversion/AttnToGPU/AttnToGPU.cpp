@@ -108,9 +108,28 @@ static LogicalResult checkSharedBytes(AttentionOp op, StringRef kernel,
 /// The tensor-core launch shape from the pass options (0 / -1: defaults
 /// for the head dims), or an error at the attention naming the bad option.
 static FailureOr<MmaConfig>
-resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t D,
-                 int64_t E) {
+resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t M,
+                 int64_t D, int64_t E, bool decode) {
   MmaConfig cfg;
+  if (decode) {
+    // Decode shapes: one 16-row tile per warp, as many warps as the query
+    // rows need; 64-key tiles (32 past D = 128) in three stages keep two
+    // tiles of K/V reads in flight per block.
+    cfg.warps = std::clamp<int64_t>((M + 15) / 16, 1, 4);
+    cfg.rowTiles = 1;
+    ConvertAttnToGPUOptions shaped = opts;
+    if (!opts.stages)
+      shaped.stages = 3;
+    if (failed(resolveTileLoop(op, shaped, std::max(D, E) <= 128 ? 64 : 32,
+                               cfg.keyTile, cfg.pipeline, cfg.stages,
+                               cfg.rescaleThreshold)))
+      return failure();
+    cfg.qShared = opts.qShared == 1;
+    if (failed(checkSharedBytes(op, "tensor-core", cfg.sharedBytes(D, E),
+                                cfg.keyTile, cfg.stages, D, E)))
+      return failure();
+    return cfg;
+  }
   cfg.warps = opts.warps ? opts.warps : 4;
   if (cfg.warps < 1 || cfg.warps > 8)
     return op.emitError("warps must be in [1, 8], got ") << cfg.warps;
@@ -291,6 +310,10 @@ static LogicalResult validateOptions(AttentionOp op,
       failed(tristate("pingpong", opts.pingpong)) ||
       failed(range("min-blocks", opts.minBlocks, -1, 32)))
     return failure();
+  if (opts.splits != -1 && (opts.splits < 1 || opts.splits > kMaxSplits))
+    return op.emitError() << "splits must be -1 (from the shapes), 1 (none) "
+                             "or in [2, "
+                          << kMaxSplits << "], got " << opts.splits;
   return success();
 }
 
@@ -332,6 +355,38 @@ static LogicalResult validateShapes(AttentionOp op,
 namespace {
 enum class KernelKind { Wgmma, WgmmaWarpSpecialized, MmaSync, Simt };
 } // namespace
+
+/// Why split-KV cannot take `op` ("" if it can). Keys a causal or window
+/// rule hides from a whole block still count under a finite fill; the
+/// kernel folds them into the block's state once (foldHiddenKeys), which a
+/// block holding one key range of several cannot do.
+static std::string splitIneligibility(AttentionOp op, float maskValue) {
+  if (!std::isinf(maskValue) && (op.getCausal() || op.getWindow()))
+    return "a finite fill with causal/window (the hidden keys' share is "
+           "folded in by one block)";
+  return "";
+}
+
+/// Multiprocessors of the target (H100 SXM: 132, A100: 108): split-KV
+/// aims at enough blocks to fill them a few times over.
+static int64_t multiprocessors(StringRef chip) {
+  return chip == "sm_90a" ? 132 : 108;
+}
+
+/// The split count: `splits` when given (>= 1), else for decode shapes
+/// enough key ranges that the grid holds kSplitWaves blocks per
+/// multiprocessor, each range at least kMinSplitKeys keys; 1 otherwise.
+static int64_t chooseSplits(const ConvertAttnToGPUOptions &opts, bool decode,
+                            int64_t blocks, int64_t N) {
+  if (opts.splits >= 1)
+    return opts.splits;
+  if (!decode)
+    return 1;
+  int64_t target = kSplitWaves * multiprocessors(opts.chip);
+  int64_t want = (target + blocks - 1) / blocks;
+  return std::clamp<int64_t>(std::min(want, N / kMinSplitKeys), 1,
+                             kMaxSplits);
+}
 
 /// "file:line:col" of the first file location in `loc` (the file's base
 /// name: a bundle does not record the machine's paths), or "".
@@ -436,10 +491,18 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                    op.getMaskValue() ? op.getMaskValue()->convertToFloat()
                                      : -std::numeric_limits<float>::infinity(),
                    threads};
+  // Split-KV workspace (kernel arguments after the outputs, allocated by
+  // the launcher): per split the normalized partial O and its lse, and a
+  // counter per query tile that the last block of the tile to finish
+  // sees reach splits - 1 (it merges, then resets it to 0).
+  SmallVector<std::pair<std::string, MemRefType>> workspace;
   auto memArg = [&](StringRef name) -> Value {
     for (auto [i, a] : llvm::enumerate(args))
       if (a.first == name)
         return entry->getArgument(i);
+    for (auto [i, w] : llvm::enumerate(workspace))
+      if (w.first == name)
+        return entry->getArgument(args.size() + i);
     return Value();
   };
   for (const std::string &name : modNames)
@@ -493,8 +556,36 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                         "16 up to 256, contiguous head dims: ")
            << (opts.chip != "sm_90a" ? "chip=" + opts.chip
                                      : wgmmaIneligibility(op, mapOf, D, E));
-  bool useWgmma = canWgmma && opts.wgmma != 0;
-  bool useMma = !useWgmma && mmaEligible(op, mapOf, D, E);
+  // Decode shapes (M <= 16 query rows: one new token, a few speculative
+  // ones) take the mma.sync kernel with 16-row warps even on sm_90a: the
+  // wgmma kernel's 64-row warpgroups would compute mostly padding, and the
+  // key loop is bound by reading K and V, not by the tensor cores.
+  // wgmma=1 keeps the Hopper kernel.
+  // Only with the default row shape (tile-kv, stages, pipeline may be set).
+  bool mmaOk = mmaEligible(op, mapOf, D, E);
+  bool decode = mmaOk && M <= kDecodeRows && !opts.warps && !opts.tileQ &&
+                opts.wgmma != 1;
+  std::string splitWhy = splitIneligibility(op, kb.maskValue);
+  if (opts.splits > 1) {
+    if (!splitWhy.empty())
+      return op.emitError("splits=")
+             << opts.splits << ": split-KV cannot take this attention: "
+             << splitWhy;
+    if (!mmaOk)
+      return op.emitError("splits=")
+             << opts.splits
+             << ": split-KV runs on the mma.sync kernel, which cannot take "
+                "this attention: "
+             << mmaIneligibility(op, mapOf, D, E);
+    if (opts.wgmma == 1)
+      return op.emitError("splits=")
+             << opts.splits
+             << " runs on the mma.sync kernel; it cannot be combined with "
+                "wgmma=1";
+  }
+  bool useWgmma =
+      canWgmma && opts.wgmma != 0 && !decode && !(opts.splits > 1);
+  bool useMma = !useWgmma && mmaOk;
   MmaConfig cfg;
   WgmmaConfig wcfg;
   if (useWgmma) {
@@ -505,10 +596,20 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     wcfg = *resolved;
   }
   if (useMma) {
-    FailureOr<MmaConfig> resolved = resolveMmaConfig(op, opts, D, E);
+    FailureOr<MmaConfig> resolved =
+        resolveMmaConfig(op, opts, M, D, E, decode);
     if (failed(resolved))
       return failure();
     cfg = *resolved;
+    int64_t gridQ = (M + cfg.rowsPerBlock() - 1) / cfg.rowsPerBlock();
+    // The longest key range a block sees: N, or with a window its width
+    // plus the block's rows.
+    int64_t span = sizes[r + 1];
+    if (std::optional<int64_t> w = op.getWindow())
+      span = std::min(span, *w + cfg.rowsPerBlock());
+    cfg.setSplits(
+        chooseSplits(opts, decode && splitWhy.empty(), gridQ * batch, span),
+        span);
   }
   int64_t rowsPerBlock = useWgmma ? wcfg.rowsPerBlock()
                          : useMma ? cfg.rowsPerBlock()
@@ -549,15 +650,47 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           opts.chip != "sm_90a" ? "chip=" + opts.chip + " (wgmma needs sm_90a)"
           : opts.wgmma == 0     ? std::string("wgmma=0")
                                 : wgmmaIneligibility(op, mapOf, D, E);
-      if (useMma)
+      if (decode && canWgmma && opts.wgmma != 0)
+        notWgmma = "decode shape (M = " + std::to_string(M) + " <= " +
+                   std::to_string(kDecodeRows) +
+                   " query rows: wgmma's 64-row warpgroups would compute "
+                   "padding; the loop is bound by K/V reads)";
+      else if (opts.splits > 1 && canWgmma && opts.wgmma != 0)
+        notWgmma = "splits=" + std::to_string(opts.splits) +
+                   " (split-KV runs on mma.sync)";
+      if (useMma) {
         d << "mma.sync m16n8k16, " << cfg.warps << " warps x " << cfg.rowTiles
           << " x 16 query rows, " << cfg.keyTile << "-key tiles, " << cfg.stages
-          << " stages; not wgmma: " << notWgmma;
+          << " stages";
+        if (cfg.splits > 1)
+          d << ", split-KV: " << cfg.splits << " key ranges of " << cfg.chunk
+            << " keys per query tile, merged by the last block";
+        else if (decode)
+          d << ", no split-KV ("
+            << (splitWhy.empty() ? "the grid is full or the keys few"
+                                 : splitWhy)
+            << ")";
+        d << "; not wgmma: " << notWgmma;
+      }
       else
         d << "SIMT (one thread per query row, no tensor cores, far slower); "
              "no tensor cores: "
           << mmaIneligibility(op, mapOf, D, E);
     }
+  }
+  if (useMma && cfg.splits > 1) {
+    int64_t eDim = E;
+    Type f32 = b.getF32Type();
+    workspace.push_back(
+        {"o_part", MemRefType::get({cfg.splits, batch, M, eDim}, f32)});
+    workspace.push_back(
+        {"lse_part", MemRefType::get({cfg.splits, batch, M}, f32)});
+    workspace.push_back(
+        {"locks", MemRefType::get({batch, gridX}, b.getI32Type())});
+    for (auto &[name, type] : workspace)
+      if (failed(func.insertArgument(func.getNumArguments(), type, {}, loc)))
+        return op.emitError("cannot add the split-KV workspace argument ")
+               << name;
   }
   if (opts.explain)
     op.emitRemark() << "GPU kernel: " << choice;
@@ -583,10 +716,23 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         b.getNamedAttr("map", AffineMapAttr::get(mapOf(name)))};
     argAttrs.push_back(b.getDictionaryAttr(fields));
   }
+  // Workspace: no attention dims ("workspace" for a map); the launcher
+  // allocates it once per kernel (locks zeroed).
+  for (auto &[name, t] : workspace) {
+    SmallVector<NamedAttribute> fields = {
+        b.getNamedAttr("name", b.getStringAttr(name)),
+        b.getNamedAttr("dtype", b.getStringAttr(t.getElementType().isInteger(32)
+                                                    ? "int32"
+                                                    : "float32")),
+        b.getNamedAttr("shape", b.getDenseI64ArrayAttr(t.getShape())),
+        b.getNamedAttr("map", b.getStringAttr("workspace"))};
+    argAttrs.push_back(b.getDictionaryAttr(fields));
+  }
+  int64_t gridZ = useMma ? cfg.splits : 1;
   SmallVector<NamedAttribute> info = {
       b.getNamedAttr("kernel", b.getStringAttr(hostName + "_kernel")),
       b.getNamedAttr("args", b.getArrayAttr(argAttrs)),
-      b.getNamedAttr("grid", b.getDenseI64ArrayAttr({gridX, batch, 1})),
+      b.getNamedAttr("grid", b.getDenseI64ArrayAttr({gridX, batch, gridZ})),
       b.getNamedAttr("block", b.getDenseI64ArrayAttr({blockThreads, 1, 1})),
       b.getNamedAttr("tensor_cores", b.getBoolAttr(useMma || useWgmma)),
       b.getNamedAttr("mma", b.getStringAttr(useWgmma ? "wgmma"
@@ -616,7 +762,17 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     batchProduct = "1";
   SmallVector<NamedAttribute> rules = {
       b.getNamedAttr("grid", b.getStringAttr("[ceil(m / tile_q), " +
-                                             batchProduct + ", 1]")),
+                                             batchProduct + ", splits]")),
+      b.getNamedAttr(
+          "splits",
+          b.getStringAttr(
+              "1 unless decode (m <= " + std::to_string(kDecodeRows) +
+              ", mma.sync): span = n (with a window min(n, window + "
+              "tile_q)); want = min(ceil(" +
+              std::to_string(kSplitWaves) + " * multiprocessors / (ceil(m / "
+              "tile_q) * " + batchProduct + ")), floor(span / " +
+              std::to_string(kMinSplitKeys) + ")); chunk = ceil(ceil(span / "
+              "want) / tile_kv) * tile_kv; splits = ceil(span / chunk)")),
       b.getNamedAttr("block",
                      b.getStringAttr(useWgmma ? "[32 * warps + 128 * "
                                                 "warp_specialize, 1, 1]"
@@ -672,6 +828,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     info.push_back(b.getNamedAttr("pipeline", b.getBoolAttr(cfg.pipeline)));
     info.push_back(b.getNamedAttr("rescale_threshold",
                                   b.getI64IntegerAttr(cfg.rescaleThreshold)));
+    info.push_back(b.getNamedAttr("splits", b.getI64IntegerAttr(cfg.splits)));
+    if (cfg.splits > 1)
+      info.push_back(
+          b.getNamedAttr("split_chunk", b.getI64IntegerAttr(cfg.chunk)));
   }
   // Where the attention came from: a module with many (one per layer)
   // gives one kernel each, told apart by these.
@@ -729,6 +889,7 @@ struct ConvertAttnToGPUPass
     opts.warpSpecialize = warpSpecialize;
     opts.pingpong = pingpong;
     opts.minBlocks = minBlocks;
+    opts.splits = splits;
     opts.explain = explain || explainRequested();
     // The kernel host function replaces everything the module held (by
     // identity, not by name: a user function may itself be called

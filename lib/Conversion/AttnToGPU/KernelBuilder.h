@@ -115,6 +115,15 @@ std::string scoreModIneligibility(AttentionOp op);
 /// "attn.table" ops), for the launcher's reference.
 FailureOr<DictionaryAttr> describeScoreMod(AttentionOp op, std::string &why);
 
+/// Decode shapes: up to this many query rows take the mma.sync kernel with
+/// 16-row warps (and split-KV when the grid would be small).
+constexpr int64_t kDecodeRows = 16;
+/// Split-KV by default aims at this many blocks per multiprocessor, with
+/// key ranges of at least kMinSplitKeys keys, at most kMaxSplits ranges.
+constexpr int64_t kSplitWaves = 4;
+constexpr int64_t kMinSplitKeys = 256;
+constexpr int64_t kMaxSplits = 256;
+
 /// Launch shape of the tensor-core kernel.
 struct MmaConfig {
   int64_t warps = 4;
@@ -124,6 +133,26 @@ struct MmaConfig {
   bool qShared = false;
   bool pipeline = false; // S of tile t + 1 issued before softmax of tile t
   int64_t rescaleThreshold = 8; // log2 units; 0: rescale every tile
+  // Split-KV: grid z = splits key ranges of `chunk` keys (a whole number of
+  // key tiles) from each block's first visible key; 1: none.
+  int64_t splits = 1;
+  int64_t chunk = 0;
+  /// `want` ranges over a key span of `span` keys: chunks rounded up to
+  /// whole key tiles, the count then what covers the span.
+  void setSplits(int64_t want, int64_t span) {
+    if (want <= 1) {
+      splits = 1;
+      chunk = 0;
+      return;
+    }
+    int64_t per = (span + want - 1) / want;
+    chunk = (per + keyTile - 1) / keyTile * keyTile;
+    splits = (span + chunk - 1) / chunk;
+    if (splits <= 1) {
+      splits = 1;
+      chunk = 0;
+    }
+  }
   int64_t rowsPerBlock() const { return warps * 16 * rowTiles; }
   int64_t threads() const { return warps * 32; }
   /// Shared memory in bytes (16-bit elements, rows padded by 8 so that a
@@ -363,6 +392,21 @@ struct TileKernel {
                    llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt,
                    ArrayRef<Value> m = {}, bool mLog2 = false);
 };
+
+/// Split-KV's epilogue (SplitKV.cpp), in place of storeOutput: the block
+/// writes its key range's normalized partial O (f32) and lse to the
+/// workspace (o_part[z, flat, m, e], lse_part[z, flat, m]), counts itself
+/// done on locks[flat, blockX]; the last of the tile's `splits` blocks
+/// merges all partials exactly (weights e^(lse_z - max lse), fully masked
+/// ranges weigh 0), writes out (and lse), and resets the counter.
+/// Arguments as storeOutput's; `smem` is the block's dynamic shared memory
+/// (its first 4 bytes carry the "last" flag), `z` the split index.
+void storePartialAndMerge(TileKernel &tk, Value smem, Value z, Value flat,
+                          Value blockX, Value blockRow, int64_t rowsPerBlock,
+                          int64_t E, int64_t splits, ArrayRef<Value> l,
+                          ArrayRef<Value> m, ArrayRef<Value> rows,
+                          llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt,
+                          bool mLog2);
 
 /// Whether the tensor-core kernel handles this attention (f16/bf16 inputs
 /// and output of one type, no mask/sink tensors, -inf fill, rows contiguous

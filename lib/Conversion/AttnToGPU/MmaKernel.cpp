@@ -112,8 +112,10 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value c1h = kb.cIdx(1);
   Value dynBytes = arith::ConstantOp::create(
       b, loc, b.getI32IntegerAttr(cfg.sharedBytes(D, E)));
-  auto launch = gpu::LaunchOp::create(b, loc, kb.cIdx(gridX), kb.cIdx(batch),
-                                      c1h, kb.cIdx(T), c1h, c1h, dynBytes);
+  const int64_t SP = cfg.splits;
+  auto launch =
+      gpu::LaunchOp::create(b, loc, kb.cIdx(gridX), kb.cIdx(batch),
+                            kb.cIdx(SP), kb.cIdx(T), c1h, c1h, dynBytes);
   func::ReturnOp::create(b, loc);
   b.setInsertionPointToStart(&launch.getBody().front());
   Value smem = gpu::DynamicSharedMemoryOp::create(
@@ -258,8 +260,20 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     return cfg.qShared ? loadQ(i, ks) : qFrag[i][ks];
   };
 
-  // Keys the block's rows can see.
+  // Keys the block's rows can see; with split-KV, this block's range of
+  // them: whole chunks from the first visible key (so that no key tile
+  // straddles two ranges; the last is cut where the block's keys end, by
+  // the usual masks), empty past the end.
   auto [lb, ub] = tk.keyRange(blockRow, BM);
+  Value split0;
+  if (SP > 1) {
+    Value z = launch.getBlockIds().z;
+    split0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, z, c0);
+    Value from = arith::MinUIOp::create(
+        b, loc, tk.add(lb, tk.mul(z, cfg.chunk)), ub);
+    ub = arith::MinUIOp::create(b, loc, tk.add(from, cfg.chunk), ub);
+    lb = from;
+  }
   Value zero = kb.cF32(0.0f);
   Value ninf = kb.cF32(-std::numeric_limits<float>::infinity());
   Value zeroC = arith::ConstantOp::create(b, loc, fragC, b.getZeroAttr(fragC));
@@ -270,9 +284,18 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // m and ℓ start at (-inf, 0), or at the sink's (sink, 1).
   SmallVector<Value> init(4 * R);
   for (int64_t i = 0; i < R; ++i)
-    for (int64_t h = 0; h < 2; ++h)
+    for (int64_t h = 0; h < 2; ++h) {
       std::tie(init[mIdx(i, h)], init[lIdx(i, h)]) =
           tk.initialState(rows[i][h]);
+      // The sink's share is counted once, by the first key range.
+      if (split0 && memArg("sink")) {
+        init[mIdx(i, h)] = arith::SelectOp::create(
+            b, loc, split0, init[mIdx(i, h)],
+            kb.cF32(-std::numeric_limits<float>::infinity()));
+        init[lIdx(i, h)] = arith::SelectOp::create(
+            b, loc, split0, init[lIdx(i, h)], kb.cF32(0.0f));
+      }
+    }
   init.append(R * eBlocks, zeroC);
   // Scores are scaled inside the exponent (one fma): exact for a positive
   // scale, where the row max commutes with the scaling. Natural scores
@@ -607,6 +630,26 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     }
   }
 
+  if (SP > 1) {
+    SmallVector<Value> lsums, outRows, maxes;
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t h = 0; h < 2; ++h) {
+        lsums.push_back(finalState[lIdx(i, h)]);
+        maxes.push_back(finalState[mIdx(i, h)]);
+        outRows.push_back(rows[i][h]);
+      }
+    storePartialAndMerge(
+        tk, smem, launch.getBlockIds().z, launch.getBlockIds().y, blockX,
+        blockRow, BM, E, SP, lsums, maxes, outRows,
+        [&](int64_t slot, int64_t eb, int64_t j) -> Value {
+          return vector::ExtractOp::create(
+              b, loc, finalState[oIdx(slot / 2, eb)],
+              ArrayRef<int64_t>{slot % 2, j});
+        },
+        /*mLog2=*/foldScale);
+    gpu::TerminatorOp::create(b, loc);
+    return;
+  }
   // One divide per row. With e the output's last dim, the normalized
   // block is staged in shared memory (over the K/V/Q buffers, after a
   // barrier) and written with 16-byte coalesced stores; otherwise element

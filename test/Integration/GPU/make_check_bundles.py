@@ -460,6 +460,46 @@ CASES: Dict[str, Case] = {
                                       score_mod=score_mod_region(2, softcap(30))),
 }
 
+# Decode shapes (M <= 64: mma.sync with 16-row warps) and split-KV (key
+# ranges over grid z, partials merged by the last block of each tile):
+# split counts from the shapes and forced 1..64, ragged last ranges, ranges
+# that see no key (top-left causal with M << N), bottom-right causal, a
+# window narrower than the key range, a sink (counted once), the lse, GQA,
+# a bool mask, soft-capping, f16/bf16, D = 64/128/256.
+_gqa = dict(q=["b", "h", "g", "m", "d"], k=["b", "h", "n", "d"],
+            v=["b", "h", "n", "e"], out=["b", "h", "g", "m", "e"])
+CASES.update({
+    "dec_f16_m1_n8192_auto": Case("float16", **bhsd(2, 8, 1, 8192, 128)),
+    "dec_bf16_m1_n1000_s7_ragged": Case("bfloat16", **bhsd(2, 4, 1, 1000, 128),
+                                        flags=["--splits=7"]),
+    "dec_f16_m1_s1": Case("float16", **bhsd(2, 4, 1, 3000, 128), flags=["--splits=1"]),
+    "dec_f16_m1_n4090_s64": Case("float16", **bhsd(1, 4, 1, 4090, 64), flags=["--splits=64"]),
+    "split_mma_q128_n4113_s64": Case("float16", **bhsd(1, 2, 300, 4113, 64),
+                                     flags=["--splits=64", "--wgmma=0"]),
+    "dec_bf16_m1_kv128_s2_pipe": Case("bfloat16", **bhsd(2, 4, 1, 3000, 128),
+                                      flags=["--tile-kv=128", "--stages=3", "--pipeline=1"]),
+    "dec_f16_m16_br_causal_s8": Case("float16", **bhsd(2, 4, 16, 3000, 128), causal=True,
+                                     query_offset=2984, flags=["--splits=8"]),
+    "dec_bf16_m4_topleft_causal_s8": Case("bfloat16", **bhsd(1, 4, 4, 1000, 64), causal=True,
+                                          flags=["--splits=8"]),
+    "dec_f16_m5_sink_lse_s4": Case("float16", **bhsd(2, 4, 5, 777, 64), sink=["h"],
+                                   lse=True, flags=["--splits=4"]),
+    "dec_bf16_m1_lse_auto": Case("bfloat16", **bhsd(1, 8, 1, 5000, 128), lse=True),
+    "dec_f16_gqa_m1_auto": Case("float16", dims={"b": 2, "h": 4, "g": 8, "m": 1, "n": 4000,
+                                                 "d": 128, "e": 128}, **_gqa),
+    "dec_f16_window_br_m1_auto": Case("float16", **bhsd(1, 4, 1, 5000, 128), causal=True,
+                                      window=1000, query_offset=4999),
+    "dec_f16_m40_boolmask_s3": Case("float16", **b_only(2, 40, 900, 64),
+                                    mask=["b", "m", "n"], flags=["--splits=3"]),
+    "dec_bf16_m1_softcap_auto": Case("bfloat16", **bhsd(1, 8, 1, 6000, 128), scale=2.0,
+                                     score_mod=score_mod_region(2, softcap(30))),
+    "dec_f16_m1_d256_s5": Case("float16", **bhsd(1, 2, 1, 2000, 256), flags=["--splits=5"]),
+    "dec_f16_m64_s4_large_logits": Case("float16", **bhsd(1, 2, 64, 2048, 64), scale=8.0,
+                                        flags=["--splits=4"]),
+    "dec_f16_m1_fill_nosplit": Case("float16", **bhsd(1, 4, 1, 3000, 64), causal=True,
+                                    query_offset=2999, mask_value=-2.0),
+})
+
 
 # Score modifications on the tensor-core kernels (mask tensors read into the
 # score fragments, sinks as the running state's start, finite fills with

@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""The decode table: attn-opt's decode kernels (mma.sync, 16-row warps,
+split-KV) against SDPA flash, SDPA cuDNN and FlexAttention, and against the
+memory: a device-to-device copy of the same bytes, in the same run.
+
+    python3 bench/make_bundles.py --decode --out bench/decode_bundles     # here
+    python3 bench/bench_decode.py --bundles bench/decode_bundles --out OUT  # GPU
+
+Rows (bench/make_bundles.py decode_configs): M = 1 and 16 new tokens per
+sequence (M = 16: bottom-right causal, speculative decoding), B in {1, 16,
+64}, N in {1k, 8k, 32k, 128k} cached keys, 32 query heads with 32 or 8 kv
+heads (GQA), D = 128, fp16 (bf16 at B = 16, M = 1). K/V are read once per
+call: bandwidth = (K + V bytes) / time. The copy row moves the same number
+of bytes (dst.copy_(src) of a tensor as large as K + V) and its bandwidth
+counts read and write (2 x bytes / time), the DRAM traffic of a copy.
+Every timed launch follows an L2 flush (a 256 MB buffer written), so that
+K/V come from HBM as in a model's layer loop even where they would fit the
+50 MB L2; the flush is outside the timed interval (CUDA events around the
+kernel only), median of the repeats.
+
+Peers get q [B, 32, M, D], k/v [B, Hkv, N, D] (enable_gqa for Hkv = 8;
+attn-opt's GQA layout [B, Hkv, G, M, D] is the same memory), is_causal
+bottom-right for M = 16 only through FlexAttention's block mask (SDPA's
+is_causal is top-left: for M = 16 the peers get an explicit bool mask of
+the bottom-right causal pattern, which SDPA flash cannot take: that
+backend is reported as n/a there). Each output is checked against the fp32
+reference (torch, on the first and last sequence) before timing. FlexAttention compiles per
+shape (10-40 s): --flex selects the rows (substring of the bundle name;
+default rows with B = 16). FlashInfer is not installed on the device
+machine (no wheel builds offline there): no row.
+
+Writes OUT/decode.csv and prints per row: us per call, GB/s, % of copy,
+attn-opt / best peer.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import os
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "python"))
+
+from attn_opt import bundle as B  # noqa: E402
+
+TOL = 1e-2
+COLUMNS = ["name", "variant", "dtype", "M", "B", "N", "Hkv", "kernel", "us", "gbps",
+           "copy_gbps", "pct_copy", "vs_best_peer", "rel_err", "splits", "note"]
+NAME = re.compile(r"dec_(\w+?)_m(\d+)_b(\d+)_n(\d+)_hkv(\d+)")
+
+
+def timed(torch: Any, fn: Callable[[], Any], flush: Any, reps: int) -> float:
+    """Median us of `fn` over `reps` launches, each after an L2 flush."""
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        flush.zero_()
+        s = torch.cuda.Event(enable_timing=True)
+        e = torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) * 1e3)
+    return statistics.median(times)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bundles", default=str(HERE / "decode_bundles"))
+    ap.add_argument("--out", default=os.environ.get("OUT") or str(HERE / "results"))
+    ap.add_argument("--only", default="", help="comma-separated substrings of names")
+    ap.add_argument("--flex", default="_b16_", help="rows FlexAttention runs on "
+                    "(substring; '' none)")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--deadline", type=float, default=0, help="seconds; 0: none")
+    ap.add_argument("--no-peers", action="store_true", help="attn-opt and copy only")
+    a = ap.parse_args()
+    t0 = time.time()
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    flex = cbm = None
+    if a.flex:
+        try:
+            from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+            torch._dynamo.config.cache_size_limit = 256
+            flex = torch.compile(flex_attention, dynamic=False)
+            cbm = create_block_mask
+        except Exception as e:  # pragma: no cover - depends on the torch build
+            print(f"FlexAttention unavailable: {e}")
+    print(f"device: {torch.cuda.get_device_name()} | torch {torch.__version__} | "
+          f"cuDNN {torch.backends.cudnn.version()}", flush=True)
+    out_dir = Path(a.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fh = open(out_dir / "decode.csv", "w", newline="")
+    w = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
+    w.writeheader()
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    root = Path(a.bundles)
+    dirs = sorted(p.parent for p in root.rglob("manifest.json"))
+    if a.only:
+        keys = [s for s in a.only.split(",") if s]
+        dirs = [p for p in dirs if any(s in str(p.relative_to(root)) for s in keys)]
+    failures = 0
+    copy_cache: Dict[int, float] = {}
+    for bdir in dirs:
+        mt = NAME.fullmatch(bdir.name)
+        if not mt:
+            continue
+        if a.deadline and time.time() - t0 > a.deadline:
+            print(f"deadline: skipping {bdir} and later")
+            break
+        dtype, M, Bn, N, Hkv = mt.group(1), *(int(x) for x in mt.groups()[1:])
+        variant = str(bdir.parent.relative_to(root)) if bdir.parent != root else ""
+        Hq, D = 32, 128
+        G = Hq // Hkv
+        dt = getattr(torch, dtype)
+        kv_bytes = 2 * Bn * Hkv * N * D * 2
+        base = dict(name=bdir.name, variant=variant, dtype=dtype, M=M, B=Bn, N=N, Hkv=Hkv)
+        print(f"== {variant + '/' if variant else ''}{bdir.name} "
+              f"(K+V {kv_bytes / 2**20:.0f} MiB)", flush=True)
+        # The copy of the same bytes (cached per size).
+        if kv_bytes not in copy_cache:
+            src = torch.empty(kv_bytes, dtype=torch.uint8, device="cuda")
+            dst = torch.empty_like(src)
+            us = timed(torch, lambda: dst.copy_(src), flush, a.reps)
+            copy_cache[kv_bytes] = 2 * kv_bytes / (us * 1e-6) / 1e9
+            del src, dst
+        copy_gbps = copy_cache[kv_bytes]
+        rows: List[Dict[str, Any]] = []
+
+        def emit(kernel: str, us: Optional[float], err: Optional[float] = None,
+                 note: str = "", splits: str = "") -> None:
+            row = dict(base, kernel=kernel, note=note, splits=splits,
+                       copy_gbps=f"{copy_gbps:.0f}")
+            if us:
+                gbps = kv_bytes / (us * 1e-6) / 1e9
+                row.update(us=f"{us:.1f}", gbps=f"{gbps:.0f}",
+                           pct_copy=f"{100 * gbps / copy_gbps:.1f}")
+            if err is not None:
+                row["rel_err"] = f"{err:.2e}"
+            rows.append(row)
+
+        try:
+            kernel = B.load(bdir)
+        except Exception as e:
+            failures += 1
+            emit("attn-opt", None, note=f"load: {e}"[:200])
+            for r in rows:
+                w.writerow(r)
+            continue
+        man = kernel.manifest
+        gen = torch.Generator(device="cuda").manual_seed(5)
+        q, k, v = (torch.randn(man.arg(n).shape, generator=gen, device="cuda", dtype=dt)
+                   for n in ("q", "k", "v"))
+        # fp32 reference on the first and last sequence ([Hq, M, E]): the
+        # full batch in fp32 would not fit beside the largest rows.
+        seqs = sorted({0, Bn - 1})
+
+        def reference(b: int) -> Any:
+            qb = q[b].reshape(Hq, M, D).float()
+            kb = k[b].float().repeat_interleave(G, dim=0)
+            vb = v[b].float().repeat_interleave(G, dim=0)
+            s = qb @ kb.transpose(-1, -2) / math.sqrt(D)
+            if M > 1:
+                i = torch.arange(M, device="cuda")[:, None] + (N - M)
+                s = s.masked_fill(torch.arange(N, device="cuda")[None, :] > i, -math.inf)
+            return torch.softmax(s, dim=-1) @ vb
+        ref = torch.stack([reference(b) for b in seqs])
+
+        def check(o: Any) -> float:
+            o = o.reshape(Bn, Hq, M, D)[seqs].float()
+            if torch.isnan(o).any():
+                return math.inf
+            return float((o - ref).norm() / ref.norm())
+
+        out = torch.empty(man.arg("out").shape, dtype=dt, device="cuda")
+        launch = kernel.prepare(q, k, v, out=out)
+        launch()
+        torch.cuda.synchronize()
+        err = check(out)
+        ours = None
+        if err <= TOL:
+            ours = timed(torch, launch, flush, a.reps)
+        else:
+            failures += 1
+        emit("attn-opt", ours, err, splits=str(man.splits),
+             note=man.attention.kernel_choice[:120])
+        peers: Dict[str, float] = {}
+        if not a.no_peers:
+            qp = q.reshape(Bn, Hq, M, D)
+            kp, vp = k.reshape(Bn, Hkv, N, D), v.reshape(Bn, Hkv, N, D)
+            mask = None
+            if M > 1:  # bottom-right causal
+                i = torch.arange(M, device="cuda")[:, None] + (N - M)
+                mask = torch.arange(N, device="cuda")[None, :] <= i
+            for be_name, be in (("sdpa-flash", SDPBackend.FLASH_ATTENTION),
+                                ("sdpa-cudnn", SDPBackend.CUDNN_ATTENTION)):
+                def sdpa(be: Any = be) -> Any:
+                    with sdpa_kernel([be]):
+                        return F.scaled_dot_product_attention(
+                            qp, kp, vp, attn_mask=mask, enable_gqa=Hkv != Hq)
+                try:
+                    e2 = check(sdpa().reshape(out.shape))
+                    if e2 > TOL:
+                        emit(be_name, None, e2, note="wrong result")
+                        continue
+                    peers[be_name] = timed(torch, sdpa, flush, a.reps)
+                    emit(be_name, peers[be_name], e2)
+                except Exception as e:
+                    emit(be_name, None, note=f"n/a: {str(e).splitlines()[0][:100]}")
+            if flex is not None and a.flex in bdir.name:
+                try:
+                    bm = None
+                    if M > 1:
+                        off = N - M
+
+                        def br_causal(b, h, qi, ki, off=off):  # noqa: E306
+                            return ki <= qi + off
+                        bm = cbm(br_causal, None, None, M, N, device="cuda")
+                    fx = lambda: flex(qp, kp, vp, block_mask=bm,  # noqa: E731
+                                      enable_gqa=Hkv != Hq)
+                    e3 = check(fx().reshape(out.shape))
+                    if e3 <= TOL:
+                        peers["flex"] = timed(torch, fx, flush, a.reps)
+                        emit("flex", peers["flex"], e3)
+                    else:
+                        emit("flex", None, e3, note="wrong result")
+                except Exception as e:
+                    emit("flex", None, note=f"n/a: {str(e).splitlines()[0][:100]}")
+        best = min(peers.values()) if peers else None
+        for r in rows:
+            if r["kernel"] == "attn-opt" and best and ours:
+                r["vs_best_peer"] = f"{best / ours:.2f}"
+            w.writerow(r)
+            print("  " + " ".join(f"{k}={r[k]}" for k in
+                                  ("kernel", "us", "gbps", "pct_copy", "vs_best_peer",
+                                   "rel_err", "splits") if r.get(k)), flush=True)
+        fh.flush()
+        del kernel, q, k, v, ref, out
+        torch.cuda.empty_cache()
+    fh.close()
+    print(f"wrote {out_dir / 'decode.csv'}; failures: {failures}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

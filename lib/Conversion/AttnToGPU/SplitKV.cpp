@@ -1,0 +1,242 @@
+//===- SplitKV.cpp - split-KV partials and their merge --------------------===//
+//
+// Flash-decoding: a query tile's keys are spread over `splits` blocks (grid
+// z). Each writes its range's normalized partial output and log-sum-exp,
+//   O_z = (Σ_{n in z} e^(s_n - m_z) V_n) / ℓ_z,  lse_z = m_z + log ℓ_z,
+// and the last block of the tile to finish (a counter per tile, atomically
+// incremented after a memory fence) combines them exactly:
+//   lse = max_z lse_z + log Σ_z e^(lse_z - max),
+//   O   = Σ_z e^(lse_z - lse) O_z,
+// in one launch, without a second kernel. Ranges that saw no key have
+// lse_z = -inf and weigh 0; a row no range saw gets O = 0, lse = -inf.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::gpu_kernel;
+
+namespace {
+/// Emits what the epilogue needs beyond TileKernel's helpers.
+struct Merge {
+  TileKernel &tk;
+  OpBuilder &b;
+  Location loc;
+
+  void asmVoid(StringRef text) {
+    MLIRContext *ctx = b.getContext();
+    LLVM::InlineAsmOp::create(
+        b, loc, LLVM::LLVMVoidType::get(ctx), ValueRange{}, text, "",
+        /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), ArrayAttr());
+  }
+  /// The workspace's address (i64) of element `offset` (elements of 4 bytes).
+  Value address(Value mem, Value offset) {
+    Value base = arith::IndexCastUIOp::create(
+        b, loc, b.getI64Type(),
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem));
+    Value bytes = arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
+                                               tk.mul(offset, 4));
+    return arith::AddIOp::create(b, loc, base, bytes);
+  }
+  /// `n` (1 or 4) f32 at `addr`, read through L2 (ld.global.cg): other
+  /// blocks wrote them in this launch, and L1 is not coherent.
+  SmallVector<Value> loadCg(Value addr, int64_t n) {
+    SmallVector<Type> types(n, b.getF32Type());
+    std::string text = n == 1 ? "ld.global.cg.f32 $0, [$1];"
+                              : "ld.global.cg.v4.f32 {$0, $1, $2, $3}, [$4];";
+    auto op = NVVM::InlinePtxOp::create(b, loc, types, ValueRange{addr},
+                                        ValueRange{}, text, Value());
+    return SmallVector<Value>(op->getResults());
+  }
+};
+} // namespace
+
+void gpu_kernel::storePartialAndMerge(
+    TileKernel &tk, Value smem, Value z, Value flat, Value blockX,
+    Value blockRow, int64_t rowsPerBlock, int64_t E, int64_t splits,
+    ArrayRef<Value> l, ArrayRef<Value> m, ArrayRef<Value> rows,
+    llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt, bool mLog2) {
+  KernelBuilder &kb = tk.kb;
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Merge mg{tk, b, loc};
+  const int64_t M = tk.M(), r = tk.r;
+  Value oPart = tk.memArg("o_part"), lsePart = tk.memArg("lse_part"),
+        locks = tk.memArg("locks");
+  const int64_t batch =
+      cast<MemRefType>(oPart.getType()).getDimSize(1);
+  Value zero = kb.cF32(0.0f);
+  Value ninf = kb.cF32(-std::numeric_limits<float>::infinity());
+  Type f32 = b.getF32Type();
+  auto pairType = VectorType::get({2}, f32);
+  auto ult = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  };
+  auto ifThen = [&](Value cond, llvm::function_ref<void()> body) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    body();
+  };
+
+  // This range's partial: O / ℓ and m + log ℓ per row (rows past M not
+  // stored; the lse by the first lane of the quad).
+  for (size_t s = 0; s < l.size(); ++s) {
+    Value sum = tk.quadReduce(l[s], /*isMax=*/false);
+    Value empty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
+    Value inv = arith::SelectOp::create(
+        b, loc, empty, zero, arith::DivFOp::create(b, loc, kb.cF32(1.0f), sum));
+    Value lse = kb.lse(m[s], sum, mLog2);
+    ifThen(ult(rows[s], tk.idx(M)), [&] {
+      for (int64_t eb = 0; eb < E / 8; ++eb) {
+        Value pair = vector::FromElementsOp::create(
+            b, loc, pairType,
+            ValueRange{arith::MulFOp::create(b, loc, oAt(s, eb, 0), inv),
+                       arith::MulFOp::create(b, loc, oAt(s, eb, 1), inv)});
+        vector::StoreOp::create(b, loc, pair, oPart,
+                                ValueRange{z, flat, rows[s], tk.add(tk.c2, eb * 8)},
+                                /*nontemporal=*/false, llvm::MaybeAlign(8));
+      }
+      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tk.c2,
+                                   tk.idx(0)),
+             [&] {
+               memref::StoreOp::create(b, loc, lse, lsePart,
+                                       ValueRange{z, flat, rows[s]});
+             });
+    });
+  }
+  // Publish, then count this block done; the block that makes the count
+  // reach splits - 1 is the last and sees every partial (fence after the
+  // count too).
+  mg.asmVoid("membar.gl;");
+  gpu::BarrierOp::create(b, loc);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value flagMem = memref::ViewOp::create(
+      b, loc, MemRefType::get({1}, b.getI32Type(), AffineMap(), workgroup),
+      smem, tk.idx(0), ValueRange{});
+  Value c0 = tk.idx(0);
+  Value isT0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tk.tid, c0);
+  ifThen(isT0, [&] {
+    Value one = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(1));
+    Value old = memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi,
+                                            one, locks, ValueRange{flat, blockX});
+    Value last = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, old,
+        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(splits - 1)));
+    memref::StoreOp::create(b, loc, arith::ExtUIOp::create(b, loc, b.getI32Type(), last),
+                            flagMem, ValueRange{c0});
+  });
+  gpu::BarrierOp::create(b, loc);
+  Value flag = memref::LoadOp::create(b, loc, flagMem, ValueRange{c0});
+  Value isLast = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, flag,
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)));
+  ifThen(isLast, [&] {
+    mg.asmVoid("membar.gl;");
+    // Tasks of `cols` columns of one row, spread over the threads.
+    const int64_t cols = std::min<int64_t>(E, 64);
+    const int64_t perRow = E / cols, tasks = rowsPerBlock * perRow;
+    Value outMem = tk.memArg("out");
+    Type outElt = cast<MemRefType>(outMem.getType()).getElementType();
+    for (int64_t it = 0; it * tk.threads < tasks; ++it) {
+      Value task = tk.add(tk.tid, it * tk.threads);
+      Value rowLocal = tk.divu(task, perRow);
+      Value col0 = tk.mul(tk.remu(task, perRow), cols);
+      Value row = tk.add(blockRow, rowLocal);
+      Value ok = ult(row, tk.idx(M));
+      if ((it + 1) * tk.threads > tasks)
+        ok = arith::AndIOp::create(b, loc, ok, ult(task, tk.idx(tasks)));
+      ifThen(ok, [&] {
+        // Row offset of split z's partial: ((z * batch + flat) * M + row).
+        auto rowOffset = [&](Value zz) {
+          return tk.add(tk.mul(tk.add(tk.mul(zz, batch), flat), M), row);
+        };
+        Value cS = tk.idx(splits), c1 = tk.idx(1);
+        auto maxLoop = scf::ForOp::create(
+            b, loc, c0, cS, c1, ValueRange{ninf},
+            [&](OpBuilder &, Location, Value zz, ValueRange st) {
+              Value x = mg.loadCg(mg.address(lsePart, rowOffset(zz)), 1)[0];
+              scf::YieldOp::create(
+                  b, loc, ValueRange{arith::MaximumFOp::create(b, loc, st[0], x)});
+            });
+        Value mx = maxLoop.getResult(0);
+        Value none =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mx, ninf);
+        Value ref = arith::SelectOp::create(b, loc, none, zero, mx);
+        SmallVector<Value> init(cols + 1, zero);
+        auto sumLoop = scf::ForOp::create(
+            b, loc, c0, cS, c1, init,
+            [&](OpBuilder &, Location, Value zz, ValueRange st) {
+              Value ro = rowOffset(zz);
+              Value x = mg.loadCg(mg.address(lsePart, ro), 1)[0];
+              Value w = kb.exp(arith::SubFOp::create(b, loc, x, ref));
+              SmallVector<Value> next(st);
+              next[0] = arith::AddFOp::create(b, loc, st[0], w);
+              Value base = tk.add(tk.mul(ro, E), col0);
+              for (int64_t c = 0; c < cols; c += 4) {
+                SmallVector<Value> v = mg.loadCg(mg.address(oPart, tk.add(base, c)), 4);
+                for (int64_t j = 0; j < 4; ++j)
+                  next[1 + c + j] = kb.fma(w, v[j], st[1 + c + j]);
+              }
+              scf::YieldOp::create(b, loc, next);
+            });
+        Value wsum = sumLoop.getResult(0);
+        Value empty =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, wsum, zero);
+        Value inv = arith::SelectOp::create(
+            b, loc, empty, zero,
+            arith::DivFOp::create(b, loc, kb.cF32(1.0f), wsum));
+        tk.loops[r] = row;
+        bool contiguous = tk.outputStaged();
+        for (int64_t c = 0; c < cols; c += 4) {
+          SmallVector<Value> vals;
+          for (int64_t j = 0; j < 4; ++j) {
+            Value x = arith::MulFOp::create(b, loc, sumLoop.getResult(1 + c + j), inv);
+            if (!outElt.isF32())
+              x = arith::TruncFOp::create(b, loc, outElt, x);
+            vals.push_back(x);
+          }
+          if (contiguous) {
+            tk.loops[r + 3] = tk.add(col0, c);
+            Value vec = vector::FromElementsOp::create(
+                b, loc, VectorType::get({4}, outElt), vals);
+            vector::StoreOp::create(b, loc, vec, outMem, tk.indices("out"),
+                                    /*nontemporal=*/false,
+                                    llvm::MaybeAlign(4 * outElt.getIntOrFloatBitWidth() / 8));
+            continue;
+          }
+          for (int64_t j = 0; j < 4; ++j) {
+            tk.loops[r + 3] = tk.add(col0, c + j);
+            memref::StoreOp::create(b, loc, vals[j], outMem, tk.indices("out"));
+          }
+        }
+        if (Value lseMem = tk.memArg("lse"))
+          ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, col0,
+                                       c0),
+                 [&] {
+                   memref::StoreOp::create(b, loc, kb.lse(ref, wsum, false),
+                                           lseMem, tk.indices("lse"));
+                 });
+      });
+    }
+    // Ready for the next launch.
+    ifThen(isT0, [&] {
+      memref::StoreOp::create(
+          b, loc, arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)),
+          locks, ValueRange{flat, blockX});
+    });
+  });
+}

@@ -1,0 +1,100 @@
+// Decode shapes (M <= 16 query rows) take the mma.sync kernel with 16-row
+// warps, also on sm_90a; where the grid would be small, split-KV spreads
+// each query tile's keys over grid z: every block writes its range's
+// partial (O / l, lse) to the workspace arguments o_part / lse_part,
+// counts itself on `locks` (atomic add after a fence), and the last block
+// merges the partials through L2 (ld.global.cg) into out.
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a splits=1" | FileCheck %s --check-prefix=NOSPLIT
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_80 splits=5" 2>&1 | FileCheck %s --check-prefix=FORCED
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a splits=300" 2>&1 | FileCheck %s --check-prefix=RANGE
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a splits=4 wgmma=1" 2>&1 | FileCheck %s --check-prefix=WGMMA
+
+// One token, 16 (sequence, head) pairs, 8192 keys: 4 x 132 blocks wanted,
+// 32 ranges of 256 keys.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: name = "o_part", shape = array<i64: 32, 16, 1, 128>
+// CHECK-SAME: name = "lse_part", shape = array<i64: 32, 16, 1>
+// CHECK-SAME: dtype = "int32", map = "workspace", name = "locks", shape = array<i64: 16, 1>
+// CHECK-SAME: grid = array<i64: 1, 16, 32>
+// CHECK-SAME: kernel_choice = "mma.sync m16n8k16, 1 warps x 1 x 16 query rows, 64-key tiles, 3 stages, split-KV: 32 key ranges of 256 keys per query tile, merged by the last block; not wgmma: decode shape (M = 1 <= 16
+// CHECK-SAME: split_chunk = 256
+// CHECK-SAME: splits = 32
+// CHECK: func.func @attn_fwd({{.*}}memref<2x8x1x128xf16>, {{.*}}memref<32x16x1x128xf32>, {{.*}}memref<32x16x1xf32>, {{.*}}memref<16x1xi32>)
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c16{{.*}}, {{.*}} = %c32{{.*}}) threads({{.*}}) in ({{.*}} = %c32
+// CHECK: "membar.gl;"
+// CHECK: memref.atomic_rmw addi
+// CHECK: "membar.gl;"
+// CHECK: ld.global.cg.f32
+// CHECK: ld.global.cg.v4.f32
+
+// NOSPLIT-LABEL: attn.bundle = {
+// NOSPLIT-NOT: o_part
+// NOSPLIT-SAME: grid = array<i64: 1, 16, 1>
+// NOSPLIT-SAME: splits = 1
+// NOSPLIT: func.func @attn_fwd(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}: memref<2x8x1x128xf16>) {
+// NOSPLIT-NOT: atomic_rmw
+
+// FORCED-LABEL: attn.bundle = {
+// FORCED-SAME: grid = array<i64: 1, 16, 5>
+// FORCED-SAME: split-KV: 5 key ranges of 1664 keys
+
+// RANGE: error: splits must be -1 (from the shapes), 1 (none) or in [2, 256], got 300
+// WGMMA: error: splits=4 runs on the mma.sync kernel; it cannot be combined with wgmma=1
+func.func @decode(%q: tensor<2x8x1x128xf16>, %k: tensor<2x8x8192x128xf16>, %v: tensor<2x8x8192x128xf16>, %o: tensor<2x8x1x128xf16>) -> tensor<2x8x1x128xf16> {
+  %s = arith.constant 0.088388 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x1x128xf16>, tensor<2x8x8192x128xf16>, tensor<2x8x8192x128xf16>) scale(%s)
+      outs(%o : tensor<2x8x1x128xf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x8x1x128xf16>
+  return %r : tensor<2x8x1x128xf16>
+}
+
+// -----
+
+// Many sequences fill the grid already (4096 (sequence, head) pairs): no
+// split by default; bottom-right causal, 16 speculative tokens, a sink
+// (split-KV counts it in the first range only) and the lse.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: grid = array<i64: 1, 4096, 1>
+// CHECK-SAME: no split-KV (the grid is full or the keys few)
+// CHECK-SAME: splits = 1
+// CHECK-NOT: atomic_rmw
+
+// NOSPLIT-LABEL: attn.bundle = {
+// NOSPLIT-SAME: grid = array<i64: 1, 4096, 1>
+
+// FORCED-LABEL: attn.bundle = {
+// FORCED-SAME: name = "o_part", shape = array<i64: 4, 4096, 16, 64>
+// FORCED-SAME: grid = array<i64: 1, 4096, 4>
+// FORCED: memref.atomic_rmw addi
+func.func @speculative(%q: tensor<128x32x16x64xf16>, %k: tensor<128x32x1000x64xf16>, %v: tensor<128x32x1000x64xf16>, %sink: tensor<32xf16>, %o: tensor<128x32x16x64xf16>) -> tensor<128x32x16x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r, %l = attn.attention ins(%q, %k, %v : tensor<128x32x16x64xf16>, tensor<128x32x1000x64xf16>, tensor<128x32x1000x64xf16>) scale(%s)
+      sink(%sink : tensor<32xf16>)
+      outs(%o : tensor<128x32x16x64xf16>) causal query_offset = 984 indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+        affine_map<(b, h, m, n, d, e) -> (h)>] -> tensor<128x32x16x64xf16>, tensor<128x32x16xf32>
+  return %r : tensor<128x32x16x64xf16>
+}
+
+// -----
+
+// A finite fill under causal: the keys hidden from a whole block count
+// once, which one range of several cannot do: no split by default, an
+// error when forced.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: no split-KV (a finite fill with causal/window
+
+// NOSPLIT-LABEL: attn.bundle = {
+
+// FORCED: error: splits=5: split-KV cannot take this attention: a finite fill with causal/window
+func.func @fill(%q: tensor<1x4x1x64xf16>, %k: tensor<1x4x3000x64xf16>, %v: tensor<1x4x3000x64xf16>, %o: tensor<1x4x1x64xf16>) -> tensor<1x4x1x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x4x1x64xf16>, tensor<1x4x3000x64xf16>, tensor<1x4x3000x64xf16>) scale(%s)
+      outs(%o : tensor<1x4x1x64xf16>) causal query_offset = 2999 mask_value = -2.0 indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<1x4x1x64xf16>
+  return %r : tensor<1x4x1x64xf16>
+}
