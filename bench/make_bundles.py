@@ -209,8 +209,10 @@ def decode_configs(quick: bool):
 def auto_splits(m: int, b: int, n: int, hkv: int, hq: int = 32) -> int:
     """The split count convert-attn-to-gpu picks for a decode row on an H100
     (its launch_rules.splits, 64-key tiles)."""
-    blocks = b * hq  # one query tile per (sequence, head) for m <= 16
-    want = max(1, min(-(-4 * 132 // blocks), n // 256))
+    # One query tile per (sequence, kv head) with GQA packing (m x group
+    # rows <= 64), else per (sequence, query head).
+    blocks = b * (hkv if m * (hq // hkv) <= 64 and hq != hkv else hq)
+    want = max(1, min(-(-2 * 132 // blocks), n // 256))
     chunk = -(-(-(-n // want)) // 64) * 64
     return -(-n // chunk)
 

@@ -1089,17 +1089,30 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     # entry and split-KV key range.
     tq = tile_q if tile_q is not None else block[0]
     nbatch = math.prod(sizes[b] for b in batch)
-    want = (-(-sizes["m"] // tq), nbatch, splits)
+    # GQA packing: batch dim pack_dim (the query-head group, which k and v
+    # do not index) joins the rows of a block.
+    pack = att.get("pack_dim")
+    group = 1
+    if pack is not None:
+        if not _is_int(pack) or not 0 <= pack < r:
+            raise BundleError(f"{where}: attention.pack_dim must be a batch dim "
+                              f"index in [0, {r}), got {_show(pack)}")
+        if any(f"b{pack}" in m.arg(n).dims for n in ("k", "v")):
+            raise BundleError(f"{where}: attention.pack_dim b{pack} is indexed "
+                              "by k or v: not a query-head group")
+        group = sizes[f"b{pack}"]
+    rows = sizes["m"] * group
+    want = (-(-rows // tq), nbatch // group, splits)
     if grid != want:
         raise BundleError(
             f"{where}: grid {list(grid)} does not match the attention: m = "
-            f"{sizes['m']}, tile_q = {tq}"
+            f"{sizes['m']}{f' x group {group}' if group > 1 else ''}, tile_q = {tq}"
             f"{'' if tile_q is not None else ' (block x)'}, batch "
             f"{[sizes[b] for b in batch]}, splits {splits} need grid "
             f"{list(want)}")
-    ws_want = {"o_part": (splits, nbatch, sizes["m"], sizes["e"]),
-               "lse_part": (splits, nbatch, sizes["m"]),
-               "locks": (nbatch, want[0])}
+    ws_want = {"o_part": (splits, want[1], rows, sizes["e"]),
+               "lse_part": (splits, want[1], rows),
+               "locks": (want[1], want[0])}
     for n, shape in ws_want.items():
         a = m.arg(n)
         if splits > 1 and a is None:

@@ -595,21 +595,41 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       return failure();
     wcfg = *resolved;
   }
+  // GQA packing for decode: the query-head group (the one batch dim K and
+  // V do not index) joins the rows, so that each kv head's K/V are read
+  // once per block instead of once per query head. Not with tensors or a
+  // region that could read the group per element (mask, sink, score_mod).
+  int64_t packDim = -1, group = 1;
+  if (useMma && decode && !op.getMask() && !op.getSink() &&
+      !op.hasScoreMod()) {
+    SmallVector<unsigned> groups;
+    for (unsigned i = 0; i < r; ++i)
+      if (!op.getKeyMap().isFunctionOfDim(i) &&
+          !op.getValueMap().isFunctionOfDim(i))
+        groups.push_back(i);
+    if (groups.size() == 1 && sizes[groups[0]] > 1 &&
+        M * sizes[groups[0]] <= kPackRows) {
+      packDim = groups[0];
+      group = sizes[packDim];
+    }
+  }
+  const int64_t rowsTotal = M * group, launchBatch = batch / group;
   if (useMma) {
     FailureOr<MmaConfig> resolved =
-        resolveMmaConfig(op, opts, M, D, E, decode);
+        resolveMmaConfig(op, opts, rowsTotal, D, E, decode);
     if (failed(resolved))
       return failure();
     cfg = *resolved;
-    int64_t gridQ = (M + cfg.rowsPerBlock() - 1) / cfg.rowsPerBlock();
+    cfg.packDim = packDim;
+    int64_t gridQ = (rowsTotal + cfg.rowsPerBlock() - 1) / cfg.rowsPerBlock();
     // The longest key range a block sees: N, or with a window its width
     // plus the block's rows.
     int64_t span = sizes[r + 1];
     if (std::optional<int64_t> w = op.getWindow())
       span = std::min(span, *w + cfg.rowsPerBlock());
-    cfg.setSplits(
-        chooseSplits(opts, decode && splitWhy.empty(), gridQ * batch, span),
-        span);
+    cfg.setSplits(chooseSplits(opts, decode && splitWhy.empty(),
+                               gridQ * launchBatch, span),
+                  span);
   }
   int64_t rowsPerBlock = useWgmma ? wcfg.rowsPerBlock()
                          : useMma ? cfg.rowsPerBlock()
@@ -620,7 +640,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   int64_t sharedBytes = useWgmma ? wcfg.sharedBytes(D, E)
                         : useMma ? cfg.sharedBytes(D, E)
                                  : 0;
-  int64_t gridX = M / rowsPerBlock + (M % rowsPerBlock != 0);
+  int64_t gridX = rowsTotal / rowsPerBlock + (rowsTotal % rowsPerBlock != 0);
   if (gridX > std::numeric_limits<int32_t>::max())
     return op.emitError("M = ")
            << M << " needs " << gridX
@@ -662,6 +682,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         d << "mma.sync m16n8k16, " << cfg.warps << " warps x " << cfg.rowTiles
           << " x 16 query rows, " << cfg.keyTile << "-key tiles, " << cfg.stages
           << " stages";
+        if (packDim >= 0)
+          d << ", GQA packing: " << group << " query heads x " << M
+            << " rows per kv head";
         if (cfg.splits > 1)
           d << ", split-KV: " << cfg.splits << " key ranges of " << cfg.chunk
             << " keys per query tile, merged by the last block";
@@ -682,11 +705,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     int64_t eDim = E;
     Type f32 = b.getF32Type();
     workspace.push_back(
-        {"o_part", MemRefType::get({cfg.splits, batch, M, eDim}, f32)});
+        {"o_part",
+         MemRefType::get({cfg.splits, launchBatch, rowsTotal, eDim}, f32)});
     workspace.push_back(
-        {"lse_part", MemRefType::get({cfg.splits, batch, M}, f32)});
+        {"lse_part", MemRefType::get({cfg.splits, launchBatch, rowsTotal}, f32)});
     workspace.push_back(
-        {"locks", MemRefType::get({batch, gridX}, b.getI32Type())});
+        {"locks", MemRefType::get({launchBatch, gridX}, b.getI32Type())});
     for (auto &[name, type] : workspace)
       if (failed(func.insertArgument(func.getNumArguments(), type, {}, loc)))
         return op.emitError("cannot add the split-KV workspace argument ")
@@ -701,7 +725,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   if (useWgmma) {
     buildWgmmaKernel(kb, memArg, mapOf, sizes, r, batch, wcfg);
   } else if (useMma) {
-    buildMmaKernel(kb, memArg, mapOf, sizes, r, batch, cfg);
+    buildMmaKernel(kb, memArg, mapOf, sizes, r, launchBatch, cfg);
   } else {
     buildSimtKernel(kb, memArg, mapOf, sizes, r, gridX, batch);
   }
@@ -732,7 +756,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   SmallVector<NamedAttribute> info = {
       b.getNamedAttr("kernel", b.getStringAttr(hostName + "_kernel")),
       b.getNamedAttr("args", b.getArrayAttr(argAttrs)),
-      b.getNamedAttr("grid", b.getDenseI64ArrayAttr({gridX, batch, gridZ})),
+      b.getNamedAttr("grid",
+                     b.getDenseI64ArrayAttr({gridX, launchBatch, gridZ})),
       b.getNamedAttr("block", b.getDenseI64ArrayAttr({blockThreads, 1, 1})),
       b.getNamedAttr("tensor_cores", b.getBoolAttr(useMma || useWgmma)),
       b.getNamedAttr("mma", b.getStringAttr(useWgmma ? "wgmma"
@@ -761,16 +786,19 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   if (batchProduct.empty())
     batchProduct = "1";
   SmallVector<NamedAttribute> rules = {
-      b.getNamedAttr("grid", b.getStringAttr("[ceil(m / tile_q), " +
-                                             batchProduct + ", splits]")),
+      b.getNamedAttr("grid",
+                     b.getStringAttr("[ceil(m * g / tile_q), " + batchProduct +
+                                     " / g, splits] (g: the size of batch "
+                                     "dim pack_dim with GQA packing, else "
+                                     "1)")),
       b.getNamedAttr(
           "splits",
           b.getStringAttr(
               "1 unless decode (m <= " + std::to_string(kDecodeRows) +
               ", mma.sync): span = n (with a window min(n, window + "
               "tile_q)); want = min(ceil(" +
-              std::to_string(kSplitWaves) + " * multiprocessors / (ceil(m / "
-              "tile_q) * " + batchProduct + ")), floor(span / " +
+              std::to_string(kSplitWaves) + " * multiprocessors / (ceil(m * "
+              "g / tile_q) * " + batchProduct + " / g)), floor(span / " +
               std::to_string(kMinSplitKeys) + ")); chunk = ceil(ceil(span / "
               "want) / tile_kv) * tile_kv; splits = ceil(span / chunk)")),
       b.getNamedAttr("block",
@@ -829,6 +857,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     info.push_back(b.getNamedAttr("rescale_threshold",
                                   b.getI64IntegerAttr(cfg.rescaleThreshold)));
     info.push_back(b.getNamedAttr("splits", b.getI64IntegerAttr(cfg.splits)));
+    if (packDim >= 0)
+      info.push_back(b.getNamedAttr("pack_dim", b.getI64IntegerAttr(packDim)));
     if (cfg.splits > 1)
       info.push_back(
           b.getNamedAttr("split_chunk", b.getI64IntegerAttr(cfg.chunk)));

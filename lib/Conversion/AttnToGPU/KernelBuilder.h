@@ -118,9 +118,11 @@ FailureOr<DictionaryAttr> describeScoreMod(AttentionOp op, std::string &why);
 /// Decode shapes: up to this many query rows take the mma.sync kernel with
 /// 16-row warps (and split-KV when the grid would be small).
 constexpr int64_t kDecodeRows = 16;
+/// GQA packing puts up to this many (query head, query) rows in a block.
+constexpr int64_t kPackRows = 64;
 /// Split-KV by default aims at this many blocks per multiprocessor, with
 /// key ranges of at least kMinSplitKeys keys, at most kMaxSplits ranges.
-constexpr int64_t kSplitWaves = 4;
+constexpr int64_t kSplitWaves = 2;
 constexpr int64_t kMinSplitKeys = 256;
 constexpr int64_t kMaxSplits = 256;
 
@@ -137,6 +139,9 @@ struct MmaConfig {
   // key tiles) from each block's first visible key; 1: none.
   int64_t splits = 1;
   int64_t chunk = 0;
+  // GQA packing: the batch dim whose members share a block (TileKernel::
+  // packDim); -1: none.
+  int64_t packDim = -1;
   /// `want` ranges over a key span of `span` keys: chunks rounded up to
   /// whole key tiles, the count then what covers the span.
   void setSplits(int64_t want, int64_t span) {
@@ -270,6 +275,11 @@ struct TileKernel {
   // nothing instead of every key).
   bool natural;
   int64_t queryOffset; // query m sits at key m + queryOffset
+  // GQA packing (decode): batch dim `packDim` (the query-head group, which
+  // K and V do not index) moves into the block's rows: row ρ is query
+  // m = ρ mod M of group member ρ / M, so a kv head's K/V tiles are read
+  // once for all its query heads. -1: rows are queries.
+  int64_t packDim = -1;
 
   TileKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
              ArrayRef<int64_t> sizes, unsigned r, int64_t threads)
@@ -279,6 +289,14 @@ struct TileKernel {
                 !std::isinf(kb.maskValue)),
         queryOffset(kb.op.getQueryOffsetOrZero()) {}
   int64_t M() const { return sizes[r]; }
+  /// Rows the blocks cover: M, or M x the group with packing.
+  int64_t rowsTotal() const {
+    return packDim < 0 ? M() : M() * sizes[packDim];
+  }
+  /// Sets loops[r] (and the group's loop with packing) for row `rho`.
+  void setRow(Value rho);
+  /// The query index m of row `rho` (for causal/window masks).
+  Value queryOf(Value rho);
   int64_t N() const { return sizes[r + 1]; }
 
   Value idx(int64_t v) { return kb.cIdx(v); }

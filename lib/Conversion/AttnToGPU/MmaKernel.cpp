@@ -93,7 +93,9 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   const int64_t R = cfg.rowTiles, BN = cfg.keyTile, S = cfg.stages;
   const int64_t BM = cfg.rowsPerBlock(), T = cfg.threads();
   const int64_t NB = BN / 8, eBlocks = E / 8;
-  const int64_t gridX = (M + BM - 1) / BM;
+  const int64_t rowsTotal =
+      cfg.packDim < 0 ? M : M * sizes[cfg.packDim];
+  const int64_t gridX = (rowsTotal + BM - 1) / BM;
   Type elt = op.getQuery().getType().getElementType();
   Type f32 = b.getF32Type();
   auto outMem = memArg("out");
@@ -133,6 +135,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value tid = launch.getThreadIds().x;
   Value c0 = kb.cIdx(0);
   TileKernel tk(kb, memArg, mapOf, sizes, r, T);
+  tk.packDim = cfg.packDim;
   tk.tid = tid;
   Value warp = tk.divu(tid, 32);
   Value lane = tk.remu(tid, 32);
@@ -247,7 +250,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // below, or every key tile when registers are short (q-shared).
   {
     SmallVector<Value> tokens;
-    copyRows(tokens, "q", qTile, {}, BM, D, r, blockRow, M, r + 2);
+    copyRows(tokens, "q", qTile, {}, BM, D, r, blockRow, tk.rowsTotal(),
+             r + 2);
     nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   }
   auto loadQ = [&](int64_t i, int64_t ks) -> Value {
@@ -264,7 +268,10 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // them: whole chunks from the first visible key (so that no key tile
   // straddles two ranges; the last is cut where the block's keys end, by
   // the usual masks), empty past the end.
-  auto [lb, ub] = tk.keyRange(blockRow, BM);
+  // With GQA packing a block holds every query of its rows' group members:
+  // the keys of queries [0, M).
+  Value firstQuery = tk.packDim < 0 ? blockRow : c0;
+  auto [lb, ub] = tk.keyRange(firstQuery, tk.packDim < 0 ? BM : M);
   Value split0;
   if (SP > 1) {
     Value z = launch.getBlockIds().z;
@@ -388,7 +395,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
                                    : arith::FastMathFlags::none);
             if (withMask || memArg("mask") || kb.op.hasScoreMod())
               x = tk.scoreMod(x, tk.add(tk.add(n0, nb * 8 + j), c2),
-                              rows[i][h], withMask, Value(), tk.add(n0, c2),
+                              tk.queryOf(rows[i][h]), withMask, Value(),
+                              tk.add(n0, c2),
                               nb * 8 + j);
             s[sIdx(i, nb, h, j)] = x;
           }
@@ -528,7 +536,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   };
   // Whole tiles whose keys every row of the block sees need no mask: they
   // run first, the boundary tiles (ragged end, causal diagonal) after.
-  Value split = tk.unmaskedEnd(lb, ub, blockRow, BN);
+  Value split = tk.unmaskedEnd(lb, ub, firstQuery, BN);
   SmallVector<Value> finalState;
   if (!cfg.pipeline) {
     finalState = tk.tileLoops(lb, split, ub, BN, init, tileBody);

@@ -71,7 +71,8 @@ void gpu_kernel::storePartialAndMerge(
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   Merge mg{tk, b, loc};
-  const int64_t M = tk.M(), r = tk.r;
+  // Rows are queries, or (group member, query) pairs with GQA packing.
+  const int64_t M = tk.rowsTotal(), r = tk.r;
   Value oPart = tk.memArg("o_part"), lsePart = tk.memArg("lse_part"),
         locks = tk.memArg("locks");
   const int64_t batch =
@@ -199,7 +200,7 @@ void gpu_kernel::storePartialAndMerge(
         Value inv = arith::SelectOp::create(
             b, loc, empty, zero,
             arith::DivFOp::create(b, loc, kb.cF32(1.0f), wsum));
-        tk.loops[r] = row;
+        tk.setRow(row);
         bool contiguous = tk.outputStaged();
         for (int64_t c = 0; c < cols; c += 4) {
           SmallVector<Value> vals;

@@ -40,6 +40,19 @@ Value TileKernel::clamp(Value x, int64_t hi) {
   return arith::MinUIOp::create(kb.b, kb.loc, x, idx(hi - 1));
 }
 
+void TileKernel::setRow(Value rho) {
+  if (packDim < 0) {
+    loops[r] = rho;
+    return;
+  }
+  loops[r] = remu(rho, M());
+  loops[packDim] = divu(rho, M());
+}
+
+Value TileKernel::queryOf(Value rho) {
+  return packDim < 0 ? rho : remu(rho, M());
+}
+
 void TileKernel::setBatch(Value flat) {
   AffineMap maskMap = memArg("mask") ? mapOf("mask") : AffineMap();
   auto shared = [&](unsigned i) {
@@ -48,7 +61,7 @@ void TileKernel::setBatch(Value flat) {
   SmallVector<unsigned> fastestFirst;
   for (bool first : {true, false})
     for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i)
-      if (shared(i) == first)
+      if (shared(i) == first && i != packDim)
         fastestFirst.push_back(i);
   for (unsigned i : fastestFirst) {
     loops[i] = remu(flat, sizes[i]);
@@ -118,7 +131,10 @@ void TileKernel::copyRows(SmallVectorImpl<Value> &tokens, StringRef name,
     Value rowLocal = divu(i, perRow);
     Value chunk = remu(i, perRow);
     Value col = mul(chunk, 8);
-    loops[rowDim] = clamp(add(row0, rowLocal), limit);
+    if (rowDim == r && packDim >= 0)
+      setRow(clamp(add(row0, rowLocal), rowsTotal()));
+    else
+      loops[rowDim] = clamp(add(row0, rowLocal), limit);
     loops[colDim] = col;
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, kb.loc, tokenType, tile, dst(rowLocal, chunk), memArg(name),
@@ -438,12 +454,12 @@ void TileKernel::storeOutput(
     std::optional<OpBuilder::InsertionGuard> guard;
     if (!oTile) {
       Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                            rows[s], idx(M()));
+                                            rows[s], idx(rowsTotal()));
       auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
       guard.emplace(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     }
-    loops[r] = rows[s];
+    setRow(rows[s]);
     if (Value lseMem = memArg("lse"); lseMem && !m.empty()) {
       // One lane of the quad writes the row's lse (rows past M skipped).
       Value x = kb.lse(m[s], sum, mLog2);
@@ -451,7 +467,7 @@ void TileKernel::storeOutput(
           b, loc,
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c2, idx(0)),
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, rows[s],
-                                idx(M())));
+                                idx(rowsTotal())));
       auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -492,7 +508,8 @@ void TileKernel::storeOutput(
     Value col = mul(remu(i, perRow), chunk);
     Value row = add(blockRow, rowLocal);
     Value ok =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, idx(M()));
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                              idx(rowsTotal()));
     if ((it + 1) * threads > chunks)
       ok = arith::AndIOp::create(
           b, loc, ok,
@@ -504,7 +521,7 @@ void TileKernel::storeOutput(
     Value v = vector::LoadOp::create(
         b, loc, chunkType, oTile, ValueRange{rowLocal, col},
         /*nontemporal=*/false, llvm::MaybeAlign(16));
-    loops[r] = row;
+    setRow(row);
     loops[r + 3] = col;
     vector::StoreOp::create(b, loc, v, outMem, indices("out"),
                             /*nontemporal=*/false, llvm::MaybeAlign(16));
