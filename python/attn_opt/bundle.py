@@ -1108,7 +1108,8 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
             f"{where}: grid {list(grid)} does not match the attention: m = "
             f"{sizes['m']}{f' x group {group}' if group > 1 else ''}, tile_q = {tq}"
             f"{'' if tile_q is not None else ' (block x)'}, batch "
-            f"{[sizes[b] for b in batch]}, splits {splits} need grid "
+            f"{[sizes[b] for b in batch]}"
+            f"{f', splits {splits}' if splits > 1 else ''} need grid "
             f"{list(want)}")
     ws_want = {"o_part": (splits, want[1], rows, sizes["e"]),
                "lse_part": (splits, want[1], rows),
@@ -1678,7 +1679,9 @@ class Kernel:
     def workspace(self) -> Dict[str, Any]:
         """Split-KV's workspace, allocated on first use and kept: the
         kernel leaves the counters at 0 for the next launch. Launches of one
-        Kernel share it, so they must not run concurrently (one stream)."""
+        Kernel share it, so they must not run concurrently (one stream); a
+        launch that did not complete leaves the counters undefined
+        (reset_workspace)."""
         if self._workspace is None:
             import torch
             self._workspace = {}
@@ -1688,6 +1691,11 @@ class Kernel:
                         spec.shape, dtype=getattr(torch, spec.dtype),
                         device=f"cuda:{self.device}")
         return self._workspace
+
+    def reset_workspace(self) -> None:
+        """Zeroes split-KV's counters (after a launch that did not finish)."""
+        if self._workspace is not None and "locks" in self._workspace:
+            self._workspace["locks"].zero_()
 
     def empty_out(self, name: str = "out") -> Any:
         import torch

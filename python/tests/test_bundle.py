@@ -520,6 +520,7 @@ def test_real_attn_bundle_launch_rules(tmp_path, launch):
         if key not in ("wgmma", "min_blocks"):
             assert att[key] == value
     env = dict(b0=2, b1=4, m=100, n=100, d=64, e=64, out_bytes=2,
+               g=1, splits=att.get("splits", 1),
                warp_specialize=att.get("warp_specialize", 0),
                **{k: att[k] for k in ("tile_q", "tile_kv", "warps", "stages")})
     rules = att["launch_rules"]

@@ -788,9 +788,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   SmallVector<NamedAttribute> rules = {
       b.getNamedAttr("grid",
                      b.getStringAttr("[ceil(m * g / tile_q), " + batchProduct +
-                                     " / g, splits] (g: the size of batch "
-                                     "dim pack_dim with GQA packing, else "
-                                     "1)")),
+                                     " / g, splits]")),
       b.getNamedAttr(
           "splits",
           b.getStringAttr(
@@ -827,7 +825,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       b.getNamedAttr("dims",
                      b.getStringAttr("b0.. batch dims, m queries, n "
                                      "keys, d = q/k head dim, e = v/out "
-                                     "head dim"))};
+                                     "head dim, g = the size of batch dim "
+                                     "pack_dim with GQA packing (else 1), "
+                                     "splits = the split-KV ranges"))};
   info.push_back(b.getNamedAttr("launch_rules", b.getDictionaryAttr(rules)));
   if (useWgmma) {
     info.push_back(

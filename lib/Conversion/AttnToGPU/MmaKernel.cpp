@@ -638,23 +638,22 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     }
   }
 
+  // Per row slot 2 i + h: its partial sum, max, row, and O values.
+  SmallVector<Value> lsums, outRows, maxes;
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t h = 0; h < 2; ++h) {
+      lsums.push_back(finalState[lIdx(i, h)]);
+      maxes.push_back(finalState[mIdx(i, h)]);
+      outRows.push_back(rows[i][h]);
+    }
+  auto oAt = [&](int64_t slot, int64_t eb, int64_t j) -> Value {
+    return vector::ExtractOp::create(b, loc, finalState[oIdx(slot / 2, eb)],
+                                     ArrayRef<int64_t>{slot % 2, j});
+  };
   if (SP > 1) {
-    SmallVector<Value> lsums, outRows, maxes;
-    for (int64_t i = 0; i < R; ++i)
-      for (int64_t h = 0; h < 2; ++h) {
-        lsums.push_back(finalState[lIdx(i, h)]);
-        maxes.push_back(finalState[mIdx(i, h)]);
-        outRows.push_back(rows[i][h]);
-      }
-    storePartialAndMerge(
-        tk, smem, launch.getBlockIds().z, launch.getBlockIds().y, blockX,
-        blockRow, BM, E, SP, lsums, maxes, outRows,
-        [&](int64_t slot, int64_t eb, int64_t j) -> Value {
-          return vector::ExtractOp::create(
-              b, loc, finalState[oIdx(slot / 2, eb)],
-              ArrayRef<int64_t>{slot % 2, j});
-        },
-        /*mLog2=*/foldScale);
+    storePartialAndMerge(tk, smem, launch.getBlockIds().z,
+                         launch.getBlockIds().y, blockX, blockRow, BM, E, SP,
+                         lsums, maxes, outRows, oAt, /*mLog2=*/foldScale);
     gpu::TerminatorOp::create(b, loc);
     return;
   }
@@ -667,22 +666,11 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     gpu::BarrierOp::create(b, loc);
     oTile = view(oTileType, 0);
   }
-  SmallVector<Value> lsums, outRows, maxes;
-  for (int64_t i = 0; i < R; ++i)
-    for (int64_t h = 0; h < 2; ++h) {
-      lsums.push_back(finalState[lIdx(i, h)]);
-      maxes.push_back(finalState[mIdx(i, h)]);
-      outRows.push_back(rows[i][h]);
-    }
   tk.storeOutput(
       oTile, BM, E, blockRow, lsums, outRows,
       [&](int64_t slot) {
         return tk.add(warpRow, tk.add(g, 16 * (slot / 2) + 8 * (slot % 2)));
       },
-      [&](int64_t slot, int64_t eb, int64_t j) -> Value {
-        return vector::ExtractOp::create(b, loc, finalState[oIdx(slot / 2, eb)],
-                                         ArrayRef<int64_t>{slot % 2, j});
-      },
-      maxes, /*mLog2=*/foldScale);
+      oAt, maxes, /*mLog2=*/foldScale);
   gpu::TerminatorOp::create(b, loc);
 }
