@@ -305,10 +305,73 @@ struct LowerMerge : public OpRewritePattern<MergeOp> {
     return success();
   }
 };
+
+/// attn.page_gather: the logical tensor, each element read from its page
+/// (the table entry clamped to the cache's pages).
+struct LowerPageGather : public OpRewritePattern<PageGatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PageGatherOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resType = cast<RankedTensorType>(op.getResult().getType());
+    unsigned rank = resType.getRank();
+    int64_t seq = op.getSeqDim(), tok = op.getTokenDim();
+    Value cache = op.getCache(), table = op.getTable();
+    SmallVector<OpFoldResult> sizes;
+    for (unsigned d = 0; d < rank; ++d) {
+      if (!resType.isDynamicDim(d)) {
+        sizes.push_back(rewriter.getIndexAttr(resType.getDimSize(d)));
+        continue;
+      }
+      Value x = d == seq ? tensor::DimOp::create(rewriter, loc, table, 0)
+                         : tensor::DimOp::create(rewriter, loc, cache, d);
+      if (d == tok)
+        x = arith::MulIOp::create(rewriter, loc, x,
+                                  tensor::DimOp::create(rewriter, loc, table, 1));
+      sizes.push_back(x);
+    }
+    Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                         resType.getElementType());
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, op.getContext());
+    SmallVector<utils::IteratorType> par(rank, utils::IteratorType::parallel);
+    Value out =
+        linalg::GenericOp::create(
+            rewriter, loc, init.getType(), ValueRange{}, init,
+            ArrayRef<AffineMap>{id}, par,
+            [&](OpBuilder &b, Location l, ValueRange) {
+              SmallVector<Value> idx;
+              for (unsigned d = 0; d < rank; ++d)
+                idx.push_back(linalg::IndexOp::create(b, l, d));
+              Value pageSize = tensor::DimOp::create(b, l, cache, tok);
+              Value pages = tensor::DimOp::create(b, l, cache, seq);
+              Value entry = tensor::ExtractOp::create(
+                  b, l, table,
+                  ValueRange{idx[seq],
+                             arith::DivUIOp::create(b, l, idx[tok], pageSize)});
+              Value page =
+                  arith::IndexCastOp::create(b, l, b.getIndexType(), entry);
+              Value zero = arith::ConstantIndexOp::create(b, l, 0);
+              Value last = arith::SubIOp::create(
+                  b, l, pages, arith::ConstantIndexOp::create(b, l, 1));
+              page = arith::MaxSIOp::create(
+                  b, l, arith::MinSIOp::create(b, l, page, last), zero);
+              SmallVector<Value> at(idx);
+              at[seq] = page;
+              at[tok] = arith::RemUIOp::create(b, l, idx[tok], pageSize);
+              linalg::YieldOp::create(
+                  b, l, tensor::ExtractOp::create(b, l, cache, at).getResult());
+            })
+            ->getResult(0);
+    if (out.getType() != resType)
+      out = tensor::CastOp::create(rewriter, loc, resType, out);
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
 } // namespace
 
 void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerOnlineUpdate, LowerFinalize, LowerMerge>(
+  patterns.add<LowerOnlineUpdate, LowerFinalize, LowerMerge, LowerPageGather>(
       patterns.getContext());
 }
 

@@ -393,3 +393,43 @@ func.func @merge_lse_rank(%o0: tensor<4x8xf16>, %l0: tensor<4x8xf32>) -> tensor<
   %r, %l = attn.merge (%o0 : tensor<4x8xf16>) lse(%l0 : tensor<4x8xf32>) -> tensor<4x8xf16>, tensor<4x8xf32>
   return %r : tensor<4x8xf16>
 }
+
+// -----
+
+func.func @page_gather_same_dims(%c: tensor<8x16x64xf16>, %t: tensor<2x4xi32>) -> tensor<2x64x64xf16> {
+  // expected-error @below {{expects seq_dim and token_dim to be two different dimensions of the cache (rank 3), got 1 and 1}}
+  %k = attn.page_gather %c[%t] seq_dim = 1 token_dim = 1 : tensor<8x16x64xf16>, tensor<2x4xi32> -> tensor<2x64x64xf16>
+  return %k : tensor<2x64x64xf16>
+}
+
+// -----
+
+func.func @page_gather_table_rank(%c: tensor<8x16x64xf16>, %t: tensor<8xi32>) -> tensor<2x64x64xf16> {
+  // expected-error @below {{expects a block table of rank 2 (sequences x pages per sequence), got 'tensor<8xi32>'}}
+  %k = attn.page_gather %c[%t] seq_dim = 0 token_dim = 1 : tensor<8x16x64xf16>, tensor<8xi32> -> tensor<2x64x64xf16>
+  return %k : tensor<2x64x64xf16>
+}
+
+// -----
+
+func.func @page_gather_tokens(%c: tensor<8x16x64xf16>, %t: tensor<2x4xi32>) -> tensor<2x60x64xf16> {
+  // expected-error @below {{expects result dimension 1 to be 64 (pages per sequence x page size), got 60}}
+  %k = attn.page_gather %c[%t] seq_dim = 0 token_dim = 1 : tensor<8x16x64xf16>, tensor<2x4xi32> -> tensor<2x60x64xf16>
+  return %k : tensor<2x60x64xf16>
+}
+
+// -----
+
+func.func @page_gather_sequences(%c: tensor<8x16x64xf16>, %t: tensor<2x4xi32>) -> tensor<3x64x64xf16> {
+  // expected-error @below {{expects result dimension 0 to be 2 (the table's sequences), got 3}}
+  %k = attn.page_gather %c[%t] seq_dim = 0 token_dim = 1 : tensor<8x16x64xf16>, tensor<2x4xi32> -> tensor<3x64x64xf16>
+  return %k : tensor<3x64x64xf16>
+}
+
+// -----
+
+func.func @page_gather_table_type(%c: tensor<8x16x64xf16>, %t: tensor<2x4xi64>) -> tensor<2x64x64xf16> {
+  // expected-error @below {{operand #1 must be ranked tensor of 32-bit signless integer values}}
+  %k = attn.page_gather %c[%t] seq_dim = 0 token_dim = 1 : tensor<8x16x64xf16>, tensor<2x4xi64> -> tensor<2x64x64xf16>
+  return %k : tensor<2x64x64xf16>
+}

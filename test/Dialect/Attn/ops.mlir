@@ -97,3 +97,22 @@ func.func @lse_and_merge(%q: tensor<2x37x4x16xf16>, %k: tensor<2x45x4x16xf16>, %
   %mo, %ml = attn.merge (%r, %r : tensor<2x37x4x8xf16>, tensor<2x37x4x8xf16>) lse(%l, %l : tensor<2x37x4xf32>, tensor<2x37x4xf32>) -> tensor<2x37x4x8xf16>, tensor<2x37x4xf32>
   return %mo, %ml : tensor<2x37x4x8xf16>, tensor<2x37x4xf32>
 }
+
+// -----
+
+// A paged KV cache ([pages, page, heads, D], vLLM's layout) read through a
+// block table as the attention's K and V.
+// CHECK-LABEL: func.func @paged
+// CHECK: %[[K:.*]] = attn.page_gather %{{.*}}[%[[T:.*]]] seq_dim = 0 token_dim = 1 : tensor<64x16x8x128xf16>, tensor<4x32xi32> -> tensor<4x512x8x128xf16>
+// CHECK: attn.page_gather %{{.*}}[%[[T]]] seq_dim = 0 token_dim = 1 : tensor<64x16x8x128xf16>, tensor<4x32xi32> -> tensor<4x512x8x128xf16>
+func.func @paged(%q: tensor<4x1x8x128xf16>, %kc: tensor<64x16x8x128xf16>, %vc: tensor<64x16x8x128xf16>, %t: tensor<4x32xi32>, %o: tensor<4x1x8x128xf16>) -> tensor<4x1x8x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %k = attn.page_gather %kc[%t] seq_dim = 0 token_dim = 1 : tensor<64x16x8x128xf16>, tensor<4x32xi32> -> tensor<4x512x8x128xf16>
+  %v = attn.page_gather %vc[%t] seq_dim = 0 token_dim = 1 : tensor<64x16x8x128xf16>, tensor<4x32xi32> -> tensor<4x512x8x128xf16>
+  %r = attn.attention ins(%q, %k, %v : tensor<4x1x8x128xf16>, tensor<4x512x8x128xf16>, tensor<4x512x8x128xf16>) scale(%s)
+      outs(%o : tensor<4x1x8x128xf16>)
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, m, h, d)>, affine_map<(b, h, m, n, d, e) -> (b, n, h, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n, h, e)>, affine_map<(b, h, m, n, d, e) -> (b, m, h, e)>]
+      -> tensor<4x1x8x128xf16>
+  return %r : tensor<4x1x8x128xf16>
+}

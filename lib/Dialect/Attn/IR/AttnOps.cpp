@@ -161,6 +161,52 @@ LogicalResult AttentionOp::verify() {
 // MergeOp
 //===----------------------------------------------------------------------===//
 
+LogicalResult PageGatherOp::verify() {
+  auto cache = getCache().getType();
+  auto table = getTable().getType();
+  auto result = getResult().getType();
+  int64_t rank = cache.getRank();
+  int64_t seq = getSeqDim(), tok = getTokenDim();
+  if (seq >= rank || tok >= rank || seq == tok)
+    return emitOpError("expects seq_dim and token_dim to be two different "
+                       "dimensions of the cache (rank ")
+           << rank << "), got " << seq << " and " << tok;
+  if (table.getRank() != 2)
+    return emitOpError("expects a block table of rank 2 (sequences x pages "
+                       "per sequence), got ")
+           << table;
+  if (result.getRank() != rank ||
+      result.getElementType() != cache.getElementType())
+    return emitOpError("expects the result to have the cache's rank and "
+                       "element type, got ")
+           << result << " for " << cache;
+  auto known = [](int64_t a, int64_t b) {
+    return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+  };
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t want = cache.getDimSize(d);
+    if (d == seq)
+      want = table.getDimSize(0);
+    else if (d == tok)
+      want = ShapedType::isDynamic(want) ||
+                     ShapedType::isDynamic(table.getDimSize(1))
+                 ? ShapedType::kDynamic
+                 : want * table.getDimSize(1);
+    if (!known(want, result.getDimSize(d)))
+      return emitOpError("expects result dimension ")
+             << d << " to be " << want
+             << (d == seq   ? " (the table's sequences)"
+                 : d == tok ? " (pages per sequence x page size)"
+                            : " (the cache's)")
+             << ", got " << result.getDimSize(d);
+  }
+  for (int64_t d : {seq, tok})
+    if (cache.getDimSize(d) == 0)
+      return emitOpError("expects a non-empty cache, dimension ")
+             << d << " has size 0";
+  return success();
+}
+
 LogicalResult MergeOp::verify() {
   if (getOutputs().empty())
     return emitOpError("expects at least one partial result");

@@ -207,6 +207,47 @@ def Attn_MergeOp : Attn_Op<"merge", [Pure, AttrSizedOperandSegments]> {
 }
 
 //===----------------------------------------------------------------------===//
+// attn.page_gather
+//===----------------------------------------------------------------------===//
+
+def Attn_PageGatherOp : Attn_Op<"page_gather", [Pure]> {
+  let summary = "The logical K or V of a paged KV cache";
+  let description = [{
+    A paged KV cache (vLLM, FlashInfer) holds keys in pages of `P` tokens;
+    a block table says which page holds each sequence's tokens. The result
+    is the cache as the attention reads it: the cache's shape with the page
+    dimension `seq_dim` replaced by the sequences (the table's rows) and
+    the token-in-page dimension `token_dim` by `pages_per_seq x P` tokens:
+
+    ```
+    result[.., s @ seq_dim, .., t @ token_dim, ..] =
+        cache[.., table[s, t / P] @ seq_dim, .., t mod P @ token_dim, ..]
+    ```
+
+    Table entries outside `[0, pages)` read the nearest page (clamped):
+    hostile tables never read out of bounds. As an operand of
+    `attn.attention` (K and V both, through one table) the GPU kernels read
+    the cache through the table and never materialize the result; the CPU
+    path gathers it.
+
+    ```mlir
+    %k = attn.page_gather %cache[%table] seq_dim = 0 token_dim = 1
+           : tensor<64x16x8x128xf16>, tensor<4x32xi32> -> tensor<4x512x8x128xf16>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$cache,
+      RankedTensorOf<[I32]>:$table,
+      ConfinedAttr<I64Attr, [IntNonNegative]>:$seq_dim,
+      ConfinedAttr<I64Attr, [IntNonNegative]>:$token_dim);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $cache `[` $table `]` `seq_dim` `=` $seq_dim `token_dim` `=` $token_dim
+        attr-dict `:` type($cache) `,` type($table) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // attn.yield
 //===----------------------------------------------------------------------===//
 

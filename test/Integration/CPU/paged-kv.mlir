@@ -1,0 +1,72 @@
+// A paged KV cache read through a block table (attn.page_gather as the
+// attention's K and V), executed on the CPU against the same attention over
+// K/V gathered by a linalg program written out by hand: pages in a
+// shuffled order, a page shared by two sequences, table entries out of
+// range (clamped), bottom-right causal decode, GQA, f16.
+// RUN: %exec-check %s
+
+// EXEC: @paged ref=fn:gathered amp=2.0
+func.func @paged(%q: tensor<2x3x2x2x16xf32>, %kc: tensor<6x4x2x16xf32>, %vc: tensor<6x4x2x8xf32>) -> tensor<2x3x2x2x8xf32> {
+  %s = arith.constant 0.25 : f32
+  %t = arith.constant dense<[[5, 0, 3], [3, 99, -1]]> : tensor<2x3xi32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3x2x2x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x3x2x2x8xf32>) -> tensor<2x3x2x2x8xf32>
+  %k = attn.page_gather %kc[%t] seq_dim = 0 token_dim = 1 : tensor<6x4x2x16xf32>, tensor<2x3xi32> -> tensor<2x12x2x16xf32>
+  %v = attn.page_gather %vc[%t] seq_dim = 0 token_dim = 1 : tensor<6x4x2x8xf32>, tensor<2x3xi32> -> tensor<2x12x2x8xf32>
+  // q [b, m, hkv, g] with g = 2 query heads per kv head: GQA.
+  %r = attn.attention ins(%q, %k, %v : tensor<2x3x2x2x16xf32>, tensor<2x12x2x16xf32>, tensor<2x12x2x8xf32>) scale(%s)
+      outs(%init : tensor<2x3x2x2x8xf32>) causal query_offset = 9
+      indexing_maps = [affine_map<(b, h, g, m, n, d, e) -> (b, m, h, g, d)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, n, h, d)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, n, h, e)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, m, h, g, e)>] -> tensor<2x3x2x2x8xf32>
+  return %r : tensor<2x3x2x2x8xf32>
+}
+func.func @gathered(%q: tensor<2x3x2x2x16xf32>, %kc: tensor<6x4x2x16xf32>, %vc: tensor<6x4x2x8xf32>) -> tensor<2x3x2x2x8xf32> {
+  %s = arith.constant 0.25 : f32
+  // The table above with its entries clamped to the 6 pages.
+  %t = arith.constant dense<[[5, 0, 3], [3, 5, 0]]> : tensor<2x3xi32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3x2x2x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x3x2x2x8xf32>) -> tensor<2x3x2x2x8xf32>
+  %ke = tensor.empty() : tensor<2x12x2x16xf32>
+  %k = linalg.generic {indexing_maps = [affine_map<(b, n, h, d) -> (b, n, h, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      outs(%ke : tensor<2x12x2x16xf32>) {
+  ^bb0(%out: f32):
+    %b = linalg.index 0 : index
+    %n = linalg.index 1 : index
+    %h = linalg.index 2 : index
+    %d = linalg.index 3 : index
+    %c4 = arith.constant 4 : index
+    %blk = arith.divui %n, %c4 : index
+    %slot = arith.remui %n, %c4 : index
+    %p32 = tensor.extract %t[%b, %blk] : tensor<2x3xi32>
+    %p = arith.index_cast %p32 : i32 to index
+    %x = tensor.extract %kc[%p, %slot, %h, %d] : tensor<6x4x2x16xf32>
+    linalg.yield %x : f32
+  } -> tensor<2x12x2x16xf32>
+  %ve = tensor.empty() : tensor<2x12x2x8xf32>
+  %v = linalg.generic {indexing_maps = [affine_map<(b, n, h, d) -> (b, n, h, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      outs(%ve : tensor<2x12x2x8xf32>) {
+  ^bb0(%out: f32):
+    %b = linalg.index 0 : index
+    %n = linalg.index 1 : index
+    %h = linalg.index 2 : index
+    %d = linalg.index 3 : index
+    %c4 = arith.constant 4 : index
+    %blk = arith.divui %n, %c4 : index
+    %slot = arith.remui %n, %c4 : index
+    %p32 = tensor.extract %t[%b, %blk] : tensor<2x3xi32>
+    %p = arith.index_cast %p32 : i32 to index
+    %x = tensor.extract %vc[%p, %slot, %h, %d] : tensor<6x4x2x8xf32>
+    linalg.yield %x : f32
+  } -> tensor<2x12x2x8xf32>
+  %r = attn.attention ins(%q, %k, %v : tensor<2x3x2x2x16xf32>, tensor<2x12x2x16xf32>, tensor<2x12x2x8xf32>) scale(%s)
+      outs(%init : tensor<2x3x2x2x8xf32>) causal query_offset = 9
+      indexing_maps = [affine_map<(b, h, g, m, n, d, e) -> (b, m, h, g, d)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, n, h, d)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, n, h, e)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, m, h, g, e)>] -> tensor<2x3x2x2x8xf32>
+  return %r : tensor<2x3x2x2x8xf32>
+}
