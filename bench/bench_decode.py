@@ -163,6 +163,16 @@ def main() -> int:
         gen = torch.Generator(device="cuda").manual_seed(5)
         q, k, v = (torch.randn(man.arg(n).shape, generator=gen, device="cuda", dtype=dt)
                    for n in ("q", "k", "v"))
+        ours_args: Dict[str, Any] = dict(q=q, k=k, v=v)
+        if man.attention.paged:
+            # Caches [pages, page, Hkv, D], every page used once, in a random
+            # order; the logical K/V [B, Hkv, N, D] for the reference and
+            # the peers.
+            P, pages = man.attention.paged
+            table = torch.randperm(pages, generator=gen, device="cuda").reshape(Bn, N // P)
+            ours_args = dict(q=q, block_table=table.to(torch.int32), k=k, v=v)
+            k, v = (x[table].reshape(Bn, N, Hkv, D).transpose(1, 2).contiguous()
+                    for x in (k, v))
         # fp32 reference on the first and last sequence ([Hq, M, E]): the
         # full batch in fp32 would not fit beside the largest rows.
         seqs = sorted({0, Bn - 1})
@@ -185,7 +195,7 @@ def main() -> int:
             return float((o - ref).norm() / ref.norm())
 
         out = torch.empty(man.arg("out").shape, dtype=dt, device="cuda")
-        launch = kernel.prepare(q, k, v, out=out)
+        launch = kernel.prepare(**ours_args, out=out)
         launch()
         torch.cuda.synchronize()
         err = check(out)
@@ -197,7 +207,9 @@ def main() -> int:
         emit("attn-opt", ours, err, splits=str(man.splits),
              note=man.attention.kernel_choice[:120])
         peers: Dict[str, float] = {}
-        if not a.no_peers:
+        # Paged rows compare with the contiguous row of the same shape (in
+        # the table printed at the end), not with the peers again.
+        if not a.no_peers and not man.attention.paged:
             qp = q.reshape(Bn, Hq, M, D)
             kp, vp = k.reshape(Bn, Hkv, N, D), v.reshape(Bn, Hkv, N, D)
             mask = None
@@ -250,6 +262,14 @@ def main() -> int:
         del kernel, q, k, v, ref, out
         torch.cuda.empty_cache()
     fh.close()
+    rows = list(csv.DictReader(open(out_dir / "decode.csv")))
+    dense = {r["name"]: r for r in rows if r["kernel"] == "attn-opt" and not r["variant"]}
+    for r in rows:
+        if r["variant"].startswith("paged") and r["kernel"] == "attn-opt" and r["us"]:
+            d = dense.get(r["name"])
+            if d and d["us"]:
+                print(f"{r['variant']}/{r['name']}: {r['us']} us against contiguous "
+                      f"{d['us']} us: {float(r['us']) / float(d['us']):.3f}x")
     print(f"wrote {out_dir / 'decode.csv'}; failures: {failures}")
     return 1 if failures else 0
 

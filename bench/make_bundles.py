@@ -217,20 +217,37 @@ def auto_splits(m: int, b: int, n: int, hkv: int, hq: int = 32) -> int:
     return -(-n // chunk)
 
 
+# Paged rows (bench_decode.py times each against the contiguous row of the
+# same shape): vLLM's cache layout [pages, page, Hkv, D], page sizes 16/256.
+DECODE_PAGED = [(p, "float16", 1, 16, 8192, hkv) for p in (16, 256) for hkv in (32, 8)] + \
+    [(16, "float16", 16, 64, 8192, 8), (16, "float16", 1, 1, 32768, 8)]
+
+
 def decode_program(dtype: str, m: int, b: int, n: int, hkv: int, hq: int = 32,
-                   d: int = 128) -> str:
+                   d: int = 128, page: int = 0) -> str:
     dt = MLIR_DT[dtype]
     g = hq // hkv
     tq = f"tensor<{b}x{hkv}x{g}x{m}x{d}x{dt}>"
     tk = f"tensor<{b}x{hkv}x{n}x{d}x{dt}>"
+    kmap, vmap = "(b, h, n, d)", "(b, h, n, e)"
+    params, gathers = f"%k: {tk}, %v: {tk}", ""
+    if page:
+        # Logical K [B, N, Hkv, D] from the cache [B N / page, page, Hkv, D].
+        tk = f"tensor<{b}x{n}x{hkv}x{d}x{dt}>"
+        tc = f"tensor<{b * n // page}x{page}x{hkv}x{d}x{dt}>"
+        tt = f"tensor<{b}x{n // page}xi32>"
+        kmap, vmap = "(b, n, h, d)", "(b, n, h, e)"
+        params = f"%t: {tt}, %kc: {tc}, %vc: {tc}"
+        gathers = "".join(f"  %{x} = attn.page_gather %{x}c[%t] seq_dim = 0 token_dim = 1 "
+                          f": {tc}, {tt} -> {tk}\n" for x in "kv")
     mp = "affine_map<(b, h, g, m, n, d, e) -> "
-    maps = ", ".join(mp + x + ">" for x in ("(b, h, g, m, d)", "(b, h, n, d)",
-                                            "(b, h, n, e)", "(b, h, g, m, e)"))
+    maps = ", ".join(mp + x + ">" for x in ("(b, h, g, m, d)", kmap, vmap,
+                                            "(b, h, g, m, e)"))
     # The new tokens are the last M positions: bottom-right causal.
     causal = f"causal query_offset = {n - m} " if m > 1 else ""
-    return f"""func.func @attention(%q: {tq}, %k: {tk}, %v: {tk}, %o: {tq}) -> {tq} {{
+    return f"""func.func @attention(%q: {tq}, {params}, %o: {tq}) -> {tq} {{
   %s = arith.constant {1.0 / math.sqrt(d)!r} : f32
-  %r = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tk}) scale(%s) outs(%o : {tq})
+{gathers}  %r = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tk}) scale(%s) outs(%o : {tq})
       {causal}indexing_maps = [{maps}] -> {tq}
   return %r : {tq}
 }}
@@ -272,6 +289,10 @@ def main() -> int:
         for dtype, m, b, n, hkv in decode_configs(a.quick):
             name = f"dec_{dtype}_m{m}_b{b}_n{n}_hkv{hkv}"
             jobs.append((out / name, decode_program(dtype, m, b, n, hkv), a.flags.split()))
+        for page, dtype, m, b, n, hkv in DECODE_PAGED:
+            name = f"dec_{dtype}_m{m}_b{b}_n{n}_hkv{hkv}"
+            jobs.append((out / f"paged{page}" / name,
+                         decode_program(dtype, m, b, n, hkv, page=page), a.flags.split()))
     elif a.forms:
         for dtype, d, n, b, h, form in forms_configs():
             name = f"{dtype}_d{d}_n{n}_b{b}_h{h}_{form}"

@@ -156,6 +156,10 @@ class AttentionSpec:
     query_offset: int = 0
     # The score modification region (None: none), see ScoreMod.
     score_mod: Optional["ScoreMod"] = None
+    # Paged K/V (attention.paged): (page_size, pages); k and v are caches
+    # whose b0 axis counts pages and whose n axis has page_size slots, read
+    # through the int32 `block_table` [b0, pages per sequence]; None: dense.
+    paged: Optional[Tuple[int, int]] = None
 
 
 # attention.score_mod: the op's score modification region as a straight-line
@@ -255,7 +259,8 @@ class Manifest:
 
     def sizes(self) -> Dict[str, int]:
         """Size of every attention dimension (b0.., m, n, d, e)."""
-        return _sizes(self.args, self.batch_names, self._where())
+        return _sizes(self.args, self.batch_names, self._where(),
+                      self.attention.paged)
 
     def _where(self) -> str:
         return f"bundle {self.kernel!r}" + (f" ({self.path})" if self.path else "")
@@ -358,8 +363,12 @@ def _check_dims(name: str, dims: Tuple[str, ...], rank: int,
 
 
 def _sizes(args: Sequence[ArgSpec], batch: Sequence[str],
-           where: str) -> Dict[str, int]:
+           where: str, paged: Optional[Tuple[int, int]] = None) -> Dict[str, int]:
     sizes: Dict[str, int] = {}
+    if paged:  # a cache's page and slot axes are not b0 and n
+        args = [ArgSpec(a.name, a.dtype, *zip(*[(n, d) for n, d in zip(a.shape, a.dims)
+                                                if d not in ("b0", "n")]))
+                if a.name in ("k", "v") else a for a in args]
     # q/k/v/out fix the sizes; mask and sink may broadcast (size 1).
     broadcast = lambda a: a.name in ("mask", "sink") or _kind(a.name) == "mod"  # noqa: E731
     order = sorted((a for a in args if a.name not in WORKSPACE), key=broadcast)
@@ -372,6 +381,10 @@ def _sizes(args: Sequence[ArgSpec], batch: Sequence[str],
                     f"{where}: '{a.name}' has {dim}={size} but other "
                     f"arguments have {dim}={sizes[dim]} (shape "
                     f"{list(a.shape)}, layout {list(a.dims)})")
+    if paged:
+        table = next((a for a in args if a.name == "block_table"), None)
+        if table is not None:
+            sizes["n"] = table.shape[1] * paged[0]
     for dim in list(batch) + ["m", "n", "d", "e"]:
         sizes.setdefault(dim, 1)
     return sizes
@@ -922,6 +935,15 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     if tile_q is not None and (not _is_int(tile_q) or tile_q < 1):
         raise BundleError(f"{where}: attention.tile_q must be a positive "
                           f"integer, got {_show(tile_q)}")
+    paged = None
+    if att.get("paged") is not None:
+        pg = att["paged"]
+        if (not isinstance(pg, dict) or set(pg) != {"page_size", "pages"}
+                or not all(_is_int(pg[x]) and 1 <= pg[x] <= 2**31 for x in pg)):
+            raise BundleError(f"{where}: attention.paged must be "
+                              f"{{\"page_size\": P, \"pages\": N}} with positive "
+                              f"integers, got {_show(pg)}")
+        paged = (pg["page_size"], pg["pages"])
     splits = att.get("splits", 1)
     if not _is_int(splits) or not 1 <= splits <= GRID_MAX[2]:
         raise BundleError(f"{where}: attention.splits must be an integer in "
@@ -940,6 +962,7 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
             raise BundleError(f"{where}: every entry of 'args' must be an object")
         n = a.get("name")
         if not isinstance(n, str) or not (n in ARG_NAMES or n in WORKSPACE
+                                          or n == "block_table"
                                           or _MOD_ARG.fullmatch(n)):
             raise BundleError(f"{where}: unknown argument name {_show(n)} "
                               f"(known: {list(ARG_NAMES)}, mod<digits> and "
@@ -978,6 +1001,14 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     for a in raw_args:
         name = a["name"]
         dtype = a.get("dtype")
+        if name == "block_table":
+            if dtype != "int32" or a.get("map") != "block_table" or name in layouts:
+                raise BundleError(f"{where}: 'block_table' must be int32 with "
+                                  f"map \"block_table\", got {_show(dtype)}")
+            shape = _int_list(a.get("shape"), 2, "'block_table'.shape", where,
+                              positive=True)
+            args.append(ArgSpec(name, dtype, shape, ()))
+            continue
         if name in WORKSPACE:
             if dtype != WORKSPACE[name]:
                 raise BundleError(f"{where}: workspace '{name}' must be "
@@ -1080,10 +1111,28 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                  args=tuple(args), grid=grid, block=block, shared_bytes=shared,
                  attention=AttentionSpec(scale, causal, window, mask_value, r,
                                          kernel_choice, tile_q, tensor_cores,
-                                         query_offset, score_mod),
+                                         query_offset, score_mod, paged),
                  path=path, sha256=tuple(sorted(sha.items())),
                  binding_sha256=binding)
+    if (paged is None) != (m.arg("block_table") is None):
+        raise BundleError(f"{where}: 'block_table' and attention.paged come "
+                          "together")
+    if paged is not None:
+        for n in ("k", "v"):
+            a = m.arg(n)
+            if "b0" not in a.dims or "n" not in a.dims:
+                raise BundleError(f"{where}: paged '{n}' must index b0 (pages) "
+                                  "and n (slots)")
+            got = (a.shape[a.dims.index("n")], a.shape[a.dims.index("b0")])
+            if got != paged:
+                raise BundleError(f"{where}: paged '{n}' has {got[1]} pages of "
+                                  f"{got[0]} slots; attention.paged says "
+                                  f"{paged[1]} of {paged[0]}")
     sizes = m.sizes()  # raises on inconsistent shapes
+    if paged is not None and m.arg("block_table").shape[0] != sizes["b0"]:
+        raise BundleError(f"{where}: 'block_table' has "
+                          f"{m.arg('block_table').shape[0]} rows for b0 = "
+                          f"{sizes['b0']} sequences")
     # The launch covers exactly the attention: one block per tile_q query
     # rows (the SIMT kernel: one thread per row, tile_q = block x), batch
     # entry and split-KV key range.

@@ -193,6 +193,21 @@ def to_canonical(ops: Any, x: Any, dims: Sequence[str],
     return y.reshape(shape)
 
 
+def gather_pages(ops: Any, cache: Any, table: Any, page_size: int) -> Any:
+    """The logical K or V of a paged cache: `cache` canonical [pages, b1..,
+    page_size, x] (its b0 axis counts pages, its n axis slots), `table`
+    [B, pages per sequence] (entries clamped to the pages, as the kernel
+    does) -> [B, b1.., pages per sequence x page_size, x]."""
+    nd = len(cache.shape)
+    pages = cache.shape[0]
+    n = ops.index(range(table.shape[1] * page_size))
+    page = ops.xp.clip(table[:, n // page_size], 0, pages - 1)   # [B, N]
+    # [pages, slot, b1.., x] indexed by (page, slot) -> [B, N, b1.., x]
+    c = ops.permute(cache, [0, nd - 2] + list(range(1, nd - 2)) + [nd - 1])
+    g = c[page, n % page_size]
+    return ops.permute(g, [0] + list(range(2, nd - 1)) + [1, nd - 1])
+
+
 def canonical_target(man: Manifest, name: str) -> Sequence[str]:
     b = list(man.batch_names)
     return {"q": b + ["m", "d"], "k": b + ["n", "d"], "v": b + ["n", "e"],
@@ -383,6 +398,9 @@ def reference(man: Manifest, inputs: Mapping[str, Any], ops: Any,
         return canonical(ops, man, name, ops.asarray(x))
 
     q, k, v = load("q"), load("k"), load("v")
+    if att.paged is not None:
+        table = ops.cast(inputs["block_table"], "int")
+        k, v = (gather_pages(ops, x, table, att.paged[0]) for x in (k, v))
     mask, sink = load("mask"), load("sink")
     if sink is not None:
         sink = sink.reshape(list(sink.shape) + [1])  # [b..., m, 1]
@@ -540,6 +558,11 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
 
     for spec in man.args:
         if spec.name == "out" or spec.name in WORKSPACE:
+            continue
+        if spec.name == "block_table":
+            # Random pages (repeats allowed: pages shared by sequences).
+            pages = man.attention.paged[1] if man.attention.paged else 1
+            out[spec.name] = cast(ops.xp.floor(rand(spec.shape) * pages), "int32")
             continue
         if spec.name != "mask":
             out[spec.name] = cast(randn(spec.shape), spec.dtype)

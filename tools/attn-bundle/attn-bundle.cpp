@@ -315,8 +315,12 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
     if (!name || !dtype || !shape || !o->getString("map"))
       return fail("an argument lacks its name, dtype, shape or map");
     // Split-KV's workspace: f32 partials and the int32 per-tile counters.
-    bool workspace = llvm::is_contained({"o_part", "lse_part", "locks"}, *name);
-    if (workspace ? *dtype != (*name == "locks" ? "int32" : "float32")
+    // The block table of paged K/V: int32 too.
+    bool workspace = llvm::is_contained(
+        {"o_part", "lse_part", "locks", "block_table"}, *name);
+    if (workspace ? *dtype != (*name == "locks" || *name == "block_table"
+                                   ? "int32"
+                                   : "float32")
                   : !llvm::is_contained({"float16", "bfloat16", "float32", "bool"},
                                         *dtype))
       return fail("argument '" + *name + "' has dtype '" + *dtype + "'");

@@ -60,6 +60,8 @@ static std::string dtypeName(Type t) {
     return "float32";
   if (t.isInteger(1))
     return "bool";
+  if (t.isInteger(32))
+    return "int32";
   return "unknown";
 }
 
@@ -452,12 +454,46 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
              << why;
     scoreModInfo = *d;
   }
+  // Paged K/V: K and V both attn.page_gather of one block table; the kernel
+  // takes the caches and the table and reads pages through it.
+  unsigned r = op.getNumBatchDims();
+  auto kPages = op.getKey().getDefiningOp<PageGatherOp>();
+  auto vPages = op.getValue().getDefiningOp<PageGatherOp>();
+  if (kPages || vPages) {
+    if (!kPages || !vPages || kPages.getTable() != vPages.getTable())
+      return op.emitError("paged K/V: the GPU kernels read K and V through "
+                          "one block table (both attn.page_gather of the same "
+                          "table)");
+    auto dimAt = [](AffineMap m, int64_t pos) {
+      return cast<AffineDimExpr>(m.getResult(pos)).getPosition();
+    };
+    for (auto [g, map] : {std::pair{kPages, op.getKeyMap()},
+                          std::pair{vPages, op.getValueMap()}})
+      if (dimAt(map, g.getSeqDim()) != 0 || dimAt(map, g.getTokenDim()) != r + 1)
+        return op.emitError("paged K/V: the GPU kernels take the cache's page "
+                            "dimension as the first batch dim and its token "
+                            "dimension as the key dim");
+    if (matchPattern(kPages.getTable(), m_Constant()))
+      return op.emitError("paged K/V: the block table is a constant of the "
+                          "program; the GPU kernel takes it as an argument "
+                          "and a bundle cannot carry constant data yet");
+    if (kPages.getCache().getType().getDimSize(kPages.getTokenDim()) !=
+            vPages.getCache().getType().getDimSize(vPages.getTokenDim()) ||
+        kPages.getCache().getType().getDimSize(kPages.getSeqDim()) !=
+            vPages.getCache().getType().getDimSize(vPages.getSeqDim()))
+      return op.emitError("paged K/V: the K and V caches differ in page size "
+                          "or page count");
+  }
   SmallVector<std::pair<StringRef, Value>> args = {
-      {"q", op.getQuery()}, {"k", op.getKey()}, {"v", op.getValue()}};
+      {"q", op.getQuery()},
+      {"k", kPages ? kPages.getCache() : op.getKey()},
+      {"v", vPages ? vPages.getCache() : op.getValue()}};
   if (op.getMask())
     args.push_back({"mask", op.getMask()});
   if (op.getSink())
     args.push_back({"sink", op.getSink()});
+  if (kPages)
+    args.push_back({"block_table", kPages.getTable()});
   // score_mod operands that are not constants: kernel arguments mod<i>.
   SmallVector<std::string> modNames;
   for (auto [i, v] : llvm::enumerate(op.getModOperands()))
@@ -508,7 +544,6 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   for (const std::string &name : modNames)
     kb.modMem.push_back(name.empty() ? Value() : memArg(name));
 
-  unsigned r = op.getNumBatchDims();
   // Static sizes of every attention loop.
   SmallVector<int64_t> sizes(r + 4, 1);
   // The map list is ordered q, k, v, out, mask, sink; args are q, k, v,
@@ -537,10 +572,24 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   };
   // Re-read sizes with the right maps (the loop above used list order).
   for (auto &[name, v] : args) {
+    if (name == "block_table")
+      continue;
     auto t = cast<RankedTensorType>(v.getType());
-    for (auto [p, e] : llvm::enumerate(mapOf(name).getResults()))
+    for (auto [p, e] : llvm::enumerate(mapOf(name).getResults())) {
+      unsigned dim = cast<AffineDimExpr>(e).getPosition();
+      // A cache's page and token dims are not the sequences' and keys'.
+      if (kPages && (name == "k" || name == "v") && (dim == 0 || dim == r + 1))
+        continue;
       if ((name != "mask" && !name.starts_with("mod")) || t.getDimSize(p) != 1)
-        sizes[cast<AffineDimExpr>(e).getPosition()] = t.getDimSize(p);
+        sizes[dim] = t.getDimSize(p);
+    }
+  }
+  int64_t pageSize = 0, pages = 0;
+  if (kPages) {
+    auto cache = kPages.getCache().getType();
+    pageSize = cache.getDimSize(kPages.getTokenDim());
+    pages = cache.getDimSize(kPages.getSeqDim());
+    sizes[r + 1] = kPages.getTable().getType().getDimSize(1) * pageSize;
   }
   int64_t M = sizes[r], D = sizes[r + 2], E = sizes[r + 3];
   if (failed(validateShapes(op, args, sizes, r)))
@@ -583,8 +632,15 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
              << " runs on the mma.sync kernel; it cannot be combined with "
                 "wgmma=1";
   }
-  bool useWgmma =
-      canWgmma && opts.wgmma != 0 && !decode && !(opts.splits > 1);
+  if (kPages && !mmaOk)
+    return op.emitError("paged K/V: the GPU kernels read pages on the "
+                        "mma.sync kernel, which cannot take this attention: ")
+           << mmaIneligibility(op, mapOf, D, E);
+  if (kPages && opts.wgmma == 1)
+    return op.emitError("paged K/V runs on the mma.sync kernel; it cannot be "
+                        "combined with wgmma=1");
+  bool useWgmma = canWgmma && opts.wgmma != 0 && !decode &&
+                  !(opts.splits > 1) && !kPages;
   bool useMma = !useWgmma && mmaOk;
   MmaConfig cfg;
   WgmmaConfig wcfg;
@@ -621,6 +677,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       return failure();
     cfg = *resolved;
     cfg.packDim = packDim;
+    cfg.pageSize = pageSize;
+    cfg.pages = pages;
     int64_t gridQ = (rowsTotal + cfg.rowsPerBlock() - 1) / cfg.rowsPerBlock();
     // The longest key range a block sees: N, or with a window its width
     // plus the block's rows.
@@ -675,6 +733,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                    std::to_string(kDecodeRows) +
                    " query rows: wgmma's 64-row warpgroups would compute "
                    "padding; the loop is bound by K/V reads)";
+      else if (kPages && canWgmma && opts.wgmma != 0)
+        notWgmma = "paged K/V (read through the block table on mma.sync)";
       else if (opts.splits > 1 && canWgmma && opts.wgmma != 0)
         notWgmma = "splits=" + std::to_string(opts.splits) +
                    " (split-KV runs on mma.sync)";
@@ -682,6 +742,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         d << "mma.sync m16n8k16, " << cfg.warps << " warps x " << cfg.rowTiles
           << " x 16 query rows, " << cfg.keyTile << "-key tiles, " << cfg.stages
           << " stages";
+        if (kPages)
+          d << ", paged K/V (pages of " << pageSize << " keys)";
         if (packDim >= 0)
           d << ", GQA packing: " << group << " query heads x " << M
             << " rows per kv head";
@@ -733,11 +795,14 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   SmallVector<Attribute> argAttrs;
   for (auto &[name, v] : args) {
     auto t = cast<RankedTensorType>(v.getType());
+    Attribute map = name == "block_table"
+                        ? Attribute(b.getStringAttr("block_table"))
+                        : Attribute(AffineMapAttr::get(mapOf(name)));
     SmallVector<NamedAttribute> fields = {
         b.getNamedAttr("name", b.getStringAttr(name)),
         b.getNamedAttr("dtype", b.getStringAttr(dtypeName(t.getElementType()))),
         b.getNamedAttr("shape", b.getDenseI64ArrayAttr(t.getShape())),
-        b.getNamedAttr("map", AffineMapAttr::get(mapOf(name)))};
+        b.getNamedAttr("map", map)};
     argAttrs.push_back(b.getDictionaryAttr(fields));
   }
   // Workspace: no attention dims ("workspace" for a map); the launcher
@@ -859,6 +924,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     info.push_back(b.getNamedAttr("splits", b.getI64IntegerAttr(cfg.splits)));
     if (packDim >= 0)
       info.push_back(b.getNamedAttr("pack_dim", b.getI64IntegerAttr(packDim)));
+    if (kPages)
+      info.push_back(b.getNamedAttr(
+          "paged", b.getDictionaryAttr(
+                       {b.getNamedAttr("page_size", b.getI64IntegerAttr(pageSize)),
+                        b.getNamedAttr("pages", b.getI64IntegerAttr(pages))})));
     if (cfg.splits > 1)
       info.push_back(
           b.getNamedAttr("split_chunk", b.getI64IntegerAttr(cfg.chunk)));

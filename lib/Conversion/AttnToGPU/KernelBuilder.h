@@ -142,6 +142,9 @@ struct MmaConfig {
   // GQA packing: the batch dim whose members share a block (TileKernel::
   // packDim); -1: none.
   int64_t packDim = -1;
+  // Paged K/V: page size and pages of the caches (0: contiguous).
+  int64_t pageSize = 0;
+  int64_t pages = 0;
   /// `want` ranges over a key span of `span` keys: chunks rounded up to
   /// whole key tiles, the count then what covers the span.
   void setSplits(int64_t want, int64_t span) {
@@ -280,6 +283,12 @@ struct TileKernel {
   // m = ρ mod M of group member ρ / M, so a kv head's K/V tiles are read
   // once for all its query heads. -1: rows are queries.
   int64_t packDim = -1;
+  // Paged K/V (attn.page_gather operands): memArg("k"/"v") are caches,
+  // read at page table[b_seq, n / pageSize] (clamped to the pages) and
+  // slot n mod pageSize; pageSize 0: contiguous K/V.
+  int64_t pageSize = 0;
+  int64_t pages = 0;
+  unsigned seqDim = 0;
 
   TileKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
              ArrayRef<int64_t> sizes, unsigned r, int64_t threads)

@@ -136,6 +136,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value c0 = kb.cIdx(0);
   TileKernel tk(kb, memArg, mapOf, sizes, r, T);
   tk.packDim = cfg.packDim;
+  tk.pageSize = cfg.pageSize;
+  tk.pages = cfg.pages;
   tk.tid = tid;
   Value warp = tk.divu(tid, 32);
   Value lane = tk.remu(tid, 32);

@@ -111,10 +111,28 @@ void TileKernel::prefetchMask(Value n0, Value blockRow, int64_t rows,
 }
 
 SmallVector<Value> TileKernel::indices(StringRef name) {
-  SmallVector<Value> idx;
-  for (AffineExpr e : mapOf(name).getResults())
-    idx.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
-  return idx;
+  bool paged = pageSize > 0 && (name == "k" || name == "v");
+  Value page, slot;
+  if (paged) {
+    OpBuilder &b = kb.b;
+    Location loc = kb.loc;
+    Value key = loops[r + 1];
+    Value entry = memref::LoadOp::create(
+        b, loc, memArg("block_table"),
+        ValueRange{loops[seqDim], divu(key, pageSize)});
+    page = arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
+    page = arith::MaxSIOp::create(
+        b, loc, arith::MinSIOp::create(b, loc, page, idx(pages - 1)), idx(0));
+    slot = remu(key, pageSize);
+  }
+  SmallVector<Value> out;
+  for (AffineExpr e : mapOf(name).getResults()) {
+    unsigned d = cast<AffineDimExpr>(e).getPosition();
+    out.push_back(paged && d == seqDim  ? page
+                  : paged && d == r + 1 ? slot
+                                        : loops[d]);
+  }
+  return out;
 }
 
 void TileKernel::copyRows(SmallVectorImpl<Value> &tokens, StringRef name,

@@ -58,6 +58,9 @@ class Case:
     # region (score_mod) takes their elements after n.
     mods: List[Tuple[Sequence[str], str]] = field(default_factory=list)
     score_mod: Optional[str] = None                  # "score_mod { ... }" (score_mod_region)
+    # Paged K/V: (page size, pages): k and v become caches (b -> pages, n ->
+    # slots) read through a block table [b, n / page size] (attn.page_gather).
+    pages: Optional[Tuple[int, int]] = None
 
 
 def tensor(shape_dims: Sequence[str], dims: Dict[str, int], dt: str) -> str:
@@ -70,6 +73,17 @@ def program(c: Case) -> str:
     tq, tk, tv = (tensor(x, c.dims, c.dtype) for x in (c.q, c.k, c.v))
     to = tensor(c.out, c.dims, c.out_dtype or c.dtype)
     params = [f"%q: {tq}", f"%k: {tk}", f"%v: {tv}"]
+    gathers = ""
+    if c.pages:
+        psize, npages = c.pages
+        cdims = dict(c.dims, b=npages, n=psize)
+        tt = f"tensor<{c.dims['b']}x{c.dims['n'] // psize}xi32>"
+        params = [f"%q: {tq}", f"%t: {tt}"]
+        for x, dims, tl in (("k", c.k, tk), ("v", c.v, tv)):
+            tc = tensor(dims, cdims, c.dtype)
+            params.append(f"%{x}c: {tc}")
+            gathers += (f"  %{x} = attn.page_gather %{x}c[%t] seq_dim = {list(dims).index('b')} "
+                        f"token_dim = {list(dims).index('n')} : {tc}, {tt} -> {tl}\n")
     maps = [amap(c.q), amap(c.k), amap(c.v), amap(c.out)]
     clauses = ""
     if c.mask is not None:
@@ -102,7 +116,7 @@ def program(c: Case) -> str:
         lhs = "%r, %l"
     return f"""func.func @attention({', '.join(params)}) -> {to} {{
   %s = arith.constant {scale!r} : f32
-  {lhs} = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tv}) scale(%s){clauses}
+{gathers}  {lhs} = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tv}) scale(%s){clauses}
       outs(%o : {to}) {attrs}indexing_maps = [{', '.join(maps)}]{region} -> {results}
   return %r : {to}
 }}
@@ -500,6 +514,25 @@ CASES.update({
     "dec_f16_gqa2_m1_nosplit": Case("float16", dims={"b": 4, "h": 8, "g": 2, "m": 1,
                                                      "n": 900, "d": 128, "e": 128},
                                     flags=["--splits=1"], **_gqa),
+    # Paged K/V: caches read through a random block table (pages shared by
+    # sequences), page sizes 16-256, decode with GQA packing and split-KV,
+    # speculative bottom-right causal in vLLM's [pages, page, heads, D]
+    # layout, a prefill chunk on the non-decode mma.sync kernel, a sink and
+    # the lse.
+    "paged_f16_gqa4_m1_p16_auto": Case("float16", dims={"b": 4, "h": 8, "g": 4, "m": 1,
+                                                        "n": 1600, "d": 128, "e": 128},
+                                       pages=(16, 300), **_gqa),
+    "paged_bf16_m1_p256_s3": Case("bfloat16", **bhsd(2, 4, 1, 2048, 128), pages=(256, 20),
+                                  flags=["--splits=3"]),
+    "paged_f16_bshd_m16_br_causal_p32": Case(
+        "float16", dims={"b": 3, "h": 4, "m": 16, "n": 960, "d": 64, "e": 64},
+        q=["b", "m", "h", "d"], k=["b", "n", "h", "d"], v=["b", "n", "h", "e"],
+        out=["b", "m", "h", "e"], causal=True, query_offset=944, pages=(32, 100)),
+    "paged_f16_prefill_m200_p64_causal": Case("float16", **bhsd(2, 2, 200, 1024, 64),
+                                              causal=True, query_offset=824,
+                                              pages=(64, 40)),
+    "paged_bf16_m2_sink_lse_p128": Case("bfloat16", **bhsd(2, 4, 2, 1280, 128), sink=["h"],
+                                        lse=True, pages=(128, 25)),
     "dec_f16_window_br_m1_auto": Case("float16", **bhsd(1, 4, 1, 5000, 128), causal=True,
                                       window=1000, query_offset=4999),
     "dec_f16_m40_boolmask_s3": Case("float16", **b_only(2, 40, 900, 64),
