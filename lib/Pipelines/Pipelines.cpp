@@ -24,8 +24,10 @@ using namespace mlir;
 static void buildCpuModulePipeline(OpPassManager &pm,
                                    const attn::CpuPipelineOptions &options) {
   using namespace attn;
-  if (options.fuse)
+  if (options.fuse) {
     pm.addPass(createAttnFuse());
+    pm.addPass(createAttnFoldPageGather());
+  }
   // TOSA left unfused is lowered the standard way.
   tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());
   pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
@@ -104,6 +106,7 @@ void attn::buildAttnCpuPipeline(OpPassManager &pm,
 void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
                                       const GpuPipelineOptions &options) {
   pm.addPass(createAttnFuse());
+  pm.addPass(createAttnFoldPageGather());
   ConvertAttnToGPUOptions gpuOpts;
   gpuOpts.threads = options.threads;
   gpuOpts.tileQ = options.tileQ;

@@ -57,4 +57,21 @@ def AttnDecomposeAggregates : Pass<"attn-decompose-aggregates"> {
                            "::mlir::math::MathDialect"];
 }
 
+def AttnFoldPageGather : Pass<"attn-fold-page-gather"> {
+  let summary = "Recognize K/V gathered from a paged cache by a block table";
+  let description = [{
+    Where both K and V of an `attn.attention` are gathers of whole cache
+    pages through one block table, with the page and slot dims merged into
+    keys (`tensor.collapse_shape` of a `linalg.generic` whose body extracts
+    `cache[index_cast(table[b, t]), loops...]`), replaces them with
+    `attn.page_gather`, which the GPU kernels read through the table.
+    Other gathers are left alone; with `explain`, a remark says why.
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Remark at each attention with gathered K/V: folded, or why not">
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

@@ -61,10 +61,43 @@ class Case:
     # Paged K/V: (page size, pages): k and v become caches (b -> pages, n ->
     # slots) read through a block table [b, n / page size] (attn.page_gather).
     pages: Optional[Tuple[int, int]] = None
+    # ... gathered as a program writes it (linalg.generic over whole pages
+    # through the table, then a collapse of page and slot), which
+    # attn-fold-page-gather turns into attn.page_gather ("b" first in k/v).
+    gather_program: bool = False
 
 
 def tensor(shape_dims: Sequence[str], dims: Dict[str, int], dt: str) -> str:
     return "tensor<" + "".join(f"{dims[x]}x" for x in shape_dims) + MLIR_DT[dt] + ">"
+
+
+def gather_text(x: str, dims: List[str], sizes: Dict[str, int], psize: int,
+                npages: int, dt: str, tt: str, tc: str, tl: str) -> str:
+    """%x gathered from cache %{x}c by table %t as a linalg program: output
+    [b, .., t, page, ..] (t before the slot dim), collapsed into keys."""
+    k = dims.index("n")
+    rank = len(dims) + 1
+    shape = [sizes["b"]] + [sizes[d] for d in dims[1:k]] + \
+        [sizes["n"] // psize, psize] + [sizes[d] for d in dims[k + 1:]]
+    tg = "tensor<" + "".join(f"{n}x" for n in shape) + MLIR_DT[dt] + ">"
+    loops = ", ".join(f"i{j}" for j in range(rank))
+    idx = "".join(f"    %{x}i{j} = linalg.index {j if j < k else j + 1} : index\n"
+                  for j in range(1, rank - 1))
+    at = ", ".join([f"%{x}p"] + [f"%{x}i{j}" for j in range(1, rank - 1)])
+    reassoc = ", ".join(f"[{d}, {d + 1}]" if d == k else f"[{d}]"
+                        for d in range(rank) if d != k + 1)
+    el = MLIR_DT[dt]
+    par = ", ".join(['"parallel"'] * rank)
+    return (f"  %{x}e = tensor.empty() : {tg}\n"
+            f"  %{x}g = linalg.generic {{indexing_maps = [affine_map<({loops}) -> (i0, i{k})>, "
+            f"affine_map<({loops}) -> ({loops})>], iterator_types = "
+            f"[{par}]}}\n"
+            f"      ins(%t : {tt}) outs(%{x}e : {tg}) {{\n"
+            f"  ^bb0(%{x}entry: i32, %{x}out: {el}):\n"
+            f"    %{x}p = arith.index_cast %{x}entry : i32 to index\n{idx}"
+            f"    %{x}val = tensor.extract %{x}c[{at}] : {tc}\n"
+            f"    linalg.yield %{x}val : {el}\n  }} -> {tg}\n"
+            f"  %{x} = tensor.collapse_shape %{x}g [{reassoc}] : {tg} into {tl}\n")
 
 
 def program(c: Case) -> str:
@@ -82,8 +115,12 @@ def program(c: Case) -> str:
         for x, dims, tl in (("k", c.k, tk), ("v", c.v, tv)):
             tc = tensor(dims, cdims, c.dtype)
             params.append(f"%{x}c: {tc}")
-            gathers += (f"  %{x} = attn.page_gather %{x}c[%t] seq_dim = {list(dims).index('b')} "
-                        f"token_dim = {list(dims).index('n')} : {tc}, {tt} -> {tl}\n")
+            if not c.gather_program:
+                gathers += (f"  %{x} = attn.page_gather %{x}c[%t] seq_dim = "
+                            f"{list(dims).index('b')} token_dim = "
+                            f"{list(dims).index('n')} : {tc}, {tt} -> {tl}\n")
+                continue
+            gathers += gather_text(x, list(dims), c.dims, psize, npages, c.dtype, tt, tc, tl)
     maps = [amap(c.q), amap(c.k), amap(c.v), amap(c.out)]
     clauses = ""
     if c.mask is not None:
@@ -531,6 +568,9 @@ CASES.update({
     "paged_f16_prefill_m200_p64_causal": Case("float16", **bhsd(2, 2, 200, 1024, 64),
                                               causal=True, query_offset=824,
                                               pages=(64, 40)),
+    "paged_f16_gather_program_gqa_m1_p64": Case(
+        "float16", dims={"b": 3, "h": 2, "g": 4, "m": 1, "n": 1024, "d": 128, "e": 128},
+        pages=(64, 60), gather_program=True, **_gqa),
     "paged_bf16_m2_sink_lse_p128": Case("bfloat16", **bhsd(2, 4, 2, 1280, 128), sink=["h"],
                                         lse=True, pages=(128, 25)),
     "dec_f16_window_br_m1_auto": Case("float16", **bhsd(1, 4, 1, 5000, 128), causal=True,
