@@ -289,6 +289,11 @@ struct TileKernel {
   int64_t pageSize = 0;
   int64_t pages = 0;
   unsigned seqDim = 0;
+  // The table entries of the pages a copy of K/V rows from `pageRow0`
+  // spans (page pageFirst + j, clamped), read once for the K and the V
+  // copy of a tile instead of once per 16-byte chunk.
+  Value pageRow0, pageFirst;
+  SmallVector<Value> pageEntries;
 
   TileKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
              ArrayRef<int64_t> sizes, unsigned r, int64_t threads)

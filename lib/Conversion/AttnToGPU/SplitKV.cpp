@@ -147,9 +147,13 @@ void gpu_kernel::storePartialAndMerge(
       arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)));
   ifThen(isLast, [&] {
     mg.asmVoid("membar.gl;");
-    // Tasks of `cols` columns of one row, spread over the threads.
-    const int64_t cols = std::min<int64_t>(E, 64);
+    // Tasks of 4 columns of one row (one 16-byte load per partial),
+    // consecutive threads on consecutive columns; the partials of a task
+    // are read kUnroll at a time so that their loads overlap (the merge is
+    // the tail of the tile: its latency, not its bytes, is what costs).
+    const int64_t cols = 4, kUnroll = std::min<int64_t>(splits, 8);
     const int64_t perRow = E / cols, tasks = rowsPerBlock * perRow;
+    const int64_t rounds = (splits + kUnroll - 1) / kUnroll;
     Value outMem = tk.memArg("out");
     Type outElt = cast<MemRefType>(outMem.getType()).getElementType();
     for (int64_t it = 0; it * tk.threads < tasks; ++it) {
@@ -165,13 +169,25 @@ void gpu_kernel::storePartialAndMerge(
         auto rowOffset = [&](Value zz) {
           return tk.add(tk.mul(tk.add(tk.mul(zz, batch), flat), M), row);
         };
-        Value cS = tk.idx(splits), c1 = tk.idx(1);
+        // Split z0 + u's lse (-inf past the last split, which is read
+        // instead) and its row offset.
+        auto lseAt = [&](Value z0, int64_t u) -> std::pair<Value, Value> {
+          Value z = tk.add(z0, u);
+          Value zc = arith::MinUIOp::create(b, loc, z, tk.idx(splits - 1));
+          Value ro = rowOffset(zc);
+          Value x = mg.loadCg(mg.address(lsePart, ro), 1)[0];
+          if ((splits % kUnroll) != 0)
+            x = arith::SelectOp::create(b, loc, ult(z, tk.idx(splits)), x, ninf);
+          return {x, ro};
+        };
+        Value cEnd = tk.idx(rounds * kUnroll), cStep = tk.idx(kUnroll);
         auto maxLoop = scf::ForOp::create(
-            b, loc, c0, cS, c1, ValueRange{ninf},
-            [&](OpBuilder &, Location, Value zz, ValueRange st) {
-              Value x = mg.loadCg(mg.address(lsePart, rowOffset(zz)), 1)[0];
-              scf::YieldOp::create(
-                  b, loc, ValueRange{arith::MaximumFOp::create(b, loc, st[0], x)});
+            b, loc, c0, cEnd, cStep, ValueRange{ninf},
+            [&](OpBuilder &, Location, Value z0, ValueRange st) {
+              Value mx = st[0];
+              for (int64_t u = 0; u < kUnroll; ++u)
+                mx = arith::MaximumFOp::create(b, loc, mx, lseAt(z0, u).first);
+              scf::YieldOp::create(b, loc, ValueRange{mx});
             });
         Value mx = maxLoop.getResult(0);
         Value none =
@@ -179,18 +195,17 @@ void gpu_kernel::storePartialAndMerge(
         Value ref = arith::SelectOp::create(b, loc, none, zero, mx);
         SmallVector<Value> init(cols + 1, zero);
         auto sumLoop = scf::ForOp::create(
-            b, loc, c0, cS, c1, init,
-            [&](OpBuilder &, Location, Value zz, ValueRange st) {
-              Value ro = rowOffset(zz);
-              Value x = mg.loadCg(mg.address(lsePart, ro), 1)[0];
-              Value w = kb.exp(arith::SubFOp::create(b, loc, x, ref));
+            b, loc, c0, cEnd, cStep, init,
+            [&](OpBuilder &, Location, Value z0, ValueRange st) {
               SmallVector<Value> next(st);
-              next[0] = arith::AddFOp::create(b, loc, st[0], w);
-              Value base = tk.add(tk.mul(ro, E), col0);
-              for (int64_t c = 0; c < cols; c += 4) {
-                SmallVector<Value> v = mg.loadCg(mg.address(oPart, tk.add(base, c)), 4);
+              for (int64_t u = 0; u < kUnroll; ++u) {
+                auto [x, ro] = lseAt(z0, u);
+                Value w = kb.exp(arith::SubFOp::create(b, loc, x, ref));
+                next[0] = arith::AddFOp::create(b, loc, next[0], w);
+                SmallVector<Value> v = mg.loadCg(
+                    mg.address(oPart, tk.add(tk.mul(ro, E), col0)), 4);
                 for (int64_t j = 0; j < 4; ++j)
-                  next[1 + c + j] = kb.fma(w, v[j], st[1 + c + j]);
+                  next[1 + j] = kb.fma(w, v[j], next[1 + j]);
               }
               scf::YieldOp::create(b, loc, next);
             });

@@ -113,7 +113,20 @@ void TileKernel::prefetchMask(Value n0, Value blockRow, int64_t rows,
 SmallVector<Value> TileKernel::indices(StringRef name) {
   bool paged = pageSize > 0 && (name == "k" || name == "v");
   Value page, slot;
-  if (paged) {
+  if (paged && pageRow0) {
+    // One of the entries read for this copy (selects on the page offset).
+    OpBuilder &b = kb.b;
+    Location loc = kb.loc;
+    Value key = loops[r + 1];
+    Value rel = arith::SubIOp::create(b, loc, divu(key, pageSize), pageFirst);
+    page = pageEntries.front();
+    for (int64_t j = 1, e = pageEntries.size(); j < e; ++j)
+      page = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rel, idx(j)),
+          pageEntries[j], page);
+    slot = remu(key, pageSize);
+  } else if (paged) {
     OpBuilder &b = kb.b;
     Location loc = kb.loc;
     Value key = loops[r + 1];
@@ -142,6 +155,28 @@ void TileKernel::copyRows(SmallVectorImpl<Value> &tokens, StringRef name,
   OpBuilder &b = kb.b;
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   int64_t perRow = width / 8, chunks = count * perRow;
+  // Paged K/V: the few table entries of this copy's pages, up front.
+  bool paged = pageSize > 0 && (name == "k" || name == "v");
+  int64_t spanned = paged ? (count + pageSize - 1) / pageSize + 1 : 0;
+  if (paged && spanned <= 8 && pageRow0 != row0) {
+    Location loc = kb.loc;
+    int64_t perSeq = cast<MemRefType>(memArg("block_table").getType())
+                         .getDimSize(1);
+    pageRow0 = row0;
+    pageFirst = divu(row0, pageSize);
+    pageEntries.clear();
+    for (int64_t j = 0; j < spanned; ++j) {
+      Value entry = memref::LoadOp::create(
+          b, loc, memArg("block_table"),
+          ValueRange{loops[seqDim], clamp(add(pageFirst, j), perSeq)});
+      Value page = arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
+      pageEntries.push_back(arith::MaxSIOp::create(
+          b, loc, arith::MinSIOp::create(b, loc, page, idx(pages - 1)),
+          idx(0)));
+    }
+  } else if (paged && spanned > 8) {
+    pageRow0 = Value();
+  }
   for (int64_t it = 0; it * threads < chunks; ++it) {
     Value i = add(tid, it * threads);
     if ((it + 1) * threads > chunks)
