@@ -212,7 +212,7 @@ def auto_splits(m: int, b: int, n: int, hkv: int, hq: int = 32) -> int:
     # One query tile per (sequence, kv head) with GQA packing (m x group
     # rows <= 64), else per (sequence, query head).
     blocks = b * (hkv if m * (hq // hkv) <= 64 and hq != hkv else hq)
-    want = max(1, min(-(-2 * 132 // blocks), n // 256))
+    want = max(1, min(-(-(3 * 132 // 2) // blocks), n // 256))
     chunk = -(-(-(-n // want)) // 64) * 64
     return -(-n // chunk)
 

@@ -10,18 +10,18 @@
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a splits=300" 2>&1 | FileCheck %s --check-prefix=RANGE
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a splits=4 wgmma=1" 2>&1 | FileCheck %s --check-prefix=WGMMA
 
-// One token, 16 (sequence, head) pairs, 8192 keys: 2 x 132 blocks wanted,
-// 16 ranges of 512 keys.
+// One token, 16 (sequence, head) pairs, 8192 keys: 1.5 x 132 blocks
+// wanted, 13 ranges of 640 keys.
 // CHECK-LABEL: attn.bundle = {
-// CHECK-SAME: name = "o_part", shape = array<i64: 16, 16, 1, 128>
-// CHECK-SAME: name = "lse_part", shape = array<i64: 16, 16, 1>
+// CHECK-SAME: name = "o_part", shape = array<i64: 13, 16, 1, 128>
+// CHECK-SAME: name = "lse_part", shape = array<i64: 13, 16, 1>
 // CHECK-SAME: dtype = "int32", map = "workspace", name = "locks", shape = array<i64: 16, 1>
-// CHECK-SAME: grid = array<i64: 1, 16, 16>
-// CHECK-SAME: kernel_choice = "mma.sync m16n8k16, 1 warps x 1 x 16 query rows, 64-key tiles, 3 stages, split-KV: 16 key ranges of 512 keys per query tile, merged by the last block; not wgmma: decode shape (M = 1 <= 16
-// CHECK-SAME: split_chunk = 512
-// CHECK-SAME: splits = 16
-// CHECK: func.func @attn_fwd({{.*}}memref<2x8x1x128xf16>, {{.*}}memref<16x16x1x128xf32>, {{.*}}memref<16x16x1xf32>, {{.*}}memref<16x1xi32>)
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c16{{.*}}, {{.*}} = %c16{{.*}}) threads({{.*}}) in ({{.*}} = %c32
+// CHECK-SAME: grid = array<i64: 1, 16, 13>
+// CHECK-SAME: kernel_choice = "mma.sync m16n8k16, 1 warps x 1 x 16 query rows, 64-key tiles, 3 stages, split-KV: 13 key ranges of 640 keys per query tile, merged by the last block; not wgmma: decode shape (M = 1 <= 16
+// CHECK-SAME: split_chunk = 640
+// CHECK-SAME: splits = 13
+// CHECK: func.func @attn_fwd({{.*}}memref<2x8x1x128xf16>, {{.*}}memref<13x16x1x128xf32>, {{.*}}memref<13x16x1xf32>, {{.*}}memref<16x1xi32>)
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c16{{.*}}, {{.*}} = %c13{{.*}}) threads({{.*}}) in ({{.*}} = %c32
 // CHECK: "membar.gl;"
 // CHECK: memref.atomic_rmw addi
 // CHECK: "membar.gl;"

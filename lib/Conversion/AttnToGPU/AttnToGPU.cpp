@@ -115,13 +115,13 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t M,
   MmaConfig cfg;
   if (decode) {
     // Decode shapes: one 16-row tile per warp, as many warps as the query
-    // rows need; 64-key tiles (32 past D = 128) in three stages keep two
-    // tiles of K/V reads in flight per block.
+    // rows need; 64-key tiles (32 past D = 128); 2 or 3 stages by the grid
+    // (decodeStages).
     cfg.warps = std::clamp<int64_t>((M + 15) / 16, 1, 4);
     cfg.rowTiles = 1;
     ConvertAttnToGPUOptions shaped = opts;
     if (!opts.stages)
-      shaped.stages = 3;
+      shaped.stages = 3; // refined by decodeStages once the grid is known
     if (failed(resolveTileLoop(op, shaped, std::max(D, E) <= 128 ? 64 : 32,
                                cfg.keyTile, cfg.pipeline, cfg.stages,
                                cfg.rescaleThreshold)))
@@ -375,18 +375,47 @@ static int64_t multiprocessors(StringRef chip) {
   return chip == "sm_90a" ? 132 : 108;
 }
 
-/// The split count: `splits` when given (>= 1), else for decode shapes
-/// enough key ranges that the grid holds kSplitWaves blocks per
-/// multiprocessor, each range at least kMinSplitKeys keys; 1 otherwise.
-static int64_t chooseSplits(const ConvertAttnToGPUOptions &opts, bool decode,
-                            int64_t blocks, int64_t N) {
-  if (opts.splits >= 1)
-    return opts.splits;
-  if (!decode)
-    return 1;
-  int64_t target = kSplitWaves * multiprocessors(opts.chip);
+/// Resident blocks of the mma.sync kernel per multiprocessor (228 KiB of
+/// shared memory, 1 KiB reserved per block; 64 warps; 32 blocks).
+static int64_t residentBlocks(const MmaConfig &cfg, int64_t D, int64_t E) {
+  int64_t bySmem = 228 * 1024 / (cfg.sharedBytes(D, E) + 1024);
+  return std::max<int64_t>(
+      1, std::min({bySmem, int64_t(64) / cfg.warps, int64_t(32)}));
+}
+
+/// Decode's K/V stages when none are given, for `total` blocks: 2 where
+/// only then the grid is one wave (3 blocks per multiprocessor instead of
+/// 2), else the count whose last wave is fullest (ties: 2); with one wave
+/// either way, 2 with GQA packing and 3 without. Measured on an H100
+/// (docs/performance.md, decode sweep): 384 one-warp blocks 8% faster with
+/// 2 stages, 512 12% faster with 3; 192 packed blocks 10% faster with 2.
+static int64_t decodeStages(MmaConfig cfg, int64_t total, int64_t sms,
+                            int64_t D, int64_t E, bool packed) {
+  auto slots = [&](int64_t st) {
+    cfg.stages = st;
+    return sms * residentBlocks(cfg, D, E);
+  };
+  int64_t s2 = slots(2), s3 = slots(3);
+  if (total <= s3)
+    return packed ? 2 : 3;
+  if (total <= s2)
+    return 2;
+  auto eff = [&](int64_t sl) {
+    return double(total) / double((total + sl - 1) / sl * sl);
+  };
+  return eff(s3) > eff(s2) ? 3 : 2;
+}
+
+/// Decode's split count when none is given: enough key ranges for about
+/// 1.5 blocks per multiprocessor, ranges of at least kMinSplitKeys keys.
+/// Measured on an H100 (docs/performance.md, decode sweep): 8 kv-head
+/// tiles at N = 32k ran best as 16-24 ranges (68-70 µs; 33: 72, 48: 80),
+/// 128 tiles at N = 8k/32k as 2-3 (203/747 µs; 4: 213/762), 512 tiles
+/// unsplit.
+static int64_t decodeSplits(StringRef chip, int64_t blocks, int64_t span) {
+  int64_t target = 3 * multiprocessors(chip) / 2;
   int64_t want = (target + blocks - 1) / blocks;
-  return std::clamp<int64_t>(std::min(want, N / kMinSplitKeys), 1,
+  return std::clamp<int64_t>(std::min(want, span / kMinSplitKeys), 1,
                              kMaxSplits);
 }
 
@@ -685,9 +714,13 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     int64_t span = sizes[r + 1];
     if (std::optional<int64_t> w = op.getWindow())
       span = std::min(span, *w + cfg.rowsPerBlock());
-    cfg.setSplits(chooseSplits(opts, decode && splitWhy.empty(),
-                               gridQ * launchBatch, span),
-                  span);
+    if (opts.splits >= 1)
+      cfg.setSplits(opts.splits, span);
+    else if (decode && splitWhy.empty())
+      cfg.setSplits(decodeSplits(opts.chip, gridQ * launchBatch, span), span);
+    if (decode && !opts.stages && !opts.pipeline)
+      cfg.stages = decodeStages(cfg, gridQ * launchBatch * cfg.splits,
+                                multiprocessors(opts.chip), D, E, packDim >= 0);
   }
   int64_t rowsPerBlock = useWgmma ? wcfg.rowsPerBlock()
                          : useMma ? cfg.rowsPerBlock()
@@ -858,12 +891,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           "splits",
           b.getStringAttr(
               "1 unless decode (m <= " + std::to_string(kDecodeRows) +
-              ", mma.sync): span = n (with a window min(n, window + "
-              "tile_q)); want = min(ceil(" +
-              std::to_string(kSplitWaves) + " * multiprocessors / (ceil(m * "
-              "g / tile_q) * " + batchProduct + " / g)), floor(span / " +
-              std::to_string(kMinSplitKeys) + ")); chunk = ceil(ceil(span / "
-              "want) / tile_kv) * tile_kv; splits = ceil(span / chunk)")),
+              ", mma.sync, no finite fill with causal/window): span = n "
+              "(with a window min(n, window + tile_q)); want = clamp(ceil(1.5 "
+              "* multiprocessors / (ceil(m * g / tile_q) * " + batchProduct +
+              " / g)), 1, floor(span / " + std::to_string(kMinSplitKeys) +
+              ")); chunk = ceil(ceil(span / want) / tile_kv) * tile_kv; "
+              "splits = ceil(span / chunk)")),
       b.getNamedAttr("block",
                      b.getStringAttr(useWgmma ? "[32 * warps + 128 * "
                                                 "warp_specialize, 1, 1]"

@@ -120,9 +120,8 @@ FailureOr<DictionaryAttr> describeScoreMod(AttentionOp op, std::string &why);
 constexpr int64_t kDecodeRows = 16;
 /// GQA packing puts up to this many (query head, query) rows in a block.
 constexpr int64_t kPackRows = 64;
-/// Split-KV by default aims at this many blocks per multiprocessor, with
-/// key ranges of at least kMinSplitKeys keys, at most kMaxSplits ranges.
-constexpr int64_t kSplitWaves = 2;
+/// Split-KV by default: ranges of at least kMinSplitKeys keys, at most
+/// kMaxSplits ranges (AttnToGPU.cpp, decodeSplits).
 constexpr int64_t kMinSplitKeys = 256;
 constexpr int64_t kMaxSplits = 256;
 
