@@ -98,3 +98,47 @@ func.func @fill(%q: tensor<1x4x1x64xf16>, %k: tensor<1x4x3000x64xf16>, %v: tenso
         affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<1x4x1x64xf16>
   return %r : tensor<1x4x1x64xf16>
 }
+
+// -----
+
+// GQA packing with a key-padding mask [b, n] (per-sequence lengths): the
+// mask does not index the group, so the group's 4 query heads share a
+// block's rows; a per-head sink would read the group per row: no packing.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: GQA packing: 4 query heads x 1 rows per kv head
+
+// NOSPLIT-LABEL: attn.bundle = {
+// NOSPLIT-SAME: GQA packing: 4 query heads x 1 rows per kv head
+
+// FORCED-LABEL: attn.bundle = {
+// FORCED-SAME: GQA packing
+func.func @gqa_key_padding(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2x3000x128xf16>, %v: tensor<4x2x3000x128xf16>, %m: tensor<4x3000xi1>, %o: tensor<4x2x4x1x128xf16>) -> tensor<4x2x4x1x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<4x2x4x1x128xf16>, tensor<4x2x3000x128xf16>, tensor<4x2x3000x128xf16>) scale(%s)
+      mask(%m : tensor<4x3000xi1>)
+      outs(%o : tensor<4x2x4x1x128xf16>) indexing_maps = [
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, n)>] -> tensor<4x2x4x1x128xf16>
+  return %r : tensor<4x2x4x1x128xf16>
+}
+
+// -----
+
+// CHECK-LABEL: attn.bundle = {
+// CHECK-NOT: GQA packing
+// CHECK-SAME: location = "convert-attn-to-gpu-split-kv.mlir
+
+// NOSPLIT-LABEL: attn.bundle = {
+
+// FORCED-LABEL: attn.bundle = {
+func.func @gqa_sink(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2x3000x128xf16>, %v: tensor<4x2x3000x128xf16>, %sink: tensor<2x4xf16>, %o: tensor<4x2x4x1x128xf16>) -> tensor<4x2x4x1x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<4x2x4x1x128xf16>, tensor<4x2x3000x128xf16>, tensor<4x2x3000x128xf16>) scale(%s)
+      sink(%sink : tensor<2x4xf16>)
+      outs(%o : tensor<4x2x4x1x128xf16>) indexing_maps = [
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>,
+        affine_map<(b, h, g, m, n, d, e) -> (h, g)>] -> tensor<4x2x4x1x128xf16>
+  return %r : tensor<4x2x4x1x128xf16>
+}
