@@ -126,7 +126,7 @@ func.func @gqa_key_padding(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2x3000x128x
 // -----
 
 // CHECK-LABEL: attn.bundle = {
-// CHECK-NOT: GQA packing
+// CHECK-NOT: GQA packing:
 // CHECK-SAME: location = "convert-attn-to-gpu-split-kv.mlir
 
 // NOSPLIT-LABEL: attn.bundle = {
