@@ -160,3 +160,41 @@ func.func @gathered_rows(%q: tensor<2x3x2x2x16xf32>, %kc: tensor<6x4x2x16xf32>, 
                        affine_map<(b, h, g, m, n, d, e) -> (b, m, h, g, e)>] -> tensor<2x3x2x2x16xf32>
   return %r : tensor<2x3x2x2x16xf32>
 }
+
+// -----
+
+// A cache whose page count is only known at run time (the clamp reads it).
+// EXEC: @dynamic_pages dims=6,6 ref=fn:static_pages amp=2.0
+func.func @dynamic_pages(%q: tensor<2x3x2x16xf32>, %kc: tensor<?x4x2x16xf32>, %vc: tensor<?x4x2x16xf32>) -> tensor<2x3x2x16xf32> {
+  %s = arith.constant 0.25 : f32
+  %t = arith.constant dense<[[2, 7, 0], [5, 5, -3]]> : tensor<2x3xi32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3x2x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x3x2x16xf32>) -> tensor<2x3x2x16xf32>
+  %k = attn.page_gather %kc[%t] seq_dim = 0 token_dim = 1 : tensor<?x4x2x16xf32>, tensor<2x3xi32> -> tensor<2x12x2x16xf32>
+  %v = attn.page_gather %vc[%t] seq_dim = 0 token_dim = 1 : tensor<?x4x2x16xf32>, tensor<2x3xi32> -> tensor<2x12x2x16xf32>
+  %r = attn.attention ins(%q, %k, %v : tensor<2x3x2x16xf32>, tensor<2x12x2x16xf32>, tensor<2x12x2x16xf32>) scale(%s)
+      outs(%init : tensor<2x3x2x16xf32>)
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, m, h, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n, h, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n, h, e)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, m, h, e)>] -> tensor<2x3x2x16xf32>
+  return %r : tensor<2x3x2x16xf32>
+}
+// The same with the table clamped by hand to the 6 pages the run passes.
+func.func @static_pages(%q: tensor<2x3x2x16xf32>, %kc: tensor<?x4x2x16xf32>, %vc: tensor<?x4x2x16xf32>) -> tensor<2x3x2x16xf32> {
+  %s = arith.constant 0.25 : f32
+  %t = arith.constant dense<[[2, 5, 0], [5, 5, 0]]> : tensor<2x3xi32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3x2x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x3x2x16xf32>) -> tensor<2x3x2x16xf32>
+  %k = attn.page_gather %kc[%t] seq_dim = 0 token_dim = 1 : tensor<?x4x2x16xf32>, tensor<2x3xi32> -> tensor<2x12x2x16xf32>
+  %v = attn.page_gather %vc[%t] seq_dim = 0 token_dim = 1 : tensor<?x4x2x16xf32>, tensor<2x3xi32> -> tensor<2x12x2x16xf32>
+  %r = attn.attention ins(%q, %k, %v : tensor<2x3x2x16xf32>, tensor<2x12x2x16xf32>, tensor<2x12x2x16xf32>) scale(%s)
+      outs(%init : tensor<2x3x2x16xf32>)
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, m, h, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n, h, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n, h, e)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, m, h, e)>] -> tensor<2x3x2x16xf32>
+  return %r : tensor<2x3x2x16xf32>
+}
