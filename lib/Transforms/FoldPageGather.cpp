@@ -134,8 +134,10 @@ struct AttnFoldPageGatherPass
         continue;
       }
       rewriter.setInsertionPoint(op);
-      for (auto [m, operand] :
+      for (auto entry :
            {std::pair{*k, &op.getKeyMutable()}, {*v, &op.getValueMutable()}}) {
+        const PageGatherMatch &m = entry.first;
+        OpOperand *operand = entry.second;
         Value gathered = PageGatherOp::create(
             rewriter, op.getLoc(), operand->get().getType(), m.cache, m.table,
             rewriter.getI64IntegerAttr(0), rewriter.getI64IntegerAttr(m.tokenDim));
