@@ -160,6 +160,10 @@ class AttentionSpec:
     # whose b0 axis counts pages and whose n axis has page_size slots, read
     # through the int32 `block_table` [b0, pages per sequence]; None: dense.
     paged: Optional[Tuple[int, int]] = None
+    # Per-sequence key counts (attention.kv_lens): the batch dim the int32
+    # `kv_lens` [size of that dim] is indexed by; keys n >= kv_lens[b] are
+    # masked (-inf). None: no such argument.
+    kv_lens_dim: Optional[int] = None
 
 
 # attention.score_mod: the op's score modification region as a straight-line
@@ -944,6 +948,14 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                               f"{{\"page_size\": P, \"pages\": N}} with positive "
                               f"integers, got {_show(pg)}")
         paged = (pg["page_size"], pg["pages"])
+    kv_lens_dim = None
+    if att.get("kv_lens") is not None:
+        kl = att["kv_lens"]
+        if (not isinstance(kl, dict) or set(kl) != {"batch_dim"}
+                or not _is_int(kl["batch_dim"])):
+            raise BundleError(f"{where}: attention.kv_lens must be "
+                              f"{{\"batch_dim\": i}}, got {_show(kl)}")
+        kv_lens_dim = kl["batch_dim"]
     splits = att.get("splits", 1)
     if not _is_int(splits) or not 1 <= splits <= GRID_MAX[2]:
         raise BundleError(f"{where}: attention.splits must be an integer in "
@@ -962,7 +974,7 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
             raise BundleError(f"{where}: every entry of 'args' must be an object")
         n = a.get("name")
         if not isinstance(n, str) or not (n in ARG_NAMES or n in WORKSPACE
-                                          or n == "block_table"
+                                          or n in ("block_table", "kv_lens")
                                           or _MOD_ARG.fullmatch(n)):
             raise BundleError(f"{where}: unknown argument name {_show(n)} "
                               f"(known: {list(ARG_NAMES)}, mod<digits> and "
@@ -1001,6 +1013,14 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     for a in raw_args:
         name = a["name"]
         dtype = a.get("dtype")
+        if name == "kv_lens":
+            if dtype != "int32" or a.get("map") != "kv_lens" or name in layouts:
+                raise BundleError(f"{where}: 'kv_lens' must be int32 with map "
+                                  f"\"kv_lens\", got {_show(dtype)}")
+            shape = _int_list(a.get("shape"), 1, "'kv_lens'.shape", where,
+                              positive=True)
+            args.append(ArgSpec(name, dtype, shape, ()))
+            continue
         if name == "block_table":
             if dtype != "int32" or a.get("map") != "block_table" or name in layouts:
                 raise BundleError(f"{where}: 'block_table' must be int32 with "
@@ -1111,7 +1131,8 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                  args=tuple(args), grid=grid, block=block, shared_bytes=shared,
                  attention=AttentionSpec(scale, causal, window, mask_value, r,
                                          kernel_choice, tile_q, tensor_cores,
-                                         query_offset, score_mod, paged),
+                                         query_offset, score_mod, paged,
+                                         kv_lens_dim),
                  path=path, sha256=tuple(sorted(sha.items())),
                  binding_sha256=binding)
     if (paged is None) != (m.arg("block_table") is None):
@@ -1128,7 +1149,16 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                 raise BundleError(f"{where}: paged '{n}' has {got[1]} pages of "
                                   f"{got[0]} slots; attention.paged says "
                                   f"{paged[1]} of {paged[0]}")
+    if (kv_lens_dim is None) != (m.arg("kv_lens") is None):
+        raise BundleError(f"{where}: 'kv_lens' and attention.kv_lens come together")
+    if kv_lens_dim is not None and not 0 <= kv_lens_dim < r:
+        raise BundleError(f"{where}: attention.kv_lens.batch_dim must be in "
+                          f"[0, {r}), got {kv_lens_dim}")
     sizes = m.sizes()  # raises on inconsistent shapes
+    if kv_lens_dim is not None and \
+            m.arg("kv_lens").shape[0] != sizes[f"b{kv_lens_dim}"]:
+        raise BundleError(f"{where}: 'kv_lens' has {m.arg('kv_lens').shape[0]} "
+                          f"lengths for b{kv_lens_dim} = {sizes[f'b{kv_lens_dim}']}")
     if paged is not None and m.arg("block_table").shape[0] != sizes["b0"]:
         raise BundleError(f"{where}: 'block_table' has "
                           f"{m.arg('block_table').shape[0]} rows for b0 = "

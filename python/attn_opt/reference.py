@@ -402,6 +402,13 @@ def reference(man: Manifest, inputs: Mapping[str, Any], ops: Any,
         table = ops.cast(inputs["block_table"], "int")
         k, v = (gather_pages(ops, x, table, att.paged[0]) for x in (k, v))
     mask, sink = load("mask"), load("sink")
+    if att.kv_lens_dim is not None:
+        # Keys n >= kv_lens[b] masked: a bool mask [1.., B, 1.., 1, N].
+        lens = ops.cast(inputs["kv_lens"], "int")
+        keep = ops.index(range(N))[None, :] < lens[:, None]      # [B, N]
+        shape = [1] * r + [1, N]
+        shape[att.kv_lens_dim] = bsizes[att.kv_lens_dim]
+        mask = keep.reshape(shape)
     if sink is not None:
         sink = sink.reshape(list(sink.shape) + [1])  # [b..., m, 1]
     if rows is not None:
@@ -558,6 +565,16 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
 
     for spec in man.args:
         if spec.name == "out" or spec.name in WORKSPACE:
+            continue
+        if spec.name == "kv_lens":
+            # Lengths in [0, N]: one empty sequence and one full where there
+            # are several.
+            n = man.sizes()["n"]
+            lens = ops.xp.floor(rand(spec.shape) * (n + 1))
+            if spec.shape[0] > 1:
+                lens[0] = 0
+                lens[-1] = n
+            out[spec.name] = cast(lens, "int32")
             continue
         if spec.name == "block_table":
             # Random pages (repeats allowed: pages shared by sequences).

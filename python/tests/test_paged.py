@@ -104,3 +104,43 @@ def test_program_gather_folds_into_a_paged_bundle(tmp_path):
     src = "".join(lines[:2]) + g.format(x="k") + g.format(x="v") + "".join(lines[4:])
     m = bundle.read_manifest(bundle.compile(src, tmp_path / "b", attn_bundle=real_attn_bundle()))
     assert m.attention.paged == (16, 12) and m.arg("k").shape == (12, 16, 4, 64)
+
+
+LENGTHS = """func.func @f(%q: tensor<3x4x1x64xf16>, %k: tensor<3x4x200x64xf16>, %v: tensor<3x4x200x64xf16>, %lens: tensor<3xi32>, %o: tensor<3x4x1x64xf16>) -> tensor<3x4x1x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %m = attn.length_mask %lens : tensor<3xi32> -> tensor<3x200xi1>
+  %r = attn.attention ins(%q, %k, %v : tensor<3x4x1x64xf16>, tensor<3x4x200x64xf16>, tensor<3x4x200x64xf16>) scale(%s)
+      mask(%m : tensor<3x200xi1>) outs(%o : tensor<3x4x1x64xf16>)
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n)>]
+      -> tensor<3x4x1x64xf16>
+  return %r : tensor<3x4x1x64xf16>
+}
+"""
+
+
+@needs_attn_bundle
+def test_kv_lens_bundle_and_reference(tmp_path):
+    """Per-sequence key counts: the kernel takes int32 kv_lens; the reference
+    masks keys past each length (an empty sequence gives 0)."""
+    out = bundle.compile(LENGTHS, tmp_path / "b", attn_bundle=real_attn_bundle())
+    m = bundle.read_manifest(out)
+    assert m.attention.kv_lens_dim == 0 and m.arg("kv_lens").shape == (3,)
+    assert m.arg("mask") is None and "kv_lens" in m.inputs
+    ops = reference.NumpyOps()
+    inputs = reference.make_inputs(m, ops, seed=4)
+    lens = inputs["kv_lens"]
+    assert lens[0] == 0 and lens[-1] == 200
+    lens[1] = 37
+    o = reference.reference(m, inputs, ops)
+    assert np.all(o[0] == 0)
+    q, k, v = (inputs[n].astype(np.float64) for n in "qkv")
+    for b, L in ((1, 37), (2, 200)):
+        s = q[b, 2, 0] @ k[b, 2, :L].T * 0.125
+        p = np.exp(s - s.max())
+        assert np.abs((p / p.sum()) @ v[b, 2, :L] - o[b, 2, 0]).max() < 1e-9
+    obj = json.loads((out / "manifest.json").read_text())
+    obj["attention"].pop("kv_lens")
+    with pytest.raises(BundleError, match="'kv_lens' and attention.kv_lens come together"):
+        bundle.parse_manifest(obj)

@@ -317,10 +317,10 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
     // Split-KV's workspace: f32 partials and the int32 per-tile counters.
     // The block table of paged K/V: int32 too.
     bool workspace = llvm::is_contained(
-        {"o_part", "lse_part", "locks", "block_table"}, *name);
-    if (workspace ? *dtype != (*name == "locks" || *name == "block_table"
-                                   ? "int32"
-                                   : "float32")
+        {"o_part", "lse_part", "locks", "block_table", "kv_lens"}, *name);
+    if (workspace ? *dtype != (*name == "o_part" || *name == "lse_part"
+                                   ? "float32"
+                                   : "int32")
                   : !llvm::is_contained({"float16", "bfloat16", "float32", "bool"},
                                         *dtype))
       return fail("argument '" + *name + "' has dtype '" + *dtype + "'");

@@ -513,11 +513,27 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       return op.emitError("paged K/V: the K and V caches differ in page size "
                           "or page count");
   }
+  // Per-sequence key counts (attn.length_mask, -inf fill): the kernel takes
+  // the lengths and ends each sequence's key loop there.
+  LengthMaskOp lenMask;
+  int64_t lenDim = -1;
+  if (op.getMask() && !op.getMaskValue())
+    if (auto lm = op.getMask().getDefiningOp<LengthMaskOp>()) {
+      AffineMap mm = op.getMaskMap();
+      auto d0 = dyn_cast<AffineDimExpr>(mm.getResult(0));
+      if (mm.getNumResults() == 2 && d0 && d0.getPosition() < r &&
+          mm.getResult(1) == getAffineDimExpr(r + 1, op.getContext())) {
+        lenMask = lm;
+        lenDim = d0.getPosition();
+      }
+    }
   SmallVector<std::pair<StringRef, Value>> args = {
       {"q", op.getQuery()},
       {"k", kPages ? kPages.getCache() : op.getKey()},
       {"v", vPages ? vPages.getCache() : op.getValue()}};
-  if (op.getMask())
+  if (lenMask)
+    args.push_back({"kv_lens", lenMask.getLengths()});
+  else if (op.getMask())
     args.push_back({"mask", op.getMask()});
   if (op.getSink())
     args.push_back({"sink", op.getSink()});
@@ -601,7 +617,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   };
   // Re-read sizes with the right maps (the loop above used list order).
   for (auto &[name, v] : args) {
-    if (name == "block_table")
+    if (name == "block_table" || name == "kv_lens")
       continue;
     auto t = cast<RankedTensorType>(v.getType());
     for (auto [p, e] : llvm::enumerate(mapOf(name).getResults())) {
@@ -665,11 +681,20 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     return op.emitError("paged K/V: the GPU kernels read pages on the "
                         "mma.sync kernel, which cannot take this attention: ")
            << mmaIneligibility(op, mapOf, D, E);
+  if (lenMask && !mmaOk)
+    return op.emitError("per-sequence key counts (attn.length_mask): the GPU "
+                        "kernels end key loops there on the mma.sync kernel, "
+                        "which cannot take this attention: ")
+           << mmaIneligibility(op, mapOf, D, E);
+  if (lenMask && opts.wgmma == 1)
+    return op.emitError("per-sequence key counts (attn.length_mask) run on "
+                        "the mma.sync kernel; they cannot be combined with "
+                        "wgmma=1");
   if (kPages && opts.wgmma == 1)
     return op.emitError("paged K/V runs on the mma.sync kernel; it cannot be "
                         "combined with wgmma=1");
   bool useWgmma = canWgmma && opts.wgmma != 0 && !decode &&
-                  !(opts.splits > 1) && !kPages;
+                  !(opts.splits > 1) && !kPages && !lenMask;
   bool useMma = !useWgmma && mmaOk;
   MmaConfig cfg;
   WgmmaConfig wcfg;
@@ -710,6 +735,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     cfg.packDim = packDim;
     cfg.pageSize = pageSize;
     cfg.pages = pages;
+    cfg.lenDim = lenDim;
     int64_t gridQ = (rowsTotal + cfg.rowsPerBlock() - 1) / cfg.rowsPerBlock();
     // The longest key range a block sees: N, or with a window its width
     // plus the block's rows.
@@ -768,6 +794,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                    std::to_string(kDecodeRows) +
                    " query rows: wgmma's 64-row warpgroups would compute "
                    "padding; the loop is bound by K/V reads)";
+      else if (lenMask && canWgmma && opts.wgmma != 0)
+        notWgmma = "per-sequence key counts (key loops end there on mma.sync)";
       else if (kPages && canWgmma && opts.wgmma != 0)
         notWgmma = "paged K/V (read through the block table on mma.sync)";
       else if (opts.splits > 1 && canWgmma && opts.wgmma != 0)
@@ -779,6 +807,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           << " stages";
         if (kPages)
           d << ", paged K/V (pages of " << pageSize << " keys)";
+        if (lenMask)
+          d << ", per-sequence key counts";
         if (packDim >= 0)
           d << ", GQA packing: " << group << " query heads x " << M
             << " rows per kv head";
@@ -830,8 +860,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   SmallVector<Attribute> argAttrs;
   for (auto &[name, v] : args) {
     auto t = cast<RankedTensorType>(v.getType());
-    Attribute map = name == "block_table"
-                        ? Attribute(b.getStringAttr("block_table"))
+    Attribute map = name == "block_table" || name == "kv_lens"
+                        ? Attribute(b.getStringAttr(name))
                         : Attribute(AffineMapAttr::get(mapOf(name)));
     SmallVector<NamedAttribute> fields = {
         b.getNamedAttr("name", b.getStringAttr(name)),
@@ -959,6 +989,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     info.push_back(b.getNamedAttr("splits", b.getI64IntegerAttr(cfg.splits)));
     if (packDim >= 0)
       info.push_back(b.getNamedAttr("pack_dim", b.getI64IntegerAttr(packDim)));
+    if (lenMask)
+      info.push_back(b.getNamedAttr(
+          "kv_lens", b.getDictionaryAttr({b.getNamedAttr(
+                         "batch_dim", b.getI64IntegerAttr(lenDim))})));
     if (kPages)
       info.push_back(b.getNamedAttr(
           "paged", b.getDictionaryAttr(

@@ -144,6 +144,8 @@ struct MmaConfig {
   // Paged K/V: page size and pages of the caches (0: contiguous).
   int64_t pageSize = 0;
   int64_t pages = 0;
+  // Per-sequence key counts: the batch dim kv_lens is indexed by (-1: none).
+  int64_t lenDim = -1;
   /// `want` ranges over a key span of `span` keys: chunks rounded up to
   /// whole key tiles, the count then what covers the span.
   void setSplits(int64_t want, int64_t span) {
@@ -293,6 +295,11 @@ struct TileKernel {
   // copy of a tile instead of once per 16-byte chunk.
   Value pageRow0, pageFirst;
   SmallVector<Value> pageEntries;
+  // Per-sequence key counts (attn.length_mask masks): the block's keys end
+  // at keyLimit (an index in [0, N]); null: at N.
+  Value keyLimit;
+  /// keyLimit, or N.
+  Value keyEnd() { return keyLimit ? keyLimit : idx(N()); }
 
   TileKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
              ArrayRef<int64_t> sizes, unsigned r, int64_t threads)

@@ -169,6 +169,15 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     }
 
   tk.setBatch(launch.getBlockIds().y);
+  if (cfg.lenDim >= 0) {
+    // This sequence's keys: kv_lens[b] clamped to [0, N].
+    Value len = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        memref::LoadOp::create(b, loc, memArg("kv_lens"),
+                               ValueRange{tk.loops[cfg.lenDim]}));
+    tk.keyLimit = arith::MaxSIOp::create(
+        b, loc, arith::MinSIOp::create(b, loc, len, kb.cIdx(N)), kb.cIdx(0));
+  }
   // 16-bit outputs: tanh.approx (as FlashAttention-3) is accurate enough.
   kb.approxTanh = true;
   kb.hoistScoreMod(ArrayRef<Value>(tk.loops).take_front(r));

@@ -199,7 +199,7 @@ void TileKernel::copyRows(SmallVectorImpl<Value> &tokens, StringRef name,
 std::pair<Value, Value> TileKernel::keyRange(Value blockRow, int64_t rows) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
-  Value lb = idx(0), ub = idx(N());
+  Value lb = idx(0), ub = keyEnd();
   Value qPos = add(blockRow, queryOffset);
   if (kb.op.getCausal())
     ub = arith::MinUIOp::create(b, loc, ub, add(qPos, rows));
@@ -209,8 +209,8 @@ std::pair<Value, Value> TileKernel::keyRange(Value blockRow, int64_t rows) {
                                       qPos, reach);
     lb = arith::SelectOp::create(
         b, loc, far, arith::SubIOp::create(b, loc, qPos, reach), idx(0));
-    // Past N only when the whole block sees no key (M > N + ...).
-    lb = arith::MinUIOp::create(b, loc, lb, idx(N()));
+    // Past the keys only when the whole block sees none (M > N + ...).
+    lb = arith::MinUIOp::create(b, loc, lb, ub);
   }
   return {lb, ub};
 }
@@ -221,7 +221,7 @@ Value TileKernel::unmaskedEnd(Value lb, Value ub, Value blockRow,
     return lb;
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
-  Value limit = idx(N());
+  Value limit = keyEnd();
   if (kb.op.getCausal())
     limit = arith::MinUIOp::create(b, loc, limit,
                                    add(blockRow, queryOffset + 1));
@@ -324,7 +324,7 @@ Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
   if (hidden)
     x = arith::SelectOp::create(b, loc, hidden, fill(), x);
   Value past =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, col, idx(N()));
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, col, keyEnd());
   return arith::SelectOp::create(
       b, loc, past, kb.cF32(-std::numeric_limits<float>::infinity()), x);
 }

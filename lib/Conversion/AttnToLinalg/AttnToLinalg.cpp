@@ -368,11 +368,52 @@ struct LowerPageGather : public OpRewritePattern<PageGatherOp> {
     return success();
   }
 };
+
+/// attn.length_mask: n < lengths[b], elementwise.
+struct LowerLengthMask : public OpRewritePattern<LengthMaskOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LengthMaskOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resType = cast<RankedTensorType>(op.getResult().getType());
+    SmallVector<OpFoldResult> sizes = {
+        resType.isDynamicDim(0)
+            ? OpFoldResult(
+                  tensor::DimOp::create(rewriter, loc, op.getLengths(), 0)
+                      .getResult())
+            : OpFoldResult(rewriter.getIndexAttr(resType.getDimSize(0))),
+        rewriter.getIndexAttr(resType.getDimSize(1))};
+    Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                         rewriter.getI1Type());
+    MLIRContext *ctx = op.getContext();
+    AffineMap rows = AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx);
+    AffineMap id = AffineMap::getMultiDimIdentityMap(2, ctx);
+    SmallVector<utils::IteratorType> par(2, utils::IteratorType::parallel);
+    Value out =
+        linalg::GenericOp::create(
+            rewriter, loc, init.getType(), ValueRange{op.getLengths()}, init,
+            ArrayRef<AffineMap>{rows, id}, par,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value n = arith::IndexCastOp::create(
+                  b, l, b.getI64Type(), linalg::IndexOp::create(b, l, 1));
+              Value len = arith::ExtSIOp::create(b, l, b.getI64Type(), a[0]);
+              linalg::YieldOp::create(
+                  b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                              n, len)
+                            .getResult());
+            })
+            ->getResult(0);
+    if (out.getType() != resType)
+      out = tensor::CastOp::create(rewriter, loc, resType, out);
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
 } // namespace
 
 void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerOnlineUpdate, LowerFinalize, LowerMerge, LowerPageGather>(
-      patterns.getContext());
+  patterns.add<LowerOnlineUpdate, LowerFinalize, LowerMerge, LowerPageGather,
+               LowerLengthMask>(patterns.getContext());
 }
 
 namespace {

@@ -433,3 +433,19 @@ func.func @page_gather_table_type(%c: tensor<8x16x64xf16>, %t: tensor<2x4xi64>) 
   %k = attn.page_gather %c[%t] seq_dim = 0 token_dim = 1 : tensor<8x16x64xf16>, tensor<2x4xi64> -> tensor<2x64x64xf16>
   return %k : tensor<2x64x64xf16>
 }
+
+// -----
+
+func.func @length_mask_rows(%lens: tensor<8xi32>) -> tensor<4x64xi1> {
+  // expected-error @below {{expects one length per result row, got 8 lengths for 4 rows}}
+  %m = attn.length_mask %lens : tensor<8xi32> -> tensor<4x64xi1>
+  return %m : tensor<4x64xi1>
+}
+
+// -----
+
+func.func @length_mask_dynamic_keys(%lens: tensor<8xi32>) -> tensor<8x?xi1> {
+  // expected-error @below {{expects a static key count (the result's dim 1)}}
+  %m = attn.length_mask %lens : tensor<8xi32> -> tensor<8x?xi1>
+  return %m : tensor<8x?xi1>
+}

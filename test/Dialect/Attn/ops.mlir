@@ -116,3 +116,12 @@ func.func @paged(%q: tensor<4x1x8x128xf16>, %kc: tensor<64x16x8x128xf16>, %vc: t
       -> tensor<4x1x8x128xf16>
   return %r : tensor<4x1x8x128xf16>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @length_mask
+// CHECK: attn.length_mask %{{.*}} : tensor<16xi32> -> tensor<16x8192xi1>
+func.func @length_mask(%lens: tensor<16xi32>) -> tensor<16x8192xi1> {
+  %m = attn.length_mask %lens : tensor<16xi32> -> tensor<16x8192xi1>
+  return %m : tensor<16x8192xi1>
+}

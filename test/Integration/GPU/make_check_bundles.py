@@ -65,6 +65,9 @@ class Case:
     # through the table, then a collapse of page and slot), which
     # attn-fold-page-gather turns into attn.page_gather ("b" first in k/v).
     gather_program: bool = False
+    # Per-sequence key counts: the mask is attn.length_mask of an int32
+    # lengths argument [b] (mask dims must be ["b", "n"]).
+    kv_lens: bool = False
 
 
 def tensor(shape_dims: Sequence[str], dims: Dict[str, int], dt: str) -> str:
@@ -123,9 +126,15 @@ def program(c: Case) -> str:
             gathers += gather_text(x, list(dims), c.dims, psize, npages, c.dtype, tt, tc, tl)
     maps = [amap(c.q), amap(c.k), amap(c.v), amap(c.out)]
     clauses = ""
+    lens_op = ""
     if c.mask is not None:
         tm = tensor(c.mask, c.dims, c.mask_dtype)
-        params.append(f"%mask: {tm}")
+        if c.kv_lens:
+            tl = f"tensor<{c.dims['b']}xi32>"
+            params.append(f"%lens: {tl}")
+            lens_op = f"  %mask = attn.length_mask %lens : {tl} -> {tm}\n"
+        else:
+            params.append(f"%mask: {tm}")
         clauses += f" mask(%mask : {tm})"
         maps.append(amap(c.mask))
     if c.sink is not None:
@@ -153,7 +162,7 @@ def program(c: Case) -> str:
         lhs = "%r, %l"
     return f"""func.func @attention({', '.join(params)}) -> {to} {{
   %s = arith.constant {scale!r} : f32
-{gathers}  {lhs} = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tv}) scale(%s){clauses}
+{gathers}{lens_op}  {lhs} = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tv}) scale(%s){clauses}
       outs(%o : {to}) {attrs}indexing_maps = [{', '.join(maps)}]{region} -> {results}
   return %r : {to}
 }}
@@ -587,6 +596,21 @@ CASES.update({
                                                                 "n": 2048, "d": 128, "e": 128},
                                                mask=["b", "n"], causal=True, query_offset=2046,
                                                pages=(64, 100), **_gqa),
+    # Per-sequence key counts (attn.length_mask): an empty sequence, a full
+    # one, random lengths; with GQA packing and split-KV, paged, a prefill
+    # chunk with bottom-right causal on the non-decode kernel.
+    "lens_f16_gqa4_m1": Case("float16", dims={"b": 5, "h": 2, "g": 4, "m": 1, "n": 3000,
+                                              "d": 128, "e": 128},
+                             mask=["b", "n"], kv_lens=True, **_gqa),
+    "lens_bf16_m4_s6": Case("bfloat16", **bhsd(3, 4, 4, 2000, 64), mask=["b", "n"],
+                            kv_lens=True, flags=["--splits=6"]),
+    "lens_paged_f16_gqa8_m1_p32": Case("float16", dims={"b": 4, "h": 2, "g": 8, "m": 1,
+                                                        "n": 2048, "d": 128, "e": 128},
+                                       mask=["b", "n"], kv_lens=True, pages=(32, 200),
+                                       **_gqa),
+    "lens_f16_prefill_m150_br_causal": Case("float16", **bhsd(3, 2, 150, 1000, 64),
+                                            mask=["b", "n"], kv_lens=True, causal=True,
+                                            query_offset=850),
     "dec_f16_window_br_m1_auto": Case("float16", **bhsd(1, 4, 1, 5000, 128), causal=True,
                                       window=1000, query_offset=4999),
     "dec_f16_m40_boolmask_s3": Case("float16", **b_only(2, 40, 900, 64),

@@ -207,6 +207,23 @@ LogicalResult PageGatherOp::verify() {
   return success();
 }
 
+LogicalResult LengthMaskOp::verify() {
+  auto lens = getLengths().getType();
+  auto res = getResult().getType();
+  if (lens.getRank() != 1 || res.getRank() != 2)
+    return emitOpError("expects lengths [B] and a result [B, N], got ")
+           << lens << " and " << res;
+  if (!ShapedType::isDynamic(lens.getDimSize(0)) &&
+      !ShapedType::isDynamic(res.getDimSize(0)) &&
+      lens.getDimSize(0) != res.getDimSize(0))
+    return emitOpError("expects one length per result row, got ")
+           << lens.getDimSize(0) << " lengths for " << res.getDimSize(0)
+           << " rows";
+  if (ShapedType::isDynamic(res.getDimSize(1)))
+    return emitOpError("expects a static key count (the result's dim 1)");
+  return success();
+}
+
 LogicalResult MergeOp::verify() {
   if (getOutputs().empty())
     return emitOpError("expects at least one partial result");

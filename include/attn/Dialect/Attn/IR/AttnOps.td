@@ -248,6 +248,32 @@ def Attn_PageGatherOp : Attn_Op<"page_gather", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// attn.length_mask
+//===----------------------------------------------------------------------===//
+
+def Attn_LengthMaskOp : Attn_Op<"length_mask", [Pure]> {
+  let summary = "Key padding from per-sequence lengths: n < lengths[b]";
+  let description = [{
+    `result[b, n] = n < lengths[b]` (i1, `[B, N]`): the keys a sequence of
+    a batch really has, as serving code writes `arange(N) < seq_lens[:, None]`.
+    As the mask of an `attn.attention` (with the default `-inf` fill) the
+    GPU kernels take the lengths instead of the mask tensor and end each
+    sequence's key loop at its length; the CPU path materializes the mask.
+    A length at or below 0 masks every key; one at or past N none.
+
+    ```mlir
+    %m = attn.length_mask %lens : tensor<16xi32> -> tensor<16x8192xi1>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I32]>:$lengths);
+  let results = (outs RankedTensorOf<[I1]>:$result);
+  let assemblyFormat = [{
+    $lengths attr-dict `:` type($lengths) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // attn.yield
 //===----------------------------------------------------------------------===//
 
