@@ -27,6 +27,7 @@ static void buildCpuModulePipeline(OpPassManager &pm,
   if (options.fuse) {
     pm.addPass(createAttnFuse());
     pm.addPass(createAttnFoldPageGather());
+    pm.addPass(createAttnFoldLengthMask());
   }
   // TOSA left unfused is lowered the standard way.
   tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());
@@ -107,6 +108,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
                                       const GpuPipelineOptions &options) {
   pm.addPass(createAttnFuse());
   pm.addPass(createAttnFoldPageGather());
+  pm.addPass(createAttnFoldLengthMask());
   ConvertAttnToGPUOptions gpuOpts;
   gpuOpts.threads = options.threads;
   gpuOpts.tileQ = options.tileQ;

@@ -74,4 +74,21 @@ def AttnFoldPageGather : Pass<"attn-fold-page-gather"> {
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
 
+def AttnFoldLengthMask : Pass<"attn-fold-length-mask"> {
+  let summary = "Recognize key padding computed from per-sequence lengths";
+  let description = [{
+    Where the mask of an `attn.attention` is `n < lengths[b]` over [B, N]
+    (a `linalg.generic` comparing the key index, `linalg.index 1` or an iota
+    constant, with an i32 length read per sequence), replaces it with
+    `attn.length_mask`, whose lengths the GPU kernels take to end each
+    sequence's key loop. With `explain`, a remark says why a generic mask
+    was left alone.
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Remark at each attention with a computed mask: folded, or why not">
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD
