@@ -164,6 +164,17 @@ def main() -> int:
         q, k, v = (torch.randn(man.arg(n).shape, generator=gen, device="cuda", dtype=dt)
                    for n in ("q", "k", "v"))
         ours_args: Dict[str, Any] = dict(q=q, k=k, v=v)
+        lens = None
+        if variant in ("lens", "padmask"):
+            # Per-sequence lengths, uniform in [1, N] (seeded): as int32
+            # kv_lens (the loop ends there) or as a bool padding mask.
+            lens = torch.randint(1, N + 1, (Bn,), generator=gen, device="cuda",
+                                 dtype=torch.int32)
+            keep = torch.arange(N, device="cuda")[None, :] < lens[:, None]
+            if variant == "lens":
+                ours_args["kv_lens"] = lens
+            else:
+                ours_args["mask"] = keep
         if man.attention.paged:
             # Caches [pages, page, Hkv, D], every page used once, in a random
             # order; the logical K/V [B, Hkv, N, D] for the reference and
@@ -185,6 +196,8 @@ def main() -> int:
             if M > 1:
                 i = torch.arange(M, device="cuda")[:, None] + (N - M)
                 s = s.masked_fill(torch.arange(N, device="cuda")[None, :] > i, -math.inf)
+            if lens is not None:
+                s[..., int(lens[b]):] = -math.inf
             return torch.softmax(s, dim=-1) @ vb
         ref = torch.stack([reference(b) for b in seqs])
 
@@ -209,10 +222,12 @@ def main() -> int:
         peers: Dict[str, float] = {}
         # Paged rows compare with the contiguous row of the same shape (in
         # the table printed at the end), not with the peers again.
-        if not a.no_peers and not man.attention.paged:
+        if not a.no_peers and not man.attention.paged and variant != "padmask":
             qp = q.reshape(Bn, Hq, M, D)
             kp, vp = k.reshape(Bn, Hkv, N, D), v.reshape(Bn, Hkv, N, D)
             mask = None
+            if lens is not None:  # key padding: [B, 1, 1, N]
+                mask = (torch.arange(N, device="cuda")[None, :] < lens[:, None])[:, None, None]
             if M > 1:  # bottom-right causal
                 i = torch.arange(M, device="cuda")[:, None] + (N - M)
                 mask = torch.arange(N, device="cuda")[None, :] <= i
@@ -231,7 +246,7 @@ def main() -> int:
                     emit(be_name, peers[be_name], e2)
                 except Exception as e:
                     emit(be_name, None, note=f"n/a: {str(e).splitlines()[0][:100]}")
-            if flex is not None and a.flex in bdir.name:
+            if flex is not None and a.flex in bdir.name and lens is None:
                 try:
                     bm = None
                     if M > 1:
@@ -264,7 +279,14 @@ def main() -> int:
     fh.close()
     rows = list(csv.DictReader(open(out_dir / "decode.csv")))
     dense = {r["name"]: r for r in rows if r["kernel"] == "attn-opt" and not r["variant"]}
+    pad = {r["name"]: r for r in rows if r["kernel"] == "attn-opt" and r["variant"] == "padmask"}
     for r in rows:
+        if r["variant"] == "lens" and r["kernel"] == "attn-opt" and r["us"]:
+            for other, label in ((pad.get(r["name"]), "padding mask"),
+                                 (dense.get(r["name"]), "full length")):
+                if other and other["us"]:
+                    print(f"lens/{r['name']}: {r['us']} us against the {label} "
+                          f"{other['us']} us: {float(r['us']) / float(other['us']):.3f}x")
         if r["variant"].startswith("paged") and r["kernel"] == "attn-opt" and r["us"]:
             d = dense.get(r["name"])
             if d and d["us"]:

@@ -223,8 +223,13 @@ DECODE_PAGED = [(p, "float16", 1, 16, 8192, hkv) for p in (16, 256) for hkv in (
     [(16, "float16", 16, 64, 8192, 8), (16, "float16", 1, 1, 32768, 8)]
 
 
+# Per-sequence lengths (bench_decode.py: the lens rows against the same
+# shapes with the lengths given as a padding mask tensor, "padmask").
+DECODE_LENS = [("float16", 1, 16, 32768, 8), ("float16", 1, 64, 8192, 32)]
+
+
 def decode_program(dtype: str, m: int, b: int, n: int, hkv: int, hq: int = 32,
-                   d: int = 128, page: int = 0) -> str:
+                   d: int = 128, page: int = 0, lens: str = "") -> str:
     dt = MLIR_DT[dtype]
     g = hq // hkv
     tq = f"tensor<{b}x{hkv}x{g}x{m}x{d}x{dt}>"
@@ -243,11 +248,21 @@ def decode_program(dtype: str, m: int, b: int, n: int, hkv: int, hq: int = 32,
     mp = "affine_map<(b, h, g, m, n, d, e) -> "
     maps = ", ".join(mp + x + ">" for x in ("(b, h, g, m, d)", kmap, vmap,
                                             "(b, h, g, m, e)"))
+    mask = ""
+    if lens:  # "lens": attn.length_mask of int32 lengths; "padmask": a bool mask
+        tm = f"tensor<{b}x{n}xi1>"
+        if lens == "lens":
+            params += f", %lens: tensor<{b}xi32>"
+            gathers += f"  %mask = attn.length_mask %lens : tensor<{b}xi32> -> {tm}\n"
+        else:
+            params += f", %mask: {tm}"
+        mask = f" mask(%mask : {tm})"
+        maps += ", " + mp + "(b, n)>"
     # The new tokens are the last M positions: bottom-right causal.
     causal = f"causal query_offset = {n - m} " if m > 1 else ""
     return f"""func.func @attention(%q: {tq}, {params}, %o: {tq}) -> {tq} {{
   %s = arith.constant {1.0 / math.sqrt(d)!r} : f32
-{gathers}  %r = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tk}) scale(%s) outs(%o : {tq})
+{gathers}  %r = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tk}) scale(%s){mask} outs(%o : {tq})
       {causal}indexing_maps = [{maps}] -> {tq}
   return %r : {tq}
 }}
@@ -289,6 +304,12 @@ def main() -> int:
         for dtype, m, b, n, hkv in decode_configs(a.quick):
             name = f"dec_{dtype}_m{m}_b{b}_n{n}_hkv{hkv}"
             jobs.append((out / name, decode_program(dtype, m, b, n, hkv), a.flags.split()))
+        for dtype, m, b, n, hkv in DECODE_LENS:
+            name = f"dec_{dtype}_m{m}_b{b}_n{n}_hkv{hkv}"
+            for kind in ("lens", "padmask"):
+                jobs.append((out / kind / name,
+                             decode_program(dtype, m, b, n, hkv, lens=kind),
+                             a.flags.split()))
         for page, dtype, m, b, n, hkv in DECODE_PAGED:
             name = f"dec_{dtype}_m{m}_b{b}_n{n}_hkv{hkv}"
             jobs.append((out / f"paged{page}" / name,

@@ -68,6 +68,9 @@ class Case:
     # Per-sequence key counts: the mask is attn.length_mask of an int32
     # lengths argument [b] (mask dims must be ["b", "n"]).
     kv_lens: bool = False
+    # ... the mask written as the program would (arange(N) < lens[:, None]
+    # as a linalg.generic), folded by attn-fold-length-mask.
+    lens_program: bool = False
 
 
 def tensor(shape_dims: Sequence[str], dims: Dict[str, int], dt: str) -> str:
@@ -133,6 +136,17 @@ def program(c: Case) -> str:
             tl = f"tensor<{c.dims['b']}xi32>"
             params.append(f"%lens: {tl}")
             lens_op = f"  %mask = attn.length_mask %lens : {tl} -> {tm}\n"
+            if c.lens_program:
+                lens_op = (
+                    f"  %me = tensor.empty() : {tm}\n"
+                    f"  %mask = linalg.generic {{indexing_maps = [affine_map<(b, n) -> (b)>, "
+                    f"affine_map<(b, n) -> (b, n)>], iterator_types = [\"parallel\", "
+                    f"\"parallel\"]}} ins(%lens : {tl}) outs(%me : {tm}) {{\n"
+                    f"  ^bb0(%len: i32, %mo: i1):\n"
+                    f"    %ni = linalg.index 1 : index\n"
+                    f"    %n32 = arith.index_cast %ni : index to i32\n"
+                    f"    %keep = arith.cmpi slt, %n32, %len : i32\n"
+                    f"    linalg.yield %keep : i1\n  }} -> {tm}\n")
         else:
             params.append(f"%mask: {tm}")
         clauses += f" mask(%mask : {tm})"
@@ -608,6 +622,10 @@ CASES.update({
                                                         "n": 2048, "d": 128, "e": 128},
                                        mask=["b", "n"], kv_lens=True, pages=(32, 200),
                                        **_gqa),
+    "lens_program_f16_gqa8_m2": Case("float16", dims={"b": 3, "h": 2, "g": 8, "m": 2,
+                                                      "n": 1800, "d": 128, "e": 128},
+                                     mask=["b", "n"], kv_lens=True, lens_program=True,
+                                     **_gqa),
     "lens_f16_prefill_m150_br_causal": Case("float16", **bhsd(3, 2, 150, 1000, 64),
                                             mask=["b", "n"], kv_lens=True, causal=True,
                                             query_offset=850),
