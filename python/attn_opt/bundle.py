@@ -81,6 +81,9 @@ OUTPUTS = ("out", "lse")
 # lse_part [splits, batch, m], locks [batch, grid x] (batch: the product of
 # the batch dims).
 WORKSPACE = {"o_part": "float32", "lse_part": "float32", "locks": "int32"}
+# int32 inputs the caller passes, with their rank: the block table of paged
+# K/V [b0, pages per sequence] and per-sequence key counts [b].
+INDEX_ARGS = {"block_table": 2, "kv_lens": 1}
 DTYPES = ("float16", "bfloat16", "float32", "bool")
 ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "bool": 1, "int32": 4}
 TENSOR_CORE_DTYPES = ("float16", "bfloat16")
@@ -974,7 +977,7 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
             raise BundleError(f"{where}: every entry of 'args' must be an object")
         n = a.get("name")
         if not isinstance(n, str) or not (n in ARG_NAMES or n in WORKSPACE
-                                          or n in ("block_table", "kv_lens")
+                                          or n in INDEX_ARGS
                                           or _MOD_ARG.fullmatch(n)):
             raise BundleError(f"{where}: unknown argument name {_show(n)} "
                               f"(known: {list(ARG_NAMES)}, mod<digits> and "
@@ -1013,20 +1016,12 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     for a in raw_args:
         name = a["name"]
         dtype = a.get("dtype")
-        if name == "kv_lens":
-            if dtype != "int32" or a.get("map") != "kv_lens" or name in layouts:
-                raise BundleError(f"{where}: 'kv_lens' must be int32 with map "
-                                  f"\"kv_lens\", got {_show(dtype)}")
-            shape = _int_list(a.get("shape"), 1, "'kv_lens'.shape", where,
-                              positive=True)
-            args.append(ArgSpec(name, dtype, shape, ()))
-            continue
-        if name == "block_table":
-            if dtype != "int32" or a.get("map") != "block_table" or name in layouts:
-                raise BundleError(f"{where}: 'block_table' must be int32 with "
-                                  f"map \"block_table\", got {_show(dtype)}")
-            shape = _int_list(a.get("shape"), 2, "'block_table'.shape", where,
-                              positive=True)
+        if name in INDEX_ARGS:  # int32 arguments with no attention layout
+            if dtype != "int32" or a.get("map") != name or name in layouts:
+                raise BundleError(f"{where}: '{name}' must be int32 with map "
+                                  f"\"{name}\", got {_show(dtype)}")
+            shape = _int_list(a.get("shape"), INDEX_ARGS[name], f"'{name}'.shape",
+                              where, positive=True)
             args.append(ArgSpec(name, dtype, shape, ()))
             continue
         if name in WORKSPACE:
