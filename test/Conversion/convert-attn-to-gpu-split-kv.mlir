@@ -101,9 +101,10 @@ func.func @fill(%q: tensor<1x4x1x64xf16>, %k: tensor<1x4x3000x64xf16>, %v: tenso
 
 // -----
 
-// GQA packing with a key-padding mask [b, n] (per-sequence lengths): the
-// mask does not index the group, so the group's 4 query heads share a
-// block's rows; a per-head sink would read the group per row: no packing.
+// GQA packing with a key-padding mask [b, n] (per-sequence lengths) and
+// with a sink per query head (read per packed row); a score_mod region
+// (its batch-only values computed once per block) keeps one block per
+// query head.
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: GQA packing: 4 query heads x 1 rows per kv head
 
@@ -126,8 +127,7 @@ func.func @gqa_key_padding(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2x3000x128x
 // -----
 
 // CHECK-LABEL: attn.bundle = {
-// CHECK-NOT: GQA packing:
-// CHECK-SAME: location = "convert-attn-to-gpu-split-kv.mlir
+// CHECK-SAME: GQA packing: 4 query heads x 1 rows per kv head
 
 // NOSPLIT-LABEL: attn.bundle = {
 
@@ -140,5 +140,31 @@ func.func @gqa_sink(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2x3000x128xf16>, %
         affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
         affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>,
         affine_map<(b, h, g, m, n, d, e) -> (h, g)>] -> tensor<4x2x4x1x128xf16>
+  return %r : tensor<4x2x4x1x128xf16>
+}
+
+// -----
+
+// CHECK-LABEL: attn.bundle = {
+// CHECK-NOT: GQA packing:
+// CHECK-SAME: location = "convert-attn-to-gpu-split-kv.mlir
+
+// NOSPLIT-LABEL: attn.bundle = {
+
+// FORCED-LABEL: attn.bundle = {
+func.func @gqa_score_mod(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2x3000x128xf16>, %v: tensor<4x2x3000x128xf16>, %o: tensor<4x2x4x1x128xf16>) -> tensor<4x2x4x1x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<4x2x4x1x128xf16>, tensor<4x2x3000x128xf16>, tensor<4x2x3000x128xf16>) scale(%s)
+      outs(%o : tensor<4x2x4x1x128xf16>) indexing_maps = [
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>]
+      score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %b2: index, %m: index, %n: index):
+        %c = arith.constant 30.0 : f32
+        %y = arith.divf %x, %c : f32
+        %t = math.tanh %y : f32
+        %z = arith.mulf %t, %c : f32
+        attn.yield %z : f32
+      } -> tensor<4x2x4x1x128xf16>
   return %r : tensor<4x2x4x1x128xf16>
 }

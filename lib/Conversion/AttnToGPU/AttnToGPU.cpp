@@ -707,20 +707,18 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   }
   // GQA packing for decode: the query-head group (the one batch dim K and
   // V do not index) joins the rows, so that each kv head's K/V are read
-  // once per block instead of once per query head. A mask that does not
-  // index the group (key padding [b, n], a bias per kv head) is read as
-  // before; not with a sink or a score_mod region (they read the group per
-  // row or per element).
+  // once per block instead of once per query head. Masks and sinks are
+  // read per row (its query and group member); not with a score_mod region,
+  // whose batch-only values are computed once per block.
   int64_t packDim = -1, group = 1;
-  if (useMma && decode && !op.getSink() && !op.hasScoreMod()) {
+  if (useMma && decode && !op.hasScoreMod()) {
     SmallVector<unsigned> groups;
     for (unsigned i = 0; i < r; ++i)
       if (!op.getKeyMap().isFunctionOfDim(i) &&
           !op.getValueMap().isFunctionOfDim(i))
         groups.push_back(i);
     if (groups.size() == 1 && sizes[groups[0]] > 1 &&
-        M * sizes[groups[0]] <= kPackRows &&
-        !(op.getMask() && op.getMaskMap().isFunctionOfDim(groups[0]))) {
+        M * sizes[groups[0]] <= kPackRows) {
       packDim = groups[0];
       group = sizes[packDim];
     }

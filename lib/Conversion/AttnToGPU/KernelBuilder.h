@@ -376,7 +376,8 @@ struct TileKernel {
   void foldHiddenKeys(Value lb, Value ub, int64_t tile, MutableArrayRef<Value> m,
                       MutableArrayRef<Value> l,
                       MutableArrayRef<SmallVector<Value>> o, int64_t E);
-  /// The score of key `col` for query `row`: the mask tensor (when there is
+  /// The score of key `col` for row `row` (a query, or with GQA packing a
+  /// packed row, queryOf giving its query): the mask tensor (when there is
   /// one, on every tile: added, or an i1 mask selecting the fill) and, in a
   /// `boundary` tile, the position masks: the fill above the causal
   /// diagonal and outside the window, -inf past N (keys that do not exist).

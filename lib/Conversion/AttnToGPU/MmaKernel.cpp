@@ -406,7 +406,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
                                    : arith::FastMathFlags::none);
             if (withMask || memArg("mask") || kb.op.hasScoreMod())
               x = tk.scoreMod(x, tk.add(tk.add(n0, nb * 8 + j), c2),
-                              tk.queryOf(rows[i][h]), withMask, Value(),
+                              rows[i][h], withMask, Value(),
                               tk.add(n0, c2),
                               nb * 8 + j);
             s[sIdx(i, nb, h, j)] = x;

@@ -293,15 +293,16 @@ Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   auto fill = [&] { return kb.cF32(kb.maskValue); };
+  Value query = queryOf(row);
   if (kb.op.hasScoreMod()) {
     SmallVector<Value> at(loops.begin(), loops.begin() + r);
-    at.append({row, col});
+    at.append({query, col});
     x = kb.applyScoreMod(x, at, colBase, colOffset);
   }
   if (Value mask = memArg("mask")) {
     Value mv = maskElt;
     if (!mv) {
-      loops[r] = clamp(row, M());
+      setRow(clamp(row, rowsTotal()));
       loops[r + 1] = boundary ? clamp(col, N()) : col;
       mv = memref::LoadOp::create(b, loc, mask, indices("mask"));
     }
@@ -315,7 +316,7 @@ Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
   auto orInto = [&](Value c) {
     hidden = hidden ? arith::OrIOp::create(b, loc, hidden, c).getResult() : c;
   };
-  Value qPos = add(row, queryOffset);
+  Value qPos = add(query, queryOffset);
   if (kb.op.getCausal())
     orInto(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, col, qPos));
   if (window)
@@ -337,7 +338,7 @@ std::pair<Value, Value> TileKernel::initialState(Value row) {
   Value sink = memArg("sink");
   if (!sink)
     return {ninf, zero};
-  loops[r] = clamp(row, M());
+  setRow(clamp(row, rowsTotal()));
   Value m = kb.ext(memref::LoadOp::create(b, loc, sink, indices("sink")));
   Value none = arith::OrIOp::create(
       b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, ninf),

@@ -629,6 +629,20 @@ CASES.update({
     "lens_f16_prefill_m150_br_causal": Case("float16", **bhsd(3, 2, 150, 1000, 64),
                                             mask=["b", "n"], kv_lens=True, causal=True,
                                             query_offset=850),
+    # GQA packing with a sink per query head (gpt-oss) and with a bias that
+    # indexes the query head: both read per packed row.
+    "dec_bf16_gqa8_m1_sink_per_qhead_lse": Case("bfloat16", dims={"b": 3, "h": 2, "g": 8,
+                                                                  "m": 1, "n": 2500,
+                                                                  "d": 64, "e": 64},
+                                                sink=["h", "g"], lse=True, **_gqa),
+    # (M = 4: the harness masks two query rows of a mask whole; rows 0, 1
+    # stay live.)
+    "dec_f16_gqa4_m4_bias_per_qhead_s3": Case("float16", dims={"b": 2, "h": 2, "g": 4,
+                                                               "m": 4, "n": 1200, "d": 128,
+                                                               "e": 128},
+                                              mask=["b", "h", "g", "m", "n"],
+                                              mask_dtype="float16", flags=["--splits=3"],
+                                              **_gqa),
     "dec_f16_window_br_m1_auto": Case("float16", **bhsd(1, 4, 1, 5000, 128), causal=True,
                                       window=1000, query_offset=4999),
     "dec_f16_m40_boolmask_s3": Case("float16", **b_only(2, 40, 900, 64),
