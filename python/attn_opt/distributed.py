@@ -149,7 +149,7 @@ def reference_kernel(q: Any, k: Any, v: Any, scale: float,
 def _empty_partial(q: Any) -> Tuple[Any, Any]:
     xp = _xp(q)
     if xp.__name__ == "numpy":
-        o = xp.zeros(q.shape[:-1] + (q.shape[-1],), dtype="float64")
+        o = xp.zeros(q.shape, dtype="float64")
     else:
         o = xp.zeros(q.shape, dtype=xp.float32, device=q.device)
     lse = -math.inf * xp.ones_like(o[..., 0])

@@ -300,6 +300,9 @@ struct TileKernel {
   Value keyLimit;
   /// keyLimit, or N.
   Value keyEnd() { return keyLimit ? keyLimit : idx(N()); }
+  /// The cache page the block table names at `column` of this sequence's
+  /// row, clamped to the cache's pages.
+  Value pageAt(Value column);
 
   TileKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
              ArrayRef<int64_t> sizes, unsigned r, int64_t threads)

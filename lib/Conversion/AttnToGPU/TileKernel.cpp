@@ -110,6 +110,16 @@ void TileKernel::prefetchMask(Value n0, Value blockRow, int64_t rows,
   }
 }
 
+Value TileKernel::pageAt(Value column) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value entry = memref::LoadOp::create(b, loc, memArg("block_table"),
+                                       ValueRange{loops[seqDim], column});
+  Value page = arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
+  return arith::MaxSIOp::create(
+      b, loc, arith::MinSIOp::create(b, loc, page, idx(pages - 1)), idx(0));
+}
+
 SmallVector<Value> TileKernel::indices(StringRef name) {
   bool paged = pageSize > 0 && (name == "k" || name == "v");
   Value page, slot;
@@ -127,15 +137,8 @@ SmallVector<Value> TileKernel::indices(StringRef name) {
           pageEntries[j], page);
     slot = remu(key, pageSize);
   } else if (paged) {
-    OpBuilder &b = kb.b;
-    Location loc = kb.loc;
     Value key = loops[r + 1];
-    Value entry = memref::LoadOp::create(
-        b, loc, memArg("block_table"),
-        ValueRange{loops[seqDim], divu(key, pageSize)});
-    page = arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
-    page = arith::MaxSIOp::create(
-        b, loc, arith::MinSIOp::create(b, loc, page, idx(pages - 1)), idx(0));
+    page = pageAt(divu(key, pageSize));
     slot = remu(key, pageSize);
   }
   SmallVector<Value> out;
@@ -159,21 +162,13 @@ void TileKernel::copyRows(SmallVectorImpl<Value> &tokens, StringRef name,
   bool paged = pageSize > 0 && (name == "k" || name == "v");
   int64_t spanned = paged ? (count + pageSize - 1) / pageSize + 1 : 0;
   if (paged && spanned <= 8 && pageRow0 != row0) {
-    Location loc = kb.loc;
     int64_t perSeq = cast<MemRefType>(memArg("block_table").getType())
                          .getDimSize(1);
     pageRow0 = row0;
     pageFirst = divu(row0, pageSize);
     pageEntries.clear();
-    for (int64_t j = 0; j < spanned; ++j) {
-      Value entry = memref::LoadOp::create(
-          b, loc, memArg("block_table"),
-          ValueRange{loops[seqDim], clamp(add(pageFirst, j), perSeq)});
-      Value page = arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
-      pageEntries.push_back(arith::MaxSIOp::create(
-          b, loc, arith::MinSIOp::create(b, loc, page, idx(pages - 1)),
-          idx(0)));
-    }
+    for (int64_t j = 0; j < spanned; ++j)
+      pageEntries.push_back(pageAt(clamp(add(pageFirst, j), perSeq)));
   } else if (paged && spanned > 8) {
     pageRow0 = Value();
   }

@@ -32,6 +32,12 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
+/// `v` as `type` (a tensor.cast where a generic's result is more static).
+static Value castTo(OpBuilder &b, Location loc, Value v, Type type) {
+  return v.getType() == type ? v
+                             : tensor::CastOp::create(b, loc, type, v).getResult();
+}
+
 namespace {
 using BodyFn = function_ref<void(OpBuilder &, Location, ValueRange)>;
 
@@ -204,9 +210,7 @@ struct LowerFinalize : public OpRewritePattern<FinalizeOp> {
             x = arith::TruncFOp::create(b, l, elt, x);
           linalg::YieldOp::create(b, l, x);
         });
-    if (out.getType() != resType)
-      out = tensor::CastOp::create(rewriter, loc, resType, out);
-    rewriter.replaceOp(op, out);
+    rewriter.replaceOp(op, castTo(rewriter, loc, out, resType));
     return success();
   }
 };
@@ -297,11 +301,8 @@ struct LowerMerge : public OpRewritePattern<MergeOp> {
                             .getResult());
             })
             ->getResult(0);
-    if (out.getType() != resType)
-      out = tensor::CastOp::create(rewriter, loc, resType, out);
-    if (lse.getType() != lseType)
-      lse = tensor::CastOp::create(rewriter, loc, lseType, lse);
-    rewriter.replaceOp(op, ValueRange{out, lse});
+    rewriter.replaceOp(op, ValueRange{castTo(rewriter, loc, out, resType),
+                                      castTo(rewriter, loc, lse, lseType)});
     return success();
   }
 };
@@ -362,9 +363,7 @@ struct LowerPageGather : public OpRewritePattern<PageGatherOp> {
                   b, l, tensor::ExtractOp::create(b, l, cache, at).getResult());
             })
             ->getResult(0);
-    if (out.getType() != resType)
-      out = tensor::CastOp::create(rewriter, loc, resType, out);
-    rewriter.replaceOp(op, out);
+    rewriter.replaceOp(op, castTo(rewriter, loc, out, resType));
     return success();
   }
 };
@@ -403,9 +402,7 @@ struct LowerLengthMask : public OpRewritePattern<LengthMaskOp> {
                             .getResult());
             })
             ->getResult(0);
-    if (out.getType() != resType)
-      out = tensor::CastOp::create(rewriter, loc, resType, out);
-    rewriter.replaceOp(op, out);
+    rewriter.replaceOp(op, castTo(rewriter, loc, out, resType));
     return success();
   }
 };
