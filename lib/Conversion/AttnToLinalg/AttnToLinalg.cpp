@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
@@ -406,11 +407,96 @@ struct LowerLengthMask : public OpRewritePattern<LengthMaskOp> {
     return success();
   }
 };
+/// attn.varlen_mask: per (m, n), the sequence s of query m (the table
+/// entries at or below m, counted), then n's place in s's keys and the
+/// causal rule, in i64 on entries clamped to [0, T].
+struct LowerVarlenMask : public OpRewritePattern<VarlenMaskOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(VarlenMaskOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resType = cast<RankedTensorType>(op.getResult().getType());
+    int64_t S = op.getCuSeqlensQ().getType().getDimSize(0) - 1;
+    int64_t Tq = resType.getDimSize(0), Tk = resType.getDimSize(1);
+    bool causal = op.getCausal(), bottomRight = op.getBottomRight();
+    Value init = tensor::EmptyOp::create(rewriter, loc, resType.getShape(),
+                                         rewriter.getI1Type());
+    MLIRContext *ctx = op.getContext();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(2, ctx);
+    SmallVector<utils::IteratorType> par(2, utils::IteratorType::parallel);
+    Value cq = op.getCuSeqlensQ(), ck = op.getCuSeqlensK();
+    Value out =
+        linalg::GenericOp::create(
+            rewriter, loc, init.getType(), ValueRange{}, init,
+            ArrayRef<AffineMap>{id}, par,
+            [&](OpBuilder &b, Location l, ValueRange) {
+              Type i64 = b.getI64Type();
+              auto c64 = [&](int64_t v) {
+                return arith::ConstantIntOp::create(b, l, v, 64).getResult();
+              };
+              auto entry = [&](Value table, Value i, int64_t T) -> Value {
+                Value x = arith::ExtSIOp::create(
+                    b, l, i64, tensor::ExtractOp::create(b, l, table, i));
+                return arith::MinSIOp::create(
+                    b, l, arith::MaxSIOp::create(b, l, x, c64(0)), c64(T));
+              };
+              Value m = arith::IndexCastOp::create(
+                  b, l, i64, linalg::IndexOp::create(b, l, 0));
+              Value n = arith::IndexCastOp::create(
+                  b, l, i64, linalg::IndexOp::create(b, l, 1));
+              Value one = arith::ConstantIndexOp::create(b, l, 1);
+              auto count = scf::ForOp::create(
+                  b, l, one, arith::ConstantIndexOp::create(b, l, S + 1), one,
+                  ValueRange{arith::ConstantIndexOp::create(b, l, 0)},
+                  [&](OpBuilder &fb, Location fl, Value j, ValueRange acc) {
+                    Value at = arith::CmpIOp::create(
+                        fb, fl, arith::CmpIPredicate::sle, entry(cq, j, Tq), m);
+                    Value next = arith::AddIOp::create(
+                        fb, fl, acc[0],
+                        arith::SelectOp::create(
+                            fb, fl, at, one,
+                            arith::ConstantIndexOp::create(fb, fl, 0)));
+                    scf::YieldOp::create(fb, fl, next);
+                  });
+              // s in [0, S): clamp for the reads; the range test decides.
+              Value s = arith::MinUIOp::create(
+                  b, l, count.getResult(0),
+                  arith::ConstantIndexOp::create(b, l, S - 1));
+              Value s1 = arith::AddIOp::create(b, l, s, one);
+              Value q0 = entry(cq, s, Tq), q1 = entry(cq, s1, Tq);
+              Value k0 = entry(ck, s, Tk), k1 = entry(ck, s1, Tk);
+              auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+                return arith::CmpIOp::create(b, l, p, x, y).getResult();
+              };
+              auto andI = [&](Value x, Value y) {
+                return arith::AndIOp::create(b, l, x, y).getResult();
+              };
+              using P = arith::CmpIPredicate;
+              Value ok = andI(andI(cmp(P::sle, q0, m), cmp(P::slt, m, q1)),
+                              andI(cmp(P::sle, k0, n), cmp(P::slt, n, k1)));
+              if (causal) {
+                Value qi = arith::SubIOp::create(b, l, m, q0);
+                Value ki = arith::SubIOp::create(b, l, n, k0);
+                if (bottomRight)
+                  qi = arith::AddIOp::create(
+                      b, l, qi,
+                      arith::SubIOp::create(
+                          b, l, arith::SubIOp::create(b, l, k1, k0),
+                          arith::SubIOp::create(b, l, q1, q0)));
+                ok = andI(ok, cmp(P::sle, ki, qi));
+              }
+              linalg::YieldOp::create(b, l, ok);
+            })
+            ->getResult(0);
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
 } // namespace
 
 void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerOnlineUpdate, LowerFinalize, LowerMerge, LowerPageGather,
-               LowerLengthMask>(patterns.getContext());
+               LowerLengthMask, LowerVarlenMask>(patterns.getContext());
 }
 
 namespace {

@@ -449,3 +449,43 @@ func.func @length_mask_dynamic_keys(%lens: tensor<8xi32>) -> tensor<8x?xi1> {
   %m = attn.length_mask %lens : tensor<8xi32> -> tensor<8x?xi1>
   return %m : tensor<8x?xi1>
 }
+
+// -----
+
+func.func @varlen_mask_tables(%cq: tensor<5xi32>, %ck: tensor<4xi32>) -> tensor<64x64xi1> {
+  // expected-error @below {{expects query and key tables of one static size (S + 1), got 'tensor<5xi32>' and 'tensor<4xi32>'}}
+  %m = attn.varlen_mask %cq, %ck : tensor<5xi32>, tensor<4xi32> -> tensor<64x64xi1>
+  return %m : tensor<64x64xi1>
+}
+
+// -----
+
+func.func @varlen_mask_no_sequence(%cq: tensor<1xi32>) -> tensor<64x64xi1> {
+  // expected-error @below {{expects at least one sequence (S + 1 >= 2 table entries), got 1}}
+  %m = attn.varlen_mask %cq, %cq : tensor<1xi32>, tensor<1xi32> -> tensor<64x64xi1>
+  return %m : tensor<64x64xi1>
+}
+
+// -----
+
+func.func @varlen_mask_dynamic(%cq: tensor<3xi32>) -> tensor<?x64xi1> {
+  // expected-error @below {{expects static token counts, got 'tensor<?x64xi1>'}}
+  %m = attn.varlen_mask %cq, %cq : tensor<3xi32>, tensor<3xi32> -> tensor<?x64xi1>
+  return %m : tensor<?x64xi1>
+}
+
+// -----
+
+func.func @varlen_mask_rank(%cq: tensor<3xi32>) -> tensor<2x64x64xi1> {
+  // expected-error @below {{expects cumulative lengths [S + 1] for queries and keys and a result [Tq, Tk]}}
+  %m = attn.varlen_mask %cq, %cq : tensor<3xi32>, tensor<3xi32> -> tensor<2x64x64xi1>
+  return %m : tensor<2x64x64xi1>
+}
+
+// -----
+
+func.func @varlen_mask_bottom_right(%cq: tensor<3xi32>) -> tensor<64x64xi1> {
+  // expected-error @below {{bottom_right aligns the causal rule; it needs causal}}
+  %m = attn.varlen_mask %cq, %cq bottom_right : tensor<3xi32>, tensor<3xi32> -> tensor<64x64xi1>
+  return %m : tensor<64x64xi1>
+}

@@ -125,3 +125,16 @@ func.func @length_mask(%lens: tensor<16xi32>) -> tensor<16x8192xi1> {
   %m = attn.length_mask %lens : tensor<16xi32> -> tensor<16x8192xi1>
   return %m : tensor<16x8192xi1>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @varlen_mask
+// CHECK: attn.varlen_mask %{{.*}}, %{{.*}} : tensor<5xi32>, tensor<5xi32> -> tensor<1000x1000xi1>
+// CHECK: attn.varlen_mask %{{.*}}, %{{.*}} causal : tensor<5xi32>, tensor<5xi32> -> tensor<1000x1000xi1>
+// CHECK: attn.varlen_mask %{{.*}}, %{{.*}} causal bottom_right : tensor<5xi32>, tensor<5xi32> -> tensor<1000x1200xi1>
+func.func @varlen_mask(%cq: tensor<5xi32>, %ck: tensor<5xi32>) -> (tensor<1000x1000xi1>, tensor<1000x1000xi1>, tensor<1000x1200xi1>) {
+  %a = attn.varlen_mask %cq, %cq : tensor<5xi32>, tensor<5xi32> -> tensor<1000x1000xi1>
+  %b = attn.varlen_mask %cq, %cq causal : tensor<5xi32>, tensor<5xi32> -> tensor<1000x1000xi1>
+  %c = attn.varlen_mask %cq, %ck causal bottom_right : tensor<5xi32>, tensor<5xi32> -> tensor<1000x1200xi1>
+  return %a, %b, %c : tensor<1000x1000xi1>, tensor<1000x1000xi1>, tensor<1000x1200xi1>
+}

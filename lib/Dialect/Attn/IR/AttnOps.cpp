@@ -224,6 +224,30 @@ LogicalResult LengthMaskOp::verify() {
   return success();
 }
 
+LogicalResult VarlenMaskOp::verify() {
+  auto cq = getCuSeqlensQ().getType();
+  auto ck = getCuSeqlensK().getType();
+  auto res = getResult().getType();
+  if (cq.getRank() != 1 || ck.getRank() != 1 || res.getRank() != 2)
+    return emitOpError("expects cumulative lengths [S + 1] for queries and "
+                       "keys and a result [Tq, Tk], got ")
+           << cq << ", " << ck << " and " << res;
+  if (!cq.hasStaticShape() || !ck.hasStaticShape() ||
+      cq.getDimSize(0) != ck.getDimSize(0))
+    return emitOpError("expects query and key tables of one static size "
+                       "(S + 1), got ")
+           << cq << " and " << ck;
+  if (cq.getDimSize(0) < 2)
+    return emitOpError("expects at least one sequence (S + 1 >= 2 table "
+                       "entries), got ")
+           << cq.getDimSize(0);
+  if (!res.hasStaticShape())
+    return emitOpError("expects static token counts, got ") << res;
+  if (getBottomRight() && !getCausal())
+    return emitOpError("bottom_right aligns the causal rule; it needs causal");
+  return success();
+}
+
 LogicalResult MergeOp::verify() {
   if (getOutputs().empty())
     return emitOpError("expects at least one partial result");

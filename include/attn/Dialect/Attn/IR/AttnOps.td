@@ -274,6 +274,49 @@ def Attn_LengthMaskOp : Attn_Op<"length_mask", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// attn.varlen_mask
+//===----------------------------------------------------------------------===//
+
+def Attn_VarlenMaskOp : Attn_Op<"varlen_mask", [Pure]> {
+  let summary = "Packed sequences of unequal length, from cumulative lengths";
+  let description = [{
+    Varlen batches (FlashAttention's `cu_seqlens`) pack `S` sequences along
+    one token axis: sequence `s` holds queries `[cu_q[s], cu_q[s+1])` and
+    keys `[cu_k[s], cu_k[s+1])`. The result (i1, `[Tq, Tk]`) says which
+    keys a query sees: those of its own sequence, and with `causal` only
+    keys at or before its position in the sequence, aligned at the top
+    left (`n - cu_k[s] <= m - cu_q[s]`) or with `bottom_right` at the
+    bottom right (`n - cu_k[s] <= m - cu_q[s] + len_k[s] - len_q[s]`, the
+    last query sees every key of its sequence).
+
+    Both tables have `S + 1` entries, nondecreasing, from 0 up to at most
+    the token count; a query row past `cu_q[S]` sees no key. Entries are
+    clamped to `[0, T]` (hostile tables never index out of bounds); for a
+    table that decreases the result is unspecified.
+
+    As the mask of an `attn.attention` (with the default `-inf` fill) the
+    GPU kernels take the tables instead of a mask tensor: each block runs
+    one query tile of one sequence over that sequence's keys only. The CPU
+    path materializes the mask.
+
+    ```mlir
+    %m = attn.varlen_mask %cu_q, %cu_k causal bottom_right
+           : tensor<5xi32>, tensor<5xi32> -> tensor<1000x1200xi1>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I32]>:$cu_seqlens_q,
+      RankedTensorOf<[I32]>:$cu_seqlens_k, UnitAttr:$causal,
+      UnitAttr:$bottom_right);
+  let results = (outs RankedTensorOf<[I1]>:$result);
+  let assemblyFormat = [{
+    $cu_seqlens_q `,` $cu_seqlens_k (`causal` $causal^)?
+        (`bottom_right` $bottom_right^)? attr-dict `:` type($cu_seqlens_q) `,`
+        type($cu_seqlens_k) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // attn.yield
 //===----------------------------------------------------------------------===//
 
