@@ -82,8 +82,10 @@ OUTPUTS = ("out", "lse")
 # the batch dims).
 WORKSPACE = {"o_part": "float32", "lse_part": "float32", "locks": "int32"}
 # int32 inputs the caller passes, with their rank: the block table of paged
-# K/V [b0, pages per sequence] and per-sequence key counts [b].
-INDEX_ARGS = {"block_table": 2, "kv_lens": 1}
+# K/V [b0, pages per sequence], per-sequence key counts [b], and varlen's
+# cumulative sequence lengths [seqs + 1] of the packed queries and keys.
+INDEX_ARGS = {"block_table": 2, "kv_lens": 1, "cu_seqlens_q": 1,
+              "cu_seqlens_k": 1}
 DTYPES = ("float16", "bfloat16", "float32", "bool")
 ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "bool": 1, "int32": 4}
 TENSOR_CORE_DTYPES = ("float16", "bfloat16")
@@ -167,6 +169,12 @@ class AttentionSpec:
     # `kv_lens` [size of that dim] is indexed by; keys n >= kv_lens[b] are
     # masked (-inf). None: no such argument.
     kv_lens_dim: Optional[int] = None
+    # Varlen (attention.varlen): (seqs, causal, bottom_right). Sequence s
+    # holds queries [cu_seqlens_q[s], cu_seqlens_q[s+1]) and keys
+    # [cu_seqlens_k[s], cu_seqlens_k[s+1]) of the packed m and n axes; a
+    # query sees only its sequence's keys (causal: top-left or bottom-right
+    # aligned within the sequence). None: not varlen.
+    varlen: Optional[Tuple[int, bool, bool]] = None
 
 
 # attention.score_mod: the op's score modification region as a straight-line
@@ -959,6 +967,19 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
             raise BundleError(f"{where}: attention.kv_lens must be "
                               f"{{\"batch_dim\": i}}, got {_show(kl)}")
         kv_lens_dim = kl["batch_dim"]
+    varlen = None
+    if att.get("varlen") is not None:
+        vl = att["varlen"]
+        if (not isinstance(vl, dict) or set(vl) != {"seqs", "causal", "bottom_right"}
+                or not _is_int(vl["seqs"]) or not 1 <= vl["seqs"] < 2**31
+                or not isinstance(vl["causal"], bool)
+                or not isinstance(vl["bottom_right"], bool)
+                or (vl["bottom_right"] and not vl["causal"])):
+            raise BundleError(f"{where}: attention.varlen must be {{\"seqs\": S, "
+                              f"\"causal\": bool, \"bottom_right\": bool}} with "
+                              f"S >= 1 and bottom_right only with causal, got "
+                              f"{_show(vl)}")
+        varlen = (vl["seqs"], vl["causal"], vl["bottom_right"])
     splits = att.get("splits", 1)
     if not _is_int(splits) or not 1 <= splits <= GRID_MAX[2]:
         raise BundleError(f"{where}: attention.splits must be an integer in "
@@ -1127,7 +1148,7 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                  attention=AttentionSpec(scale, causal, window, mask_value, r,
                                          kernel_choice, tile_q, tensor_cores,
                                          query_offset, score_mod, paged,
-                                         kv_lens_dim),
+                                         kv_lens_dim, varlen),
                  path=path, sha256=tuple(sorted(sha.items())),
                  binding_sha256=binding)
     if (paged is None) != (m.arg("block_table") is None):
@@ -1149,6 +1170,24 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     if kv_lens_dim is not None and not 0 <= kv_lens_dim < r:
         raise BundleError(f"{where}: attention.kv_lens.batch_dim must be in "
                           f"[0, {r}), got {kv_lens_dim}")
+    if varlen is None:
+        if m.arg("cu_seqlens_q") is not None or m.arg("cu_seqlens_k") is not None:
+            raise BundleError(f"{where}: 'cu_seqlens_q'/'cu_seqlens_k' come with "
+                              "attention.varlen")
+    else:
+        for n in ("cu_seqlens_q", "cu_seqlens_k"):
+            a = m.arg(n)
+            if a is None or a.shape != (varlen[0] + 1,):
+                raise BundleError(f"{where}: varlen with {varlen[0]} sequences "
+                                  f"needs '{n}' of shape [{varlen[0] + 1}], got "
+                                  f"{_show(None if a is None else list(a.shape))}")
+        if (causal or window is not None or query_offset or paged is not None
+                or kv_lens_dim is not None or m.arg("mask") is not None
+                or score_mod is not None):
+            raise BundleError(f"{where}: attention.varlen takes its causal rule "
+                              "from the varlen tables; it cannot come with "
+                              "causal, window, query_offset, a mask, kv_lens, "
+                              "paged K/V or a score_mod")
     sizes = m.sizes()  # raises on inconsistent shapes
     if kv_lens_dim is not None and \
             m.arg("kv_lens").shape[0] != sizes[f"b{kv_lens_dim}"]:
@@ -1176,12 +1215,18 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                               "by k or v: not a query-head group")
         group = sizes[f"b{pack}"]
     rows = sizes["m"] * group
-    want = (-(-rows // tq), nbatch // group, splits)
+    # Varlen: a sequence's last tile may be partial, up to seqs - 1 more.
+    extra = varlen[0] - 1 if varlen is not None else 0
+    if varlen is not None and (group > 1 or splits > 1):
+        raise BundleError(f"{where}: attention.varlen cannot come with GQA "
+                          "packing or split-KV")
+    want = (-(-rows // tq) + extra, nbatch // group, splits)
     if grid != want:
         raise BundleError(
             f"{where}: grid {list(grid)} does not match the attention: m = "
             f"{sizes['m']}{f' x group {group}' if group > 1 else ''}, tile_q = {tq}"
-            f"{'' if tile_q is not None else ' (block x)'}, batch "
+            f"{'' if tile_q is not None else ' (block x)'}"
+            f"{f', varlen seqs {varlen[0]}' if varlen is not None else ''}, batch "
             f"{[sizes[b] for b in batch]}"
             f"{f', splits {splits}' if splits > 1 else ''} need grid "
             f"{list(want)}")

@@ -208,6 +208,31 @@ def gather_pages(ops: Any, cache: Any, table: Any, page_size: int) -> Any:
     return ops.permute(g, [0] + list(range(2, nd - 1)) + [1, nd - 1])
 
 
+def varlen_keep(cu_q: Sequence[int], cu_k: Sequence[int], M: int, N: int,
+                causal: bool, bottom_right: bool) -> Any:
+    """attn.varlen_mask as a numpy bool [M, N]: query m of sequence s (rows
+    [cu_q[s], cu_q[s+1])) sees keys [cu_k[s], cu_k[s+1]), with `causal`
+    those at or before its place (bottom_right: aligned at the last query).
+    Entries are clamped to [0, M] / [0, N] as the kernels do."""
+    import numpy as np
+    keep = np.zeros((M, N), dtype=bool)
+    cq = [min(max(int(x), 0), M) for x in cu_q]
+    ck = [min(max(int(x), 0), N) for x in cu_k]
+    for s in range(len(cq) - 1):
+        q0, q1, k0, k1 = cq[s], cq[s + 1], ck[s], ck[s + 1]
+        lq, lk = max(q1 - q0, 0), max(k1 - k0, 0)
+        if not lq or not lk:
+            continue
+        if not causal:
+            keep[q0:q1, k0:k1] = True
+            continue
+        off = lk - lq if bottom_right else 0
+        i = np.arange(lq)[:, None]
+        j = np.arange(lk)[None, :]
+        keep[q0:q1, k0:k1] = j <= i + off
+    return keep
+
+
 def canonical_target(man: Manifest, name: str) -> Sequence[str]:
     b = list(man.batch_names)
     return {"q": b + ["m", "d"], "k": b + ["n", "d"], "v": b + ["n", "e"],
@@ -409,6 +434,11 @@ def reference(man: Manifest, inputs: Mapping[str, Any], ops: Any,
         shape = [1] * r + [1, N]
         shape[att.kv_lens_dim] = bsizes[att.kv_lens_dim]
         mask = keep.reshape(shape)
+    if att.varlen is not None:
+        # Packed sequences: a bool mask [1.., M, N] from the tables.
+        tables = [inputs[n].tolist() for n in ("cu_seqlens_q", "cu_seqlens_k")]
+        keep = varlen_keep(*tables, M, N, att.varlen[1], att.varlen[2])
+        mask = ops.asarray(keep).reshape([1] * r + [M, N])
     if sink is not None:
         sink = sink.reshape(list(sink.shape) + [1])  # [b..., m, 1]
     if rows is not None:
@@ -576,6 +606,16 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
                 lens[-1] = n
             out[spec.name] = cast(lens, "int32")
             continue
+        if spec.name in ("cu_seqlens_q", "cu_seqlens_k"):
+            # Nondecreasing from 0 to the token count, one table per side
+            # drawn alike (same seed offset): sequences of random lengths,
+            # with an empty one where there are several.
+            T = man.sizes()["m" if spec.name == "cu_seqlens_q" else "n"]
+            cu = random_cu_seqlens(spec.shape[0] - 1, T, seed)
+            if is_torch:
+                cu = torch.as_tensor(cu, device=ops.device)
+            out[spec.name] = cast(cu, "int32")
+            continue
         if spec.name == "block_table":
             # Random pages (repeats allowed: pages shared by sequences).
             pages = man.attention.paged[1] if man.attention.paged else 1
@@ -601,6 +641,20 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
             out["mask"] = cast(ops.where(dead, -math.inf, randn(spec.shape)),
                                spec.dtype)
     return out
+
+
+def random_cu_seqlens(seqs: int, total: int, seed: int) -> Any:
+    """Cumulative lengths (numpy int64, seqs + 1 entries, 0 .. total) of
+    `seqs` random sequences summing to `total`; with 3 or more sequences
+    the second is empty."""
+    import numpy as np
+    rng = np.random.default_rng(seed * 7919 + seqs)
+    cuts = np.sort(rng.integers(0, total + 1, size=seqs - 1))
+    cu = np.concatenate([[0], cuts, [total]]).astype(np.int64)
+    if seqs >= 3:
+        cu[2] = cu[1]
+        cu[2:] = np.maximum.accumulate(cu[2:])
+    return cu
 
 
 def make_problem(dtype: str = "float16", batch: Sequence[int] = (2,), M: int = 8,

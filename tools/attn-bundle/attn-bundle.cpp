@@ -315,9 +315,11 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
     if (!name || !dtype || !shape || !o->getString("map"))
       return fail("an argument lacks its name, dtype, shape or map");
     // Split-KV's workspace: f32 partials and the int32 per-tile counters.
-    // The block table of paged K/V: int32 too.
+    // The block table of paged K/V, the lengths and varlen tables: int32.
     bool workspace = llvm::is_contained(
-        {"o_part", "lse_part", "locks", "block_table", "kv_lens"}, *name);
+        {"o_part", "lse_part", "locks", "block_table", "kv_lens",
+         "cu_seqlens_q", "cu_seqlens_k"},
+        *name);
     if (workspace ? *dtype != (*name == "o_part" || *name == "lse_part"
                                    ? "float32"
                                    : "int32")

@@ -51,6 +51,13 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::gpu_kernel;
 
+/// The int32 kernel arguments with no attention layout (their manifest
+/// map is their name).
+static bool isIndexArg(StringRef name) {
+  return llvm::is_contained(
+      {"block_table", "kv_lens", "cu_seqlens_q", "cu_seqlens_k"}, name);
+}
+
 static std::string dtypeName(Type t) {
   if (t.isF16())
     return "float16";
@@ -527,13 +534,45 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         lenDim = d0.getPosition();
       }
     }
+  // Varlen (attn.varlen_mask over (m, n), -inf fill): the kernel takes the
+  // cumulative lengths and runs each query tile over its sequence's keys.
+  VarlenMaskOp varlen;
+  if (op.getMask() && !op.getMaskValue())
+    if (auto vm = op.getMask().getDefiningOp<VarlenMaskOp>())
+      if (op.getMaskMap().getResults() ==
+          ArrayRef<AffineExpr>{getAffineDimExpr(r, op.getContext()),
+                               getAffineDimExpr(r + 1, op.getContext())})
+        varlen = vm;
+  if (varlen) {
+    if (op.getCausal() || op.getWindow() || op.getQueryOffsetOrZero())
+      return op.emitError("varlen (attn.varlen_mask): the GPU kernels take "
+                          "the causal rule from the varlen mask; they cannot "
+                          "combine it with the attention's causal, window or "
+                          "query_offset");
+    if (op.hasScoreMod())
+      return op.emitError("varlen (attn.varlen_mask): the GPU kernels cannot "
+                          "combine packed sequences with a score_mod region "
+                          "(its m and n are packed positions) yet");
+    if (kPages)
+      return op.emitError("varlen (attn.varlen_mask): the GPU kernels cannot "
+                          "combine packed sequences with paged K/V");
+    for (Value t : {varlen.getCuSeqlensQ(), varlen.getCuSeqlensK()})
+      if (matchPattern(t, m_Constant()))
+        return op.emitError("varlen (attn.varlen_mask): the cu_seqlens table "
+                            "is a constant of the program; the GPU kernel "
+                            "takes it as an argument and a bundle cannot "
+                            "carry constant data yet");
+  }
   SmallVector<std::pair<StringRef, Value>> args = {
       {"q", op.getQuery()},
       {"k", kPages ? kPages.getCache() : op.getKey()},
       {"v", vPages ? vPages.getCache() : op.getValue()}};
-  if (lenMask)
+  if (lenMask) {
     args.push_back({"kv_lens", lenMask.getLengths()});
-  else if (op.getMask())
+  } else if (varlen) {
+    args.push_back({"cu_seqlens_q", varlen.getCuSeqlensQ()});
+    args.push_back({"cu_seqlens_k", varlen.getCuSeqlensK()});
+  } else if (op.getMask())
     args.push_back({"mask", op.getMask()});
   if (op.getSink())
     args.push_back({"sink", op.getSink()});
@@ -572,6 +611,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                    op.getMaskValue() ? op.getMaskValue()->convertToFloat()
                                      : -std::numeric_limits<float>::infinity(),
                    threads};
+  if (varlen) {
+    kb.varlenSeqs = varlen.getCuSeqlensQ().getType().getDimSize(0) - 1;
+    kb.varlenCausal = varlen.getCausal();
+    kb.varlenBottomRight = varlen.getBottomRight();
+  }
   // Split-KV workspace (kernel arguments after the outputs, allocated by
   // the launcher): per split the normalized partial O and its lse, and a
   // counter per query tile that the last block of the tile to finish
@@ -617,7 +661,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   };
   // Re-read sizes with the right maps (the loop above used list order).
   for (auto &[name, v] : args) {
-    if (name == "block_table" || name == "kv_lens")
+    if (isIndexArg(name))
       continue;
     auto t = cast<RankedTensorType>(v.getType());
     for (auto [p, e] : llvm::enumerate(mapOf(name).getResults())) {
@@ -686,6 +730,15 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                         "kernels end key loops there on the mma.sync kernel, "
                         "which cannot take this attention: ")
            << mmaIneligibility(op, mapOf, D, E);
+  if (varlen && !mmaOk)
+    return op.emitError("varlen (attn.varlen_mask): the GPU kernels run "
+                        "packed sequences on tensor cores only, which cannot "
+                        "take this attention: ")
+           << mmaIneligibility(op, mapOf, D, E);
+  if (varlen && opts.splits > 1)
+    return op.emitError("varlen (attn.varlen_mask) cannot be combined with "
+                        "split-KV (splits=")
+           << opts.splits << ")";
   if (lenMask && opts.wgmma == 1)
     return op.emitError("per-sequence key counts (attn.length_mask) run on "
                         "the mma.sync kernel; they cannot be combined with "
@@ -711,7 +764,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // read per row (its query and group member); not with a score_mod region,
   // whose batch-only values are computed once per block.
   int64_t packDim = -1, group = 1;
-  if (useMma && decode && !op.hasScoreMod()) {
+  if (useMma && decode && !op.hasScoreMod() && !varlen) {
     SmallVector<unsigned> groups;
     for (unsigned i = 0; i < r; ++i)
       if (!op.getKeyMap().isFunctionOfDim(i) &&
@@ -742,7 +795,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       span = std::min(span, *w + cfg.rowsPerBlock());
     if (opts.splits >= 1)
       cfg.setSplits(opts.splits, span);
-    else if (decode && splitWhy.empty())
+    else if (decode && splitWhy.empty() && !varlen)
       cfg.setSplits(decodeSplits(opts.chip, gridQ * launchBatch, span), span);
     if (decode && !opts.stages && !opts.pipeline)
       cfg.stages = decodeStages(cfg, gridQ * launchBatch * cfg.splits,
@@ -757,7 +810,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   int64_t sharedBytes = useWgmma ? wcfg.sharedBytes(D, E)
                         : useMma ? cfg.sharedBytes(D, E)
                                  : 0;
-  int64_t gridX = rowsTotal / rowsPerBlock + (rowsTotal % rowsPerBlock != 0);
+  int64_t gridX = kb.queryBlocks(rowsTotal, rowsPerBlock);
   if (gridX > std::numeric_limits<int32_t>::max())
     return op.emitError("M = ")
            << M << " needs " << gridX
@@ -782,6 +835,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         d << ", ping-pong";
       if (wcfg.minBlocks > 0)
         d << ", " << wcfg.minBlocks << " block(s) per multiprocessor";
+      if (varlen)
+        d << ", varlen: " << kb.varlenSeqs << " packed sequences";
     } else {
       std::string notWgmma =
           opts.chip != "sm_90a" ? "chip=" + opts.chip + " (wgmma needs sm_90a)"
@@ -807,6 +862,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           d << ", paged K/V (pages of " << pageSize << " keys)";
         if (lenMask)
           d << ", per-sequence key counts";
+        if (varlen)
+          d << ", varlen: " << kb.varlenSeqs << " packed sequences";
         if (packDim >= 0)
           d << ", GQA packing: " << group << " query heads x " << M
             << " rows per kv head";
@@ -858,7 +915,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   SmallVector<Attribute> argAttrs;
   for (auto &[name, v] : args) {
     auto t = cast<RankedTensorType>(v.getType());
-    Attribute map = name == "block_table" || name == "kv_lens"
+    Attribute map = isIndexArg(name)
                         ? Attribute(b.getStringAttr(name))
                         : Attribute(AffineMapAttr::get(mapOf(name)));
     SmallVector<NamedAttribute> fields = {
@@ -905,6 +962,14 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   if (op.getQueryOffsetOrZero())
     info.push_back(b.getNamedAttr(
         "query_offset", b.getI64IntegerAttr(op.getQueryOffsetOrZero())));
+  if (varlen)
+    info.push_back(b.getNamedAttr(
+        "varlen",
+        b.getDictionaryAttr(
+            {b.getNamedAttr("seqs", b.getI64IntegerAttr(kb.varlenSeqs)),
+             b.getNamedAttr("causal", b.getBoolAttr(kb.varlenCausal)),
+             b.getNamedAttr("bottom_right",
+                            b.getBoolAttr(kb.varlenBottomRight))})));
   // The launch as functions of the shapes (the kernel itself is compiled
   // for the shapes in `args`; these say how grid, block and shared memory
   // follow from them and from the launch shape).
@@ -915,8 +980,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     batchProduct = "1";
   SmallVector<NamedAttribute> rules = {
       b.getNamedAttr("grid",
-                     b.getStringAttr("[ceil(m * g / tile_q), " + batchProduct +
-                                     " / g, splits]")),
+                     b.getStringAttr(
+                         (varlen ? "[ceil(m / tile_q) + seqs - 1, "
+                                 : "[ceil(m * g / tile_q), ") +
+                         batchProduct + " / g, splits]")),
       b.getNamedAttr(
           "splits",
           b.getStringAttr(

@@ -95,6 +95,16 @@ struct KernelBuilder {
   /// The kernel argument of each score_mod operand that is not a constant
   /// (null for constants, which become constant vectors).
   SmallVector<Value> modMem;
+  /// Varlen (attn.varlen_mask as the mask, -inf fill): the S packed
+  /// sequences the kernels take cu_seqlens_q/_k for (0: not varlen), and
+  /// the mask's causal rule.
+  int64_t varlenSeqs = 0;
+  bool varlenCausal = false, varlenBottomRight = false;
+  /// Query blocks of `rows` rows: ceil(M / rows), or with varlen the most
+  /// any split of M queries into S sequences needs, ceil(M / rows) + S - 1.
+  int64_t queryBlocks(int64_t M, int64_t rows) const {
+    return (M + rows - 1) / rows + (varlenSeqs ? varlenSeqs - 1 : 0);
+  }
   /// memref[map(loopValues)]
   Value load(Value mem, AffineMap map, ArrayRef<Value> loops) {
     SmallVector<Value> idx;
@@ -300,6 +310,26 @@ struct TileKernel {
   Value keyLimit;
   /// keyLimit, or N.
   Value keyEnd() { return keyLimit ? keyLimit : idx(N()); }
+  // Varlen (kb.varlenSeqs): a block runs one query tile of one packed
+  // sequence; loops[r] and loops[r + 1] are positions within it. Its
+  // q/out/lse rows sit at qBase + m and its K/V rows at kBase + n (clamped
+  // to the tokens); its rows end at rowLimit, its keys at keyLimit, and
+  // the causal rule places query m at key m + offsetV (bottom-right:
+  // len_k - len_q, which may be negative). Null when not varlen.
+  Value qBase, kBase, rowLimit, offsetV;
+  /// The causal rule: the op's, or the varlen mask's.
+  bool causal;
+  /// rowLimit, or the rows the blocks cover.
+  Value rowEnd() { return rowLimit ? rowLimit : idx(rowsTotal()); }
+  /// The key position of query `query` for causal and window (signed).
+  Value keyPosOf(Value query) {
+    return offsetV ? add(query, offsetV) : add(query, queryOffset);
+  }
+  /// Varlen: finds block `blockX`'s sequence and query tile (tiles of
+  /// `rows` rows, sequence by sequence) from the tables, sets qBase, kBase,
+  /// rowLimit, keyLimit and offsetV, and returns the tile's first row in
+  /// its sequence. Blocks past the last tile get no rows and no keys.
+  Value setVarlen(Value blockX, int64_t rows);
   /// The cache page the block table names at `column` of this sequence's
   /// row, clamped to the cache's pages.
   Value pageAt(Value column);
@@ -310,7 +340,8 @@ struct TileKernel {
         threads(threads), loops(r + 4), window(kb.op.getWindow()),
         natural(kb.op.getMask() || kb.op.getSink() || kb.op.hasScoreMod() ||
                 !std::isinf(kb.maskValue)),
-        queryOffset(kb.op.getQueryOffsetOrZero()) {}
+        queryOffset(kb.op.getQueryOffsetOrZero()),
+        causal(kb.op.getCausal() || kb.varlenCausal) {}
   int64_t M() const { return sizes[r]; }
   /// Rows the blocks cover: M, or M x the group with packing.
   int64_t rowsTotal() const {

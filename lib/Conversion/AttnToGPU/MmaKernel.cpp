@@ -95,7 +95,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   const int64_t NB = BN / 8, eBlocks = E / 8;
   const int64_t rowsTotal =
       cfg.packDim < 0 ? M : M * sizes[cfg.packDim];
-  const int64_t gridX = (rowsTotal + BM - 1) / BM;
+  const int64_t gridX = kb.queryBlocks(rowsTotal, BM);
   Type elt = op.getQuery().getType().getElementType();
   Type f32 = b.getF32Type();
   auto outMem = memArg("out");
@@ -157,9 +157,11 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // Causal blocks get more work the later their rows: the longest start
   // first, so that short ones fill the tail of the grid.
   Value blockX = launch.getBlockIds().x;
-  if (op.getCausal())
+  if (tk.causal)
     blockX = arith::SubIOp::create(b, loc, kb.cIdx(gridX - 1), blockX);
-  Value blockRow = tk.mul(blockX, BM);
+  // Varlen: the block's query tile within its sequence (tables read here).
+  Value blockRow =
+      kb.varlenSeqs ? tk.setVarlen(blockX, BM) : tk.mul(blockX, BM);
   Value warpRow = tk.mul(warp, 16 * R); // within the block
   // rows[i][h]: the rows g and g + 8 of the warp's row tile i.
   SmallVector<std::array<Value, 2>> rows(R);

@@ -141,14 +141,76 @@ SmallVector<Value> TileKernel::indices(StringRef name) {
     page = pageAt(divu(key, pageSize));
     slot = remu(key, pageSize);
   }
+  // Varlen: positions within the sequence, offset to its packed rows.
+  bool rowsPacked = qBase && (name == "q" || name == "out" || name == "lse");
+  bool keysPacked = kBase && (name == "k" || name == "v");
   SmallVector<Value> out;
   for (AffineExpr e : mapOf(name).getResults()) {
     unsigned d = cast<AffineDimExpr>(e).getPosition();
-    out.push_back(paged && d == seqDim  ? page
-                  : paged && d == r + 1 ? slot
-                                        : loops[d]);
+    if (rowsPacked && d == r)
+      out.push_back(clamp(add(qBase, loops[d]), M()));
+    else if (keysPacked && d == r + 1)
+      out.push_back(clamp(add(kBase, loops[d]), N()));
+    else
+      out.push_back(paged && d == seqDim  ? page
+                    : paged && d == r + 1 ? slot
+                                          : loops[d]);
   }
   return out;
+}
+
+Value TileKernel::setVarlen(Value blockX, int64_t rows) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const int64_t S = kb.varlenSeqs;
+  Value cq = memArg("cu_seqlens_q"), ck = memArg("cu_seqlens_k");
+  // A table entry clamped to [0, T] (hostile tables stay in bounds).
+  auto entry = [&](Value table, Value i, int64_t T) -> Value {
+    Value x = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(), memref::LoadOp::create(b, loc, table, i));
+    return arith::MinSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, x, idx(0)), idx(T));
+  };
+  auto length = [&](Value table, Value s, int64_t T) {
+    Value lo = entry(table, s, T), hi = entry(table, add(s, 1), T);
+    return std::pair<Value, Value>{
+        lo, arith::MaxSIOp::create(b, loc,
+                                   arith::SubIOp::create(b, loc, hi, lo),
+                                   idx(0))};
+  };
+  // Tiles are numbered sequence by sequence: the block's sequence is the
+  // first whose tiles end past blockX.
+  auto scan = scf::ForOp::create(
+      b, loc, idx(0), idx(S), idx(1), ValueRange{idx(0), idx(S), idx(0)},
+      [&](OpBuilder &, Location, Value s, ValueRange st) {
+        Value len = length(cq, s, M()).second;
+        Value end = add(st[0], divu(add(len, rows - 1), rows));
+        Value hit = arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, st[1],
+                                  idx(S)),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, blockX,
+                                  end));
+        Value seq = arith::SelectOp::create(b, loc, hit, s, st[1]);
+        Value first = arith::SelectOp::create(
+            b, loc, hit, mul(arith::SubIOp::create(b, loc, blockX, st[0]), rows),
+            st[2]);
+        scf::YieldOp::create(b, loc, ValueRange{end, seq, first});
+      });
+  Value seq = scan.getResult(1);
+  Value found =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, seq, idx(S));
+  Value s = arith::MinUIOp::create(b, loc, seq, idx(S - 1));
+  auto [q0, lq] = length(cq, s, M());
+  auto [k0, lk] = length(ck, s, N());
+  qBase = q0;
+  kBase = k0;
+  rowLimit = arith::SelectOp::create(b, loc, found, lq, idx(0));
+  keyLimit = arith::SelectOp::create(b, loc, found, lk, idx(0));
+  offsetV = kb.varlenBottomRight
+                ? arith::SubIOp::create(b, loc, lk, lq).getResult()
+                : idx(0);
+  return scan.getResult(2);
 }
 
 void TileKernel::copyRows(SmallVectorImpl<Value> &tokens, StringRef name,
@@ -195,9 +257,12 @@ std::pair<Value, Value> TileKernel::keyRange(Value blockRow, int64_t rows) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   Value lb = idx(0), ub = keyEnd();
-  Value qPos = add(blockRow, queryOffset);
-  if (kb.op.getCausal())
-    ub = arith::MinUIOp::create(b, loc, ub, add(qPos, rows));
+  Value qPos = keyPosOf(blockRow);
+  // Signed: a bottom-right varlen offset may place the block before key 0
+  // (then no key is visible: ub = lb).
+  if (causal)
+    ub = arith::MaxSIOp::create(
+        b, loc, arith::MinSIOp::create(b, loc, ub, add(qPos, rows)), lb);
   if (window) {
     Value reach = idx(*window - 1);
     Value far = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
@@ -217,11 +282,11 @@ Value TileKernel::unmaskedEnd(Value lb, Value ub, Value blockRow,
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   Value limit = keyEnd();
-  if (kb.op.getCausal())
-    limit = arith::MinUIOp::create(b, loc, limit,
-                                   add(blockRow, queryOffset + 1));
+  if (causal)
+    limit = arith::MinSIOp::create(b, loc, limit,
+                                   add(keyPosOf(blockRow), 1));
   Value ahead =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, limit, lb);
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, limit, lb);
   Value span = arith::SelectOp::create(
       b, loc, ahead, arith::SubIOp::create(b, loc, limit, lb), idx(0));
   return arith::MinUIOp::create(b, loc, add(lb, mul(divu(span, tile), tile)),
@@ -311,9 +376,9 @@ Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
   auto orInto = [&](Value c) {
     hidden = hidden ? arith::OrIOp::create(b, loc, hidden, c).getResult() : c;
   };
-  Value qPos = add(query, queryOffset);
-  if (kb.op.getCausal())
-    orInto(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, col, qPos));
+  Value qPos = keyPosOf(query);
+  if (causal)
+    orInto(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, col, qPos));
   if (window)
     orInto(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, qPos,
                                  add(col, *window)));
@@ -345,7 +410,7 @@ void TileKernel::foldHiddenKeys(Value lb, Value ub, int64_t tile,
                                 MutableArrayRef<Value> m, MutableArrayRef<Value> l,
                                 MutableArrayRef<SmallVector<Value>> o,
                                 int64_t E) {
-  if (std::isinf(kb.maskValue) || (!kb.op.getCausal() && !window))
+  if (std::isinf(kb.maskValue) || (!causal && !window))
     return;
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
@@ -503,7 +568,7 @@ void TileKernel::storeOutput(
     std::optional<OpBuilder::InsertionGuard> guard;
     if (!oTile) {
       Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                            rows[s], idx(rowsTotal()));
+                                            rows[s], rowEnd());
       auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
       guard.emplace(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -516,7 +581,7 @@ void TileKernel::storeOutput(
           b, loc,
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c2, idx(0)),
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, rows[s],
-                                idx(rowsTotal())));
+                                rowEnd()));
       auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -558,7 +623,7 @@ void TileKernel::storeOutput(
     Value row = add(blockRow, rowLocal);
     Value ok =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
-                              idx(rowsTotal()));
+                              rowEnd());
     if ((it + 1) * threads > chunks)
       ok = arith::AndIOp::create(
           b, loc, ok,

@@ -242,7 +242,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                 E = sizes[r + 3];
   const int64_t BN = cfg.keyTile, S = cfg.stages;
   const int64_t BM = cfg.rowsPerBlock(), T = cfg.threads();
-  const int64_t gridX = (M + BM - 1) / BM;
+  const int64_t gridX = kb.queryBlocks(M, BM);
   const int64_t sRegs = BN / 2, oRegs = E / 2;
   Type elt = op.getQuery().getType().getElementType();
   Type f32 = b.getF32Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
@@ -314,9 +314,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   tk.c2 = c2;
 
   Value blockX = launch.getBlockIds().x;
-  if (op.getCausal())
+  if (tk.causal)
     blockX = arith::SubIOp::create(b, loc, tk.idx(gridX - 1), blockX);
-  Value blockRow = tk.mul(blockX, BM);
+  // Varlen: the block's query tile within its sequence (tables read here).
+  Value blockRow =
+      kb.varlenSeqs ? tk.setVarlen(blockX, BM) : tk.mul(blockX, BM);
   // Within the block: the thread's rows g and g + 8 of its warp's 16.
   Value warpRowLocal = tk.add(tk.mul(wg, 64), tk.mul(warpInWg, 16));
   Value rows[2];

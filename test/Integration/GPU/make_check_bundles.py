@@ -71,6 +71,10 @@ class Case:
     # ... the mask written as the program would (arange(N) < lens[:, None]
     # as a linalg.generic), folded by attn-fold-length-mask.
     lens_program: bool = False
+    # Varlen: (seqs, causal, bottom_right): the mask (dims ["m", "n"]) is
+    # attn.varlen_mask of int32 tables cu_seqlens_q/_k [seqs + 1] (one
+    # table for both when M == N and not bottom-right).
+    varlen: Optional[Tuple[int, bool, bool]] = None
 
 
 def tensor(shape_dims: Sequence[str], dims: Dict[str, int], dt: str) -> str:
@@ -132,7 +136,17 @@ def program(c: Case) -> str:
     lens_op = ""
     if c.mask is not None:
         tm = tensor(c.mask, c.dims, c.mask_dtype)
-        if c.kv_lens:
+        if c.varlen:
+            seqs, vcausal, br = c.varlen
+            tc = f"tensor<{seqs + 1}xi32>"
+            shared = c.dims["m"] == c.dims["n"] and not br
+            params.append(f"%cuq: {tc}")
+            if not shared:
+                params.append(f"%cuk: {tc}")
+            flags = (" causal" if vcausal else "") + (" bottom_right" if br else "")
+            lens_op = (f"  %mask = attn.varlen_mask %cuq, {'%cuq' if shared else '%cuk'}"
+                       f"{flags} : {tc}, {tc} -> {tm}\n")
+        elif c.kv_lens:
             tl = f"tensor<{c.dims['b']}xi32>"
             params.append(f"%lens: {tl}")
             lens_op = f"  %mask = attn.length_mask %lens : {tl} -> {tm}\n"
@@ -237,6 +251,13 @@ def bhsd(b: int, h: int, m: int, n: int, d: int, e: Optional[int] = None) -> Dic
     return dict(dims={"b": b, "h": h, "m": m, "n": n, "d": d, "e": e or d},
                 q=["b", "h", "m", "d"], k=["b", "h", "n", "d"],
                 v=["b", "h", "n", "e"], out=["b", "h", "m", "e"])
+
+
+def thd(h: int, tq: int, tk: int, d: int) -> Dict:
+    """Packed varlen layout: q/out [T, H, D], k/v [T, H, D]; mask (m, n)."""
+    return dict(dims={"h": h, "m": tq, "n": tk, "d": d, "e": d},
+                q=["m", "h", "d"], k=["n", "h", "d"], v=["n", "h", "e"],
+                out=["m", "h", "e"], mask=["m", "n"])
 
 
 def b_only(b: int, m: int, n: int, d: int, e: Optional[int] = None) -> Dict:
@@ -626,6 +647,34 @@ CASES.update({
                                                       "n": 1800, "d": 128, "e": 128},
                                      mask=["b", "n"], kv_lens=True, lens_program=True,
                                      **_gqa),
+    # Varlen (attn.varlen_mask): packed [T, H, D] sequences of random
+    # lengths (an empty one from 3 sequences on), on every tensor-core
+    # kernel: causal top-left and bottom-right (more queries than keys:
+    # leading rows see nothing), GQA, a sink, the lse, decode-sized.
+    **{f"varlen_f16_causal_{v}": Case("float16", **thd(4, 1000, 1000, 128),
+                                      varlen=(5, True, False), flags=fl)
+       for v, fl in (("wg", []), ("wg_ws_pp", ["--warp-specialize=1", "--pipeline=1",
+                                                "--pingpong=1"]),
+                     ("mma", ["--wgmma=0"]))},
+    "varlen_bf16_plain_s8_mma_pipe": Case("bfloat16", **thd(2, 777, 777, 64),
+                                          varlen=(8, False, False),
+                                          flags=["--wgmma=0", "--pipeline=1"]),
+    "varlen_f16_br_q600_k900_ws": Case("float16", **thd(2, 600, 900, 128),
+                                       varlen=(4, True, True),
+                                       flags=["--warp-specialize=1", "--pipeline=1",
+                                              "--tile-kv=64"]),
+    "varlen_f16_br_q700_k300_wg": Case("float16", **thd(2, 700, 300, 64),
+                                       varlen=(2, True, True)),
+    "varlen_bf16_br_q700_k300_mma": Case("bfloat16", **thd(2, 700, 300, 64),
+                                         varlen=(3, True, True), flags=["--wgmma=0"]),
+    "varlen_f16_gqa4_causal_lse": Case("float16", dims={"h": 2, "g": 4, "m": 513, "n": 513,
+                                                        "d": 128, "e": 128},
+                                       q=["m", "h", "g", "d"], k=["n", "h", "d"],
+                                       v=["n", "h", "e"], out=["m", "h", "g", "e"],
+                                       mask=["m", "n"], varlen=(3, True, False), lse=True),
+    "varlen_bf16_s33_causal_sink": Case("bfloat16", **thd(4, 2048, 2048, 64),
+                                        varlen=(33, True, False), sink=["h"]),
+    "varlen_f16_t12_decode": Case("float16", **thd(4, 12, 12, 128), varlen=(3, True, False)),
     "lens_f16_prefill_m150_br_causal": Case("float16", **bhsd(3, 2, 150, 1000, 64),
                                             mask=["b", "n"], kv_lens=True, causal=True,
                                             query_offset=850),
