@@ -269,6 +269,52 @@ def decode_program(dtype: str, m: int, b: int, n: int, hkv: int, hq: int = 32,
 """
 
 
+# Varlen prefill (bench_varlen.py): T packed tokens in S sequences, [T, H, D]
+# (attn.varlen_mask of cu_seqlens tables), against the dense kernel on S
+# sequences of T / S tokens in the same memory ([S, T / S, H, D]).
+VARLEN_T, VARLEN_H = 16384, 16
+
+
+def varlen_configs():
+    for d in (64, 128):
+        for causal in (True, False):
+            for s in (1, 4, 16, 64):
+                yield "float16", d, s, causal
+
+
+def varlen_program(dtype: str, d: int, seqs: int, causal: bool, dense: bool,
+                   t: int = VARLEN_T, h: int = VARLEN_H) -> str:
+    dt = MLIR_DT[dtype]
+    scale = repr(1.0 / math.sqrt(d))
+    if dense:
+        length = t // seqs
+        ty = f"tensor<{seqs}x{length}x{h}x{d}x{dt}>"
+        mp = "affine_map<(b, h, m, n, d, e) -> "
+        maps = ", ".join(mp + x + ">" for x in ("(b, m, h, d)", "(b, n, h, d)",
+                                                "(b, n, h, e)", "(b, m, h, e)"))
+        return f"""func.func @attention(%q: {ty}, %k: {ty}, %v: {ty}, %o: {ty}) -> {ty} {{
+  %s = arith.constant {scale} : f32
+  %r = attn.attention ins(%q, %k, %v : {ty}, {ty}, {ty}) scale(%s) outs(%o : {ty})
+      {'causal ' if causal else ''}indexing_maps = [{maps}] -> {ty}
+  return %r : {ty}
+}}
+"""
+    ty = f"tensor<{t}x{h}x{d}x{dt}>"
+    tc = f"tensor<{seqs + 1}xi32>"
+    tm = f"tensor<{t}x{t}xi1>"
+    mp = "affine_map<(h, m, n, d, e) -> "
+    maps = ", ".join(mp + x + ">" for x in ("(m, h, d)", "(n, h, d)", "(n, h, e)",
+                                            "(m, h, e)", "(m, n)"))
+    return f"""func.func @attention(%q: {ty}, %k: {ty}, %v: {ty}, %cu: {tc}, %o: {ty}) -> {ty} {{
+  %s = arith.constant {scale} : f32
+  %mask = attn.varlen_mask %cu, %cu{' causal' if causal else ''} : {tc}, {tc} -> {tm}
+  %r = attn.attention ins(%q, %k, %v : {ty}, {ty}, {ty}) scale(%s) mask(%mask : {tm})
+      outs(%o : {ty}) indexing_maps = [{maps}] -> {ty}
+  return %r : {ty}
+}}
+"""
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -287,11 +333,20 @@ def main() -> int:
     ap.add_argument("--decode-tune", action="store_true",
                     help="--decode: the launch-shape variants (DECODE_TUNE) at "
                          "two shapes, OUT/VARIANT/NAME")
+    ap.add_argument("--varlen", action="store_true",
+                    help="the varlen table's bundles (bench/bench_varlen.py)")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     out = Path(a.out)
     jobs = []  # (bundle dir, program, flags)
-    if a.decode and a.decode_tune:
+    if a.varlen:
+        for dtype, d, seqs, causal in varlen_configs():
+            tag = f"{dtype}_d{d}_s{seqs}_{'causal' if causal else 'full'}"
+            for dense in (False, True):
+                jobs.append((out / f"{'vd' if dense else 'vl'}_{tag}",
+                             varlen_program(dtype, d, seqs, causal, dense),
+                             a.flags.split()))
+    elif a.decode and a.decode_tune:
         for var, flags in DECODE_TUNE.items():
             for dtype, m, b, n, hkv in (("float16", 1, 16, 8192, 32),
                                         ("float16", 1, 1, 32768, 8),

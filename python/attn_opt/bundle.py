@@ -1215,12 +1215,12 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                               "by k or v: not a query-head group")
         group = sizes[f"b{pack}"]
     rows = sizes["m"] * group
-    # Varlen: a sequence's last tile may be partial, up to seqs - 1 more.
-    extra = varlen[0] - 1 if varlen is not None else 0
     if varlen is not None and (group > 1 or splits > 1):
         raise BundleError(f"{where}: attention.varlen cannot come with GQA "
                           "packing or split-KV")
-    want = (-(-rows // tq) + extra, nbatch // group, splits)
+    # Varlen: sequence s's tiles start at block cu_q[s] // tile_q + s.
+    want = (rows // tq + varlen[0] if varlen is not None else -(-rows // tq),
+            nbatch // group, splits)
     if grid != want:
         raise BundleError(
             f"{where}: grid {list(grid)} does not match the attention: m = "

@@ -172,7 +172,8 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t M,
 /// The Hopper kernel's launch shape from the pass options (0: defaults).
 static FailureOr<WgmmaConfig>
 resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
-                   int64_t N, int64_t D, int64_t E) {
+                   int64_t N, int64_t D, int64_t E, bool causal,
+                   bool maskArg) {
   WgmmaConfig cfg;
   int64_t warps = opts.warps ? opts.warps : 8;
   if (warps % 4 != 0 || warps < 4 || warps > 12)
@@ -198,13 +199,13 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   bool defaultShape = !opts.warps && !opts.tileQ && !opts.tileKV &&
                       !opts.stages && !opts.pipeline;
   if (opts.warpSpecialize == -1 && defaultShape && std::max(D, E) > 64 &&
-      std::max(D, E) <= 128 && !op.getCausal() && !op.getWindow() && N >= 4096 && N <= 16384) {
+      std::max(D, E) <= 128 && !causal && !op.getWindow() && N >= 4096 && N <= 16384) {
     cfg.warpSpecialized = true;
     shaped.pipeline = 1;
     shaped.stages = 3;
     // A staged mask tile does not fit next to three 128-key K/V stages:
     // 64-key tiles, four stages.
-    if (wgmmaMaskRowBytes(op, N, 64)) {
+    if (maskArg && wgmmaMaskRowBytes(op, N, 64)) {
       shaped.tileKV = 64;
       shaped.stages = 4;
     }
@@ -243,7 +244,7 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // N = 1024 (bias per head, B = 16) the two-block kernel reading the bias
   // straight from global memory measured 339 TFLOP/s, staged one block 315
   // (docs/performance.md, forms).
-  cfg.maskRowBytes = wgmmaMaskRowBytes(op, N, cfg.keyTile);
+  cfg.maskRowBytes = maskArg ? wgmmaMaskRowBytes(op, N, cfg.keyTile) : 0;
   auto twoBlocks = [&] {
     return 2 * (cfg.sharedBytes(D, E) + 1024) <= 228 * 1024;
   };
@@ -753,7 +754,14 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   WgmmaConfig wcfg;
   if (useWgmma) {
     FailureOr<WgmmaConfig> resolved =
-        resolveWgmmaConfig(op, opts, sizes[r + 1], D, E);
+        // Varlen: the keys of one sequence (on average N / S) bound a
+        // block's loop, not N.
+        resolveWgmmaConfig(
+            op, opts,
+            varlen ? std::max<int64_t>(1, sizes[r + 1] / kb.varlenSeqs)
+                   : sizes[r + 1],
+            D, E, op.getCausal() || kb.varlenCausal,
+            static_cast<bool>(memArg("mask")));
     if (failed(resolved))
       return failure();
     wcfg = *resolved;
@@ -981,7 +989,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   SmallVector<NamedAttribute> rules = {
       b.getNamedAttr("grid",
                      b.getStringAttr(
-                         (varlen ? "[ceil(m / tile_q) + seqs - 1, "
+                         (varlen ? "[floor(m / tile_q) + seqs, "
                                  : "[ceil(m * g / tile_q), ") +
                          batchProduct + " / g, splits]")),
       b.getNamedAttr(

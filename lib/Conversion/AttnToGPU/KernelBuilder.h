@@ -100,10 +100,10 @@ struct KernelBuilder {
   /// the mask's causal rule.
   int64_t varlenSeqs = 0;
   bool varlenCausal = false, varlenBottomRight = false;
-  /// Query blocks of `rows` rows: ceil(M / rows), or with varlen the most
-  /// any split of M queries into S sequences needs, ceil(M / rows) + S - 1.
+  /// Query blocks of `rows` rows: ceil(M / rows), or with varlen the tile
+  /// slots of TileKernel::setVarlen, floor(M / rows) + S.
   int64_t queryBlocks(int64_t M, int64_t rows) const {
-    return (M + rows - 1) / rows + (varlenSeqs ? varlenSeqs - 1 : 0);
+    return varlenSeqs ? M / rows + varlenSeqs : (M + rows - 1) / rows;
   }
   /// memref[map(loopValues)]
   Value load(Value mem, AffineMap map, ArrayRef<Value> loops) {
@@ -338,8 +338,8 @@ struct TileKernel {
              ArrayRef<int64_t> sizes, unsigned r, int64_t threads)
       : kb(kb), memArg(memArg), mapOf(mapOf), sizes(sizes), r(r),
         threads(threads), loops(r + 4), window(kb.op.getWindow()),
-        natural(kb.op.getMask() || kb.op.getSink() || kb.op.hasScoreMod() ||
-                !std::isinf(kb.maskValue)),
+        natural((kb.op.getMask() && !kb.varlenSeqs) || kb.op.getSink() ||
+                kb.op.hasScoreMod() || !std::isinf(kb.maskValue)),
         queryOffset(kb.op.getQueryOffsetOrZero()),
         causal(kb.op.getCausal() || kb.varlenCausal) {}
   int64_t M() const { return sizes[r]; }

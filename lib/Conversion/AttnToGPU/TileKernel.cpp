@@ -178,31 +178,31 @@ Value TileKernel::setVarlen(Value blockX, int64_t rows) {
                                    arith::SubIOp::create(b, loc, hi, lo),
                                    idx(0))};
   };
-  // Tiles are numbered sequence by sequence: the block's sequence is the
-  // first whose tiles end past blockX.
-  auto scan = scf::ForOp::create(
-      b, loc, idx(0), idx(S), idx(1), ValueRange{idx(0), idx(S), idx(0)},
-      [&](OpBuilder &, Location, Value s, ValueRange st) {
-        Value len = length(cq, s, M()).second;
-        Value end = add(st[0], divu(add(len, rows - 1), rows));
-        Value hit = arith::AndIOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, st[1],
-                                  idx(S)),
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, blockX,
-                                  end));
-        Value seq = arith::SelectOp::create(b, loc, hit, s, st[1]);
-        Value first = arith::SelectOp::create(
-            b, loc, hit, mul(arith::SubIOp::create(b, loc, blockX, st[0]), rows),
-            st[2]);
-        scf::YieldOp::create(b, loc, ValueRange{end, seq, first});
-      });
-  Value seq = scan.getResult(1);
-  Value found =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, seq, idx(S));
-  Value s = arith::MinUIOp::create(b, loc, seq, idx(S - 1));
+  // Tile slots: sequence s owns blocks from V(s) = cu_q[s] / rows + s on
+  // (V grows by at least ceil(len_q / rows) from s to s + 1, so each
+  // sequence has a slot per tile, and V(S - 1) + its tiles <= M / rows + S
+  // blocks cover all). The block's sequence is the last s with V(s) <=
+  // blockX: a binary search of ceil(log2 S) steps over the table.
+  auto slot = [&](Value s) { return add(divu(entry(cq, s, M()), rows), s); };
+  Value lo = idx(0), hi = idx(S);
+  for (int64_t span = S; span > 1; span = (span + 1) / 2) {
+    Value mid = divu(add(lo, hi), 2);
+    Value le = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                     slot(mid), blockX);
+    lo = arith::SelectOp::create(b, loc, le, mid, lo);
+    hi = arith::SelectOp::create(b, loc, le, hi, mid);
+  }
+  Value s = lo;
+  // The tile within the sequence (signed: a hostile cu_q[0] > 0 puts
+  // V(0) past the first blocks).
+  Value t = arith::SubIOp::create(b, loc, blockX, slot(s));
   auto [q0, lq] = length(cq, s, M());
   auto [k0, lk] = length(ck, s, N());
+  Value tiles = divu(add(lq, rows - 1), rows);
+  Value found = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, t, idx(0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, t, tiles));
   qBase = q0;
   kBase = k0;
   rowLimit = arith::SelectOp::create(b, loc, found, lq, idx(0));
@@ -210,7 +210,7 @@ Value TileKernel::setVarlen(Value blockX, int64_t rows) {
   offsetV = kb.varlenBottomRight
                 ? arith::SubIOp::create(b, loc, lk, lq).getResult()
                 : idx(0);
-  return scan.getResult(2);
+  return arith::SelectOp::create(b, loc, found, mul(t, rows), idx(0));
 }
 
 void TileKernel::copyRows(SmallVectorImpl<Value> &tokens, StringRef name,
