@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import inspect
 import math
 import os
 import re
@@ -89,6 +90,9 @@ def main() -> int:
     except Exception as e:  # pragma: no cover - depends on the torch build
         varlen_attn = None
         print(f"torch varlen_attn unavailable: {e}")
+    if varlen_attn is not None:
+        import inspect as _inspect
+        print(f"torch varlen_attn{_inspect.signature(varlen_attn)}")
     print(f"device: {torch.cuda.get_device_name()} | torch {torch.__version__} | "
           f"cuDNN {torch.backends.cudnn.version()}", flush=True)
     out_dir = Path(a.out)
@@ -209,9 +213,18 @@ def main() -> int:
             if varlen_attn is not None:
                 mx = max(lens)
                 res2: Dict[str, Any] = {}
+                # The causal switch's name differs between torch versions.
+                params = inspect.signature(varlen_attn).parameters
+                kw: Dict[str, Any] = {}
+                if "is_causal" in params:
+                    kw["is_causal"] = causal
+                elif "window_size" in params:
+                    kw["window_size"] = (-1, 0) if causal else (-1, -1)
+                elif causal:
+                    kw["causal"] = True
 
                 def tv() -> Any:
-                    res2["o"] = varlen_attn(q, k, v, cu, cu, mx, mx, is_causal=causal)
+                    res2["o"] = varlen_attn(q, k, v, cu, cu, mx, mx, **kw)
                     return res2["o"]
                 run("torch-varlen", tv, lambda: res2["o"])
             try:

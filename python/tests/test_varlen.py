@@ -1,0 +1,116 @@
+"""Varlen bundles without a GPU: attn-bundle on an attention whose mask is
+attn.varlen_mask, the manifest's cu_seqlens tables and attention.varlen,
+the loader's checks, the reference's per-sequence mask and the drawn
+tables."""
+import json
+
+import numpy as np
+import pytest
+
+from attn_opt import bundle, reference
+from attn_opt.bundle import BundleError
+from tools import needs_attn_bundle, real_attn_bundle
+
+VARLEN = """func.func @f(%q: tensor<300x2x64xf16>, %k: tensor<200x2x64xf16>, %v: tensor<200x2x64xf16>, %cq: tensor<4xi32>, %ck: tensor<4xi32>, %o: tensor<300x2x64xf16>) -> tensor<300x2x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %m = attn.varlen_mask %cq, %ck causal bottom_right : tensor<4xi32>, tensor<4xi32> -> tensor<300x200xi1>
+  %r = attn.attention ins(%q, %k, %v : tensor<300x2x64xf16>, tensor<200x2x64xf16>, tensor<200x2x64xf16>) scale(%s)
+      mask(%m : tensor<300x200xi1>) outs(%o : tensor<300x2x64xf16>)
+      indexing_maps = [affine_map<(h, m, n, d, e) -> (m, h, d)>, affine_map<(h, m, n, d, e) -> (n, h, d)>,
+                       affine_map<(h, m, n, d, e) -> (n, h, e)>, affine_map<(h, m, n, d, e) -> (m, h, e)>,
+                       affine_map<(h, m, n, d, e) -> (m, n)>]
+      -> tensor<300x2x64xf16>
+  return %r : tensor<300x2x64xf16>
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def varlen_bundle(tmp_path_factory):
+    if real_attn_bundle() is None:
+        pytest.skip("needs attn-bundle")
+    out = tmp_path_factory.mktemp("varlen") / "b"
+    return bundle.compile(VARLEN, out, attn_bundle=real_attn_bundle())
+
+
+@needs_attn_bundle
+def test_manifest(varlen_bundle):
+    m = bundle.read_manifest(varlen_bundle)
+    assert m.attention.varlen == (3, True, True)
+    for n in ("cu_seqlens_q", "cu_seqlens_k"):
+        assert m.arg(n).shape == (4,) and m.arg(n).dtype == "int32"
+        assert n in m.inputs
+    assert m.arg("mask") is None
+    tq = m.attention.tile_q
+    assert m.grid[0] == 300 // tq + 3
+    assert "varlen: 3 packed sequences" in m.attention.kernel_choice
+
+
+def _arg(m, name):
+    return next(a for a in m["args"] if a["name"] == name)
+
+
+@needs_attn_bundle
+@pytest.mark.parametrize("edit, msg", [
+    (lambda m: m["attention"].pop("varlen"),
+     "'cu_seqlens_q'/'cu_seqlens_k' come with attention.varlen"),
+    (lambda m: m["attention"]["varlen"].update(seqs=4),
+     r"varlen with 4 sequences needs 'cu_seqlens_q' of shape \[5\]"),
+    (lambda m: m["attention"]["varlen"].update(causal=False),
+     "bottom_right only with causal"),
+    (lambda m: m["attention"].update(causal=True),
+     "attention.varlen takes its causal rule from the varlen tables"),
+    (lambda m: _arg(m, "cu_seqlens_k").update(dtype="int64"),
+     "'cu_seqlens_k' must be int32"),
+    (lambda m: m.update(grid=[m["grid"][0] - 3, *m["grid"][1:]]),
+     "varlen seqs 3"),
+])
+def test_manifest_checks(varlen_bundle, edit, msg):
+    obj = json.loads((varlen_bundle / "manifest.json").read_text())
+    edit(obj)
+    with pytest.raises(BundleError, match=msg):
+        bundle.parse_manifest(obj)
+
+
+def test_varlen_keep_per_sequence():
+    # Sequence 1 is empty on the query side, sequence 2 on the key side
+    # (its queries see nothing); bottom-right with more queries than keys
+    # hides the first queries of sequence 0; the last rows are past cu_q[S].
+    cq, ck = [0, 5, 5, 9, 11], [0, 3, 7, 7, 12]
+    keep = reference.varlen_keep(cq, ck, 12, 12, causal=True, bottom_right=True)
+    want = np.zeros((12, 12), dtype=bool)
+    for i in range(5):  # queries 0..4 against keys 0..2, offset 3 - 5 = -2
+        for j in range(3):
+            want[i, j] = j <= i - 2
+    want[9:11, 7:12] = np.array([[j <= i + 3 for j in range(5)] for i in range(2)])
+    assert (keep == want).all()
+    full = reference.varlen_keep(cq, ck, 12, 12, causal=False, bottom_right=False)
+    assert full[5:9].sum() == 0 and full[11].sum() == 0 and full[0:5, 0:3].all()
+    # Hostile entries are clamped to the token counts.
+    assert reference.varlen_keep([0, 99], [-5, 4], 3, 4, False, False).all()
+
+
+@needs_attn_bundle
+def test_reference_and_inputs(varlen_bundle):
+    m = bundle.read_manifest(varlen_bundle)
+    ops = reference.NumpyOps()
+    inputs = reference.make_inputs(m, ops, seed=5)
+    for n, total in (("cu_seqlens_q", 300), ("cu_seqlens_k", 200)):
+        cu = inputs[n]
+        assert cu.dtype == np.int32 and cu[0] == 0 and cu[-1] == total
+        assert (np.diff(cu) >= 0).all() and cu[1] == cu[2]  # an empty sequence
+    out = reference.reference(m, inputs, ops)  # [h, m, e]
+    q, k, v = (inputs[x].astype(np.float64) for x in ("q", "k", "v"))
+    cq, ck = inputs["cu_seqlens_q"], inputs["cu_seqlens_k"]
+    for s in range(3):
+        q0, q1, k0, k1 = cq[s], cq[s + 1], ck[s], ck[s + 1]
+        for h in range(2):
+            for i in range(q0, q1):
+                last = (i - q0) + (k1 - k0) - (q1 - q0)  # bottom-right
+                if last < 0 or k1 == k0:
+                    assert np.all(out[h, i] == 0)
+                    continue
+                sc = k[k0:k0 + last + 1, h] @ q[i, h] * 0.125
+                p = np.exp(sc - sc.max())
+                want = p @ v[k0:k0 + last + 1, h] / p.sum()
+                assert np.allclose(out[h, i], want, rtol=1e-6, atol=1e-9)

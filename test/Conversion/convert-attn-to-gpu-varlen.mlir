@@ -1,0 +1,105 @@
+// Varlen: an attention whose mask is attn.varlen_mask (with the -inf fill)
+// takes the int32 tables cu_seqlens_q/_k as kernel arguments instead of a
+// mask tensor; each block finds its sequence (a binary search over the
+// tile slots cu_q[s] / tile_q + s), reads Q/K/V at the sequence's offsets
+// and ends rows and keys at its lengths. The grid has floor(T / tile_q) + S
+// query blocks. Look-alikes stay masks or are refused with a reason.
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" -verify-diagnostics | FileCheck %s
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_80" -verify-diagnostics | FileCheck %s --check-prefix=SM80
+
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: map = "cu_seqlens_q", name = "cu_seqlens_q", shape = array<i64: 5>
+// CHECK-SAME: map = "cu_seqlens_k", name = "cu_seqlens_k", shape = array<i64: 5>
+// CHECK-NOT: name = "mask"
+// CHECK-SAME: grid = array<i64: 11, 8, 1>
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a)
+// CHECK-SAME: varlen: 4 packed sequences
+// CHECK-SAME: grid = "[floor(m / tile_q) + seqs, b0 / g, splits]"
+// CHECK-SAME: varlen = {bottom_right = true, causal = true, seqs = 4 : i64}
+// CHECK: func.func @attn_fwd(
+// The binary search over the slots: two steps for S = 4.
+// CHECK: gpu.launch
+// CHECK-COUNT-2: arith.cmpi ule
+// CHECK: arith.cmpi sge
+// CHECK: arith.cmpi slt
+
+// SM80-LABEL: attn.bundle = {
+// SM80-SAME: grid = array<i64: 11, 8, 1>
+// SM80-SAME: kernel_choice = "mma.sync m16n8k16, 4 warps x 2 x 16 query rows
+// SM80-SAME: varlen: 4 packed sequences
+func.func @varlen(%q: tensor<1000x8x128xf16>, %k: tensor<1200x8x128xf16>, %v: tensor<1200x8x128xf16>, %cq: tensor<5xi32>, %ck: tensor<5xi32>, %o: tensor<1000x8x128xf16>) -> tensor<1000x8x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %m = attn.varlen_mask %cq, %ck causal bottom_right : tensor<5xi32>, tensor<5xi32> -> tensor<1000x1200xi1>
+  %r = attn.attention ins(%q, %k, %v : tensor<1000x8x128xf16>, tensor<1200x8x128xf16>, tensor<1200x8x128xf16>) scale(%s)
+      mask(%m : tensor<1000x1200xi1>)
+      outs(%o : tensor<1000x8x128xf16>) indexing_maps = [
+        affine_map<(h, m, n, d, e) -> (m, h, d)>, affine_map<(h, m, n, d, e) -> (n, h, d)>,
+        affine_map<(h, m, n, d, e) -> (n, h, e)>, affine_map<(h, m, n, d, e) -> (m, h, e)>,
+        affine_map<(h, m, n, d, e) -> (m, n)>] -> tensor<1000x8x128xf16>
+  return %r : tensor<1000x8x128xf16>
+}
+
+// -----
+
+// A finite fill: keys of other sequences would score the fill, so the
+// mask stays a mask tensor (a constant-free program: it is computed).
+// CHECK-LABEL: attn.bundle = {
+// CHECK-NOT: cu_seqlens
+// CHECK-SAME: name = "mask"
+// SM80-LABEL: attn.bundle = {
+func.func @finite_fill(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: tensor<256x2x64xf16>, %m: tensor<256x256xi1>, %o: tensor<256x2x64xf16>) -> tensor<256x2x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<256x2x64xf16>, tensor<256x2x64xf16>, tensor<256x2x64xf16>) scale(%s)
+      mask(%m : tensor<256x256xi1>)
+      outs(%o : tensor<256x2x64xf16>) mask_value = -1.0e4 indexing_maps = [
+        affine_map<(h, m, n, d, e) -> (m, h, d)>, affine_map<(h, m, n, d, e) -> (n, h, d)>,
+        affine_map<(h, m, n, d, e) -> (n, h, e)>, affine_map<(h, m, n, d, e) -> (m, h, e)>,
+        affine_map<(h, m, n, d, e) -> (m, n)>] -> tensor<256x2x64xf16>
+  return %r : tensor<256x2x64xf16>
+}
+
+// -----
+
+func.func @with_causal(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: tensor<256x2x64xf16>, %cu: tensor<3xi32>, %o: tensor<256x2x64xf16>) -> tensor<256x2x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %m = attn.varlen_mask %cu, %cu : tensor<3xi32>, tensor<3xi32> -> tensor<256x256xi1>
+  // expected-error @below {{varlen (attn.varlen_mask): the GPU kernels take the causal rule from the varlen mask; they cannot combine it with the attention's causal, window or query_offset}}
+  %r = attn.attention ins(%q, %k, %v : tensor<256x2x64xf16>, tensor<256x2x64xf16>, tensor<256x2x64xf16>) scale(%s)
+      mask(%m : tensor<256x256xi1>)
+      outs(%o : tensor<256x2x64xf16>) causal indexing_maps = [
+        affine_map<(h, m, n, d, e) -> (m, h, d)>, affine_map<(h, m, n, d, e) -> (n, h, d)>,
+        affine_map<(h, m, n, d, e) -> (n, h, e)>, affine_map<(h, m, n, d, e) -> (m, h, e)>,
+        affine_map<(h, m, n, d, e) -> (m, n)>] -> tensor<256x2x64xf16>
+  return %r : tensor<256x2x64xf16>
+}
+
+// -----
+
+func.func @constant_tables(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: tensor<256x2x64xf16>, %o: tensor<256x2x64xf16>) -> tensor<256x2x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %cu = arith.constant dense<[0, 100, 256]> : tensor<3xi32>
+  %m = attn.varlen_mask %cu, %cu : tensor<3xi32>, tensor<3xi32> -> tensor<256x256xi1>
+  // expected-error @below {{varlen (attn.varlen_mask): the cu_seqlens table is a constant of the program; the GPU kernel takes it as an argument and a bundle cannot carry constant data yet}}
+  %r = attn.attention ins(%q, %k, %v : tensor<256x2x64xf16>, tensor<256x2x64xf16>, tensor<256x2x64xf16>) scale(%s)
+      mask(%m : tensor<256x256xi1>)
+      outs(%o : tensor<256x2x64xf16>) indexing_maps = [
+        affine_map<(h, m, n, d, e) -> (m, h, d)>, affine_map<(h, m, n, d, e) -> (n, h, d)>,
+        affine_map<(h, m, n, d, e) -> (n, h, e)>, affine_map<(h, m, n, d, e) -> (m, h, e)>,
+        affine_map<(h, m, n, d, e) -> (m, n)>] -> tensor<256x2x64xf16>
+  return %r : tensor<256x2x64xf16>
+}
+
+// -----
+
+func.func @f32(%q: tensor<256x2x64xf32>, %k: tensor<256x2x64xf32>, %v: tensor<256x2x64xf32>, %cu: tensor<3xi32>, %o: tensor<256x2x64xf32>) -> tensor<256x2x64xf32> {
+  %s = arith.constant 0.125 : f32
+  %m = attn.varlen_mask %cu, %cu : tensor<3xi32>, tensor<3xi32> -> tensor<256x256xi1>
+  // expected-error @below {{varlen (attn.varlen_mask): the GPU kernels run packed sequences on tensor cores only, which cannot take this attention}}
+  %r = attn.attention ins(%q, %k, %v : tensor<256x2x64xf32>, tensor<256x2x64xf32>, tensor<256x2x64xf32>) scale(%s)
+      mask(%m : tensor<256x256xi1>)
+      outs(%o : tensor<256x2x64xf32>) indexing_maps = [
+        affine_map<(h, m, n, d, e) -> (m, h, d)>, affine_map<(h, m, n, d, e) -> (n, h, d)>,
+        affine_map<(h, m, n, d, e) -> (n, h, e)>, affine_map<(h, m, n, d, e) -> (m, h, e)>,
+        affine_map<(h, m, n, d, e) -> (m, n)>] -> tensor<256x2x64xf32>
+  return %r : tensor<256x2x64xf32>
+}
