@@ -1,0 +1,233 @@
+"""Serving calls on torch tensors: varlen prefill and (paged) decode.
+
+    out = varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, causal=True)
+    out, lse = decode_attention(q, k_cache, v_cache, block_table=table,
+                                kv_lens=lens, return_lse=True)
+
+Each call writes the attention as MLIR (`varlen_program`, `decode_program`:
+attn.varlen_mask, attn.page_gather, attn.length_mask around attn.attention),
+compiles it with attn-bundle for the tensors' shapes into a bundle under
+`cache_dir` (named by the sha256 of the program and chip, reused when it
+is there), loads it once per process and launches it. Without attn-bundle
+(a GPU machine with no MLIR) only bundles already in the cache run:
+`prepare_*` compiles them ahead of time with the same names, so a cache
+built on one machine serves another.
+
+Layouts are FlashAttention's: varlen q [Tq, Hq, D], k/v [Tk, Hkv, D],
+cu_seqlens int32 [S + 1]; decode q [B, M, Hq, D], k/v [B, N, Hkv, D], or
+paged caches [pages, page_size, Hkv, D] with an int32 block table
+[B, pages per sequence] and int32 kv_lens [B]. Hq = G * Hkv (GQA: query
+head h reads kv head h // G). Returns out (q's shape and dtype) or
+(out, lse) with lse f32 [Tq, Hq] / [B, M, Hq].
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from pathlib import Path
+from typing import Any, Dict, Optional, Tuple, Union
+
+from .bundle import BundleError, Kernel, compile, load
+
+_DT = {"float16": "f16", "bfloat16": "bf16"}
+_LOADED: Dict[str, Kernel] = {}
+
+
+def default_cache_dir() -> Path:
+    """$ATTN_OPT_CACHE, else ~/.cache/attn-opt."""
+    env = os.environ.get("ATTN_OPT_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "attn-opt"
+
+
+def _dt(dtype: str) -> str:
+    if dtype not in _DT:
+        raise BundleError(f"attn_opt.ops: tensor-core kernels take float16 or "
+                          f"bfloat16, got {dtype}")
+    return _DT[dtype]
+
+
+def _heads(hq: int, hkv: int) -> int:
+    if hkv < 1 or hq % hkv:
+        raise BundleError(f"attn_opt.ops: {hq} query heads are not a multiple "
+                          f"of {hkv} kv heads")
+    return hq // hkv
+
+
+def varlen_program(tq: int, tk: int, hq: int, hkv: int, d: int, seqs: int,
+                   dtype: str = "float16", causal: bool = False,
+                   bottom_right: bool = False, scale: Optional[float] = None,
+                   lse: bool = False) -> str:
+    """The varlen attention as MLIR: q [tq, hq, d], k/v [tk, hkv, d], tables
+    [seqs + 1], q heads grouped as [hkv, hq / hkv]."""
+    g, t = _heads(hq, hkv), _dt(dtype)
+    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    tqt = f"tensor<{tq}x{hkv}x{g}x{d}x{t}>"
+    tkt = f"tensor<{tk}x{hkv}x{d}x{t}>"
+    tc = f"tensor<{seqs + 1}xi32>"
+    tm = f"tensor<{tq}x{tk}xi1>"
+    tl = f"tensor<{tq}x{hkv}x{g}xf32>"
+    flags = (" causal" if causal else "") + (" bottom_right" if bottom_right else "")
+    mp = "affine_map<(h, g, m, n, d, e) -> "
+    maps = ", ".join(mp + x + ">" for x in ("(m, h, g, d)", "(n, h, d)", "(n, h, e)",
+                                            "(m, h, g, e)", "(m, n)"))
+    res, lhs = (f"{tqt}, {tl}", "%r, %l") if lse else (tqt, "%r")
+    ret = "%r, %l" if lse else "%r"
+    return f"""func.func @varlen(%q: {tqt}, %k: {tkt}, %v: {tkt}, %cuq: {tc}, %cuk: {tc}, %o: {tqt}) -> ({res}) {{
+  %s = arith.constant {scale!r} : f32
+  %m = attn.varlen_mask %cuq, %cuk{flags} : {tc}, {tc} -> {tm}
+  {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale(%s)
+      mask(%m : {tm}) outs(%o : {tqt}) indexing_maps = [{maps}] -> {res}
+  return {ret} : {res}
+}}
+"""
+
+
+def decode_program(b: int, m: int, hq: int, hkv: int, n: int, d: int,
+                   dtype: str = "float16", page_size: int = 0, pages: int = 0,
+                   kv_lens: bool = False, causal: bool = False,
+                   scale: Optional[float] = None, lse: bool = False) -> str:
+    """Decode as MLIR: q [b, m, hq, d] (viewed [b, m, hkv, g, d]); k/v
+    [b, n, hkv, d], or caches [pages, page_size, hkv, d] read through a
+    table [b, n / page_size]; kv_lens [b] masks keys n >= kv_lens[b];
+    causal: the m new tokens are the last (bottom-right)."""
+    g, t = _heads(hq, hkv), _dt(dtype)
+    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    tqt = f"tensor<{b}x{m}x{hkv}x{g}x{d}x{t}>"
+    tkt = f"tensor<{b}x{n}x{hkv}x{d}x{t}>"
+    tl = f"tensor<{b}x{m}x{hkv}x{g}xf32>"
+    params, pre = [f"%q: {tqt}"], ""
+    if page_size:
+        if n % page_size:
+            raise BundleError(f"attn_opt.ops: {n} keys are not whole pages of "
+                              f"{page_size}")
+        tc = f"tensor<{pages}x{page_size}x{hkv}x{d}x{t}>"
+        tt = f"tensor<{b}x{n // page_size}xi32>"
+        params += [f"%t: {tt}", f"%kc: {tc}", f"%vc: {tc}"]
+        pre = "".join(f"  %{x} = attn.page_gather %{x}c[%t] seq_dim = 0 token_dim = 1 "
+                      f": {tc}, {tt} -> {tkt}\n" for x in "kv")
+    else:
+        params += [f"%k: {tkt}", f"%v: {tkt}"]
+    mp = "affine_map<(b, h, g, m, n, d, e) -> "
+    maps = [mp + x + ">" for x in ("(b, m, h, g, d)", "(b, n, h, d)", "(b, n, h, e)",
+                                   "(b, m, h, g, e)")]
+    mask = ""
+    if kv_lens:
+        tm = f"tensor<{b}x{n}xi1>"
+        params.append(f"%lens: tensor<{b}xi32>")
+        pre += f"  %mask = attn.length_mask %lens : tensor<{b}xi32> -> {tm}\n"
+        mask = f" mask(%mask : {tm})"
+        maps.append(mp + "(b, n)>")
+    params.append(f"%o: {tqt}")
+    attrs = f"causal query_offset = {n - m} " if causal and m > 1 else ""
+    res, lhs = (f"{tqt}, {tl}", "%r, %l") if lse else (tqt, "%r")
+    ret = "%r, %l" if lse else "%r"
+    return f"""func.func @decode({', '.join(params)}) -> ({res}) {{
+  %s = arith.constant {scale!r} : f32
+{pre}  {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale(%s){mask}
+      outs(%o : {tqt}) {attrs}indexing_maps = [{', '.join(maps)}] -> {res}
+  return {ret} : {res}
+}}
+"""
+
+
+def _bundle(text: str, chip: str, cache_dir: Optional[Union[str, Path]],
+            compile_missing: bool = True) -> Path:
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    key = hashlib.sha256(f"{chip}\n{text}".encode()).hexdigest()[:32]
+    path = root / key
+    if not (path / "manifest.json").exists():
+        if not compile_missing:
+            raise BundleError(f"attn_opt.ops: no bundle {path} for this shape")
+        root.mkdir(parents=True, exist_ok=True)
+        compile(text, path, chip=chip)
+    return path
+
+
+def _kernel(text: str, chip: str, cache_dir: Optional[Union[str, Path]]) -> Kernel:
+    path = _bundle(text, chip, cache_dir)
+    key = str(path.resolve())
+    if key not in _LOADED:
+        _LOADED[key] = load(path)
+    return _LOADED[key]
+
+
+def _name(x: Any) -> str:
+    return str(x.dtype).replace("torch.", "")
+
+
+def prepare_varlen(tq: int, tk: int, hq: int, hkv: int, d: int, seqs: int,
+                   dtype: str = "float16", causal: bool = False,
+                   bottom_right: bool = False, scale: Optional[float] = None,
+                   return_lse: bool = False, chip: str = "sm_90a",
+                   cache_dir: Optional[Union[str, Path]] = None) -> Path:
+    """Compiles (or finds) the bundle varlen_attention would use."""
+    return _bundle(varlen_program(tq, tk, hq, hkv, d, seqs, dtype, causal,
+                                  bottom_right, scale, return_lse), chip, cache_dir)
+
+
+def prepare_decode(b: int, m: int, hq: int, hkv: int, n: int, d: int,
+                   dtype: str = "float16", page_size: int = 0, pages: int = 0,
+                   kv_lens: bool = False, causal: bool = False,
+                   scale: Optional[float] = None, return_lse: bool = False,
+                   chip: str = "sm_90a",
+                   cache_dir: Optional[Union[str, Path]] = None) -> Path:
+    """Compiles (or finds) the bundle decode_attention would use."""
+    return _bundle(decode_program(b, m, hq, hkv, n, d, dtype, page_size, pages,
+                                  kv_lens, causal, scale, return_lse), chip, cache_dir)
+
+
+def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: Any,
+                     causal: bool = False, bottom_right: bool = False,
+                     scale: Optional[float] = None, return_lse: bool = False,
+                     chip: str = "sm_90a",
+                     cache_dir: Optional[Union[str, Path]] = None) -> Any:
+    """Attention over packed sequences (see the module docstring)."""
+    tq, hq, d = q.shape
+    tk, hkv, _ = k.shape
+    seqs = int(cu_seqlens_q.shape[0]) - 1
+    if tuple(cu_seqlens_k.shape) != (seqs + 1,):
+        raise BundleError("attn_opt.ops: cu_seqlens_q and cu_seqlens_k must have "
+                          "the same length (S + 1)")
+    text = varlen_program(tq, tk, hq, hkv, d, seqs, _name(q), causal, bottom_right,
+                          scale, return_lse)
+    kern = _kernel(text, chip, cache_dir)
+    g = hq // hkv
+    res = kern(q=q.view(tq, hkv, g, d), k=k, v=v, cu_seqlens_q=cu_seqlens_q,
+               cu_seqlens_k=cu_seqlens_k)
+    if return_lse:
+        out, lse = res
+        return out.view(tq, hq, d), lse.view(tq, hq)
+    return res.view(tq, hq, d)
+
+
+def decode_attention(q: Any, k: Any, v: Any, block_table: Any = None,
+                     kv_lens: Any = None, causal: bool = False,
+                     scale: Optional[float] = None, return_lse: bool = False,
+                     chip: str = "sm_90a",
+                     cache_dir: Optional[Union[str, Path]] = None) -> Any:
+    """Decode against a (paged) KV cache (see the module docstring)."""
+    b, m, hq, d = q.shape
+    if block_table is not None:
+        pages, page_size, hkv, _ = k.shape
+        n = int(block_table.shape[1]) * page_size
+    else:
+        _, n, hkv, _ = k.shape
+        pages = page_size = 0
+    text = decode_program(b, m, hq, hkv, n, d, _name(q), page_size, pages,
+                          kv_lens is not None, causal, scale, return_lse)
+    kern = _kernel(text, chip, cache_dir)
+    args: Dict[str, Any] = dict(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v)
+    if block_table is not None:
+        args["block_table"] = block_table
+    if kv_lens is not None:
+        args["kv_lens"] = kv_lens
+    res = kern(**args)
+    if return_lse:
+        out, lse = res
+        return out.view(b, m, hq, d), lse.view(b, m, hq)
+    return res.view(b, m, hq, d)
+
+
+__all__ = ["decode_attention", "decode_program", "default_cache_dir",
+           "prepare_decode", "prepare_varlen", "varlen_attention", "varlen_program"]

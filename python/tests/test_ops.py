@@ -1,0 +1,160 @@
+"""attn_opt.ops: the varlen and decode programs it writes compile with
+attn-bundle to the kernels they should (here, no GPU), and the calls match
+an fp32 reference on a GPU (run there with ATTN_OPT_CACHE holding bundles
+that prepare_* compiled ahead, since the GPU machine has no attn-bundle:
+`python3 -m pytest python/tests/test_ops.py` after
+`python3 python/tests/test_ops.py --prepare DIR`)."""
+import math
+import os
+import sys
+
+import pytest
+
+from attn_opt import bundle, ops
+from tools import needs_attn_bundle
+
+# (kind, shape arguments, prepare keywords)
+VARLEN = dict(tq=777, tk=777, hq=8, hkv=2, d=128, seqs=5, causal=True, return_lse=True)
+VARLEN_BR = dict(tq=300, tk=500, hq=4, hkv=4, d=64, seqs=3, dtype="bfloat16",
+                 causal=True, bottom_right=True)
+PAGED = dict(b=3, m=1, hq=16, hkv=2, n=1024, d=128, page_size=64, pages=60,
+             kv_lens=True, return_lse=True)
+SPEC = dict(b=2, m=4, hq=8, hkv=8, n=700, d=64, dtype="bfloat16", causal=True)
+
+
+def prepare_all(cache):
+    return [ops.prepare_varlen(**VARLEN, cache_dir=cache),
+            ops.prepare_varlen(**VARLEN_BR, cache_dir=cache),
+            ops.prepare_decode(**PAGED, cache_dir=cache),
+            ops.prepare_decode(**SPEC, cache_dir=cache)]
+
+
+@needs_attn_bundle
+def test_programs_compile(tmp_path):
+    paths = prepare_all(tmp_path)
+    vl, vbr, paged, spec = (bundle.read_manifest(p) for p in paths)
+    assert vl.attention.varlen == (5, True, False) and vl.arg("lse") is not None
+    assert vl.arg("q").shape == (777, 2, 4, 128)
+    assert "wgmma" in vl.attention.kernel_choice
+    assert vbr.attention.varlen == (3, True, True)
+    assert paged.attention.paged == (64, 60) and paged.attention.kv_lens_dim == 0
+    assert "GQA packing: 8 query heads" in paged.attention.kernel_choice
+    assert spec.attention.causal and spec.attention.query_offset == 696
+    # The same shapes find the same bundle (no second compile).
+    assert prepare_all(tmp_path) == paths
+
+
+def test_program_errors():
+    with pytest.raises(bundle.BundleError, match="not a multiple"):
+        ops.varlen_program(10, 10, 6, 4, 64, 2)
+    with pytest.raises(bundle.BundleError, match="float16 or bfloat16"):
+        ops.decode_program(1, 1, 4, 4, 64, 64, dtype="float32")
+    with pytest.raises(bundle.BundleError, match="whole pages"):
+        ops.decode_program(1, 1, 4, 4, 100, 64, page_size=64, pages=4)
+
+
+def _gpu():
+    try:
+        import torch
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
+needs_gpu = pytest.mark.skipif(not _gpu() or "ATTN_OPT_CACHE" not in os.environ,
+                               reason="needs a CUDA GPU and ATTN_OPT_CACHE")
+
+
+def _ref(q, k, v, keep):
+    """fp32 attention of q [Hq, M, D] over k/v [Hkv, N, D] (GQA) with a bool
+    mask [M, N]; (out [Hq, M, D], lse [Hq, M])."""
+    import torch
+    g = q.shape[0] // k.shape[0]
+    k, v = (x.float().repeat_interleave(g, 0) for x in (k, v))
+    s = q.float() @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    s = s.masked_fill(~keep, -math.inf)
+    lse = torch.logsumexp(s, -1)
+    p = torch.exp(s - lse[..., None].clamp_min(-1e30)).nan_to_num(0.0)
+    return p @ v, lse
+
+
+def _close(out, ref):
+    assert not out.isnan().any()
+    assert float((out.float() - ref).norm() / ref.norm()) < 1e-2
+
+
+@needs_gpu
+def test_varlen_on_gpu():
+    import torch
+    from attn_opt.reference import random_cu_seqlens, varlen_keep
+    for cfg in (VARLEN, VARLEN_BR):
+        dt = getattr(torch, cfg.get("dtype", "float16"))
+        g = torch.Generator(device="cuda").manual_seed(1)
+        q = torch.randn(cfg["tq"], cfg["hq"], cfg["d"], generator=g, device="cuda", dtype=dt)
+        k, v = (torch.randn(cfg["tk"], cfg["hkv"], cfg["d"], generator=g, device="cuda",
+                            dtype=dt) for _ in range(2))
+        cuq, cuk = (torch.as_tensor(random_cu_seqlens(cfg["seqs"], t, 3), dtype=torch.int32,
+                                    device="cuda") for t in (cfg["tq"], cfg["tk"]))
+        res = ops.varlen_attention(q, k, v, cuq, cuk, causal=cfg["causal"],
+                                   bottom_right=cfg.get("bottom_right", False),
+                                   return_lse=cfg.get("return_lse", False))
+        out, lse = res if cfg.get("return_lse") else (res, None)
+        keep = torch.as_tensor(varlen_keep(cuq.tolist(), cuk.tolist(), cfg["tq"], cfg["tk"],
+                                           cfg["causal"], cfg.get("bottom_right", False)),
+                               device="cuda")
+        ref, rlse = _ref(q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1), keep)
+        _close(out.transpose(0, 1), ref)
+        if lse is not None:
+            live = rlse.isfinite()
+            assert torch.equal(lse.transpose(0, 1).isfinite(), live)
+            assert torch.allclose(lse.transpose(0, 1)[live], rlse[live], atol=1e-2)
+
+
+@needs_gpu
+def test_decode_on_gpu():
+    import torch
+    for cfg in (PAGED, SPEC):
+        dt = getattr(torch, cfg.get("dtype", "float16"))
+        g = torch.Generator(device="cuda").manual_seed(2)
+        b, m, hq, hkv, n, d = (cfg[x] for x in ("b", "m", "hq", "hkv", "n", "d"))
+        q = torch.randn(b, m, hq, d, generator=g, device="cuda", dtype=dt)
+        table = lens = None
+        if cfg.get("page_size"):
+            P, pages = cfg["page_size"], cfg["pages"]
+            kc, vc = (torch.randn(pages, P, hkv, d, generator=g, device="cuda", dtype=dt)
+                      for _ in range(2))
+            table = torch.randperm(pages, generator=g, device="cuda")[:b * n // P]
+            table = table.reshape(b, n // P).to(torch.int32)
+            k, v = (x[table.long()].reshape(b, n, hkv, d) for x in (kc, vc))
+            args = (kc, vc)
+        else:
+            k, v = (torch.randn(b, n, hkv, d, generator=g, device="cuda", dtype=dt)
+                    for _ in range(2))
+            args = (k, v)
+        if cfg.get("kv_lens"):
+            lens = torch.tensor([0, n, 333][:b], dtype=torch.int32, device="cuda")
+        res = ops.decode_attention(q, *args, block_table=table, kv_lens=lens,
+                                   causal=cfg.get("causal", False),
+                                   return_lse=cfg.get("return_lse", False))
+        out = res[0] if cfg.get("return_lse") else res
+        for i in range(b):
+            keep = torch.ones(m, n, dtype=torch.bool, device="cuda")
+            if cfg.get("causal"):
+                keep = torch.arange(n, device="cuda")[None, :] <= \
+                    torch.arange(m, device="cuda")[:, None] + (n - m)
+            if lens is not None:
+                keep = keep & (torch.arange(n, device="cuda")[None, :] < lens[i])
+            ref, _ = _ref(q[i].transpose(0, 1), k[i].transpose(0, 1), v[i].transpose(0, 1),
+                          keep)
+            if not keep.any():
+                assert float(out[i].abs().max()) == 0.0
+                continue
+            _close(out[i].transpose(0, 1), ref)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--prepare":
+        for p in prepare_all(sys.argv[2]):
+            print(p)
+    else:
+        print(__doc__)
