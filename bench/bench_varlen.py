@@ -21,7 +21,8 @@ heads, D in {64, 128}, fp16, causal (top-left per sequence) and full, S in
 TFLOP/s count the visible (query, key) pairs: 4 H D sum_s L_s^2 (full) or
 4 H D sum_s L_s (L_s + 1) / 2 (causal). Each output is checked against an
 fp32 reference on the first and last non-empty sequence before timing;
-median of --reps CUDA-event-timed launches after a warm-up.
+median of --reps CUDA-event-timed launches after a warm-up (bench_decode's
+timer, without its L2 flush).
 
 Writes OUT/varlen.csv and prints per row: us, TFLOP/s, x dense, x best peer.
 """
@@ -33,7 +34,6 @@ import inspect
 import math
 import os
 import re
-import statistics
 import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
@@ -42,28 +42,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
 from attn_opt import bundle as B  # noqa: E402
+from bench_decode import timed  # noqa: E402  (median of CUDA-event times)
 
 TOL = 1e-2
 COLUMNS = ["config", "lengths", "kernel", "us", "tflops", "vs_dense", "vs_best_peer",
            "rel_err", "note"]
 NAME = re.compile(r"vl_(\w+?)_d(\d+)_s(\d+)_(causal|full)")
-
-
-def timed(torch: Any, fn: Callable[[], Any], reps: int) -> float:
-    """Median us of `fn` over `reps` launches (after 3 warm-up calls)."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        s = torch.cuda.Event(enable_timing=True)
-        e = torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) * 1e3)
-    return statistics.median(times)
 
 
 def random_lengths(torch: Any, seqs: int, total: int, seed: int) -> List[int]:
@@ -101,6 +85,9 @@ def main() -> int:
     w = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
     w.writeheader()
     root = Path(a.bundles)
+    # Prefill is compute-bound: no L2 flush between launches (bench_decode's
+    # timer zeroes this one byte instead).
+    no_flush = torch.empty(1, dtype=torch.uint8, device="cuda")
     failures = 0
     for vdir in sorted(root.glob("vl_*")):
         mt = NAME.fullmatch(vdir.name)
@@ -180,7 +167,7 @@ def main() -> int:
                     if err > TOL:
                         emit(name, None, err, note="wrong result")
                         return
-                    times[name] = timed(torch, fn, a.reps)
+                    times[name] = timed(torch, fn, no_flush, a.reps)
                     emit(name, times[name], err, note)
                 except Exception as e:
                     emit(name, None, note=f"n/a: {str(e).splitlines()[0][:100]}")
