@@ -22,6 +22,9 @@
 // CHECK-COUNT-2: arith.cmpi ule
 // CHECK: arith.cmpi sge
 // CHECK: arith.cmpi slt
+// Slots past the sequence's tiles skip the body.
+// CHECK: %[[LIVE:.*]] = arith.cmpi ugt
+// CHECK-NEXT: scf.if %[[LIVE]] {
 
 // SM80-LABEL: attn.bundle = {
 // SM80-SAME: grid = array<i64: 11, 8, 1>

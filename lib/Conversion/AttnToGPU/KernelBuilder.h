@@ -330,6 +330,13 @@ struct TileKernel {
   /// rowLimit, keyLimit and offsetV, and returns the tile's first row in
   /// its sequence. Blocks past the last tile get no rows and no keys.
   Value setVarlen(Value blockX, int64_t rows);
+  /// Varlen: the rest of the body runs only in blocks with rows (the
+  /// slots past a sequence's tiles, up to S per batch entry, exit at once
+  /// instead of loading Q and a K/V prologue); block-uniform.
+  void guardVarlenBody();
+  /// The launch body's gpu.terminator (after the varlen guard if any).
+  void terminate();
+  Operation *bodyGuard = nullptr;
   /// The cache page the block table names at `column` of this sequence's
   /// row, clamped to the cache's pages.
   Value pageAt(Value column);

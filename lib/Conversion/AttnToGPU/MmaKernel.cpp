@@ -162,6 +162,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // Varlen: the block's query tile within its sequence (tables read here).
   Value blockRow =
       kb.varlenSeqs ? tk.setVarlen(blockX, BM) : tk.mul(blockX, BM);
+  if (kb.varlenSeqs)
+    tk.guardVarlenBody();
   Value warpRow = tk.mul(warp, 16 * R); // within the block
   // rows[i][h]: the rows g and g + 8 of the warp's row tile i.
   SmallVector<std::array<Value, 2>> rows(R);
@@ -667,7 +669,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     storePartialAndMerge(tk, smem, launch.getBlockIds().z,
                          launch.getBlockIds().y, blockX, blockRow, BM, E, SP,
                          lsums, maxes, outRows, oAt, /*mLog2=*/foldScale);
-    gpu::TerminatorOp::create(b, loc);
+    tk.terminate();
     return;
   }
   // One divide per row. With e the output's last dim, the normalized
@@ -685,5 +687,5 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
         return tk.add(warpRow, tk.add(g, 16 * (slot / 2) + 8 * (slot % 2)));
       },
       oAt, maxes, /*mLog2=*/foldScale);
-  gpu::TerminatorOp::create(b, loc);
+  tk.terminate();
 }

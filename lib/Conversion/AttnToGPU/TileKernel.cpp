@@ -253,6 +253,21 @@ void TileKernel::copyRows(SmallVectorImpl<Value> &tokens, StringRef name,
   }
 }
 
+void TileKernel::guardVarlenBody() {
+  OpBuilder &b = kb.b;
+  Value live = arith::CmpIOp::create(b, kb.loc, arith::CmpIPredicate::ugt,
+                                     rowLimit, idx(0));
+  auto ifOp = scf::IfOp::create(b, kb.loc, live, /*withElse=*/false);
+  bodyGuard = ifOp;
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+}
+
+void TileKernel::terminate() {
+  if (bodyGuard)
+    kb.b.setInsertionPointAfter(bodyGuard);
+  gpu::TerminatorOp::create(kb.b, kb.loc);
+}
+
 std::pair<Value, Value> TileKernel::keyRange(Value blockRow, int64_t rows) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;

@@ -319,6 +319,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // Varlen: the block's query tile within its sequence (tables read here).
   Value blockRow =
       kb.varlenSeqs ? tk.setVarlen(blockX, BM) : tk.mul(blockX, BM);
+  if (kb.varlenSeqs)
+    tk.guardVarlenBody();
   // Within the block: the thread's rows g and g + 8 of its warp's 16.
   Value warpRowLocal = tk.add(tk.mul(wg, 64), tk.mul(warpInWg, 16));
   Value rows[2];
@@ -949,7 +951,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     }
     nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
     storeOutput(fin);
-    gpu::TerminatorOp::create(b, loc);
+    tk.terminate();
     return;
   }
 
@@ -1049,5 +1051,5 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     }
     storeOutput(fin);
   }
-  gpu::TerminatorOp::create(b, loc);
+  tk.terminate();
 }
