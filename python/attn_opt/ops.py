@@ -26,9 +26,9 @@ import hashlib
 import math
 import os
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Union
 
-from .bundle import BundleError, Kernel, compile, load
+from .bundle import BundleError, Kernel, compile, dtype_name, load
 
 _DT = {"float16": "f16", "bfloat16": "bf16"}
 _LOADED: Dict[str, Kernel] = {}
@@ -152,10 +152,6 @@ def _kernel(text: str, chip: str, cache_dir: Optional[Union[str, Path]]) -> Kern
     return _LOADED[key]
 
 
-def _name(x: Any) -> str:
-    return str(x.dtype).replace("torch.", "")
-
-
 def prepare_varlen(tq: int, tk: int, hq: int, hkv: int, d: int, seqs: int,
                    dtype: str = "float16", causal: bool = False,
                    bottom_right: bool = False, scale: Optional[float] = None,
@@ -189,7 +185,7 @@ def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: An
     if tuple(cu_seqlens_k.shape) != (seqs + 1,):
         raise BundleError("attn_opt.ops: cu_seqlens_q and cu_seqlens_k must have "
                           "the same length (S + 1)")
-    text = varlen_program(tq, tk, hq, hkv, d, seqs, _name(q), causal, bottom_right,
+    text = varlen_program(tq, tk, hq, hkv, d, seqs, dtype_name(q), causal, bottom_right,
                           scale, return_lse)
     kern = _kernel(text, chip, cache_dir)
     g = hq // hkv
@@ -214,7 +210,7 @@ def decode_attention(q: Any, k: Any, v: Any, block_table: Any = None,
     else:
         _, n, hkv, _ = k.shape
         pages = page_size = 0
-    text = decode_program(b, m, hq, hkv, n, d, _name(q), page_size, pages,
+    text = decode_program(b, m, hq, hkv, n, d, dtype_name(q), page_size, pages,
                           kv_lens is not None, causal, scale, return_lse)
     kern = _kernel(text, chip, cache_dir)
     args: Dict[str, Any] = dict(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v)

@@ -325,15 +325,18 @@ struct TileKernel {
   Value keyPosOf(Value query) {
     return offsetV ? add(query, offsetV) : add(query, queryOffset);
   }
-  /// Varlen: finds block `blockX`'s sequence and query tile (tiles of
-  /// `rows` rows, sequence by sequence) from the tables, sets qBase, kBase,
-  /// rowLimit, keyLimit and offsetV, and returns the tile's first row in
-  /// its sequence. Blocks past the last tile get no rows and no keys.
+  /// The first query row of block `blockX` (tiles of `rows` rows):
+  /// blockX * rows, or with varlen its tile's first row within its
+  /// sequence (setVarlen), after which the rest of the body runs only in
+  /// blocks with rows (the slots past a sequence's tiles, up to S per batch
+  /// entry, exit at once instead of loading Q and a K/V prologue;
+  /// block-uniform).
+  Value firstRow(Value blockX, int64_t rows);
+  /// Varlen: finds block `blockX`'s sequence and query tile from the
+  /// tables, sets qBase, kBase, rowLimit, keyLimit and offsetV, and returns
+  /// the tile's first row in its sequence. Blocks past the last tile get no
+  /// rows and no keys.
   Value setVarlen(Value blockX, int64_t rows);
-  /// Varlen: the rest of the body runs only in blocks with rows (the
-  /// slots past a sequence's tiles, up to S per batch entry, exit at once
-  /// instead of loading Q and a K/V prologue); block-uniform.
-  void guardVarlenBody();
   /// The launch body's gpu.terminator (after the varlen guard if any).
   void terminate();
   Operation *bodyGuard = nullptr;

@@ -160,10 +160,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   if (tk.causal)
     blockX = arith::SubIOp::create(b, loc, kb.cIdx(gridX - 1), blockX);
   // Varlen: the block's query tile within its sequence (tables read here).
-  Value blockRow =
-      kb.varlenSeqs ? tk.setVarlen(blockX, BM) : tk.mul(blockX, BM);
-  if (kb.varlenSeqs)
-    tk.guardVarlenBody();
+  Value blockRow = tk.firstRow(blockX, BM);
   Value warpRow = tk.mul(warp, 16 * R); // within the block
   // rows[i][h]: the rows g and g + 8 of the warp's row tile i.
   SmallVector<std::array<Value, 2>> rows(R);

@@ -253,13 +253,17 @@ void TileKernel::copyRows(SmallVectorImpl<Value> &tokens, StringRef name,
   }
 }
 
-void TileKernel::guardVarlenBody() {
+Value TileKernel::firstRow(Value blockX, int64_t rows) {
+  if (!kb.varlenSeqs)
+    return mul(blockX, rows);
+  Value row = setVarlen(blockX, rows);
   OpBuilder &b = kb.b;
   Value live = arith::CmpIOp::create(b, kb.loc, arith::CmpIPredicate::ugt,
                                      rowLimit, idx(0));
   auto ifOp = scf::IfOp::create(b, kb.loc, live, /*withElse=*/false);
   bodyGuard = ifOp;
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  return row;
 }
 
 void TileKernel::terminate() {

@@ -317,10 +317,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   if (tk.causal)
     blockX = arith::SubIOp::create(b, loc, tk.idx(gridX - 1), blockX);
   // Varlen: the block's query tile within its sequence (tables read here).
-  Value blockRow =
-      kb.varlenSeqs ? tk.setVarlen(blockX, BM) : tk.mul(blockX, BM);
-  if (kb.varlenSeqs)
-    tk.guardVarlenBody();
+  Value blockRow = tk.firstRow(blockX, BM);
   // Within the block: the thread's rows g and g + 8 of its warp's 16.
   Value warpRowLocal = tk.add(tk.mul(wg, 64), tk.mul(warpInWg, 16));
   Value rows[2];

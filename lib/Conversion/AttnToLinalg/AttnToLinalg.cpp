@@ -407,6 +407,7 @@ struct LowerLengthMask : public OpRewritePattern<LengthMaskOp> {
     return success();
   }
 };
+
 /// attn.varlen_mask: per (m, n), the sequence s of query m (the table
 /// entries at or below m, counted), then n's place in s's keys and the
 /// causal rule, in i64 on entries clamped to [0, T].
