@@ -86,8 +86,14 @@ WORKSPACE = {"o_part": "float32", "lse_part": "float32", "locks": "int32"}
 # cumulative sequence lengths [seqs + 1] of the packed queries and keys.
 INDEX_ARGS = {"block_table": 2, "kv_lens": 1, "cu_seqlens_q": 1,
               "cu_seqlens_k": 1}
+# Dynamic shapes: a tensor axis of size -1 in the manifest takes its size
+# at each launch; the size is the int64 kernel parameter size_<dim> (map
+# "size", shape []) for the batch dims, m and n. Grid x (with m dynamic)
+# and y (with a batch dim dynamic) are -1: the launch rule computes them.
+_SIZE_ARG = re.compile(r"size_(b[0-9]{1,2}|m|n)")
 DTYPES = ("float16", "bfloat16", "float32", "bool")
-ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "bool": 1, "int32": 4}
+ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "bool": 1, "int32": 4,
+            "int64": 8}
 TENSOR_CORE_DTYPES = ("float16", "bfloat16")
 
 # What a bundle may hold at all (it is read as hostile input).
@@ -261,7 +267,15 @@ class Manifest:
     def inputs(self) -> Tuple[str, ...]:
         """Names of the arguments the caller passes, in parameter order."""
         return tuple(a.name for a in self.args
-                     if a.name not in OUTPUTS and a.name not in WORKSPACE)
+                     if a.name not in OUTPUTS and a.name not in WORKSPACE
+                     and not _SIZE_ARG.fullmatch(a.name))
+
+    @property
+    def dynamic_dims(self) -> Tuple[str, ...]:
+        """The attention dims whose sizes are given at launch (b0.., m, n),
+        in parameter order; empty for a static bundle."""
+        return tuple(a.name[len("size_"):] for a in self.args
+                     if _SIZE_ARG.fullmatch(a.name))
 
     @property
     def splits(self) -> int:
@@ -903,8 +917,16 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
         raise BundleError(f"{where}: 'chip' must be a chip name like 'sm_90a', "
                           f"got {_show(chip)}")
 
-    grid = _int_list(obj["grid"], 3, "'grid'", where, positive=True)
+    raw_args0 = obj["args"] if isinstance(obj["args"], list) else []
+    dynamic = any(isinstance(a, dict) and a.get("map") == "size" for a in raw_args0)
+    grid = _int_list([1 if dynamic and i < 2 and v == -1 else v
+                      for i, v in enumerate(obj["grid"])]
+                     if isinstance(obj["grid"], list) else obj["grid"],
+                     3, "'grid'", where, positive=True)
     _within(grid, GRID_MAX, "'grid'", where)
+    # -1: computed at launch (dynamic shapes; checked against the dims below).
+    grid = tuple(-1 if dynamic and i < 2 and obj["grid"][i] == -1 else v
+                 for i, v in enumerate(grid))
     block = _int_list(obj["block"], 3, "'block'", where, positive=True)
     if math.prod(block) > BLOCK_THREADS_MAX:
         raise BundleError(f"{where}: block {list(block)} has more than "
@@ -999,7 +1021,8 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
         n = a.get("name")
         if not isinstance(n, str) or not (n in ARG_NAMES or n in WORKSPACE
                                           or n in INDEX_ARGS
-                                          or _MOD_ARG.fullmatch(n)):
+                                          or _MOD_ARG.fullmatch(n)
+                                          or _SIZE_ARG.fullmatch(n)):
             raise BundleError(f"{where}: unknown argument name {_show(n)} "
                               f"(known: {list(ARG_NAMES)}, mod<digits> and "
                               f"the workspace {list(WORKSPACE)})")
@@ -1037,6 +1060,16 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     for a in raw_args:
         name = a["name"]
         dtype = a.get("dtype")
+        if _SIZE_ARG.fullmatch(name):  # a runtime size: int64 scalar
+            if (dtype != "int64" or a.get("map") != "size" or a.get("shape") != []
+                    or name in layouts):
+                raise BundleError(f"{where}: '{name}' must be an int64 scalar "
+                                  f"(shape [], map \"size\"), got {_show(a)}")
+            if name[len("size_"):] not in _dim_names(r)[:r + 2]:
+                raise BundleError(f"{where}: '{name}' names no batch dim, m or n "
+                                  f"of this attention ({r} batch dims)")
+            args.append(ArgSpec(name, dtype, (), ()))
+            continue
         if name in INDEX_ARGS:  # int32 arguments with no attention layout
             if dtype != "int32" or a.get("map") != name or name in layouts:
                 raise BundleError(f"{where}: '{name}' must be int32 with map "
@@ -1063,9 +1096,13 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                               f"(known: {list(DTYPES)})")
         if dtype == "bool" and name != "mask":
             raise BundleError(f"{where}: only 'mask' may be bool, not '{name}'")
-        shape = _int_list(a.get("shape"), None, f"'{name}'.shape", where,
-                          positive=True)
-        if math.prod(shape) * ITEMSIZE[dtype] > INT64_MAX:
+        raw_shape = a.get("shape")
+        shape = _int_list([1 if dynamic and v == -1 else v for v in raw_shape]
+                          if isinstance(raw_shape, list) else raw_shape,
+                          None, f"'{name}'.shape", where, positive=True)
+        if dynamic:  # -1 axes: sizes given at launch
+            shape = tuple(-1 if v == -1 else s for v, s in zip(raw_shape, shape))
+        if math.prod(abs(x) for x in shape) * ITEMSIZE[dtype] > INT64_MAX:
             raise BundleError(f"{where}: '{name}' has shape {_show(list(shape))}: "
                               "its size in bytes does not fit in 64 bits")
         if "map" in a:
@@ -1188,6 +1225,21 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                               "from the varlen tables; it cannot come with "
                               "causal, window, query_offset, a mask, kv_lens, "
                               "paged K/V or a score_mod")
+    if dynamic:
+        marked = {d for a in args for d, x in zip(a.dims, a.shape) if x == -1}
+        given = set(m.dynamic_dims)
+        if marked - given:
+            raise BundleError(f"{where}: axes of size -1 along "
+                              f"{sorted(marked - given)} have no size_ argument "
+                              "(only batch dims, m and n may be dynamic)")
+        if given - marked:
+            raise BundleError(f"{where}: size arguments for "
+                              f"{sorted(given - marked)}, which no tensor has "
+                              "as a dynamic axis")
+        if (paged is not None or kv_lens_dim is not None or varlen is not None
+                or splits > 1 or att.get("pack_dim") is not None):
+            raise BundleError(f"{where}: dynamic sizes cannot come with paged "
+                              "K/V, kv_lens, varlen, split-KV or GQA packing")
     sizes = m.sizes()  # raises on inconsistent shapes
     if kv_lens_dim is not None and \
             m.arg("kv_lens").shape[0] != sizes[f"b{kv_lens_dim}"]:
@@ -1219,8 +1271,10 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
         raise BundleError(f"{where}: attention.varlen cannot come with GQA "
                           "packing or split-KV")
     # Varlen: sequence s's tiles start at block cu_q[s] // tile_q + s.
-    want = (rows // tq + varlen[0] if varlen is not None else -(-rows // tq),
-            nbatch // group, splits)
+    # Dynamic sizes: -1 where the launch computes it.
+    want = (-1 if sizes["m"] == -1
+            else rows // tq + varlen[0] if varlen is not None else -(-rows // tq),
+            -1 if any(sizes[b] == -1 for b in batch) else nbatch // group, splits)
     if grid != want:
         raise BundleError(
             f"{where}: grid {list(grid)} does not match the attention: m = "
@@ -1560,6 +1614,63 @@ def bind_args(man: Manifest, args: Sequence[Any],
     return bound
 
 
+def dynamic_sizes(man: Manifest, bound: Mapping[str, Any]) -> Dict[str, int]:
+    """The dynamic dims' sizes read from the given tensors (the axes the
+    manifest has as -1); a dim two tensors disagree on is an error."""
+    where = man._where()
+    out: Dict[str, int] = {}
+    for spec in man.args:
+        x = bound.get(spec.name)
+        shape = tuple(int(v) for v in getattr(x, "shape", ())) if x is not None else None
+        if shape is None or len(shape) != len(spec.shape):
+            continue  # check_arg names the rank
+        for dim, want, got in zip(spec.dims, spec.shape, shape):
+            if want != -1:
+                continue
+            if out.setdefault(dim, got) != got:
+                raise BundleError(f"{where}: '{spec.name}' has {dim} = {got}, "
+                                  f"other arguments {dim} = {out[dim]}")
+    return out
+
+
+def specialize(man: Manifest, dims: Mapping[str, int]) -> Manifest:
+    """A dynamic bundle's manifest at the sizes `dims` ({"m": 1000, "n": 77,
+    ...}, every dynamic dim): concrete shapes and grid, checked against
+    CUDA's limits. A static manifest is returned as it is (`dims` must be
+    empty)."""
+    where = man._where()
+    dyn = man.dynamic_dims
+    extra = sorted(set(dims) - set(dyn))
+    if extra:
+        raise BundleError(f"{where}: {extra} are not dynamic dims of this "
+                          f"bundle (dynamic: {list(dyn)})")
+    if not dyn:
+        return man
+    missing = [d for d in dyn if d not in dims]
+    if missing:
+        raise BundleError(f"{where}: no size for the dynamic dims {missing}")
+    for d in dyn:
+        v = dims[d]
+        if not _is_int(v) or not 1 <= v <= INT64_MAX:
+            raise BundleError(f"{where}: dynamic dim {d} must be a positive "
+                              f"integer, got {_show(v)}")
+    args = []
+    for a in man.args:
+        shape = tuple(dims[d] if x == -1 else x for d, x in zip(a.dims, a.shape))
+        if math.prod(shape) * ITEMSIZE[a.dtype] > INT64_MAX:
+            raise BundleError(f"{where}: '{a.name}' of shape {list(shape)} does "
+                              "not fit in 64-bit byte offsets")
+        args.append(ArgSpec(a.name, a.dtype, shape, a.dims))
+    sizes = _sizes(args, man.batch_names, where)
+    tq = man.attention.tile_q if man.attention.tile_q is not None else man.block[0]
+    grid = (-(-sizes["m"] // tq) if man.grid[0] == -1 else man.grid[0],
+            math.prod(sizes[b] for b in man.batch_names) if man.grid[1] == -1
+            else man.grid[1], man.grid[2])
+    _within(grid, GRID_MAX, "grid", f"{where} at {dict(dims)}")
+    from dataclasses import replace
+    return replace(man, args=tuple(args), grid=grid)
+
+
 def check_arg(man: Manifest, spec: ArgSpec, x: Any) -> None:
     where = man._where()
     got_dt = dtype_name(x)
@@ -1587,7 +1698,7 @@ def check_args(man: Manifest, bound: Mapping[str, Any]) -> None:
     (out may be None)."""
     for spec in man.args:
         x = bound.get(spec.name)
-        if x is not None:
+        if x is not None and not _SIZE_ARG.fullmatch(spec.name):
             check_arg(man, spec, x)
 
 
@@ -1816,9 +1927,10 @@ class Kernel:
         if self._workspace is not None and "locks" in self._workspace:
             self._workspace["locks"].zero_()
 
-    def empty_out(self, name: str = "out") -> Any:
+    def empty_out(self, name: str = "out",
+                  manifest: Optional[Manifest] = None) -> Any:
         import torch
-        spec = self.manifest.arg(name)
+        spec = (manifest or self.manifest).arg(name)
         assert spec is not None
         return torch.empty(spec.shape, dtype=getattr(torch, spec.dtype),
                            device=f"cuda:{self.device}")
@@ -1842,12 +1954,17 @@ class Kernel:
         import torch
         man = self.manifest
         bound = bind_args(man, args, kwargs)
+        # Dynamic sizes from the inputs: the manifest at those sizes.
+        dims = dynamic_sizes(man, bound) if man.dynamic_dims else {}
+        at = specialize(man, dims)
         for name in OUTPUTS:
             if name in bound and bound[name] is None:
-                bound[name] = self.empty_out(name)
+                bound[name] = self.empty_out(name, at)
         bound.update(self.workspace())
-        check_args(man, bound)
+        check_args(at, bound)
         for spec in man.args:
+            if _SIZE_ARG.fullmatch(spec.name):
+                continue
             x = bound[spec.name]
             if x.device.type != "cuda" or x.device.index != self.device:
                 raise BundleError(f"{man._where()}: '{spec.name}' is on "
@@ -1856,10 +1973,12 @@ class Kernel:
         if stream is None:
             stream = torch.cuda.current_stream(self.device)
         handle = stream if isinstance(stream, int) else stream.cuda_stream
-        ptrs = [ctypes.c_uint64(bound[a.name].data_ptr()) for a in man.args]
+        ptrs = [ctypes.c_int64(dims[a.name[len("size_"):]])
+                if _SIZE_ARG.fullmatch(a.name)
+                else ctypes.c_uint64(bound[a.name].data_ptr()) for a in man.args]
         params = (ctypes.c_void_p * len(ptrs))(*[ctypes.addressof(p) for p in ptrs])
         drv, fn, ctx = self._drv, self._function, self._ctx
-        g, b, shared = man.grid, man.block, man.shared_bytes
+        g, b, shared = at.grid, man.block, man.shared_bytes
         where = f"{man._where()}: cuLaunchKernel"
         keep = (ptrs, bound)
 

@@ -128,15 +128,15 @@ module {
 
 // -----
 
-func.func @dynamic(%q: tensor<?x64xf16>, %k: tensor<?x64xf16>, %v: tensor<?x64xf16>, %o: tensor<?x64xf16>) -> tensor<?x64xf16> {
+func.func @dynamic_head_dim(%q: tensor<64x?xf16>, %k: tensor<64x?xf16>, %v: tensor<64x64xf16>, %o: tensor<64x64xf16>) -> tensor<64x64xf16> {
   %s = arith.constant 0.125 : f32
-  // expected-error @below {{the GPU kernel needs static shapes; 'q' has type 'tensor<?x64xf16>'}}
-  %r = attn.attention ins(%q, %k, %v : tensor<?x64xf16>, tensor<?x64xf16>, tensor<?x64xf16>)
-      scale(%s) outs(%o : tensor<?x64xf16>)
+  // expected-error @below {{the GPU kernels unroll the head dims, which must be static; 'q' has type 'tensor<64x?xf16>'}}
+  %r = attn.attention ins(%q, %k, %v : tensor<64x?xf16>, tensor<64x?xf16>, tensor<64x64xf16>)
+      scale(%s) outs(%o : tensor<64x64xf16>)
       indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
                        affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>]
-      -> tensor<?x64xf16>
-  return %r : tensor<?x64xf16>
+      -> tensor<64x64xf16>
+  return %r : tensor<64x64xf16>
 }
 
 // -----

@@ -264,12 +264,20 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
     why = msg.str();
     return failure();
   };
+  // Dynamic sizes: grid x and y may be -1 (computed at each launch).
+  bool dynamic = false;
+  if (const llvm::json::Array *args = m.getArray("args"))
+    for (const llvm::json::Value &a : *args)
+      if (const llvm::json::Object *o = a.getAsObject())
+        dynamic |= o->getString("map") == "size";
   auto triple = [&](StringRef key, ArrayRef<int64_t> limits) {
     const llvm::json::Array *arr = m.getArray(key);
     if (!arr || arr->size() != 3)
       return fail(key + " is not three integers");
     for (auto [i, x] : llvm::enumerate(*arr)) {
       std::optional<int64_t> v = x.getAsInteger();
+      if (dynamic && key == "grid" && i < 2 && v == -1)
+        continue;
       if (!v || *v < 1 || *v > limits[i])
         return fail(llvm::formatv("{0}[{1}] = {2} is outside [1, {3}]", key, i,
                                   v ? std::to_string(*v) : "?", limits[i])
@@ -320,15 +328,21 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
         {"o_part", "lse_part", "locks", "block_table", "kv_lens",
          "cu_seqlens_q", "cu_seqlens_k"},
         *name);
-    if (workspace ? *dtype != (*name == "o_part" || *name == "lse_part"
-                                   ? "float32"
-                                   : "int32")
-                  : !llvm::is_contained({"float16", "bfloat16", "float32", "bool"},
-                                        *dtype))
+    // A runtime size: an int64 scalar parameter.
+    bool size = o->getString("map") == "size";
+    if (size ? !name->starts_with("size_") || *dtype != "int64" ||
+                   !shape->empty()
+        : workspace ? *dtype != (*name == "o_part" || *name == "lse_part"
+                                     ? "float32"
+                                     : "int32")
+                    : !llvm::is_contained(
+                          {"float16", "bfloat16", "float32", "bool"}, *dtype))
       return fail("argument '" + *name + "' has dtype '" + *dtype + "'");
-    for (const llvm::json::Value &d : *shape)
-      if (d.getAsInteger().value_or(0) < 1)
+    for (const llvm::json::Value &d : *shape) {
+      int64_t v = d.getAsInteger().value_or(0);
+      if (v < 1 && !(dynamic && !workspace && v == -1))
         return fail("argument '" + *name + "' has an empty or invalid shape");
+    }
     if (!names.insert(*name).second)
       return fail("argument '" + *name + "' appears twice");
   }

@@ -199,7 +199,8 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   bool defaultShape = !opts.warps && !opts.tileQ && !opts.tileKV &&
                       !opts.stages && !opts.pipeline;
   if (opts.warpSpecialize == -1 && defaultShape && std::max(D, E) > 64 &&
-      std::max(D, E) <= 128 && !causal && !op.getWindow() && N >= 4096 && N <= 16384) {
+      std::max(D, E) <= 128 && !causal && !op.getWindow() &&
+      (ShapedType::isDynamic(N) || (N >= 4096 && N <= 16384))) {
     cfg.warpSpecialized = true;
     shaped.pipeline = 1;
     shaped.stages = 3;
@@ -337,6 +338,8 @@ static LogicalResult validateShapes(AttentionOp op,
     auto t = cast<RankedTensorType>(v.getType());
     int64_t elems = 1;
     for (int64_t d : t.getShape()) {
+      if (ShapedType::isDynamic(d)) // bounded by the launcher at each call
+        continue;
       if (d <= 0)
         return op.emitError("the GPU kernel needs non-empty shapes; '")
                << name << "' has type " << t;
@@ -355,7 +358,8 @@ static LogicalResult validateShapes(AttentionOp op,
            << kMaxHeadDim << "; got D = " << D << ", E = " << E;
   int64_t batch = 1;
   for (unsigned i = 0; i < r; ++i)
-    if (llvm::MulOverflow(batch, sizes[i], batch) || batch > 65535)
+    if (!ShapedType::isDynamic(sizes[i]) &&
+        (llvm::MulOverflow(batch, sizes[i], batch) || batch > 65535))
       return op.emitError("the batch dims (product ")
              << (batch > 65535 ? "over 65535" : "overflows")
              << ") exceed CUDA's grid limit of 65535 blocks in y";
@@ -590,52 +594,6 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // The lse result, written beside out (f32, out's dims without e).
   if (op.getLse())
     args.push_back({"lse", op.getLse()});
-  SmallVector<Type> memrefTypes;
-  for (auto &[name, v] : args) {
-    auto t = cast<RankedTensorType>(v.getType());
-    if (!t.hasStaticShape())
-      return op.emitError("the GPU kernel needs static shapes; '")
-             << name << "' has type " << t;
-    memrefTypes.push_back(MemRefType::get(t.getShape(), t.getElementType()));
-  }
-
-  OpBuilder b(module.getContext());
-  b.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(b, loc, hostName,
-                                   b.getFunctionType(memrefTypes, {}));
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-  KernelBuilder kb{b,
-                   loc,
-                   op,
-                   static_cast<float>(*scale),
-                   op.getMaskValue() ? op.getMaskValue()->convertToFloat()
-                                     : -std::numeric_limits<float>::infinity(),
-                   threads};
-  if (varlen) {
-    kb.varlenSeqs = varlen.getCuSeqlensQ().getType().getDimSize(0) - 1;
-    kb.varlenCausal = varlen.getCausal();
-    kb.varlenBottomRight = varlen.getBottomRight();
-  }
-  // Split-KV workspace (kernel arguments after the outputs, allocated by
-  // the launcher): per split the normalized partial O and its lse, and a
-  // counter per query tile that the last block of the tile to finish
-  // sees reach splits - 1 (it merges, then resets it to 0).
-  SmallVector<std::pair<std::string, MemRefType>> workspace;
-  auto memArg = [&](StringRef name) -> Value {
-    for (auto [i, a] : llvm::enumerate(args))
-      if (a.first == name)
-        return entry->getArgument(i);
-    for (auto [i, w] : llvm::enumerate(workspace))
-      if (w.first == name)
-        return entry->getArgument(args.size() + i);
-    return Value();
-  };
-  for (const std::string &name : modNames)
-    kb.modMem.push_back(name.empty() ? Value() : memArg(name));
-
-  // Static sizes of every attention loop.
-  SmallVector<int64_t> sizes(r + 4, 1);
   // The map list is ordered q, k, v, out, mask, sink; args are q, k, v,
   // mask, sink, out.
   auto mapOf = [&](StringRef name) {
@@ -660,7 +618,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
               getAffineDimExpr(op.getEDim(), op.getContext())));
     return op.getOutputMap();
   };
-  // Re-read sizes with the right maps (the loop above used list order).
+  // Sizes of every attention loop, read through the maps. A size is
+  // dynamic only when no operand gives it statically; dynamic sizes become
+  // kernel parameters (batch dims, m and n only: the kernels unroll the
+  // head dims).
+  SmallVector<int64_t> sizes(r + 4, 1);
+  SmallVector<bool> known(r + 4, false), dynDim(r + 4, false);
   for (auto &[name, v] : args) {
     if (isIndexArg(name))
       continue;
@@ -670,10 +633,168 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       // A cache's page and token dims are not the sequences' and keys'.
       if (kPages && (name == "k" || name == "v") && (dim == 0 || dim == r + 1))
         continue;
-      if ((name != "mask" && !name.starts_with("mod")) || t.getDimSize(p) != 1)
+      if (t.isDynamicDim(p)) {
+        if (dim >= r + 2)
+          return op.emitError("the GPU kernels unroll the head dims, which "
+                              "must be static; '")
+                 << name << "' has type " << t;
+        dynDim[dim] = true;
+        continue;
+      }
+      if ((name != "mask" && !name.starts_with("mod")) || t.getDimSize(p) != 1) {
         sizes[dim] = t.getDimSize(p);
+        known[dim] = true;
+      }
     }
   }
+  bool dynamic = false;
+  for (unsigned d = 0; d < r + 4; ++d) {
+    dynDim[d] = dynDim[d] && !known[d];
+    if (dynDim[d]) {
+      sizes[d] = ShapedType::kDynamic;
+      dynamic = true;
+    }
+  }
+  for (auto &[name, v] : args)
+    if (isIndexArg(name) && !cast<RankedTensorType>(v.getType()).hasStaticShape())
+      return op.emitError("the GPU kernel needs static shapes; '")
+             << name << "' has type " << v.getType();
+  if (dynamic) {
+    StringRef with = kPages     ? "paged K/V"
+                     : lenMask  ? "per-sequence key counts (attn.length_mask)"
+                     : varlen   ? "varlen (attn.varlen_mask)"
+                     : opts.splits > 1 ? "split-KV (splits > 1)"
+                                       : "";
+    if (!with.empty())
+      return op.emitError("dynamic shapes: the GPU kernels take dynamic "
+                          "batch and sequence sizes, but not with ")
+             << with << " yet";
+  }
+  // Dynamic shapes: every tensor is a flat pointer (a static 1-D memref,
+  // as the bare-pointer convention needs), viewed inside the kernel with
+  // its runtime sizes and strides; the dynamic sizes follow the tensors.
+  constexpr int64_t kFlatElements = int64_t(1) << 40;
+  SmallVector<Type> memrefTypes;
+  for (auto &[name, v] : args) {
+    auto t = cast<RankedTensorType>(v.getType());
+    memrefTypes.push_back(
+        dynamic && !isIndexArg(name)
+            ? MemRefType::get({kFlatElements}, t.getElementType())
+            : MemRefType::get(t.getShape(), t.getElementType()));
+  }
+  SmallVector<unsigned> dynDims;
+  for (unsigned d = 0; d < r + 2; ++d)
+    if (dynDim[d]) {
+      dynDims.push_back(d);
+      memrefTypes.push_back(IndexType::get(op.getContext()));
+    }
+  auto dimName = [&](unsigned d) -> std::string {
+    return d < r ? "b" + std::to_string(d) : d == r ? "m" : "n";
+  };
+
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(b, loc, hostName,
+                                   b.getFunctionType(memrefTypes, {}));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  KernelBuilder kb{b,
+                   loc,
+                   op,
+                   static_cast<float>(*scale),
+                   op.getMaskValue() ? op.getMaskValue()->convertToFloat()
+                                     : -std::numeric_limits<float>::infinity(),
+                   threads};
+  if (varlen) {
+    kb.varlenSeqs = varlen.getCuSeqlensQ().getType().getDimSize(0) - 1;
+    kb.varlenCausal = varlen.getCausal();
+    kb.varlenBottomRight = varlen.getBottomRight();
+  }
+  if (dynamic) {
+    kb.dynSizes.assign(r + 4, Value());
+    for (auto [i, d] : llvm::enumerate(dynDims))
+      kb.dynSizes[d] = entry->getArgument(args.size() + i);
+  }
+  // Split-KV workspace (kernel arguments after the outputs, allocated by
+  // the launcher): per split the normalized partial O and its lse, and a
+  // counter per query tile that the last block of the tile to finish
+  // sees reach splits - 1 (it merges, then resets it to 0).
+  SmallVector<std::pair<std::string, MemRefType>> workspace;
+  // With dynamic shapes, each tensor's view inside the launch: a
+  // reinterpret_cast of its flat pointer with the runtime sizes and
+  // row-major strides, all made at the start of the launch body when the
+  // kernel first asks for one, in argument order (outlining orders the
+  // kernel parameters by first use: q, k, v, ... as in static kernels).
+  DenseMap<unsigned, Value> views;
+  OpBuilder vb(b.getContext());
+  auto makeView = [&](unsigned i) -> Value {
+    Value flat = entry->getArgument(i);
+    auto t = cast<RankedTensorType>(args[i].second.getType());
+    AffineMap map = mapOf(args[i].first);
+    int64_t rank = t.getRank();
+    SmallVector<OpFoldResult> dims(rank), strides(rank);
+    for (int64_t p = 0; p < rank; ++p) {
+      unsigned d = cast<AffineDimExpr>(map.getResult(p)).getPosition();
+      dims[p] = t.isDynamicDim(p)
+                    ? (kb.dynSizes[d] ? OpFoldResult(kb.dynSizes[d])
+                                      : OpFoldResult(vb.getIndexAttr(sizes[d])))
+                    : OpFoldResult(vb.getIndexAttr(t.getDimSize(p)));
+    }
+    OpFoldResult stride = vb.getIndexAttr(1);
+    for (int64_t p = rank - 1; p >= 0; --p) {
+      strides[p] = stride;
+      std::optional<int64_t> a = getConstantIntValue(stride),
+                             c = getConstantIntValue(dims[p]);
+      if (a && c)
+        stride = vb.getIndexAttr(*a * *c);
+      else
+        stride = arith::MulIOp::create(
+                     vb, loc, getValueOrCreateConstantIndexOp(vb, loc, stride),
+                     getValueOrCreateConstantIndexOp(vb, loc, dims[p]))
+                     .getResult();
+    }
+    SmallVector<int64_t> shape, staticStrides;
+    for (int64_t p = 0; p < rank; ++p) {
+      shape.push_back(getConstantIntValue(dims[p]).value_or(ShapedType::kDynamic));
+      staticStrides.push_back(
+          getConstantIntValue(strides[p]).value_or(ShapedType::kDynamic));
+    }
+    auto type = MemRefType::get(
+        shape, t.getElementType(),
+        StridedLayoutAttr::get(b.getContext(), 0, staticStrides));
+    return memref::ReinterpretCastOp::create(vb, loc, type, flat,
+                                             vb.getIndexAttr(0), dims, strides);
+  };
+  auto viewOf = [&](unsigned i) -> Value {
+    // The host function's one launch (the insertion point may be in a loop
+    // body still being built, not yet linked to it).
+    gpu::LaunchOp launch;
+    for (Operation &o : *entry)
+      if (auto l = dyn_cast<gpu::LaunchOp>(o))
+        launch = l;
+    if (!launch) // before the kernel only types are asked for
+      return entry->getArgument(i);
+    if (views.empty()) {
+      vb.setInsertionPointToStart(&launch.getBody().front());
+      for (auto [j, a] : llvm::enumerate(args))
+        if (!isIndexArg(a.first))
+          views[j] = makeView(j);
+    }
+    return views.lookup(i);
+  };
+  auto memArg = [&](StringRef name) -> Value {
+    for (auto [i, a] : llvm::enumerate(args))
+      if (a.first == name)
+        return dynamic && !isIndexArg(name) ? viewOf(i)
+                                            : entry->getArgument(i);
+    for (auto [i, w] : llvm::enumerate(workspace))
+      if (w.first == name)
+        return entry->getArgument(args.size() + dynDims.size() + i);
+    return Value();
+  };
+  for (const std::string &name : modNames)
+    kb.modMem.push_back(name.empty() ? Value() : memArg(name));
+
   int64_t pageSize = 0, pages = 0;
   if (kPages) {
     auto cache = kPages.getCache().getType();
@@ -685,9 +806,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   if (failed(validateShapes(op, args, sizes, r)))
     return failure();
   kb.sizes.assign(sizes.begin(), sizes.end());
+  // The static part of the batch product (all of it without dynamic sizes).
   int64_t batch = 1;
   for (unsigned i = 0; i < r; ++i)
-    batch *= sizes[i];
+    if (!dynDim[i])
+      batch *= sizes[i];
   bool canWgmma = opts.chip == "sm_90a" && wgmmaEligible(op, mapOf, D, E);
   if (opts.wgmma == 1 && !canWgmma)
     return op.emitError("wgmma=1: the wgmma kernel needs chip=sm_90a, "
@@ -702,7 +825,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // wgmma=1 keeps the Hopper kernel.
   // Only with the default row shape (tile-kv, stages, pipeline may be set).
   bool mmaOk = mmaEligible(op, mapOf, D, E);
-  bool decode = mmaOk && M <= kDecodeRows && !opts.warps && !opts.tileQ &&
+  if (dynamic && !mmaOk)
+    return op.emitError("dynamic shapes run on the tensor-core kernels only, "
+                        "which cannot take this attention: ")
+           << mmaIneligibility(op, mapOf, D, E);
+  bool decode = mmaOk && !dynDim[r] && M <= kDecodeRows && !opts.warps && !opts.tileQ &&
                 opts.wgmma != 1;
   std::string splitWhy = splitIneligibility(op, kb.maskValue);
   if (opts.splits > 1) {
@@ -759,7 +886,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         resolveWgmmaConfig(
             op, opts,
             varlen ? std::max<int64_t>(1, sizes[r + 1] / kb.varlenSeqs)
-                   : sizes[r + 1],
+                   : sizes[r + 1], // kDynamic when dynamic
             D, E, op.getCausal() || kb.varlenCausal,
             static_cast<bool>(memArg("mask")));
     if (failed(resolved))
@@ -778,7 +905,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       if (!op.getKeyMap().isFunctionOfDim(i) &&
           !op.getValueMap().isFunctionOfDim(i))
         groups.push_back(i);
-    if (groups.size() == 1 && sizes[groups[0]] > 1 &&
+    if (groups.size() == 1 && !dynDim[groups[0]] && sizes[groups[0]] > 1 &&
         M * sizes[groups[0]] <= kPackRows) {
       packDim = groups[0];
       group = sizes[packDim];
@@ -801,7 +928,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     int64_t span = sizes[r + 1];
     if (std::optional<int64_t> w = op.getWindow())
       span = std::min(span, *w + cfg.rowsPerBlock());
-    if (opts.splits >= 1)
+    if (dynamic)
+      cfg.setSplits(1, span); // split counts are not runtime values yet
+    else if (opts.splits >= 1)
       cfg.setSplits(opts.splits, span);
     else if (decode && splitWhy.empty() && !varlen)
       cfg.setSplits(decodeSplits(opts.chip, gridQ * launchBatch, span), span);
@@ -818,8 +947,25 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   int64_t sharedBytes = useWgmma ? wcfg.sharedBytes(D, E)
                         : useMma ? cfg.sharedBytes(D, E)
                                  : 0;
-  int64_t gridX = kb.queryBlocks(rowsTotal, rowsPerBlock);
-  if (gridX > std::numeric_limits<int32_t>::max())
+  int64_t gridX = dynDim[r] ? ShapedType::kDynamic
+                            : kb.queryBlocks(rowsTotal, rowsPerBlock);
+  if (dynamic) {
+    // The launch's grid from the runtime sizes, in the host function.
+    if (dynDim[r])
+      kb.dynGridX = arith::CeilDivUIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, kb.dynSizes[r], kb.cIdx(group)),
+          kb.cIdx(rowsPerBlock));
+    Value y = kb.cIdx(launchBatch);
+    bool dynBatch = false;
+    for (unsigned i = 0; i < r; ++i)
+      if (dynDim[i]) {
+        y = arith::MulIOp::create(b, loc, y, kb.dynSizes[i]);
+        dynBatch = true;
+      }
+    if (dynBatch)
+      kb.dynBatch = y;
+  }
+  if (!dynDim[r] && gridX > std::numeric_limits<int32_t>::max())
     return op.emitError("M = ")
            << M << " needs " << gridX
            << " query blocks; CUDA's grid limit in x is 2^31 - 1";
@@ -891,6 +1037,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           << mmaIneligibility(op, mapOf, D, E);
     }
   }
+  if (dynamic) {
+    choice += "; dynamic sizes (";
+    for (auto [i, d] : llvm::enumerate(dynDims))
+      choice += (i ? ", " : "") + dimName(d);
+    choice += ") as kernel parameters";
+  }
   if (useMma && cfg.splits > 1) {
     int64_t eDim = E;
     Type f32 = b.getF32Type();
@@ -926,13 +1078,24 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     Attribute map = isIndexArg(name)
                         ? Attribute(b.getStringAttr(name))
                         : Attribute(AffineMapAttr::get(mapOf(name)));
+    // -1: a dynamic size, given at each launch by the size_* arguments.
+    SmallVector<int64_t> shape = llvm::map_to_vector(
+        t.getShape(),
+        [](int64_t d) { return ShapedType::isDynamic(d) ? int64_t(-1) : d; });
     SmallVector<NamedAttribute> fields = {
         b.getNamedAttr("name", b.getStringAttr(name)),
         b.getNamedAttr("dtype", b.getStringAttr(dtypeName(t.getElementType()))),
-        b.getNamedAttr("shape", b.getDenseI64ArrayAttr(t.getShape())),
+        b.getNamedAttr("shape", b.getDenseI64ArrayAttr(shape)),
         b.getNamedAttr("map", map)};
     argAttrs.push_back(b.getDictionaryAttr(fields));
   }
+  // The runtime sizes (int64 kernel parameters after the tensors).
+  for (unsigned d : dynDims)
+    argAttrs.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("name", b.getStringAttr("size_" + dimName(d))),
+         b.getNamedAttr("dtype", b.getStringAttr("int64")),
+         b.getNamedAttr("shape", b.getDenseI64ArrayAttr({})),
+         b.getNamedAttr("map", b.getStringAttr("size"))}));
   // Workspace: no attention dims ("workspace" for a map); the launcher
   // allocates it once per kernel (locks zeroed).
   for (auto &[name, t] : workspace) {
@@ -949,8 +1112,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   SmallVector<NamedAttribute> info = {
       b.getNamedAttr("kernel", b.getStringAttr(hostName + "_kernel")),
       b.getNamedAttr("args", b.getArrayAttr(argAttrs)),
+      // -1: from the runtime sizes by launch_rules.grid.
       b.getNamedAttr("grid",
-                     b.getDenseI64ArrayAttr({gridX, launchBatch, gridZ})),
+                     b.getDenseI64ArrayAttr(
+                         {dynDim[r] ? int64_t(-1) : gridX,
+                          kb.dynBatch ? int64_t(-1) : launchBatch, gridZ})),
       b.getNamedAttr("block", b.getDenseI64ArrayAttr({blockThreads, 1, 1})),
       b.getNamedAttr("tensor_cores", b.getBoolAttr(useMma || useWgmma)),
       b.getNamedAttr("mma", b.getStringAttr(useWgmma ? "wgmma"

@@ -100,6 +100,19 @@ struct KernelBuilder {
   /// the mask's causal rule.
   int64_t varlenSeqs = 0;
   bool varlenCausal = false, varlenBottomRight = false;
+  /// Dynamic shapes: the runtime size of each attention loop (b..., m, n,
+  /// d, e) that is dynamic (a host function argument the launch captures,
+  /// so a kernel parameter), null where the size is static; empty when
+  /// every size is. `sizes` holds ShapedType::kDynamic there.
+  SmallVector<Value> dynSizes;
+  /// With dynamic sizes: the launch's grid x (query blocks) and y (batch
+  /// entries), computed in the host function.
+  Value dynGridX, dynBatch;
+  bool isDynamic(unsigned d) const {
+    return d < dynSizes.size() && dynSizes[d];
+  }
+  Value gridX(int64_t x) { return dynGridX ? dynGridX : cIdx(x); }
+  Value gridY(int64_t y) { return dynBatch ? dynBatch : cIdx(y); }
   /// Query blocks of `rows` rows: ceil(M / rows), or with varlen the tile
   /// slots of TileKernel::setVarlen, floor(M / rows) + S.
   int64_t queryBlocks(int64_t M, int64_t rows) const {
@@ -309,7 +322,7 @@ struct TileKernel {
   // at keyLimit (an index in [0, N]); null: at N.
   Value keyLimit;
   /// keyLimit, or N.
-  Value keyEnd() { return keyLimit ? keyLimit : idx(N()); }
+  Value keyEnd() { return keyLimit ? keyLimit : Nv(); }
   // Varlen (kb.varlenSeqs): a block runs one query tile of one packed
   // sequence; loops[r] and loops[r + 1] are positions within it. Its
   // q/out/lse rows sit at qBase + m and its K/V rows at kBase + n (clamped
@@ -320,7 +333,9 @@ struct TileKernel {
   /// The causal rule: the op's, or the varlen mask's.
   bool causal;
   /// rowLimit, or the rows the blocks cover.
-  Value rowEnd() { return rowLimit ? rowLimit : idx(rowsTotal()); }
+  Value rowEnd() {
+    return rowLimit ? rowLimit : packDim < 0 ? Mv() : idx(rowsTotal());
+  }
   /// The key position of query `query` for causal and window (signed).
   Value keyPosOf(Value query) {
     return offsetV ? add(query, offsetV) : add(query, queryOffset);
@@ -353,6 +368,19 @@ struct TileKernel {
         queryOffset(kb.op.getQueryOffsetOrZero()),
         causal(kb.op.getCausal() || kb.varlenCausal) {}
   int64_t M() const { return sizes[r]; }
+  /// Loop `d`'s size as a value: a constant, or the runtime size.
+  Value size(unsigned d) {
+    return kb.isDynamic(d) ? kb.dynSizes[d] : idx(sizes[d]);
+  }
+  Value Mv() { return size(r); }
+  /// rowsTotal() as a value.
+  Value rowsTotalV() { return packDim < 0 ? Mv() : idx(rowsTotal()); }
+  Value Nv() { return size(r + 1); }
+  /// min(row, last row) for a block row (a query, or with packing a packed
+  /// row).
+  Value clampRow(Value row) {
+    return packDim < 0 ? clamp(row, Mv()) : clamp(row, rowsTotal());
+  }
   /// Rows the blocks cover: M, or M x the group with packing.
   int64_t rowsTotal() const {
     return packDim < 0 ? M() : M() * sizes[packDim];
@@ -371,6 +399,7 @@ struct TileKernel {
   Value remu(Value x, int64_t k);
   /// min(x, hi - 1)
   Value clamp(Value x, int64_t hi);
+  Value clamp(Value x, Value hi);
 
   /// loops[0..r) from the flattened batch index (grid y). Batch dims the
   /// mask tensor does not index vary fastest: blocks that read the same
@@ -390,7 +419,7 @@ struct TileKernel {
   using DstFn = llvm::function_ref<SmallVector<Value>(Value, Value)>;
   void copyRows(SmallVectorImpl<Value> &tokens, StringRef name, Value tile,
                 int64_t count, int64_t width, unsigned rowDim, Value row0,
-                int64_t limit, unsigned colDim, DstFn dst);
+                Value limit, unsigned colDim, DstFn dst);
 
   /// Keys the block's rows [blockRow, blockRow + rows) can see: [lb, ub).
   std::pair<Value, Value> keyRange(Value blockRow, int64_t rows);

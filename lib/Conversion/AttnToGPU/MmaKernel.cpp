@@ -116,7 +116,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       b, loc, b.getI32IntegerAttr(cfg.sharedBytes(D, E)));
   const int64_t SP = cfg.splits;
   auto launch =
-      gpu::LaunchOp::create(b, loc, kb.cIdx(gridX), kb.cIdx(batch),
+      gpu::LaunchOp::create(b, loc, kb.gridX(gridX), kb.gridY(batch),
                             kb.cIdx(SP), kb.cIdx(T), c1h, c1h, dynBytes);
   func::ReturnOp::create(b, loc);
   b.setInsertionPointToStart(&launch.getBody().front());
@@ -158,7 +158,10 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // first, so that short ones fill the tail of the grid.
   Value blockX = launch.getBlockIds().x;
   if (tk.causal)
-    blockX = arith::SubIOp::create(b, loc, kb.cIdx(gridX - 1), blockX);
+    blockX = arith::SubIOp::create(
+        b, loc,
+        kb.dynGridX ? tk.add(launch.getGridSize().x, -1) : kb.cIdx(gridX - 1),
+        blockX);
   // Varlen: the block's query tile within its sequence (tables read here).
   Value blockRow = tk.firstRow(blockX, BM);
   Value warpRow = tk.mul(warp, 16 * R); // within the block
@@ -246,7 +249,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   auto copyRows = [&](SmallVectorImpl<Value> &tokens, StringRef name,
                       Value tile, ValueRange prefix, int64_t count,
-                      int64_t width, unsigned rowDim, Value row0, int64_t limit,
+                      int64_t width, unsigned rowDim, Value row0, Value limit,
                       unsigned colDim) {
     tk.copyRows(tokens, name, tile, count, width, rowDim, row0, limit, colDim,
                 [&](Value rowLocal, Value) {
@@ -262,7 +265,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // below, or every key tile when registers are short (q-shared).
   {
     SmallVector<Value> tokens;
-    copyRows(tokens, "q", qTile, {}, BM, D, r, blockRow, tk.rowsTotal(),
+    copyRows(tokens, "q", qTile, {}, BM, D, r, blockRow, tk.rowsTotalV(),
              r + 2);
     nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   }
@@ -340,8 +343,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // `buf` as one cp.async group; rows past N are clamped (never used).
   auto issue = [&](Value n0, Value buf) -> Value {
     SmallVector<Value> tokens;
-    copyRows(tokens, "k", kTile, buf, BN, D, r + 1, n0, N, r + 2);
-    copyRows(tokens, "v", vTile, buf, BN, E, r + 1, n0, N, r + 3);
+    copyRows(tokens, "k", kTile, buf, BN, D, r + 1, n0, tk.Nv(), r + 2);
+    copyRows(tokens, "v", vTile, buf, BN, E, r + 1, n0, tk.Nv(), r + 3);
     return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   };
   Value lastGroup;

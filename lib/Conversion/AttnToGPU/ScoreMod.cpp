@@ -226,7 +226,9 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
   DenseMap<Value, Split> split;
   DenseMap<Value, std::pair<Value, float>> fsplit; // f32 value + constant
   unsigned mDim = r;
-  bool small = sizes.size() == r + 4 && sizes[mDim] < (int64_t(1) << 20) &&
+  // Static and small m, n (a dynamic size is not known to be small).
+  bool small = sizes.size() == r + 4 && sizes[mDim] >= 0 &&
+               sizes[mDim + 1] >= 0 && sizes[mDim] < (int64_t(1) << 20) &&
                sizes[mDim + 1] < (int64_t(1) << 20);
   if (nBase && nOffset && small)
     split[block->getArgument(r + 2)] = {nBase, nOffset, 1};

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
@@ -39,6 +40,12 @@ Value TileKernel::remu(Value x, int64_t k) {
 Value TileKernel::clamp(Value x, int64_t hi) {
   return arith::MinUIOp::create(kb.b, kb.loc, x, idx(hi - 1));
 }
+Value TileKernel::clamp(Value x, Value hi) {
+  // A constant bound folds here, so that static kernels stay as they were.
+  if (std::optional<int64_t> c = getConstantIntValue(hi))
+    return clamp(x, *c);
+  return arith::MinUIOp::create(kb.b, kb.loc, x, add(hi, -1));
+}
 
 void TileKernel::setRow(Value rho) {
   if (packDim < 0) {
@@ -64,6 +71,11 @@ void TileKernel::setBatch(Value flat) {
       if (shared(i) == first && i != packDim)
         fastestFirst.push_back(i);
   for (unsigned i : fastestFirst) {
+    if (kb.isDynamic(i)) {
+      loops[i] = arith::RemUIOp::create(kb.b, kb.loc, flat, size(i));
+      flat = arith::DivUIOp::create(kb.b, kb.loc, flat, size(i));
+      continue;
+    }
     loops[i] = remu(flat, sizes[i]);
     flat = divu(flat, sizes[i]);
   }
@@ -80,6 +92,9 @@ void TileKernel::prefetchMask(Value n0, Value blockRow, int64_t rows,
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   auto type = cast<MemRefType>(mask.getType());
+  // A mask of dynamic shape: its strides are runtime values; no prefetch.
+  if (!type.hasStaticShape())
+    return;
   int64_t eltBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
   int64_t perLine = 128 / eltBytes;
   int64_t lines = (tile + perLine - 1) / perLine, total = rows * lines;
@@ -94,8 +109,8 @@ void TileKernel::prefetchMask(Value n0, Value blockRow, int64_t rows,
     Value i = add(tid, it * threads);
     if ((it + 1) * threads > total)
       i = clamp(i, total);
-    loops[r] = clamp(add(blockRow, divu(i, lines)), M());
-    loops[r + 1] = clamp(add(n0, mul(remu(i, lines), perLine)), N());
+    loops[r] = clamp(add(blockRow, divu(i, lines)), Mv());
+    loops[r + 1] = clamp(add(n0, mul(remu(i, lines), perLine)), Nv());
     Value offset = idx(0);
     for (auto [k, v] : llvm::enumerate(indices("mask")))
       offset = add(offset, mul(v, strides[k] * eltBytes));
@@ -215,7 +230,7 @@ Value TileKernel::setVarlen(Value blockX, int64_t rows) {
 
 void TileKernel::copyRows(SmallVectorImpl<Value> &tokens, StringRef name,
                           Value tile, int64_t count, int64_t width,
-                          unsigned rowDim, Value row0, int64_t limit,
+                          unsigned rowDim, Value row0, Value limit,
                           unsigned colDim, DstFn dst) {
   OpBuilder &b = kb.b;
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
@@ -343,11 +358,12 @@ SmallVector<Value> TileKernel::loadMaskPairs(
   bool pairs = !elt.isInteger(1) && map.getNumResults() > 0 &&
                cast<AffineDimExpr>(map.getResults().back()).getPosition() ==
                    r + 1 &&
-               N() % 2 == 0 && (!window || *window % 2 == 1);
+               !kb.isDynamic(r + 1) && N() % 2 == 0 &&
+               (!window || *window % 2 == 1);
   for (auto [row, col] : rowCol) {
     // Rows past M (the last block) and keys past N (a boundary tile) read
     // an element in range; their scores are not used or are -inf.
-    loops[r] = clamp(row, M());
+    loops[r] = clamp(row, Mv());
     if (pairs) {
       loops[r + 1] = boundary ? clamp(col, N() - 1) : col;
       Value v = vector::LoadOp::create(b, loc, VectorType::get({2}, elt), mask,
@@ -360,7 +376,7 @@ SmallVector<Value> TileKernel::loadMaskPairs(
     }
     for (int64_t j = 0; j < 2; ++j) {
       Value c = add(col, j);
-      loops[r + 1] = boundary ? clamp(c, N()) : c;
+      loops[r + 1] = boundary ? clamp(c, Nv()) : c;
       out.push_back(memref::LoadOp::create(b, loc, mask, indices("mask")));
     }
   }
@@ -381,8 +397,8 @@ Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
   if (Value mask = memArg("mask")) {
     Value mv = maskElt;
     if (!mv) {
-      setRow(clamp(row, rowsTotal()));
-      loops[r + 1] = boundary ? clamp(col, N()) : col;
+      setRow(clampRow(row));
+      loops[r + 1] = boundary ? clamp(col, Nv()) : col;
       mv = memref::LoadOp::create(b, loc, mask, indices("mask"));
     }
     x = mv.getType().isInteger(1)
@@ -417,7 +433,7 @@ std::pair<Value, Value> TileKernel::initialState(Value row) {
   Value sink = memArg("sink");
   if (!sink)
     return {ninf, zero};
-  setRow(clamp(row, rowsTotal()));
+  setRow(clampRow(row));
   Value m = kb.ext(memref::LoadOp::create(b, loc, sink, indices("sink")));
   Value none = arith::OrIOp::create(
       b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, ninf),
@@ -439,8 +455,8 @@ void TileKernel::foldHiddenKeys(Value lb, Value ub, int64_t tile,
   Value span = arith::SelectOp::create(
       b, loc, ahead, arith::SubIOp::create(b, loc, ub, lb), idx(0));
   Value end = arith::MinUIOp::create(
-      b, loc, idx(N()), add(lb, mul(divu(add(span, tile - 1), tile), tile)));
-  Value count = add(lb, arith::SubIOp::create(b, loc, idx(N()), end));
+      b, loc, Nv(), add(lb, mul(divu(add(span, tile - 1), tile), tile)));
+  Value count = add(lb, arith::SubIOp::create(b, loc, Nv(), end));
   Value countF = arith::UIToFPOp::create(
       b, loc, f32, arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
   Value fill = kb.cF32(kb.maskValue);
@@ -498,7 +514,7 @@ void TileKernel::foldHiddenKeys(Value lb, Value ub, int64_t tile,
       return SmallVector<Value>(loop.getResults());
     };
     SmallVector<Value> sums = sumOver(idx(0), lb, SmallVector<Value>(cols, zero));
-    sums = sumOver(end, idx(N()), sums);
+    sums = sumOver(end, Nv(), sums);
     scf::YieldOp::create(b, loc, sums);
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
     scf::YieldOp::create(b, loc, SmallVector<Value>(cols, zero));

@@ -58,7 +58,8 @@ std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
 
 int64_t gpu_kernel::wgmmaMaskRowBytes(AttentionOp op, int64_t N,
                                       int64_t keyTile) {
-  if (!op.getMask() || op.getWindow())
+  // A dynamic N: the rows' alignment is not known.
+  if (!op.getMask() || op.getWindow() || ShapedType::isDynamic(N))
     return 0;
   Type elt = op.getMask().getType().getElementType();
   if (!isa<FloatType>(elt))
@@ -267,7 +268,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value c1 = tk.idx(1);
   Value dynBytes = arith::ConstantOp::create(
       b, loc, b.getI32IntegerAttr(cfg.sharedBytes(D, E)));
-  auto launch = gpu::LaunchOp::create(b, loc, tk.idx(gridX), tk.idx(batch), c1,
+  auto launch = gpu::LaunchOp::create(b, loc, kb.gridX(gridX), kb.gridY(batch), c1,
                                       tk.idx(T), c1, c1, dynBytes);
   func::ReturnOp::create(b, loc);
   b.setInsertionPointToStart(&launch.getBody().front());
@@ -315,7 +316,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
 
   Value blockX = launch.getBlockIds().x;
   if (tk.causal)
-    blockX = arith::SubIOp::create(b, loc, tk.idx(gridX - 1), blockX);
+    blockX = arith::SubIOp::create(
+        b, loc,
+        kb.dynGridX ? tk.add(launch.getGridSize().x, -1) : tk.idx(gridX - 1),
+        blockX);
   // Varlen: the block's query tile within its sequence (tables read here).
   Value blockRow = tk.firstRow(blockX, BM);
   // Within the block: the thread's rows g and g + 8 of its warp's 16.
@@ -334,7 +338,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   auto copyRows = [&](SmallVectorImpl<Value> &tokens, StringRef name,
                       Value tile, ValueRange prefix, int64_t count,
-                      int64_t width, unsigned rowDim, Value row0, int64_t limit,
+                      int64_t width, unsigned rowDim, Value row0, Value limit,
                       unsigned colDim) {
     tk.copyRows(tokens, name, tile, count, width, rowDim, row0, limit, colDim,
                 [&](Value rowLocal, Value chunk) {
@@ -347,7 +351,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   };
   auto copyQ = [&]() {
     SmallVector<Value> tokens;
-    copyRows(tokens, "q", qTile, {}, BM, D, r, blockRow, M, r + 2);
+    copyRows(tokens, "q", qTile, {}, BM, D, r, blockRow, tk.Mv(), r + 2);
     nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   };
   const bool ws = cfg.warpSpecialized;
@@ -392,8 +396,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
 
   auto issue = [&](Value n0, Value buf) -> Value {
     SmallVector<Value> tokens;
-    copyRows(tokens, "k", kTile, buf, BN, D, r + 1, n0, N, r + 2);
-    copyRows(tokens, "v", vTile, buf, BN, E, r + 1, n0, N, r + 3);
+    copyRows(tokens, "k", kTile, buf, BN, D, r + 1, n0, tk.Nv(), r + 2);
+    copyRows(tokens, "v", vTile, buf, BN, E, r + 1, n0, tk.Nv(), r + 3);
     return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   };
   // This thread's copies older than the `pending` youngest groups are in
@@ -514,7 +518,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         i = tk.clamp(i, total);
       Value rowLocal = tk.add(tk.mul(wg, 64), tk.divu(i, chunks));
       Value col = tk.mul(tk.remu(i, chunks), ce);
-      tk.loops[r] = tk.clamp(tk.add(blockRow, rowLocal), M);
+      tk.loops[r] = tk.clamp(tk.add(blockRow, rowLocal), tk.Mv());
       tk.loops[r + 1] =
           arith::MinUIOp::create(b, loc, tk.add(n0, col), tk.idx(N - ce));
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(

@@ -1,0 +1,104 @@
+// Dynamic shapes: batch dims, m and n may be dynamic; each tensor becomes a
+// flat pointer viewed in the kernel with its runtime sizes and strides, the
+// dynamic sizes are int64 kernel parameters (size_<dim>, after the
+// tensors in the manifest), and grid x / y are -1 (the launcher computes
+// them by launch_rules.grid). Head dims stay static; what the tensor-core
+// kernels cannot take dynamically is refused with a reason.
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" -verify-diagnostics | FileCheck %s
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_80" -verify-diagnostics | FileCheck %s --check-prefix=SM80
+
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: name = "q", shape = array<i64: -1, 16, -1, 128>
+// CHECK-SAME: name = "k", shape = array<i64: -1, 16, -1, 128>
+// CHECK-SAME: name = "out", shape = array<i64: -1, 16, -1, 128>
+// CHECK-SAME: {dtype = "int64", map = "size", name = "size_b0", shape = array<i64>}
+// CHECK-SAME: {dtype = "int64", map = "size", name = "size_m", shape = array<i64>}
+// CHECK-SAME: {dtype = "int64", map = "size", name = "size_n", shape = array<i64>}
+// CHECK-SAME: grid = array<i64: -1, -1, 1>
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a)
+// CHECK-SAME: dynamic sizes (b0, m, n) as kernel parameters
+// CHECK: func.func @attn_fwd(%[[Q:.*]]: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xf16>, %[[B:.*]]: index, %[[M:.*]]: index, %[[N:.*]]: index)
+// The grid: ceil(m / 128) query blocks, 16 * b batch entries.
+// CHECK: %[[GX:.*]] = arith.ceildivui %{{.*}}, %c128
+// CHECK: %[[GY:.*]] = arith.muli %c16, %[[B]]
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[GX]], {{.*}} = %[[GY]],
+// CHECK: memref.reinterpret_cast %[[Q]] to offset: [0], sizes: [%[[B]], 16, %[[M]], 128], strides: [%{{.*}}, %{{.*}}, 128, 1] : memref<1099511627776xf16> to memref<?x16x?x128xf16, strided<[?, ?, 128, 1]>>
+// CHECK-COUNT-3: memref.reinterpret_cast
+
+// SM80-LABEL: attn.bundle = {
+// SM80-SAME: grid = array<i64: -1, -1, 1>
+// SM80-SAME: kernel_choice = "mma.sync m16n8k16
+// SM80-SAME: dynamic sizes (b0, m, n)
+func.func @bhnd(%q: tensor<?x16x?x128xf16>, %k: tensor<?x16x?x128xf16>, %v: tensor<?x16x?x128xf16>, %o: tensor<?x16x?x128xf16>) -> tensor<?x16x?x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<?x16x?x128xf16>, tensor<?x16x?x128xf16>, tensor<?x16x?x128xf16>) scale(%s)
+      outs(%o : tensor<?x16x?x128xf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<?x16x?x128xf16>
+  return %r : tensor<?x16x?x128xf16>
+}
+
+// -----
+
+// Causal over a dynamic m and n with a bias [m, n] of the same dynamic
+// sizes: the bias is read from global memory through its view (no
+// shared-memory staging: a dynamic row length has no known alignment);
+// causal blocks run longest first from the runtime grid size.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: name = "mask", shape = array<i64: -1, -1>
+// CHECK-SAME: name = "size_m"
+// CHECK-SAME: name = "size_n"
+// CHECK-SAME: grid = array<i64: -1, 8, 1>
+// CHECK-NOT: mask tiles staged
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a)
+// CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%[[GX:.*]] = %{{.*}}, %{{.*}} = %c8
+// CHECK: memref.reinterpret_cast {{.*}} : memref<1099511627776xf16> to memref<?x?xf16, strided<[?, 1]>>
+// CHECK: %[[LAST:.*]] = arith.addi %[[GX]], %c-1
+// CHECK: arith.subi %[[LAST]], %[[BX]]
+// SM80-LABEL: attn.bundle = {
+// SM80-SAME: grid = array<i64: -1, 8, 1>
+func.func @causal_bias(%q: tensor<8x?x64xf16>, %k: tensor<8x?x64xf16>, %v: tensor<8x?x64xf16>, %bias: tensor<?x?xf16>, %o: tensor<8x?x64xf16>) -> tensor<8x?x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<8x?x64xf16>, tensor<8x?x64xf16>, tensor<8x?x64xf16>) scale(%s)
+      mask(%bias : tensor<?x?xf16>)
+      outs(%o : tensor<8x?x64xf16>) causal indexing_maps = [
+        affine_map<(h, m, n, d, e) -> (h, m, d)>, affine_map<(h, m, n, d, e) -> (h, n, d)>,
+        affine_map<(h, m, n, d, e) -> (h, n, e)>, affine_map<(h, m, n, d, e) -> (h, m, e)>,
+        affine_map<(h, m, n, d, e) -> (m, n)>] -> tensor<8x?x64xf16>
+  return %r : tensor<8x?x64xf16>
+}
+
+// -----
+
+// Decode with a dynamic batch and key count (M = 1 is static): the
+// mma.sync decode kernel with 16-row warps; split-KV is not chosen (its
+// split count would have to be a runtime value).
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: name = "size_b0"
+// CHECK-SAME: name = "size_n"
+// CHECK-SAME: grid = array<i64: 1, -1, 1>
+// CHECK-SAME: kernel_choice = "mma.sync m16n8k16, 1 warps x 1 x 16 query rows
+// CHECK-SAME: no split-KV
+// SM80-LABEL: attn.bundle = {
+func.func @decode(%q: tensor<?x32x1x128xf16>, %k: tensor<?x32x?x128xf16>, %v: tensor<?x32x?x128xf16>, %o: tensor<?x32x1x128xf16>) -> tensor<?x32x1x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<?x32x1x128xf16>, tensor<?x32x?x128xf16>, tensor<?x32x?x128xf16>) scale(%s)
+      outs(%o : tensor<?x32x1x128xf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<?x32x1x128xf16>
+  return %r : tensor<?x32x1x128xf16>
+}
+
+// -----
+
+// f32 runs on the SIMT kernel, which takes static shapes only.
+func.func @f32(%q: tensor<?x64xf32>, %k: tensor<?x64xf32>, %v: tensor<?x64xf32>, %o: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %s = arith.constant 0.125 : f32
+  // expected-error @below {{dynamic shapes run on the tensor-core kernels only, which cannot take this attention: q is f32 (tensor cores take f16 or bf16)}}
+  %r = attn.attention ins(%q, %k, %v : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>)
+      scale(%s) outs(%o : tensor<?x64xf32>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>]
+      -> tensor<?x64xf32>
+  return %r : tensor<?x64xf32>
+}
