@@ -9,7 +9,8 @@ Configs follow bench_attention.py: fp16/bf16, D in {64, 128}, N in {512 ..
 16384} with 16k tokens per batch (B = 16384 // N) and model dim 2048
 (H = 2048 // D), causal and not, plus one head at N = 131072. Layout
 [B, H, N, D]. Bundle directory names: {dtype}_d{D}_n{N}_b{B}_h{H}_{causal|full}.
---flags go to attn-bundle (launch-shape options). --tune writes the
+--dynamic writes OUT/dyn_* (B, M, N dynamic) and the static OUT/st_* at
+DYNAMIC_NS for bench/bench_dynamic.py. --flags go to attn-bundle (launch-shape options). --tune writes the
 launch-shape sweep of bench/tune.py instead: OUT/VARIANT/CONFIG for each
 variant in TUNE_VARIANTS and N in {1024, 8192}. --forms writes the forms
 table's bundles (FORMS below, at D = 128; plain and causal also at D in
@@ -70,7 +71,9 @@ def tune_configs(ns=(1024, 8192)):
 
 
 def program(dtype: str, d: int, n: int, b: int, h: int, causal: bool) -> str:
-    t = f"tensor<{b}x{h}x{n}x{d}x{MLIR_DT[dtype]}>"
+    """[B, H, N, D] attention; b = n = -1: B, M and N dynamic ("?")."""
+    sz = lambda x: "?" if x < 0 else str(x)  # noqa: E731
+    t = f"tensor<{sz(b)}x{h}x{sz(n)}x{d}x{MLIR_DT[dtype]}>"
     m = "affine_map<(b, h, m, n, d, e) -> "
     maps = ", ".join(m + x + ">" for x in
                      ("(b, h, m, d)", "(b, h, n, d)", "(b, h, n, e)", "(b, h, m, e)"))
@@ -81,6 +84,20 @@ def program(dtype: str, d: int, n: int, b: int, h: int, causal: bool) -> str:
   return %r : {t}
 }}
 """
+
+
+# Dynamic against static bundles (bench/bench_dynamic.py): one dynamic
+# bundle per (dtype, D, causal) with B, M and N as kernel parameters, and
+# the static bundles of the same program at these lengths (16k tokens per
+# batch, model dim 2048; 3000 is not a multiple of any tile).
+DYNAMIC_NS = (1024, 3000, 4096, 16384)
+
+
+def dynamic_configs():
+    for dtype in ("float16",):
+        for d in (64, 128):
+            for causal in (False, True):
+                yield dtype, d, 2048 // d, causal
 
 
 # The "forms" table (bench/bench_forms.py): score modifications as
@@ -335,11 +352,24 @@ def main() -> int:
                          "two shapes, OUT/VARIANT/NAME")
     ap.add_argument("--varlen", action="store_true",
                     help="the varlen table's bundles (bench/bench_varlen.py)")
+    ap.add_argument("--dynamic", action="store_true",
+                    help="dynamic and static bundles (bench/bench_dynamic.py): "
+                         "OUT/dyn_{dtype}_d{D}_h{H}_{causal|full} and "
+                         "OUT/st_{dtype}_d{D}_n{N}_b{B}_h{H}_{causal|full}")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     out = Path(a.out)
     jobs = []  # (bundle dir, program, flags)
-    if a.varlen:
+    if a.dynamic:
+        for dtype, d, h, causal in dynamic_configs():
+            tag = "causal" if causal else "full"
+            jobs.append((out / f"dyn_{dtype}_d{d}_h{h}_{tag}",
+                         program(dtype, d, -1, -1, h, causal), a.flags.split()))
+            for n in DYNAMIC_NS:
+                b = 16384 // n
+                jobs.append((out / f"st_{dtype}_d{d}_n{n}_b{b}_h{h}_{tag}",
+                             program(dtype, d, n, b, h, causal), a.flags.split()))
+    elif a.varlen:
         for dtype, d, seqs, causal in varlen_configs():
             tag = f"{dtype}_d{d}_s{seqs}_{'causal' if causal else 'full'}"
             for dense in (False, True):

@@ -181,6 +181,9 @@ class AttentionSpec:
     # query sees only its sequence's keys (causal: top-left or bottom-right
     # aligned within the sequence). None: not varlen.
     varlen: Optional[Tuple[int, bool, bool]] = None
+    # GQA packing (attention.pack_dim): the batch dim whose members share a
+    # block's rows; None: none.
+    pack_dim: Optional[int] = None
 
 
 # attention.score_mod: the op's score modification region as a straight-line
@@ -1237,9 +1240,9 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                               f"{sorted(given - marked)}, which no tensor has "
                               "as a dynamic axis")
         if (paged is not None or kv_lens_dim is not None or varlen is not None
-                or splits > 1 or att.get("pack_dim") is not None):
+                or splits > 1):
             raise BundleError(f"{where}: dynamic sizes cannot come with paged "
-                              "K/V, kv_lens, varlen, split-KV or GQA packing")
+                              "K/V, kv_lens, varlen or split-KV")
     sizes = m.sizes()  # raises on inconsistent shapes
     if kv_lens_dim is not None and \
             m.arg("kv_lens").shape[0] != sizes[f"b{kv_lens_dim}"]:
@@ -1266,6 +1269,10 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
             raise BundleError(f"{where}: attention.pack_dim b{pack} is indexed "
                               "by k or v: not a query-head group")
         group = sizes[f"b{pack}"]
+        if group == -1:
+            raise BundleError(f"{where}: attention.pack_dim b{pack} is dynamic")
+        from dataclasses import replace
+        m = replace(m, attention=replace(m.attention, pack_dim=pack))
     rows = sizes["m"] * group
     if varlen is not None and (group > 1 or splits > 1):
         raise BundleError(f"{where}: attention.varlen cannot come with GQA "
@@ -1663,8 +1670,10 @@ def specialize(man: Manifest, dims: Mapping[str, int]) -> Manifest:
         args.append(ArgSpec(a.name, a.dtype, shape, a.dims))
     sizes = _sizes(args, man.batch_names, where)
     tq = man.attention.tile_q if man.attention.tile_q is not None else man.block[0]
-    grid = (-(-sizes["m"] // tq) if man.grid[0] == -1 else man.grid[0],
-            math.prod(sizes[b] for b in man.batch_names) if man.grid[1] == -1
+    pack = man.attention.pack_dim
+    group = sizes[f"b{pack}"] if pack is not None else 1
+    grid = (-(-sizes["m"] * group // tq) if man.grid[0] == -1 else man.grid[0],
+            math.prod(sizes[b] for b in man.batch_names) // group if man.grid[1] == -1
             else man.grid[1], man.grid[2])
     _within(grid, GRID_MAX, "grid", f"{where} at {dict(dims)}")
     from dataclasses import replace

@@ -78,7 +78,9 @@ class Case:
 
 
 def tensor(shape_dims: Sequence[str], dims: Dict[str, int], dt: str) -> str:
-    return "tensor<" + "".join(f"{dims[x]}x" for x in shape_dims) + MLIR_DT[dt] + ">"
+    # A size of -1: a dynamic dim ("?"), given at launch.
+    return ("tensor<" + "".join(("?" if dims[x] < 0 else str(dims[x])) + "x"
+                                for x in shape_dims) + MLIR_DT[dt] + ">")
 
 
 def gather_text(x: str, dims: List[str], sizes: Dict[str, int], psize: int,
@@ -778,6 +780,34 @@ TC_FEATURES: Dict[str, Case] = {
     "lse_causal_small_fill": Case("float16", **bhsd(1, 2, 256, 256, 64), causal=True,
                                   mask_value=-2.0, lse=True),
 }
+# Dynamic shapes (-1: "?"): one bundle per case, checked by run_gpu_checks.py
+# at several sizes (ragged, one row and key, many tiles) against the
+# reference.
+CASES.update({
+    "dyn_f16_bhsd_d128": Case("float16", **bhsd(-1, 4, -1, -1, 128)),
+    "dyn_bf16_bshd_causal_d64": Case("bfloat16", dims={"b": -1, "h": 3, "m": -1, "n": -1,
+                                                       "d": 64, "e": 64},
+                                     q=["b", "m", "h", "d"], k=["b", "n", "h", "d"],
+                                     v=["b", "n", "h", "e"], out=["b", "m", "h", "e"],
+                                     causal=True),
+    "dyn_f16_bias_sink_lse": Case("float16", **bhsd(2, 4, -1, -1, 64), mask=["m", "n"],
+                                  mask_dtype="float16", sink=["h"], lse=True),
+    "dyn_f16_boolmask_window": Case("float16", **b_only(-1, -1, -1, 64), mask=["b", "m", "n"],
+                                    causal=True, window=100),
+    "dyn_bf16_softcap_alibi": Case("bfloat16", **bhsd(-1, 4, -1, -1, 128), causal=True,
+                                   score_mod=score_mod_region(2, alibi(4), softcap(30.0))),
+    "dyn_f16_mma_gqa_causal": Case("float16", dims={"b": -1, "h": 2, "g": 4, "m": -1, "n": -1,
+                                                    "d": 128, "e": 128}, **_gqa, causal=True,
+                                   flags=["--wgmma=0"]),
+    "dyn_f16_mma_pipe_d64": Case("float16", **bhsd(-1, 2, -1, -1, 64), flags=["--wgmma=0",
+                                                                             "--pipeline=1"]),
+    "dyn_f16_wg_pipe_d64": Case("float16", **bhsd(-1, 2, -1, -1, 64),
+                                flags=["--wgmma=1", "--pipeline=1"]),
+    "dyn_bf16_ws_d128_causal": Case("bfloat16", **bhsd(-1, 2, -1, -1, 128), causal=True,
+                                    flags=["--warp-specialize=1"]),
+    "dyn_f16_decode_gqa_m1": Case("float16", dims={"b": -1, "h": 4, "g": 8, "m": 1, "n": -1,
+                                                   "d": 128, "e": 128}, **_gqa),
+})
 TC_VARIANTS: Dict[str, List[str]] = {
     "wg": ["--wgmma=1"],
     "wg_pipe": ["--wgmma=1", "--pipeline=1"],

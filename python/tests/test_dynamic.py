@@ -1,0 +1,167 @@
+"""Dynamic-shape bundles: the manifest form (-1 axes, size_* int64 args,
+grid -1), the loader's checks and specialization, and real bundles from
+attn-bundle (no GPU: the launch itself runs in run_gpu_checks.py)."""
+import copy
+import json
+
+import numpy as np
+import pytest
+
+import attn_opt
+from attn_opt import bundle
+from attn_opt.bundle import BundleError
+from test_bundle import ptx_for, seal, try_seal
+from tools import needs_attn_bundle
+
+
+def dyn_manifest(**over):
+    """[B=?, H=4, ?, 64] f16, m and n dynamic, a bias [m, n]: as
+    convert-attn-to-gpu writes it (size args in kernel parameter order)."""
+    m = {
+        "format": "attn-opt-bundle/2", "kernel": "attn_fwd_kernel",
+        "chip": "sm_90a", "ptx": "kernel.ptx", "cubin": "kernel.cubin",
+        "args": [
+            {"name": "size_b0", "dtype": "int64", "shape": [], "map": "size"},
+            {"name": "q", "dtype": "float16", "shape": [-1, 4, -1, 64]},
+            {"name": "size_m", "dtype": "int64", "shape": [], "map": "size"},
+            {"name": "k", "dtype": "float16", "shape": [-1, 4, -1, 64]},
+            {"name": "size_n", "dtype": "int64", "shape": [], "map": "size"},
+            {"name": "v", "dtype": "float16", "shape": [-1, 4, -1, 64]},
+            {"name": "mask", "dtype": "float16", "shape": [-1, -1],
+             "map": "(d0, d1, d2, d3, d4, d5) -> (d2, d3)"},
+            {"name": "out", "dtype": "float16", "shape": [-1, 4, -1, 64]},
+        ],
+        "grid": [-1, -1, 1], "block": [256, 1, 1], "shared_bytes": 0,
+        "attention": {"scale": 0.125, "causal": True, "window": None,
+                      "mask_value": "-inf", "batch_dims": 2, "tile_q": 128},
+    }
+    m.update(over)
+    return try_seal(m)
+
+
+def test_parse_dynamic():
+    m = bundle.parse_manifest(dyn_manifest())
+    assert m.dynamic_dims == ("b0", "m", "n")
+    assert m.inputs == ("q", "k", "v", "mask")
+    assert m.grid == (-1, -1, 1)
+    assert m.sizes() == {"b0": -1, "b1": 4, "m": -1, "n": -1, "d": 64, "e": 64}
+
+
+def test_specialize():
+    m = bundle.parse_manifest(dyn_manifest())
+    at = bundle.specialize(m, {"b0": 3, "m": 1000, "n": 77})
+    assert at.arg("q").shape == (3, 4, 1000, 64)
+    assert at.arg("k").shape == (3, 4, 77, 64)
+    assert at.arg("mask").shape == (1000, 77)
+    assert at.grid == (8, 12, 1)  # ceil(1000 / 128), 3 * 4
+    assert at.dynamic_dims == m.dynamic_dims
+    with pytest.raises(BundleError, match="no size for the dynamic dims"):
+        bundle.specialize(m, {"b0": 3, "m": 10})
+    with pytest.raises(BundleError, match="must be a positive integer"):
+        bundle.specialize(m, {"b0": 3, "m": 0, "n": 5})
+    with pytest.raises(BundleError, match="not dynamic dims"):
+        bundle.specialize(m, {"b0": 3, "m": 1, "n": 5, "b1": 4})
+    with pytest.raises(BundleError, match="above CUDA's limit"):
+        bundle.specialize(m, {"b0": 20000, "m": 1, "n": 5})  # grid y 80000
+    static = bundle.parse_manifest(seal(json.loads(json.dumps(_static()))))
+    assert bundle.specialize(static, {}) is static
+
+
+def _static():
+    m = dyn_manifest()
+    m["args"] = [a for a in m["args"] if a["map" if "map" in a else "name"] != "size"]
+    for a in m["args"]:
+        a["shape"] = [{-1: 5}.get(x, x) for x in a["shape"]]
+    m["grid"] = [1, 20, 1]
+    return m
+
+
+def test_dynamic_sizes_from_tensors():
+    m = bundle.parse_manifest(dyn_manifest())
+    q = np.zeros((2, 4, 100, 64), np.float16)
+    k = np.zeros((2, 4, 30, 64), np.float16)
+    mask = np.zeros((100, 30), np.float16)
+    got = bundle.dynamic_sizes(m, {"q": q, "k": k, "v": k, "mask": mask})
+    assert got == {"b0": 2, "m": 100, "n": 30}
+    at = bundle.specialize(m, got)
+    bundle.check_args(at, {"q": q, "k": k, "v": k, "mask": mask})
+    with pytest.raises(BundleError, match="'mask' has n = 30, other arguments n = 31"):
+        bundle.dynamic_sizes(m, {"q": q, "mask": mask,
+                                 "k": np.zeros((2, 4, 31, 64), np.float16)})
+    # A static axis still has to match.
+    with pytest.raises(BundleError, match="must have shape"):
+        bundle.check_args(at, {"q": np.zeros((2, 5, 100, 64), np.float16)})
+
+
+def _edit(fn):
+    m = copy.deepcopy(dyn_manifest())
+    fn(m)
+    return try_seal(m)
+
+
+@pytest.mark.parametrize("edit, message", [
+    # -1 on a head dim: no size argument can give it.
+    (lambda m: m["args"][1].update(shape=[-1, 4, -1, -1]), r"size -1 along \['d'\]"),
+    # A size argument no tensor uses.
+    (lambda m: m["args"].append({"name": "size_b1", "dtype": "int64", "shape": [],
+                                 "map": "size"}), r"size arguments for \['b1'\]"),
+    (lambda m: m["args"][0].update(dtype="int32"), "must be an int64 scalar"),
+    (lambda m: m["args"][0].update(name="size_z"), "unknown argument name"),
+    (lambda m: m["args"][0].update(name="size_b7"), "names no batch dim"),
+    # Static where the sizes are dynamic, and -1 where they are static.
+    (lambda m: m.update(grid=[3, -1, 1]), "grid"),
+    (lambda m: m.update(grid=[-1, -1, -1]), "must be >= 1"),
+    (lambda m: m["attention"].update(splits=2), "split-KV"),
+    # A static size on one tensor where another has it dynamic.
+    (lambda m: m["args"][3].update(shape=[-1, 4, 77, 64]), "has n=-1 but other arguments have n=77"),
+])
+def test_bad_dynamic_manifests(edit, message):
+    with pytest.raises(BundleError, match=message):
+        bundle.parse_manifest(_edit(edit))
+
+
+def test_static_manifest_rejects_minus_one():
+    m = _static()
+    m["args"][0]["shape"][2] = -1
+    with pytest.raises(BundleError, match="must be >= 1"):
+        bundle.parse_manifest(seal(m))
+
+
+def test_open_dynamic_bundle_checks_params(tmp_path):
+    """Size parameters are 64-bit too: one .u64 per manifest arg."""
+    d = tmp_path / "b"
+    d.mkdir()
+    m = dyn_manifest()
+    (d / "kernel.ptx").write_text(ptx_for(m["kernel"], len(m["args"])))
+    (d / "kernel.cubin").write_bytes(b"\x7fELF fake")
+    (d / "manifest.json").write_text(json.dumps(seal(m)))
+    b = bundle.open_bundle(d)
+    assert b.manifest.dynamic_dims == ("b0", "m", "n")
+
+
+PROGRAM = """
+func.func @attention(%q: tensor<?x8x?x64xf16>, %k: tensor<?x8x?x64xf16>, %v: tensor<?x8x?x64xf16>, %o: tensor<?x8x?x64xf16>) -> tensor<?x8x?x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>) scale(%s)
+      outs(%o : tensor<?x8x?x64xf16>) causal indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<?x8x?x64xf16>
+  return %r : tensor<?x8x?x64xf16>
+}
+"""
+
+
+@needs_attn_bundle
+@pytest.mark.parametrize("launch", [{}, {"wgmma": 0}])
+def test_real_dynamic_bundle(tmp_path, launch):
+    out = attn_opt.compile_bundle(PROGRAM, tmp_path / "b", launch=launch)
+    b = bundle.open_bundle(out, check_params=True)
+    m = b.manifest
+    assert set(m.dynamic_dims) == {"b0", "m", "n"}
+    assert m.inputs == ("q", "k", "v")
+    assert m.grid == (-1, -1, 1)
+    assert "dynamic sizes (b0, m, n) as kernel parameters" in m.attention.kernel_choice
+    tq = m.attention.tile_q
+    at = bundle.specialize(m, {"b0": 2, "m": 3 * tq + 1, "n": 5})
+    assert at.grid == (4, 16, 1)
+    assert at.arg("out").shape == (2, 8, 3 * tq + 1, 64)
