@@ -1,5 +1,7 @@
-"""Serving calls on torch tensors: varlen prefill and (paged) decode.
+"""Calls on torch tensors: dense attention of any length, varlen prefill and
+(paged) decode.
 
+    out = dense_attention(q, k, v, causal=True)        # one bundle, any B, M, N
     out = varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, causal=True)
     out, lse = decode_attention(q, k_cache, v_cache, block_table=table,
                                 kv_lens=lens, return_lse=True)
@@ -13,7 +15,14 @@ is there), loads it once per process and launches it. Without attn-bundle
 `prepare_*` compiles them ahead of time with the same names, so a cache
 built on one machine serves another.
 
-Layouts are FlashAttention's: varlen q [Tq, Hq, D], k/v [Tk, Hkv, D],
+`dense_attention` compiles one dynamic-shape bundle per (heads, head dim,
+dtype, causal, scale, lse): batch, query and key lengths are kernel
+parameters, so a model whose lengths change does not recompile. Its causal
+rule is top-left (SDPA's `is_causal`: query m sees keys n <= m); the
+varlen and decode calls also take bottom-right.
+
+Layouts are FlashAttention's: dense q [B, M, Hq, D], k/v [B, N, Hkv, D];
+varlen q [Tq, Hq, D], k/v [Tk, Hkv, D],
 cu_seqlens int32 [S + 1]; decode q [B, M, Hq, D], k/v [B, N, Hkv, D], or
 paged caches [pages, page_size, Hkv, D] with an int32 block table
 [B, pages per sequence] and int32 kv_lens [B]. Hq = G * Hkv (GQA: query
@@ -78,6 +87,30 @@ def varlen_program(tq: int, tk: int, hq: int, hkv: int, d: int, seqs: int,
   %m = attn.varlen_mask %cuq, %cuk{flags} : {tc}, {tc} -> {tm}
   {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale(%s)
       mask(%m : {tm}) outs(%o : {tqt}) indexing_maps = [{maps}] -> {res}
+  return {ret} : {res}
+}}
+"""
+
+
+def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
+                  causal: bool = False, scale: Optional[float] = None,
+                  lse: bool = False) -> str:
+    """Dense attention as MLIR with B, M and N dynamic: q [?, ?, hq, d]
+    (viewed [?, ?, hkv, g, d]), k/v [?, ?, hkv, d]."""
+    g, t = _heads(hq, hkv), _dt(dtype)
+    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    tqt = f"tensor<?x?x{hkv}x{g}x{d}x{t}>"
+    tkt = f"tensor<?x?x{hkv}x{d}x{t}>"
+    tl = f"tensor<?x?x{hkv}x{g}xf32>"
+    mp = "affine_map<(b, h, g, m, n, d, e) -> "
+    maps = ", ".join(mp + x + ">" for x in ("(b, m, h, g, d)", "(b, n, h, d)",
+                                            "(b, n, h, e)", "(b, m, h, g, e)"))
+    res, lhs = (f"{tqt}, {tl}", "%r, %l") if lse else (tqt, "%r")
+    ret = "%r, %l" if lse else "%r"
+    return f"""func.func @dense(%q: {tqt}, %k: {tkt}, %v: {tkt}, %o: {tqt}) -> ({res}) {{
+  %s = arith.constant {scale!r} : f32
+  {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale(%s)
+      outs(%o : {tqt}) {"causal " if causal else ""}indexing_maps = [{maps}] -> {res}
   return {ret} : {res}
 }}
 """
@@ -162,6 +195,16 @@ def prepare_varlen(tq: int, tk: int, hq: int, hkv: int, d: int, seqs: int,
                                   bottom_right, scale, return_lse), chip, cache_dir)
 
 
+def prepare_dense(hq: int, hkv: int, d: int, dtype: str = "float16",
+                  causal: bool = False, scale: Optional[float] = None,
+                  return_lse: bool = False, chip: str = "sm_90a",
+                  cache_dir: Optional[Union[str, Path]] = None) -> Path:
+    """Compiles (or finds) the one bundle dense_attention uses for these
+    heads and head dim, at every length."""
+    return _bundle(dense_program(hq, hkv, d, dtype, causal, scale, return_lse),
+                   chip, cache_dir)
+
+
 def prepare_decode(b: int, m: int, hq: int, hkv: int, n: int, d: int,
                    dtype: str = "float16", page_size: int = 0, pages: int = 0,
                    kv_lens: bool = False, causal: bool = False,
@@ -197,6 +240,27 @@ def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: An
     return res.view(tq, hq, d)
 
 
+def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
+                    scale: Optional[float] = None, return_lse: bool = False,
+                    chip: str = "sm_90a",
+                    cache_dir: Optional[Union[str, Path]] = None) -> Any:
+    """Attention of q [B, M, Hq, D] over k/v [B, N, Hkv, D] (see the module
+    docstring); one bundle serves every B, M and N."""
+    b, m, hq, d = q.shape
+    if k.dim() != 4 or k.shape[0] != b or k.shape[3] != d or tuple(v.shape) != tuple(k.shape):
+        raise BundleError(f"attn_opt.ops: dense_attention takes q [B, M, Hq, D] and k, "
+                          f"v [B, N, Hkv, D]; got q {list(q.shape)}, k {list(k.shape)}, "
+                          f"v {list(v.shape)}")
+    hkv = k.shape[2]
+    kern = _kernel(dense_program(hq, hkv, d, dtype_name(q), causal, scale, return_lse),
+                   chip, cache_dir)
+    res = kern(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v)
+    if return_lse:
+        out, lse = res
+        return out.view(b, m, hq, d), lse.view(b, m, hq)
+    return res.view(b, m, hq, d)
+
+
 def decode_attention(q: Any, k: Any, v: Any, block_table: Any = None,
                      kv_lens: Any = None, causal: bool = False,
                      scale: Optional[float] = None, return_lse: bool = False,
@@ -226,4 +290,5 @@ def decode_attention(q: Any, k: Any, v: Any, block_table: Any = None,
 
 
 __all__ = ["decode_attention", "decode_program", "default_cache_dir",
-           "prepare_decode", "prepare_varlen", "varlen_attention", "varlen_program"]
+           "dense_attention", "dense_program", "prepare_decode", "prepare_dense",
+           "prepare_varlen", "varlen_attention", "varlen_program"]

@@ -20,19 +20,25 @@ VARLEN_BR = dict(tq=300, tk=500, hq=4, hkv=4, d=64, seqs=3, dtype="bfloat16",
 PAGED = dict(b=3, m=1, hq=16, hkv=2, n=1024, d=128, page_size=64, pages=60,
              kv_lens=True, return_lse=True)
 SPEC = dict(b=2, m=4, hq=8, hkv=8, n=700, d=64, dtype="bfloat16", causal=True)
+DENSE = dict(hq=8, hkv=2, d=128, causal=True, return_lse=True)
+# (B, M, N) the one dense bundle runs at on the GPU.
+DENSE_SIZES = ((1, 1, 1), (2, 37, 53), (3, 300, 300), (1, 1000, 4097))
 
 
 def prepare_all(cache):
     return [ops.prepare_varlen(**VARLEN, cache_dir=cache),
             ops.prepare_varlen(**VARLEN_BR, cache_dir=cache),
             ops.prepare_decode(**PAGED, cache_dir=cache),
-            ops.prepare_decode(**SPEC, cache_dir=cache)]
+            ops.prepare_decode(**SPEC, cache_dir=cache),
+            ops.prepare_dense(**DENSE, cache_dir=cache)]
 
 
 @needs_attn_bundle
 def test_programs_compile(tmp_path):
     paths = prepare_all(tmp_path)
-    vl, vbr, paged, spec = (bundle.read_manifest(p) for p in paths)
+    vl, vbr, paged, spec, dense = (bundle.read_manifest(p) for p in paths)
+    assert set(dense.dynamic_dims) == {"b0", "m", "n"} and dense.arg("lse") is not None
+    assert "wgmma" in dense.attention.kernel_choice and dense.attention.causal
     assert vl.attention.varlen == (5, True, False) and vl.arg("lse") is not None
     assert vl.arg("q").shape == (777, 2, 4, 128)
     assert "wgmma" in vl.attention.kernel_choice
@@ -108,6 +114,29 @@ def test_varlen_on_gpu():
             live = rlse.isfinite()
             assert torch.equal(lse.transpose(0, 1).isfinite(), live)
             assert torch.allclose(lse.transpose(0, 1)[live], rlse[live], atol=1e-2)
+
+
+@needs_gpu
+def test_dense_on_gpu():
+    """One bundle, every length: the same kernel at each (B, M, N)."""
+    import torch
+    before = None
+    for b, m, n in DENSE_SIZES:
+        g = torch.Generator(device="cuda").manual_seed(m)
+        q = torch.randn(b, m, DENSE["hq"], DENSE["d"], generator=g, device="cuda",
+                        dtype=torch.float16)
+        k, v = (torch.randn(b, n, DENSE["hkv"], DENSE["d"], generator=g, device="cuda",
+                            dtype=torch.float16) for _ in range(2))
+        out, lse = ops.dense_attention(q, k, v, causal=True, return_lse=True)
+        loaded = set(ops._LOADED)
+        assert before is None or loaded == before
+        before = loaded
+        keep = torch.ones(m, n, dtype=torch.bool, device="cuda").tril()
+        for i in range(b):
+            ref, rlse = _ref(q[i].transpose(0, 1), k[i].transpose(0, 1),
+                             v[i].transpose(0, 1), keep)
+            _close(out[i].transpose(0, 1), ref)
+            assert torch.allclose(lse[i].transpose(0, 1), rlse, atol=1e-2)
 
 
 @needs_gpu
