@@ -93,6 +93,12 @@ def program(dtype: str, d: int, n: int, b: int, h: int, causal: bool) -> str:
 DYNAMIC_NS = (1024, 3000, 4096, 16384)
 
 
+# Decode rows of the same table: one dynamic bundle per kv-head count
+# (B and N dynamic, M = 1, split count chosen at launch) against the static
+# decode bundle of each (B, N).
+DYNAMIC_DECODE = ((1, 32768), (16, 8192), (64, 4096))
+
+
 def dynamic_configs():
     for dtype in ("float16",):
         for d in (64, 128):
@@ -369,6 +375,12 @@ def main() -> int:
                 b = 16384 // n
                 jobs.append((out / f"st_{dtype}_d{d}_n{n}_b{b}_h{h}_{tag}",
                              program(dtype, d, n, b, h, causal), a.flags.split()))
+        for hkv in (32, 8):
+            jobs.append((out / f"decdyn_float16_m1_hkv{hkv}",
+                         decode_program("float16", 1, "?", "?", hkv), a.flags.split()))
+            for b, n in DYNAMIC_DECODE:
+                jobs.append((out / f"decst_float16_m1_b{b}_n{n}_hkv{hkv}",
+                             decode_program("float16", 1, b, n, hkv), a.flags.split()))
     elif a.varlen:
         for dtype, d, seqs, causal in varlen_configs():
             tag = f"{dtype}_d{d}_s{seqs}_{'causal' if causal else 'full'}"

@@ -181,6 +181,8 @@ class AttentionSpec:
     # query sees only its sequence's keys (causal: top-left or bottom-right
     # aligned within the sequence). None: not varlen.
     varlen: Optional[Tuple[int, bool, bool]] = None
+    # Keys per tile of the key loop (attention.tile_kv; None: not given).
+    tile_kv: Optional[int] = None
     # GQA packing (attention.pack_dim): the batch dim whose members share a
     # block's rows; None: none.
     pack_dim: Optional[int] = None
@@ -282,7 +284,8 @@ class Manifest:
 
     @property
     def splits(self) -> int:
-        """Split-KV key ranges per query tile (grid z); 1: none."""
+        """Split-KV key ranges per query tile (grid z); 1: none; -1: chosen
+        at launch (split_count)."""
         return self.grid[2]
 
     @property
@@ -922,13 +925,13 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
 
     raw_args0 = obj["args"] if isinstance(obj["args"], list) else []
     dynamic = any(isinstance(a, dict) and a.get("map") == "size" for a in raw_args0)
-    grid = _int_list([1 if dynamic and i < 2 and v == -1 else v
-                      for i, v in enumerate(obj["grid"])]
+    grid = _int_list([1 if dynamic and v == -1 else v for v in obj["grid"]]
                      if isinstance(obj["grid"], list) else obj["grid"],
                      3, "'grid'", where, positive=True)
     _within(grid, GRID_MAX, "'grid'", where)
-    # -1: computed at launch (dynamic shapes; checked against the dims below).
-    grid = tuple(-1 if dynamic and i < 2 and obj["grid"][i] == -1 else v
+    # -1: computed at launch (dynamic shapes; checked against the dims and
+    # attention.splits below).
+    grid = tuple(-1 if dynamic and obj["grid"][i] == -1 else v
                  for i, v in enumerate(grid))
     block = _int_list(obj["block"], 3, "'block'", where, positive=True)
     if math.prod(block) > BLOCK_THREADS_MAX:
@@ -1006,9 +1009,20 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                               f"{_show(vl)}")
         varlen = (vl["seqs"], vl["causal"], vl["bottom_right"])
     splits = att.get("splits", 1)
-    if not _is_int(splits) or not 1 <= splits <= GRID_MAX[2]:
+    # -1 (dynamic shapes): the split count is chosen at launch
+    # (split_count), grid z -1.
+    if not _is_int(splits) or not (1 <= splits <= GRID_MAX[2]
+                                   or (dynamic and splits == -1)):
         raise BundleError(f"{where}: attention.splits must be an integer in "
-                          f"[1, {GRID_MAX[2]}], got {_show(splits)}")
+                          f"[1, {GRID_MAX[2]}] (or -1 with dynamic sizes), got "
+                          f"{_show(splits)}")
+    tile_kv = att.get("tile_kv")
+    if tile_kv is not None and (not _is_int(tile_kv) or not 1 <= tile_kv <= 1024):
+        raise BundleError(f"{where}: attention.tile_kv must be an integer in "
+                          f"[1, 1024], got {_show(tile_kv)}")
+    if splits == -1 and tile_kv is None:
+        raise BundleError(f"{where}: a split count chosen at launch needs "
+                          "attention.tile_kv")
     kernel_choice = att.get("kernel_choice", "")
     if not isinstance(kernel_choice, str):
         raise BundleError(f"{where}: attention.kernel_choice must be a string, "
@@ -1088,9 +1102,13 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
             if a.get("map", "workspace") != "workspace" or name in layouts:
                 raise BundleError(f"{where}: workspace '{name}' has no "
                                   "attention layout (map \"workspace\")")
-            shape = _int_list(a.get("shape"), None, f"'{name}'.shape", where,
-                              positive=True)
-            if math.prod(shape) * 4 > INT64_MAX:
+            raw_ws = a.get("shape")
+            shape = _int_list([1 if dynamic and v == -1 else v for v in raw_ws]
+                              if isinstance(raw_ws, list) else raw_ws, None,
+                              f"'{name}'.shape", where, positive=True)
+            if dynamic:  # -1: grid z / y, sized at launch
+                shape = tuple(-1 if v == -1 else x for v, x in zip(raw_ws, shape))
+            if math.prod(abs(x) for x in shape) * 4 > INT64_MAX:
                 raise BundleError(f"{where}: '{name}' is too large")
             args.append(ArgSpec(name, dtype, shape, ()))
             continue
@@ -1188,7 +1206,7 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                  attention=AttentionSpec(scale, causal, window, mask_value, r,
                                          kernel_choice, tile_q, tensor_cores,
                                          query_offset, score_mod, paged,
-                                         kv_lens_dim, varlen),
+                                         kv_lens_dim, varlen, tile_kv),
                  path=path, sha256=tuple(sorted(sha.items())),
                  binding_sha256=binding)
     if (paged is None) != (m.arg("block_table") is None):
@@ -1242,7 +1260,7 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
         if (paged is not None or kv_lens_dim is not None or varlen is not None
                 or splits > 1):
             raise BundleError(f"{where}: dynamic sizes cannot come with paged "
-                              "K/V, kv_lens, varlen or split-KV")
+                              "K/V, kv_lens, varlen or a fixed split-KV count")
     sizes = m.sizes()  # raises on inconsistent shapes
     if kv_lens_dim is not None and \
             m.arg("kv_lens").shape[0] != sizes[f"b{kv_lens_dim}"]:
@@ -1294,8 +1312,19 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     ws_want = {"o_part": (splits, want[1], rows, sizes["e"]),
                "lse_part": (splits, want[1], rows),
                "locks": (want[1], want[0])}
+    if splits == -1 and (grid[2] != -1 or sizes["m"] == -1):
+        raise BundleError(f"{where}: a split count chosen at launch needs grid "
+                          "z -1 and a static m (decode)")
+    if grid[2] == -1 and splits != -1:
+        raise BundleError(f"{where}: grid z -1 comes with attention.splits -1")
     for n, shape in ws_want.items():
         a = m.arg(n)
+        if splits == -1:  # sized at launch: [-1 (splits), grid y, ...]
+            if a is None or a.shape != shape:
+                raise BundleError(f"{where}: workspace {n!r} has shape "
+                                  f"{None if a is None else list(a.shape)}; a "
+                                  f"split count chosen at launch needs {list(shape)}")
+            continue
         if splits > 1 and a is None:
             raise BundleError(f"{where}: split-KV (splits {splits}) needs the "
                               f"workspace argument {n!r}")
@@ -1640,7 +1669,29 @@ def dynamic_sizes(man: Manifest, bound: Mapping[str, Any]) -> Dict[str, int]:
     return out
 
 
-def specialize(man: Manifest, dims: Mapping[str, int]) -> Manifest:
+# Multiprocessors by chip, for the split-count rule when the caller does not
+# give the device's own count.
+MULTIPROCESSORS = {"sm_90a": 132, "sm_80": 108}
+# convert-attn-to-gpu's decode split-KV rule (AttnToGPU.cpp decodeSplits,
+# MmaConfig::setSplits): ranges of at least MIN_SPLIT_KEYS keys, at most
+# MAX_SPLITS, aiming at 1.5 blocks per multiprocessor.
+MIN_SPLIT_KEYS = 256
+MAX_SPLITS = 256
+
+
+def split_count(span: int, blocks: int, tile_kv: int, multiprocessors: int) -> int:
+    """Split-KV ranges for `blocks` query tiles over `span` keys: the
+    compiler's decode rule, evaluated at launch."""
+    want = -(-(3 * multiprocessors // 2) // max(1, blocks))
+    want = max(1, min(min(want, span // MIN_SPLIT_KEYS), MAX_SPLITS))
+    if want <= 1:
+        return 1
+    chunk = -(-(-(-span // want)) // tile_kv) * tile_kv
+    return max(1, -(-span // chunk))
+
+
+def specialize(man: Manifest, dims: Mapping[str, int],
+               multiprocessors: Optional[int] = None) -> Manifest:
     """A dynamic bundle's manifest at the sizes `dims` ({"m": 1000, "n": 77,
     ...}, every dynamic dim): concrete shapes and grid, checked against
     CUDA's limits. A static manifest is returned as it is (`dims` must be
@@ -1663,6 +1714,9 @@ def specialize(man: Manifest, dims: Mapping[str, int]) -> Manifest:
                               f"integer, got {_show(v)}")
     args = []
     for a in man.args:
+        if a.name in WORKSPACE:
+            args.append(a)  # sized below, once the grid is known
+            continue
         shape = tuple(dims[d] if x == -1 else x for d, x in zip(a.dims, a.shape))
         if math.prod(shape) * ITEMSIZE[a.dtype] > INT64_MAX:
             raise BundleError(f"{where}: '{a.name}' of shape {list(shape)} does "
@@ -1672,10 +1726,22 @@ def specialize(man: Manifest, dims: Mapping[str, int]) -> Manifest:
     tq = man.attention.tile_q if man.attention.tile_q is not None else man.block[0]
     pack = man.attention.pack_dim
     group = sizes[f"b{pack}"] if pack is not None else 1
-    grid = (-(-sizes["m"] * group // tq) if man.grid[0] == -1 else man.grid[0],
-            math.prod(sizes[b] for b in man.batch_names) // group if man.grid[1] == -1
-            else man.grid[1], man.grid[2])
+    gx = -(-sizes["m"] * group // tq) if man.grid[0] == -1 else man.grid[0]
+    gy = (math.prod(sizes[b] for b in man.batch_names) // group
+          if man.grid[1] == -1 else man.grid[1])
+    gz = man.grid[2]
+    if gz == -1:
+        span = sizes["n"]
+        if man.attention.window is not None:
+            span = min(span, man.attention.window + tq)
+        sms = multiprocessors or MULTIPROCESSORS.get(man.chip, 132)
+        gz = split_count(span, gx * gy, man.attention.tile_kv or 64, sms)
+    grid = (gx, gy, gz)
     _within(grid, GRID_MAX, "grid", f"{where} at {dict(dims)}")
+    ws = {"o_part": (gz, gy), "lse_part": (gz, gy), "locks": (gy, gx)}
+    args = [ArgSpec(a.name, a.dtype, tuple(ws[a.name][i] if x == -1 else x
+                                           for i, x in enumerate(a.shape)), a.dims)
+            if a.name in WORKSPACE else a for a in args]
     from dataclasses import replace
     return replace(man, args=tuple(args), grid=grid)
 
@@ -1878,6 +1944,9 @@ class Kernel:
         self.device = device
         self.load_notes: List[str] = []
         self._workspace: Optional[Dict[str, Any]] = None
+        self._workspace_key: Any = None
+        self._workspaces: Dict[Any, Dict[str, Any]] = {}
+        self._multiprocessors: Optional[int] = None
         drv = _Driver.get()
         self._drv = drv
         self._ctx = drv.primary_context(device)
@@ -1921,20 +1990,28 @@ class Kernel:
         Kernel share it, so they must not run concurrently (one stream); a
         launch that did not complete leaves the counters undefined
         (reset_workspace)."""
-        if self._workspace is None:
-            import torch
-            self._workspace = {}
-            for spec in self.manifest.args:
-                if spec.name in WORKSPACE:
-                    self._workspace[spec.name] = torch.zeros(
-                        spec.shape, dtype=getattr(torch, spec.dtype),
-                        device=f"cuda:{self.device}")
+        return self._workspace_for(self.manifest)
+
+    def _workspace_for(self, man: Manifest) -> Dict[str, Any]:
+        """The workspace at `man`'s shapes (a split count chosen at launch
+        sizes it per call): kept per shape, so that each keeps its counters
+        at 0 between launches."""
+        import torch
+        key = tuple(a.shape for a in man.args if a.name in WORKSPACE)
+        if self._workspace is None or self._workspace_key != key:
+            if key not in self._workspaces:
+                self._workspaces[key] = {
+                    spec.name: torch.zeros(spec.shape, dtype=getattr(torch, spec.dtype),
+                                           device=f"cuda:{self.device}")
+                    for spec in man.args if spec.name in WORKSPACE}
+            self._workspace, self._workspace_key = self._workspaces[key], key
         return self._workspace
 
     def reset_workspace(self) -> None:
         """Zeroes split-KV's counters (after a launch that did not finish)."""
-        if self._workspace is not None and "locks" in self._workspace:
-            self._workspace["locks"].zero_()
+        for ws in self._workspaces.values():
+            if "locks" in ws:
+                ws["locks"].zero_()
 
     def empty_out(self, name: str = "out",
                   manifest: Optional[Manifest] = None) -> Any:
@@ -1965,11 +2042,14 @@ class Kernel:
         bound = bind_args(man, args, kwargs)
         # Dynamic sizes from the inputs: the manifest at those sizes.
         dims = dynamic_sizes(man, bound) if man.dynamic_dims else {}
-        at = specialize(man, dims)
+        if man.splits == -1 and self._multiprocessors is None:
+            self._multiprocessors = torch.cuda.get_device_properties(
+                self.device).multi_processor_count
+        at = specialize(man, dims, self._multiprocessors)
         for name in OUTPUTS:
             if name in bound and bound[name] is None:
                 bound[name] = self.empty_out(name, at)
-        bound.update(self.workspace())
+        bound.update(self._workspace_for(at))
         check_args(at, bound)
         for spec in man.args:
             if _SIZE_ARG.fullmatch(spec.name):

@@ -110,7 +110,7 @@ def _edit(fn):
     (lambda m: m["args"][0].update(name="size_b7"), "names no batch dim"),
     # Static where the sizes are dynamic, and -1 where they are static.
     (lambda m: m.update(grid=[3, -1, 1]), "grid"),
-    (lambda m: m.update(grid=[-1, -1, -1]), "must be >= 1"),
+    (lambda m: m.update(grid=[-1, -1, -1]), "does not match the attention"),
     (lambda m: m["attention"].update(splits=2), "split-KV"),
     # A static size on one tensor where another has it dynamic.
     (lambda m: m["args"][3].update(shape=[-1, 4, 77, 64]), "has n=-1 but other arguments have n=77"),
@@ -165,3 +165,94 @@ def test_real_dynamic_bundle(tmp_path, launch):
     at = bundle.specialize(m, {"b0": 2, "m": 3 * tq + 1, "n": 5})
     assert at.grid == (4, 16, 1)
     assert at.arg("out").shape == (2, 8, 3 * tq + 1, 64)
+
+
+def split_manifest(**att):
+    """Dynamic decode [B=?, 4, 8 (group), 1, 128] over [?, 4, ?, 128] with a
+    split count chosen at launch (grid z -1, attention.splits -1)."""
+    m = {
+        "format": "attn-opt-bundle/2", "kernel": "attn_fwd_kernel",
+        "chip": "sm_90a", "ptx": "kernel.ptx", "cubin": "kernel.cubin",
+        "args": [
+            {"name": "locks", "dtype": "int32", "shape": [-1, 1], "map": "workspace"},
+            {"name": "lse_part", "dtype": "float32", "shape": [-1, -1, 8],
+             "map": "workspace"},
+            {"name": "o_part", "dtype": "float32", "shape": [-1, -1, 8, 128],
+             "map": "workspace"},
+            {"name": "size_b0", "dtype": "int64", "shape": [], "map": "size"},
+            {"name": "q", "dtype": "float16", "shape": [-1, 4, 8, 1, 128],
+             "map": "(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d5)"},
+            {"name": "size_n", "dtype": "int64", "shape": [], "map": "size"},
+            {"name": "k", "dtype": "float16", "shape": [-1, 4, -1, 128],
+             "map": "(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d4, d5)"},
+            {"name": "v", "dtype": "float16", "shape": [-1, 4, -1, 128],
+             "map": "(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d4, d6)"},
+            {"name": "out", "dtype": "float16", "shape": [-1, 4, 8, 1, 128],
+             "map": "(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d6)"},
+        ],
+        "grid": [1, -1, -1], "block": [32, 1, 1], "shared_bytes": 0,
+        "attention": {"scale": 0.088, "causal": False, "window": None,
+                      "mask_value": "-inf", "batch_dims": 3, "tile_q": 16,
+                      "tile_kv": 64, "splits": -1, "pack_dim": 2},
+    }
+    m["attention"].update(att)
+    return try_seal(m)
+
+
+def test_split_count_chosen_at_launch():
+    m = bundle.parse_manifest(split_manifest())
+    assert m.splits == -1 and m.dynamic_dims == ("b0", "n")
+    # The compiler's rule for a static B = 1, N = 32768 bundle: 47 ranges
+    # of 704 keys (docs/performance.md, decode).
+    at = bundle.specialize(m, {"b0": 1, "n": 32768}, multiprocessors=132)
+    assert at.grid == (1, 4, 47)
+    assert at.arg("o_part").shape == (47, 4, 8, 128)
+    assert at.arg("lse_part").shape == (47, 4, 8) and at.arg("locks").shape == (4, 1)
+    # A full grid or few keys: one range.
+    assert bundle.specialize(m, {"b0": 64, "n": 1000}, 132).grid == (1, 256, 1)
+    assert bundle.specialize(m, {"b0": 2, "n": 1}, 132).grid[2] == 1
+    assert bundle.split_count(32768, 4, 64, 132) == 47
+    assert bundle.split_count(8192, 64, 64, 132) == 4
+
+
+@pytest.mark.parametrize("att, message", [
+    (dict(tile_kv=None), "needs attention.tile_kv"),
+    (dict(splits=1), "does not match the attention"),
+    (dict(splits=-2), "attention.splits must be"),
+])
+def test_bad_split_manifests(att, message):
+    m = split_manifest(**att)
+    if att.get("tile_kv", 1) is None:
+        del m["attention"]["tile_kv"]
+        try_seal(m)
+    with pytest.raises(BundleError, match=message):
+        bundle.parse_manifest(m)
+
+
+def test_split_workspace_shape_checked():
+    m = split_manifest()
+    m["args"][2]["shape"] = [-1, -1, 8, 64]
+    with pytest.raises(BundleError, match="workspace 'o_part' has shape"):
+        bundle.parse_manifest(try_seal(m))
+
+
+DECODE = """
+func.func @decode(%q: tensor<?x32x1x128xf16>, %k: tensor<?x32x?x128xf16>, %v: tensor<?x32x?x128xf16>, %o: tensor<?x32x1x128xf16>) -> tensor<?x32x1x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<?x32x1x128xf16>, tensor<?x32x?x128xf16>, tensor<?x32x?x128xf16>) scale(%s)
+      outs(%o : tensor<?x32x1x128xf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<?x32x1x128xf16>
+  return %r : tensor<?x32x1x128xf16>
+}
+"""
+
+
+@needs_attn_bundle
+def test_real_dynamic_decode_bundle(tmp_path):
+    m = bundle.open_bundle(attn_opt.compile_bundle(DECODE, tmp_path / "d")).manifest
+    assert m.splits == -1 and m.grid == (1, -1, -1)
+    assert "chosen at launch" in m.attention.kernel_choice
+    at = bundle.specialize(m, {"b0": 1, "n": 32768}, multiprocessors=132)
+    # 32 blocks: ceil(198 / 32) = 7 ranges wanted, of 4736 keys: 7.
+    assert at.grid == (1, 32, 7) and at.arg("o_part").shape == (7, 32, 1, 128)

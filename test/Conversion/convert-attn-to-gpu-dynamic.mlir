@@ -71,14 +71,25 @@ func.func @causal_bias(%q: tensor<8x?x64xf16>, %k: tensor<8x?x64xf16>, %v: tenso
 // -----
 
 // Decode with a dynamic batch and key count (M = 1 is static): the
-// mma.sync decode kernel with 16-row warps; split-KV is not chosen (its
-// split count would have to be a runtime value).
+// mma.sync decode kernel with 16-row warps and split-KV whose count is
+// chosen at launch (grid z -1, splits -1): the workspace is sized by grid
+// z and y, each block's chunk computed from gridDim.z, and a launch with
+// one split takes the plain epilogue.
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: name = "size_b0"
 // CHECK-SAME: name = "size_n"
-// CHECK-SAME: grid = array<i64: 1, -1, 1>
+// CHECK-SAME: {dtype = "float32", map = "workspace", name = "o_part", shape = array<i64: -1, -1, 1, 128>}
+// CHECK-SAME: {dtype = "float32", map = "workspace", name = "lse_part", shape = array<i64: -1, -1, 1>}
+// CHECK-SAME: {dtype = "int32", map = "workspace", name = "locks", shape = array<i64: -1, 1>}
+// CHECK-SAME: grid = array<i64: 1, -1, -1>
 // CHECK-SAME: kernel_choice = "mma.sync m16n8k16, 1 warps x 1 x 16 query rows
-// CHECK-SAME: no split-KV
+// CHECK-SAME: split-KV: the key ranges per query tile chosen at launch
+// CHECK-SAME: splits = -1
+// CHECK: func.func @attn_fwd({{.*}}, %[[Z:.*]]: index)
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}}, %[[GZ:.*]] = %[[Z]])
+// CHECK: arith.ceildivui %{{.*}}, %[[GZ]]
+// CHECK: %[[SEVERAL:.*]] = arith.cmpi ugt, %[[GZ]], %c1
+// CHECK-NEXT: scf.if %[[SEVERAL]] {
 // SM80-LABEL: attn.bundle = {
 func.func @decode(%q: tensor<?x32x1x128xf16>, %k: tensor<?x32x?x128xf16>, %v: tensor<?x32x?x128xf16>, %o: tensor<?x32x1x128xf16>) -> tensor<?x32x1x128xf16> {
   %s = arith.constant 0.088 : f32

@@ -264,7 +264,7 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
     why = msg.str();
     return failure();
   };
-  // Dynamic sizes: grid x and y may be -1 (computed at each launch).
+  // Dynamic sizes: grid x, y and z may be -1 (computed at each launch).
   bool dynamic = false;
   if (const llvm::json::Array *args = m.getArray("args"))
     for (const llvm::json::Value &a : *args)
@@ -276,7 +276,8 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
       return fail(key + " is not three integers");
     for (auto [i, x] : llvm::enumerate(*arr)) {
       std::optional<int64_t> v = x.getAsInteger();
-      if (dynamic && key == "grid" && i < 2 && v == -1)
+      // z: a split count chosen at launch.
+      if (dynamic && key == "grid" && v == -1)
         continue;
       if (!v || *v < 1 || *v > limits[i])
         return fail(llvm::formatv("{0}[{1}] = {2} is outside [1, {3}]", key, i,
@@ -340,7 +341,7 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
       return fail("argument '" + *name + "' has dtype '" + *dtype + "'");
     for (const llvm::json::Value &d : *shape) {
       int64_t v = d.getAsInteger().value_or(0);
-      if (v < 1 && !(dynamic && !workspace && v == -1))
+      if (v < 1 && !(dynamic && v == -1))
         return fail("argument '" + *name + "' has an empty or invalid shape");
     }
     if (!names.insert(*name).second)

@@ -788,8 +788,45 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         return dynamic && !isIndexArg(name) ? viewOf(i)
                                             : entry->getArgument(i);
     for (auto [i, w] : llvm::enumerate(workspace))
-      if (w.first == name)
-        return entry->getArgument(args.size() + dynDims.size() + i);
+      if (w.first == name) {
+        Value flat = entry->getArgument(args.size() + dynDims.size() + i);
+        gpu::LaunchOp launch;
+        for (Operation &o : *entry)
+          if (auto l = dyn_cast<gpu::LaunchOp>(o))
+            launch = l;
+        if (!dynamic || !launch)
+          return flat;
+        // [splits, batch, ...] = [gridDim.z, gridDim.y, ...]; locks
+        // [gridDim.y, gridDim.x]; row-major.
+        OpBuilder wb(b.getContext());
+        wb.setInsertionPointToStart(&launch.getBody().front());
+        MemRefType t = w.second;
+        gpu::KernelDim3 grid = launch.getGridSize();
+        SmallVector<OpFoldResult> dims;
+        for (int64_t d = 0; d < t.getRank(); ++d) {
+          Value g = name == "locks" ? (d == 0 ? grid.y : grid.x)
+                                    : (d == 0 ? grid.z : grid.y);
+          dims.push_back(t.isDynamicDim(d) ? OpFoldResult(g)
+                                           : wb.getIndexAttr(t.getDimSize(d)));
+        }
+        SmallVector<OpFoldResult> strides(t.getRank());
+        OpFoldResult stride = wb.getIndexAttr(1);
+        for (int64_t d = t.getRank() - 1; d >= 0; --d) {
+          strides[d] = stride;
+          stride = arith::MulIOp::create(
+                       wb, loc, getValueOrCreateConstantIndexOp(wb, loc, stride),
+                       getValueOrCreateConstantIndexOp(wb, loc, dims[d]))
+                       .getResult();
+        }
+        SmallVector<int64_t> dynStrides(t.getRank(), ShapedType::kDynamic);
+        dynStrides.back() = 1;
+        auto type = MemRefType::get(
+            t.getShape(), t.getElementType(),
+            StridedLayoutAttr::get(b.getContext(), 0, dynStrides));
+        return memref::ReinterpretCastOp::create(wb, loc, type, flat,
+                                                 wb.getIndexAttr(0), dims,
+                                                 strides);
+      }
     return Value();
   };
   for (const std::string &name : modNames)
@@ -928,9 +965,13 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     int64_t span = sizes[r + 1];
     if (std::optional<int64_t> w = op.getWindow())
       span = std::min(span, *w + cfg.rowsPerBlock());
-    if (dynamic)
-      cfg.setSplits(1, span); // split counts are not runtime values yet
-    else if (opts.splits >= 1)
+    if (dynamic) {
+      // The split count depends on the batch and key count: chosen at
+      // launch (grid z) by the launch rule, the chunks in the kernel.
+      cfg.setSplits(1, span);
+      cfg.runtimeSplits = decode && splitWhy.empty() && !varlen &&
+                          opts.splits != 1;
+    } else if (opts.splits >= 1)
       cfg.setSplits(opts.splits, span);
     else if (decode && splitWhy.empty() && !varlen)
       cfg.setSplits(decodeSplits(opts.chip, gridQ * launchBatch, span), span);
@@ -1021,7 +1062,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         if (packDim >= 0)
           d << ", GQA packing: " << group << " query heads x " << M
             << " rows per kv head";
-        if (cfg.splits > 1)
+        if (cfg.runtimeSplits)
+          d << ", split-KV: the key ranges per query tile chosen at launch "
+               "(grid z, launch_rules.splits), merged by the last block";
+        else if (cfg.splits > 1)
           d << ", split-KV: " << cfg.splits << " key ranges of " << cfg.chunk
             << " keys per query tile, merged by the last block";
         else if (decode)
@@ -1043,20 +1087,32 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       choice += (i ? ", " : "") + dimName(d);
     choice += ") as kernel parameters";
   }
-  if (useMma && cfg.splits > 1) {
+  if (useMma && cfg.splitKV()) {
     int64_t eDim = E;
     Type f32 = b.getF32Type();
+    // Dynamic: splits (grid z) and batch entries (grid y) may be runtime.
+    int64_t z = cfg.runtimeSplits ? ShapedType::kDynamic : cfg.splits;
+    int64_t y = kb.dynBatch ? ShapedType::kDynamic : launchBatch;
     workspace.push_back(
-        {"o_part",
-         MemRefType::get({cfg.splits, launchBatch, rowsTotal, eDim}, f32)});
+        {"o_part", MemRefType::get({z, y, rowsTotal, eDim}, f32)});
+    workspace.push_back({"lse_part", MemRefType::get({z, y, rowsTotal}, f32)});
     workspace.push_back(
-        {"lse_part", MemRefType::get({cfg.splits, launchBatch, rowsTotal}, f32)});
-    workspace.push_back(
-        {"locks", MemRefType::get({launchBatch, gridX}, b.getI32Type())});
+        {"locks", MemRefType::get({y, gridX}, b.getI32Type())});
     for (auto &[name, type] : workspace)
-      if (failed(func.insertArgument(func.getNumArguments(), type, {}, loc)))
+      if (failed(func.insertArgument(
+              func.getNumArguments(),
+              dynamic ? MemRefType::get({kFlatElements}, type.getElementType())
+                      : type,
+              {}, loc)))
         return op.emitError("cannot add the split-KV workspace argument ")
                << name;
+    // The host's grid z (the kernel reads its own gridDim.z).
+    if (cfg.runtimeSplits) {
+      if (failed(func.insertArgument(func.getNumArguments(), b.getIndexType(),
+                                     {}, loc)))
+        return op.emitError("cannot add the split count argument");
+      kb.dynSplits = entry->getArgument(func.getNumArguments() - 1);
+    }
   }
   if (opts.explain)
     op.emitRemark() << "GPU kernel: " << choice;
@@ -1099,16 +1155,19 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // Workspace: no attention dims ("workspace" for a map); the launcher
   // allocates it once per kernel (locks zeroed).
   for (auto &[name, t] : workspace) {
+    SmallVector<int64_t> shape = llvm::map_to_vector(
+        t.getShape(),
+        [](int64_t d) { return ShapedType::isDynamic(d) ? int64_t(-1) : d; });
     SmallVector<NamedAttribute> fields = {
         b.getNamedAttr("name", b.getStringAttr(name)),
         b.getNamedAttr("dtype", b.getStringAttr(t.getElementType().isInteger(32)
                                                     ? "int32"
                                                     : "float32")),
-        b.getNamedAttr("shape", b.getDenseI64ArrayAttr(t.getShape())),
+        b.getNamedAttr("shape", b.getDenseI64ArrayAttr(shape)),
         b.getNamedAttr("map", b.getStringAttr("workspace"))};
     argAttrs.push_back(b.getDictionaryAttr(fields));
   }
-  int64_t gridZ = useMma ? cfg.splits : 1;
+  int64_t gridZ = useMma ? (cfg.runtimeSplits ? -1 : cfg.splits) : 1;
   SmallVector<NamedAttribute> info = {
       b.getNamedAttr("kernel", b.getStringAttr(hostName + "_kernel")),
       b.getNamedAttr("args", b.getArrayAttr(argAttrs)),
@@ -1225,7 +1284,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     info.push_back(b.getNamedAttr("pipeline", b.getBoolAttr(cfg.pipeline)));
     info.push_back(b.getNamedAttr("rescale_threshold",
                                   b.getI64IntegerAttr(cfg.rescaleThreshold)));
-    info.push_back(b.getNamedAttr("splits", b.getI64IntegerAttr(cfg.splits)));
+    // -1: chosen at launch (launch_rules.splits).
+    info.push_back(b.getNamedAttr(
+        "splits", b.getI64IntegerAttr(cfg.runtimeSplits ? -1 : cfg.splits)));
     if (packDim >= 0)
       info.push_back(b.getNamedAttr("pack_dim", b.getI64IntegerAttr(packDim)));
     if (lenMask)

@@ -108,6 +108,8 @@ struct KernelBuilder {
   /// With dynamic sizes: the launch's grid x (query blocks) and y (batch
   /// entries), computed in the host function.
   Value dynGridX, dynBatch;
+  /// With a split count chosen at launch: the host function's grid z.
+  Value dynSplits;
   bool isDynamic(unsigned d) const {
     return d < dynSizes.size() && dynSizes[d];
   }
@@ -161,6 +163,10 @@ struct MmaConfig {
   // key tiles) from each block's first visible key; 1: none.
   int64_t splits = 1;
   int64_t chunk = 0;
+  // Dynamic shapes: the split count is grid z, chosen at launch (the
+  // launch rule `splits`); each block's chunk is computed from it.
+  bool runtimeSplits = false;
+  bool splitKV() const { return splits > 1 || runtimeSplits; }
   // GQA packing: the batch dim whose members share a block (TileKernel::
   // packDim); -1: none.
   int64_t packDim = -1;
@@ -515,7 +521,7 @@ struct TileKernel {
 /// (its first 4 bytes carry the "last" flag), `z` the split index.
 void storePartialAndMerge(TileKernel &tk, Value smem, Value z, Value flat,
                           Value blockX, Value blockRow, int64_t rowsPerBlock,
-                          int64_t E, int64_t splits, ArrayRef<Value> l,
+                          int64_t E, ArrayRef<Value> l,
                           ArrayRef<Value> m, ArrayRef<Value> rows,
                           llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt,
                           bool mLog2);

@@ -117,7 +117,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   const int64_t SP = cfg.splits;
   auto launch =
       gpu::LaunchOp::create(b, loc, kb.gridX(gridX), kb.gridY(batch),
-                            kb.cIdx(SP), kb.cIdx(T), c1h, c1h, dynBytes);
+                            kb.dynSplits ? kb.dynSplits : kb.cIdx(SP),
+                            kb.cIdx(T), c1h, c1h, dynBytes);
   func::ReturnOp::create(b, loc);
   b.setInsertionPointToStart(&launch.getBody().front());
   Value smem = gpu::DynamicSharedMemoryOp::create(
@@ -288,12 +289,25 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value firstQuery = tk.packDim < 0 ? blockRow : c0;
   auto [lb, ub] = tk.keyRange(firstQuery, tk.packDim < 0 ? BM : M);
   Value split0;
-  if (SP > 1) {
+  if (cfg.splitKV()) {
     Value z = launch.getBlockIds().z;
     split0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, z, c0);
+    // A split count chosen at launch (grid z): chunks of
+    // ceil(ceil(span / splits) / tile) tiles over the span the pass would
+    // have used (the keys, or a window's width plus the block's rows).
+    Value chunk = kb.cIdx(cfg.chunk);
+    if (cfg.runtimeSplits) {
+      Value span = tk.Nv();
+      if (std::optional<int64_t> w = op.getWindow())
+        span = arith::MinUIOp::create(b, loc, span, kb.cIdx(*w + BM));
+      Value per = arith::CeilDivUIOp::create(b, loc, span,
+                                             launch.getGridSize().z);
+      chunk = tk.mul(arith::CeilDivUIOp::create(b, loc, per, kb.cIdx(BN)), BN);
+    }
     Value from = arith::MinUIOp::create(
-        b, loc, tk.add(lb, tk.mul(z, cfg.chunk)), ub);
-    ub = arith::MinUIOp::create(b, loc, tk.add(from, cfg.chunk), ub);
+        b, loc,
+        tk.add(lb, arith::MulIOp::create(b, loc, z, chunk).getResult()), ub);
+    ub = arith::MinUIOp::create(b, loc, tk.add(from, chunk), ub);
     lb = from;
   }
   Value zero = kb.cF32(0.0f);
@@ -665,12 +679,26 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     return vector::ExtractOp::create(b, loc, finalState[oIdx(slot / 2, eb)],
                                      ArrayRef<int64_t>{slot % 2, j});
   };
-  if (SP > 1) {
+  auto merge = [&] {
     storePartialAndMerge(tk, smem, launch.getBlockIds().z,
-                         launch.getBlockIds().y, blockX, blockRow, BM, E, SP,
+                         launch.getBlockIds().y, blockX, blockRow, BM, E,
                          lsums, maxes, outRows, oAt, /*mLog2=*/foldScale);
+  };
+  if (SP > 1) {
+    merge();
     tk.terminate();
     return;
+  }
+  // A split count chosen at launch: merge when there are several, else
+  // the plain epilogue below (grid z is block-uniform).
+  scf::IfOp ifOp;
+  if (cfg.runtimeSplits) {
+    Value several = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                          launch.getGridSize().z, kb.cIdx(1));
+    ifOp = scf::IfOp::create(b, loc, several, /*withElse=*/true);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    merge();
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
   }
   // One divide per row. With e the output's last dim, the normalized
   // block is staged in shared memory (over the K/V/Q buffers, after a
@@ -687,5 +715,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
         return tk.add(warpRow, tk.add(g, 16 * (slot / 2) + 8 * (slot % 2)));
       },
       oAt, maxes, /*mLog2=*/foldScale);
+  if (ifOp)
+    b.setInsertionPointAfter(ifOp);
   tk.terminate();
 }

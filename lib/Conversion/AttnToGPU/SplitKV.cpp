@@ -64,8 +64,7 @@ struct Merge {
 
 void gpu_kernel::storePartialAndMerge(
     TileKernel &tk, Value smem, Value z, Value flat, Value blockX,
-    Value blockRow, int64_t rowsPerBlock, int64_t E, int64_t splits,
-    ArrayRef<Value> l, ArrayRef<Value> m, ArrayRef<Value> rows,
+    Value blockRow, int64_t rowsPerBlock, int64_t E, ArrayRef<Value> l, ArrayRef<Value> m, ArrayRef<Value> rows,
     llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt, bool mLog2) {
   KernelBuilder &kb = tk.kb;
   OpBuilder &b = kb.b;
@@ -75,8 +74,17 @@ void gpu_kernel::storePartialAndMerge(
   const int64_t M = tk.rowsTotal(), r = tk.r;
   Value oPart = tk.memArg("o_part"), lsePart = tk.memArg("lse_part"),
         locks = tk.memArg("locks");
-  const int64_t batch =
-      cast<MemRefType>(oPart.getType()).getDimSize(1);
+  // Splits and batch entries: the workspace's dims 0 and 1, static or (a
+  // split count chosen at launch, dynamic shapes) runtime values.
+  auto oType = cast<MemRefType>(oPart.getType());
+  const int64_t splits = oType.getDimSize(0); // kDynamic at runtime
+  const bool runtime = ShapedType::isDynamic(splits);
+  auto dimOf = [&](int64_t d) -> Value {
+    return oType.isDynamicDim(d)
+               ? memref::DimOp::create(b, loc, oPart, d).getResult()
+               : tk.idx(oType.getDimSize(d));
+  };
+  Value splitsV = dimOf(0), batchV = dimOf(1);
   Value zero = kb.cF32(0.0f);
   Value ninf = kb.cF32(-std::numeric_limits<float>::infinity());
   Type f32 = b.getF32Type();
@@ -136,7 +144,12 @@ void gpu_kernel::storePartialAndMerge(
                                             one, locks, ValueRange{flat, blockX});
     Value last = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::eq, old,
-        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(splits - 1)));
+        runtime ? arith::IndexCastOp::create(b, loc, b.getI32Type(),
+                                             tk.add(splitsV, -1))
+                      .getResult()
+                : arith::ConstantOp::create(b, loc,
+                                            b.getI32IntegerAttr(splits - 1))
+                      .getResult());
     memref::StoreOp::create(b, loc, arith::ExtUIOp::create(b, loc, b.getI32Type(), last),
                             flagMem, ValueRange{c0});
   });
@@ -151,9 +164,9 @@ void gpu_kernel::storePartialAndMerge(
     // consecutive threads on consecutive columns; the partials of a task
     // are read kUnroll at a time so that their loads overlap (the merge is
     // the tail of the tile: its latency, not its bytes, is what costs).
-    const int64_t cols = 4, kUnroll = std::min<int64_t>(splits, 8);
+    const int64_t cols = 4,
+                  kUnroll = runtime ? 8 : std::min<int64_t>(splits, 8);
     const int64_t perRow = E / cols, tasks = rowsPerBlock * perRow;
-    const int64_t rounds = (splits + kUnroll - 1) / kUnroll;
     Value outMem = tk.memArg("out");
     Type outElt = cast<MemRefType>(outMem.getType()).getElementType();
     for (int64_t it = 0; it * tk.threads < tasks; ++it) {
@@ -167,20 +180,28 @@ void gpu_kernel::storePartialAndMerge(
       ifThen(ok, [&] {
         // Row offset of split z's partial: ((z * batch + flat) * M + row).
         auto rowOffset = [&](Value zz) {
-          return tk.add(tk.mul(tk.add(tk.mul(zz, batch), flat), M), row);
+          Value zb = runtime || oType.isDynamicDim(1)
+                         ? arith::MulIOp::create(b, loc, zz, batchV).getResult()
+                         : tk.mul(zz, oType.getDimSize(1));
+          return tk.add(tk.mul(tk.add(zb, flat), M), row);
         };
         // Split z0 + u's lse (-inf past the last split, which is read
         // instead) and its row offset.
         auto lseAt = [&](Value z0, int64_t u) -> std::pair<Value, Value> {
           Value z = tk.add(z0, u);
-          Value zc = arith::MinUIOp::create(b, loc, z, tk.idx(splits - 1));
+          Value zc = arith::MinUIOp::create(
+              b, loc, z, runtime ? tk.add(splitsV, -1) : tk.idx(splits - 1));
           Value ro = rowOffset(zc);
           Value x = mg.loadCg(mg.address(lsePart, ro), 1)[0];
-          if ((splits % kUnroll) != 0)
-            x = arith::SelectOp::create(b, loc, ult(z, tk.idx(splits)), x, ninf);
+          if (runtime || (splits % kUnroll) != 0)
+            x = arith::SelectOp::create(b, loc, ult(z, splitsV), x, ninf);
           return {x, ro};
         };
-        Value cEnd = tk.idx(rounds * kUnroll), cStep = tk.idx(kUnroll);
+        Value cEnd = runtime ? tk.mul(tk.divu(tk.add(splitsV, kUnroll - 1),
+                                              kUnroll),
+                                      kUnroll)
+                             : tk.idx((splits + kUnroll - 1) / kUnroll * kUnroll);
+        Value cStep = tk.idx(kUnroll);
         auto maxLoop = scf::ForOp::create(
             b, loc, c0, cEnd, cStep, ValueRange{ninf},
             [&](OpBuilder &, Location, Value z0, ValueRange st) {

@@ -805,8 +805,12 @@ CASES.update({
                                 flags=["--wgmma=1", "--pipeline=1"]),
     "dyn_bf16_ws_d128_causal": Case("bfloat16", **bhsd(-1, 2, -1, -1, 128), causal=True,
                                     flags=["--warp-specialize=1"]),
+    # Decode: split-KV with the count chosen at launch (1 to 47 ranges over
+    # the checked sizes), GQA packing; a window and the lse without packing.
     "dyn_f16_decode_gqa_m1": Case("float16", dims={"b": -1, "h": 4, "g": 8, "m": 1, "n": -1,
                                                    "d": 128, "e": 128}, **_gqa),
+    "dyn_bf16_decode_m4_window_lse": Case("bfloat16", **bhsd(-1, 8, 4, -1, 128), causal=True,
+                                          window=700, lse=True),
 })
 TC_VARIANTS: Dict[str, List[str]] = {
     "wg": ["--wgmma=1"],
