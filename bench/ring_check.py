@@ -7,8 +7,10 @@ the lse, merged exactly, against the unsharded attention in fp32.
     python3 bench/ring_check.py --make --out bench/ring_bundles     # here
     python3 bench/ring_check.py --bundles bench/ring_bundles         # GPU
 
-Chunks of C = 1024 tokens, B = 1, H = 8, D = 128, f16; W = 2 ranks with the
-causal zigzag (4 chunks) and without (2 chunks of 2C: a second bundle pair).
+One dynamic-shape bundle pair (full and causal; B and the chunk lengths
+are kernel parameters, written with the lse) serves every shard size:
+B = 1, H = 8, D = 128, f16; N = 4096 and a ragged N = 4096 + 333 over W = 2
+and 3 ranks, with the causal zigzag (2W chunks) and without (W chunks).
 """
 from __future__ import annotations
 
@@ -22,12 +24,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-C, B, H, D = 1024, 1, 8, 128
+C, B, H, D = 1024, 1, 8, 128  # C: N = 4C
 
 
-def program(n: int, causal: bool) -> str:
-    t = f"tensor<{B}x{H}x{n}x{D}xf16>"
-    lt = f"tensor<{B}x{H}x{n}xf32>"
+def program(causal: bool) -> str:
+    t = f"tensor<?x{H}x?x{D}xf16>"
+    lt = f"tensor<?x{H}x?xf32>"
     m = "affine_map<(b, h, m, n, d, e) -> "
     maps = ", ".join(m + x + ">" for x in ("(b, h, m, d)", "(b, h, n, d)", "(b, h, n, e)",
                                             "(b, h, m, e)"))
@@ -41,15 +43,14 @@ def program(n: int, causal: bool) -> str:
 
 
 def make(out: Path) -> None:
-    for n in (C, 2 * C):
-        for causal in (False, True):
-            with tempfile.NamedTemporaryFile("w", suffix=".mlir") as f:
-                f.write(program(n, causal))
-                f.flush()
-                d = out / f"c{n}_{'causal' if causal else 'full'}"
-                subprocess.run([str(HERE.parent / "build/bin/attn-bundle"), f.name, "-o",
-                                str(d), "--chip=sm_90a"], check=True)
-                print(f"wrote {d}")
+    for causal in (False, True):
+        with tempfile.NamedTemporaryFile("w", suffix=".mlir") as f:
+            f.write(program(causal))
+            f.flush()
+            d = out / f"dyn_{'causal' if causal else 'full'}"
+            subprocess.run([str(HERE.parent / "build/bin/attn-bundle"), f.name, "-o",
+                            str(d), "--chip=sm_90a"], check=True)
+            print(f"wrote {d}")
 
 
 def main() -> int:
@@ -67,13 +68,11 @@ def main() -> int:
     from attn_opt import distributed as Dist
     root = Path(a.bundles)
     failures = 0
-    world = 2
-    for causal in (True, False):
-        n_chunk = C if causal else 2 * C  # 2W chunks with causal, W without
-        k_full = Bdl.load(root / f"c{n_chunk}_full")
-        k_causal = Bdl.load(root / f"c{n_chunk}_causal")
-        kernel = Dist.bundle_kernel(k_full, k_causal)
-        n = 4 * C
+    k_full = Bdl.load(root / "dyn_full")
+    k_causal = Bdl.load(root / "dyn_causal")
+    kernel = Dist.bundle_kernel(k_full, k_causal)
+    for world, causal, n in ((2, True, 4 * C), (2, False, 4 * C), (2, True, 4 * C + 333),
+                             (3, True, 4 * C + 333), (3, False, 4 * C + 333)):
         g = torch.Generator(device="cuda").manual_seed(3)
         q, k, v = (torch.randn(B, H, n, D, generator=g, device="cuda", dtype=torch.float16)
                    for _ in range(3))
