@@ -1257,10 +1257,9 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
             raise BundleError(f"{where}: size arguments for "
                               f"{sorted(given - marked)}, which no tensor has "
                               "as a dynamic axis")
-        if (paged is not None or kv_lens_dim is not None or varlen is not None
-                or splits > 1):
+        if paged is not None or kv_lens_dim is not None or splits > 1:
             raise BundleError(f"{where}: dynamic sizes cannot come with paged "
-                              "K/V, kv_lens, varlen or a fixed split-KV count")
+                              "K/V, kv_lens or a fixed split-KV count")
     sizes = m.sizes()  # raises on inconsistent shapes
     if kv_lens_dim is not None and \
             m.arg("kv_lens").shape[0] != sizes[f"b{kv_lens_dim}"]:
@@ -1714,8 +1713,8 @@ def specialize(man: Manifest, dims: Mapping[str, int],
                               f"integer, got {_show(v)}")
     args = []
     for a in man.args:
-        if a.name in WORKSPACE:
-            args.append(a)  # sized below, once the grid is known
+        if a.name in WORKSPACE or not a.dims:
+            args.append(a)  # workspace: sized below; int32 tables, sizes: as is
             continue
         shape = tuple(dims[d] if x == -1 else x for d, x in zip(a.dims, a.shape))
         if math.prod(shape) * ITEMSIZE[a.dtype] > INT64_MAX:
@@ -1726,7 +1725,11 @@ def specialize(man: Manifest, dims: Mapping[str, int],
     tq = man.attention.tile_q if man.attention.tile_q is not None else man.block[0]
     pack = man.attention.pack_dim
     group = sizes[f"b{pack}"] if pack is not None else 1
-    gx = -(-sizes["m"] * group // tq) if man.grid[0] == -1 else man.grid[0]
+    # Varlen: floor(T / tile_q) + S tile slots.
+    varlen = man.attention.varlen
+    gx = (man.grid[0] if man.grid[0] != -1
+          else sizes["m"] // tq + varlen[0] if varlen is not None
+          else -(-sizes["m"] * group // tq))
     gy = (math.prod(sizes[b] for b in man.batch_names) // group
           if man.grid[1] == -1 else man.grid[1])
     gz = man.grid[2]

@@ -8,7 +8,7 @@
 
 Each call writes the attention as MLIR (`varlen_program`, `decode_program`:
 attn.varlen_mask, attn.page_gather, attn.length_mask around attn.attention),
-compiles it with attn-bundle for the tensors' shapes into a bundle under
+compiles it with attn-bundle (for the tensors' shapes, or dynamic ones) under
 `cache_dir` (named by the sha256 of the program and chip, reused when it
 is there), loads it once per process and launches it. Without attn-bundle
 (a GPU machine with no MLIR) only bundles already in the cache run:
@@ -17,7 +17,10 @@ built on one machine serves another.
 
 `dense_attention` compiles one dynamic-shape bundle per (heads, head dim,
 dtype, causal, scale, lse): batch, query and key lengths are kernel
-parameters, so a model whose lengths change does not recompile. Its causal
+parameters, so a model whose lengths change does not recompile;
+`varlen_attention` likewise per table size, the sequence count rounded up
+to a power of two (`seq_bucket`; the tables are padded with empty
+sequences), at every token count. Its causal
 rule is top-left (SDPA's `is_causal`: query m sees keys n <= m); the
 varlen and decode calls also take bottom-right.
 
@@ -63,19 +66,20 @@ def _heads(hq: int, hkv: int) -> int:
     return hq // hkv
 
 
-def varlen_program(tq: int, tk: int, hq: int, hkv: int, d: int, seqs: int,
+def varlen_program(hq: int, hkv: int, d: int, seqs: int,
                    dtype: str = "float16", causal: bool = False,
                    bottom_right: bool = False, scale: Optional[float] = None,
                    lse: bool = False) -> str:
-    """The varlen attention as MLIR: q [tq, hq, d], k/v [tk, hkv, d], tables
-    [seqs + 1], q heads grouped as [hkv, hq / hkv]."""
+    """The varlen attention as MLIR: q [?, hq, d], k/v [?, hkv, d] (token
+    counts dynamic: one bundle for every batch of at most `seqs`
+    sequences), tables [seqs + 1], q heads grouped as [hkv, hq / hkv]."""
     g, t = _heads(hq, hkv), _dt(dtype)
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    tqt = f"tensor<{tq}x{hkv}x{g}x{d}x{t}>"
-    tkt = f"tensor<{tk}x{hkv}x{d}x{t}>"
+    tqt = f"tensor<?x{hkv}x{g}x{d}x{t}>"
+    tkt = f"tensor<?x{hkv}x{d}x{t}>"
     tc = f"tensor<{seqs + 1}xi32>"
-    tm = f"tensor<{tq}x{tk}xi1>"
-    tl = f"tensor<{tq}x{hkv}x{g}xf32>"
+    tm = "tensor<?x?xi1>"
+    tl = f"tensor<?x{hkv}x{g}xf32>"
     flags = (" causal" if causal else "") + (" bottom_right" if bottom_right else "")
     mp = "affine_map<(h, g, m, n, d, e) -> "
     maps = ", ".join(mp + x + ">" for x in ("(m, h, g, d)", "(n, h, d)", "(n, h, e)",
@@ -84,7 +88,10 @@ def varlen_program(tq: int, tk: int, hq: int, hkv: int, d: int, seqs: int,
     ret = "%r, %l" if lse else "%r"
     return f"""func.func @varlen(%q: {tqt}, %k: {tkt}, %v: {tkt}, %cuq: {tc}, %cuk: {tc}, %o: {tqt}) -> ({res}) {{
   %s = arith.constant {scale!r} : f32
-  %m = attn.varlen_mask %cuq, %cuk{flags} : {tc}, {tc} -> {tm}
+  %c0 = arith.constant 0 : index
+  %tq = tensor.dim %q, %c0 : {tqt}
+  %tk = tensor.dim %k, %c0 : {tkt}
+  %m = attn.varlen_mask %cuq, %cuk{flags} sizes(%tq, %tk) : {tc}, {tc} -> {tm}
   {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale(%s)
       mask(%m : {tm}) outs(%o : {tqt}) indexing_maps = [{maps}] -> {res}
   return {ret} : {res}
@@ -185,13 +192,21 @@ def _kernel(text: str, chip: str, cache_dir: Optional[Union[str, Path]]) -> Kern
     return _LOADED[key]
 
 
-def prepare_varlen(tq: int, tk: int, hq: int, hkv: int, d: int, seqs: int,
+def seq_bucket(seqs: int) -> int:
+    """The table size a varlen bundle is compiled for: the next power of
+    two (tables are padded with empty sequences), so that one bundle serves
+    every batch of up to that many sequences."""
+    return 1 << max(0, int(seqs) - 1).bit_length()
+
+
+def prepare_varlen(hq: int, hkv: int, d: int, seqs: int,
                    dtype: str = "float16", causal: bool = False,
                    bottom_right: bool = False, scale: Optional[float] = None,
                    return_lse: bool = False, chip: str = "sm_90a",
                    cache_dir: Optional[Union[str, Path]] = None) -> Path:
-    """Compiles (or finds) the bundle varlen_attention would use."""
-    return _bundle(varlen_program(tq, tk, hq, hkv, d, seqs, dtype, causal,
+    """Compiles (or finds) the bundle varlen_attention uses for batches of
+    up to seq_bucket(seqs) sequences, at every token count."""
+    return _bundle(varlen_program(hq, hkv, d, seq_bucket(seqs), dtype, causal,
                                   bottom_right, scale, return_lse), chip, cache_dir)
 
 
@@ -225,12 +240,17 @@ def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: An
     tq, hq, d = q.shape
     tk, hkv, _ = k.shape
     seqs = int(cu_seqlens_q.shape[0]) - 1
-    if tuple(cu_seqlens_k.shape) != (seqs + 1,):
+    if tuple(cu_seqlens_k.shape) != (seqs + 1,) or seqs < 1:
         raise BundleError("attn_opt.ops: cu_seqlens_q and cu_seqlens_k must have "
-                          "the same length (S + 1)")
-    text = varlen_program(tq, tk, hq, hkv, d, seqs, dtype_name(q), causal, bottom_right,
+                          "the same length (S + 1, S >= 1)")
+    bucket = seq_bucket(seqs)
+    text = varlen_program(hq, hkv, d, bucket, dtype_name(q), causal, bottom_right,
                           scale, return_lse)
     kern = _kernel(text, chip, cache_dir)
+    if bucket > seqs:  # empty sequences after the last
+        cu_seqlens_q, cu_seqlens_k = (
+            __import__("torch").cat([c, c[-1:].expand(bucket - seqs)])
+            for c in (cu_seqlens_q, cu_seqlens_k))
     g = hq // hkv
     res = kern(q=q.view(tq, hkv, g, d), k=k, v=v, cu_seqlens_q=cu_seqlens_q,
                cu_seqlens_k=cu_seqlens_k)

@@ -14,9 +14,12 @@ from attn_opt import bundle, ops
 from tools import needs_attn_bundle
 
 # (kind, shape arguments, prepare keywords)
-VARLEN = dict(tq=777, tk=777, hq=8, hkv=2, d=128, seqs=5, causal=True, return_lse=True)
-VARLEN_BR = dict(tq=300, tk=500, hq=4, hkv=4, d=64, seqs=3, dtype="bfloat16",
+# Varlen bundles have dynamic token counts; the GPU test runs each at two
+# (tq, tk) pairs with S sequences (padded to seq_bucket(S) in the table).
+VARLEN = dict(hq=8, hkv=2, d=128, seqs=5, causal=True, return_lse=True)
+VARLEN_BR = dict(hq=4, hkv=4, d=64, seqs=3, dtype="bfloat16",
                  causal=True, bottom_right=True)
+VARLEN_TOKENS = {"VARLEN": ((777, 777), (64, 64)), "VARLEN_BR": ((300, 500), (1100, 900))}
 PAGED = dict(b=3, m=1, hq=16, hkv=2, n=1024, d=128, page_size=64, pages=60,
              kv_lens=True, return_lse=True)
 SPEC = dict(b=2, m=4, hq=8, hkv=8, n=700, d=64, dtype="bfloat16", causal=True)
@@ -39,10 +42,12 @@ def test_programs_compile(tmp_path):
     vl, vbr, paged, spec, dense = (bundle.read_manifest(p) for p in paths)
     assert set(dense.dynamic_dims) == {"b0", "m", "n"} and dense.arg("lse") is not None
     assert "wgmma" in dense.attention.kernel_choice and dense.attention.causal
-    assert vl.attention.varlen == (5, True, False) and vl.arg("lse") is not None
-    assert vl.arg("q").shape == (777, 2, 4, 128)
+    # 5 sequences: a table for 8 (empty ones padded), any token count.
+    assert vl.attention.varlen == (8, True, False) and vl.arg("lse") is not None
+    assert vl.arg("q").shape == (-1, 2, 4, 128) and set(vl.dynamic_dims) == {"m", "n"}
     assert "wgmma" in vl.attention.kernel_choice
-    assert vbr.attention.varlen == (3, True, True)
+    assert vbr.attention.varlen == (4, True, True)
+    assert ops.seq_bucket(1) == 1 and ops.seq_bucket(5) == 8 and ops.seq_bucket(8) == 8
     assert paged.attention.paged == (64, 60) and paged.attention.kv_lens_dim == 0
     assert "GQA packing: 8 query heads" in paged.attention.kernel_choice
     assert spec.attention.causal and spec.attention.query_offset == 696
@@ -52,7 +57,7 @@ def test_programs_compile(tmp_path):
 
 def test_program_errors():
     with pytest.raises(bundle.BundleError, match="not a multiple"):
-        ops.varlen_program(10, 10, 6, 4, 64, 2)
+        ops.varlen_program(6, 4, 64, 2)
     with pytest.raises(bundle.BundleError, match="float16 or bfloat16"):
         ops.decode_program(1, 1, 4, 4, 64, 64, dtype="float32")
     with pytest.raises(bundle.BundleError, match="whole pages"):
@@ -93,7 +98,10 @@ def _close(out, ref):
 def test_varlen_on_gpu():
     import torch
     from attn_opt.reference import random_cu_seqlens, varlen_keep
-    for cfg in (VARLEN, VARLEN_BR):
+    for name, cfg, (tq, tk) in [(n, c, t) for n, c in (("VARLEN", VARLEN),
+                                                       ("VARLEN_BR", VARLEN_BR))
+                                for t in VARLEN_TOKENS[n]]:
+        cfg = dict(cfg, tq=tq, tk=tk)
         dt = getattr(torch, cfg.get("dtype", "float16"))
         g = torch.Generator(device="cuda").manual_seed(1)
         q = torch.randn(cfg["tq"], cfg["hq"], cfg["d"], generator=g, device="cuda", dtype=dt)

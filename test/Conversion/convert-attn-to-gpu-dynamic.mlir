@@ -113,3 +113,35 @@ func.func @f32(%q: tensor<?x64xf32>, %k: tensor<?x64xf32>, %v: tensor<?x64xf32>,
       -> tensor<?x64xf32>
   return %r : tensor<?x64xf32>
 }
+
+// -----
+
+// Varlen with dynamic token counts: the tables stay static ([S + 1]); the
+// grid has floor(T / tile_q) + S query blocks, computed from the runtime
+// T; the mask's sizes are not kernel arguments (the tensors carry them).
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: name = "q", shape = array<i64: -1, 8, 128>
+// CHECK-SAME: name = "cu_seqlens_q", shape = array<i64: 5>
+// CHECK-SAME: name = "size_m"
+// CHECK-SAME: name = "size_n"
+// CHECK-SAME: grid = array<i64: -1, 8, 1>
+// CHECK-SAME: varlen: 4 packed sequences
+// CHECK: %[[T:.*]] = arith.divui %{{.*}}, %c128
+// CHECK: %[[GX:.*]] = arith.addi %[[T]], %c4
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[GX]],
+// SM80-LABEL: attn.bundle = {
+// SM80-SAME: varlen: 4 packed sequences
+func.func @varlen(%q: tensor<?x8x128xf16>, %k: tensor<?x8x128xf16>, %v: tensor<?x8x128xf16>, %cq: tensor<5xi32>, %ck: tensor<5xi32>, %o: tensor<?x8x128xf16>) -> tensor<?x8x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %c0 = arith.constant 0 : index
+  %tq = tensor.dim %q, %c0 : tensor<?x8x128xf16>
+  %tk = tensor.dim %k, %c0 : tensor<?x8x128xf16>
+  %m = attn.varlen_mask %cq, %ck causal bottom_right sizes(%tq, %tk) : tensor<5xi32>, tensor<5xi32> -> tensor<?x?xi1>
+  %r = attn.attention ins(%q, %k, %v : tensor<?x8x128xf16>, tensor<?x8x128xf16>, tensor<?x8x128xf16>) scale(%s)
+      mask(%m : tensor<?x?xi1>)
+      outs(%o : tensor<?x8x128xf16>) indexing_maps = [
+        affine_map<(h, m, n, d, e) -> (m, h, d)>, affine_map<(h, m, n, d, e) -> (n, h, d)>,
+        affine_map<(h, m, n, d, e) -> (n, h, e)>, affine_map<(h, m, n, d, e) -> (m, h, e)>,
+        affine_map<(h, m, n, d, e) -> (m, n)>] -> tensor<?x8x128xf16>
+  return %r : tensor<?x8x128xf16>
+}

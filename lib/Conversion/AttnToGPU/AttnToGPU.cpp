@@ -660,10 +660,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       return op.emitError("the GPU kernel needs static shapes; '")
              << name << "' has type " << v.getType();
   if (dynamic) {
-    StringRef with = kPages     ? "paged K/V"
-                     : lenMask  ? "per-sequence key counts (attn.length_mask)"
-                     : varlen   ? "varlen (attn.varlen_mask)"
-                     : opts.splits > 1 ? "split-KV (splits > 1)"
+    StringRef with = kPages    ? "paged K/V"
+                     : lenMask ? "per-sequence key counts (attn.length_mask)"
+                     : opts.splits > 1 ? "a fixed split-KV count (splits > 1)"
                                        : "";
     if (!with.empty())
       return op.emitError("dynamic shapes: the GPU kernels take dynamic "
@@ -922,8 +921,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         // block's loop, not N.
         resolveWgmmaConfig(
             op, opts,
-            varlen ? std::max<int64_t>(1, sizes[r + 1] / kb.varlenSeqs)
-                   : sizes[r + 1], // kDynamic when dynamic
+            varlen && !dynDim[r + 1]
+                ? std::max<int64_t>(1, sizes[r + 1] / kb.varlenSeqs)
+                : sizes[r + 1], // kDynamic when dynamic
             D, E, op.getCausal() || kb.varlenCausal,
             static_cast<bool>(memArg("mask")));
     if (failed(resolved))
@@ -992,7 +992,13 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                             : kb.queryBlocks(rowsTotal, rowsPerBlock);
   if (dynamic) {
     // The launch's grid from the runtime sizes, in the host function.
-    if (dynDim[r])
+    // Varlen: floor(T / rows) + S tile slots (TileKernel::setVarlen).
+    if (dynDim[r] && varlen)
+      kb.dynGridX = arith::AddIOp::create(
+          b, loc,
+          arith::DivUIOp::create(b, loc, kb.dynSizes[r], kb.cIdx(rowsPerBlock)),
+          kb.cIdx(kb.varlenSeqs));
+    else if (dynDim[r])
       kb.dynGridX = arith::CeilDivUIOp::create(
           b, loc, arith::MulIOp::create(b, loc, kb.dynSizes[r], kb.cIdx(group)),
           kb.cIdx(rowsPerBlock));

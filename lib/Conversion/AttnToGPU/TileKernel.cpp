@@ -163,9 +163,9 @@ SmallVector<Value> TileKernel::indices(StringRef name) {
   for (AffineExpr e : mapOf(name).getResults()) {
     unsigned d = cast<AffineDimExpr>(e).getPosition();
     if (rowsPacked && d == r)
-      out.push_back(clamp(add(qBase, loops[d]), M()));
+      out.push_back(clamp(add(qBase, loops[d]), Mv()));
     else if (keysPacked && d == r + 1)
-      out.push_back(clamp(add(kBase, loops[d]), N()));
+      out.push_back(clamp(add(kBase, loops[d]), Nv()));
     else
       out.push_back(paged && d == seqDim  ? page
                     : paged && d == r + 1 ? slot
@@ -180,13 +180,13 @@ Value TileKernel::setVarlen(Value blockX, int64_t rows) {
   const int64_t S = kb.varlenSeqs;
   Value cq = memArg("cu_seqlens_q"), ck = memArg("cu_seqlens_k");
   // A table entry clamped to [0, T] (hostile tables stay in bounds).
-  auto entry = [&](Value table, Value i, int64_t T) -> Value {
+  auto entry = [&](Value table, Value i, Value T) -> Value {
     Value x = arith::IndexCastOp::create(
         b, loc, b.getIndexType(), memref::LoadOp::create(b, loc, table, i));
     return arith::MinSIOp::create(
-        b, loc, arith::MaxSIOp::create(b, loc, x, idx(0)), idx(T));
+        b, loc, arith::MaxSIOp::create(b, loc, x, idx(0)), T);
   };
-  auto length = [&](Value table, Value s, int64_t T) {
+  auto length = [&](Value table, Value s, Value T) {
     Value lo = entry(table, s, T), hi = entry(table, add(s, 1), T);
     return std::pair<Value, Value>{
         lo, arith::MaxSIOp::create(b, loc,
@@ -198,7 +198,7 @@ Value TileKernel::setVarlen(Value blockX, int64_t rows) {
   // sequence has a slot per tile, and V(S - 1) + its tiles <= M / rows + S
   // blocks cover all). The block's sequence is the last s with V(s) <=
   // blockX: a binary search of ceil(log2 S) steps over the table.
-  auto slot = [&](Value s) { return add(divu(entry(cq, s, M()), rows), s); };
+  auto slot = [&](Value s) { return add(divu(entry(cq, s, Mv()), rows), s); };
   Value lo = idx(0), hi = idx(S);
   for (int64_t span = S; span > 1; span = (span + 1) / 2) {
     Value mid = divu(add(lo, hi), 2);
@@ -211,8 +211,8 @@ Value TileKernel::setVarlen(Value blockX, int64_t rows) {
   // The tile within the sequence (signed: a hostile cu_q[0] > 0 puts
   // V(0) past the first blocks).
   Value t = arith::SubIOp::create(b, loc, blockX, slot(s));
-  auto [q0, lq] = length(cq, s, M());
-  auto [k0, lk] = length(ck, s, N());
+  auto [q0, lq] = length(cq, s, Mv());
+  auto [k0, lk] = length(ck, s, Nv());
   Value tiles = divu(add(lq, rows - 1), rows);
   Value found = arith::AndIOp::create(
       b, loc,

@@ -418,10 +418,21 @@ struct LowerVarlenMask : public OpRewritePattern<VarlenMaskOp> {
     Location loc = op.getLoc();
     auto resType = cast<RankedTensorType>(op.getResult().getType());
     int64_t S = op.getCuSeqlensQ().getType().getDimSize(0) - 1;
-    int64_t Tq = resType.getDimSize(0), Tk = resType.getDimSize(1);
     bool causal = op.getCausal(), bottomRight = op.getBottomRight();
     Value init = tensor::EmptyOp::create(rewriter, loc, resType.getShape(),
-                                         rewriter.getI1Type());
+                                         rewriter.getI1Type(), op.getSizes());
+    // The token counts as i64: constants, or the dynamic sizes.
+    SmallVector<Value> tokens;
+    for (int64_t d = 0, dyn = 0; d < 2; ++d)
+      tokens.push_back(
+          resType.isDynamicDim(d)
+              ? arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
+                                           op.getSizes()[dyn++])
+                    .getResult()
+              : arith::ConstantIntOp::create(rewriter, loc,
+                                             resType.getDimSize(d), 64)
+                    .getResult());
+    Value Tq = tokens[0], Tk = tokens[1];
     MLIRContext *ctx = op.getContext();
     AffineMap id = AffineMap::getMultiDimIdentityMap(2, ctx);
     SmallVector<utils::IteratorType> par(2, utils::IteratorType::parallel);
@@ -435,11 +446,11 @@ struct LowerVarlenMask : public OpRewritePattern<VarlenMaskOp> {
               auto c64 = [&](int64_t v) {
                 return arith::ConstantIntOp::create(b, l, v, 64).getResult();
               };
-              auto entry = [&](Value table, Value i, int64_t T) -> Value {
+              auto entry = [&](Value table, Value i, Value T) -> Value {
                 Value x = arith::ExtSIOp::create(
                     b, l, i64, tensor::ExtractOp::create(b, l, table, i));
                 return arith::MinSIOp::create(
-                    b, l, arith::MaxSIOp::create(b, l, x, c64(0)), c64(T));
+                    b, l, arith::MaxSIOp::create(b, l, x, c64(0)), T);
               };
               Value m = arith::IndexCastOp::create(
                   b, l, i64, linalg::IndexOp::create(b, l, 0));

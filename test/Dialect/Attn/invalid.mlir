@@ -469,9 +469,17 @@ func.func @varlen_mask_no_sequence(%cq: tensor<1xi32>) -> tensor<64x64xi1> {
 // -----
 
 func.func @varlen_mask_dynamic(%cq: tensor<3xi32>) -> tensor<?x64xi1> {
-  // expected-error @below {{expects static token counts, got 'tensor<?x64xi1>'}}
+  // expected-error @below {{expects one size per dynamic token count (1 for 'tensor<?x64xi1>'), got 0}}
   %m = attn.varlen_mask %cq, %cq : tensor<3xi32>, tensor<3xi32> -> tensor<?x64xi1>
   return %m : tensor<?x64xi1>
+}
+
+// -----
+
+func.func @varlen_mask_extra_size(%cq: tensor<3xi32>, %t: index) -> tensor<64x64xi1> {
+  // expected-error @below {{expects one size per dynamic token count (0 for 'tensor<64x64xi1>'), got 1}}
+  %m = attn.varlen_mask %cq, %cq sizes(%t) : tensor<3xi32>, tensor<3xi32> -> tensor<64x64xi1>
+  return %m : tensor<64x64xi1>
 }
 
 // -----

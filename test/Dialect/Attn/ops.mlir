@@ -138,3 +138,15 @@ func.func @varlen_mask(%cq: tensor<5xi32>, %ck: tensor<5xi32>) -> (tensor<1000x1
   %c = attn.varlen_mask %cq, %ck causal bottom_right : tensor<5xi32>, tensor<5xi32> -> tensor<1000x1200xi1>
   return %a, %b, %c : tensor<1000x1000xi1>, tensor<1000x1000xi1>, tensor<1000x1200xi1>
 }
+
+// -----
+
+// Dynamic token counts: one index size per dynamic result dim.
+// CHECK-LABEL: func.func @varlen_mask_dynamic
+// CHECK: attn.varlen_mask %{{.*}}, %{{.*}} causal sizes(%{{.*}}, %{{.*}}) : tensor<5xi32>, tensor<5xi32> -> tensor<?x?xi1>
+// CHECK: attn.varlen_mask %{{.*}}, %{{.*}} sizes(%{{.*}}) : tensor<5xi32>, tensor<5xi32> -> tensor<64x?xi1>
+func.func @varlen_mask_dynamic(%cq: tensor<5xi32>, %tq: index, %tk: index) -> (tensor<?x?xi1>, tensor<64x?xi1>) {
+  %a = attn.varlen_mask %cq, %cq causal sizes(%tq, %tk) : tensor<5xi32>, tensor<5xi32> -> tensor<?x?xi1>
+  %b = attn.varlen_mask %cq, %cq sizes(%tk) : tensor<5xi32>, tensor<5xi32> -> tensor<64x?xi1>
+  return %a, %b : tensor<?x?xi1>, tensor<64x?xi1>
+}

@@ -146,8 +146,16 @@ def program(c: Case) -> str:
             if not shared:
                 params.append(f"%cuk: {tc}")
             flags = (" causal" if vcausal else "") + (" bottom_right" if br else "")
-            lens_op = (f"  %mask = attn.varlen_mask %cuq, {'%cuq' if shared else '%cuk'}"
-                       f"{flags} : {tc}, {tc} -> {tm}\n")
+            # Dynamic token counts: the mask's sizes from q's and k's dims.
+            sizes = ""
+            if c.dims["m"] < 0 or c.dims["n"] < 0:
+                dyn = [f"%tok_{x}" for x in ("m", "n") if c.dims[x] < 0]
+                lens_op = "  %c0 = arith.constant 0 : index\n" + "".join(
+                    f"  %tok_{x} = tensor.dim %{t}, %c0 : {tt}\n"
+                    for x, t, tt in (("m", "q", tq), ("n", "k", tk)) if c.dims[x] < 0)
+                sizes = f" sizes({', '.join(dyn)})"
+            lens_op += (f"  %mask = attn.varlen_mask %cuq, {'%cuq' if shared else '%cuk'}"
+                        f"{flags}{sizes} : {tc}, {tc} -> {tm}\n")
         elif c.kv_lens:
             tl = f"tensor<{c.dims['b']}xi32>"
             params.append(f"%lens: {tl}")
@@ -809,6 +817,11 @@ CASES.update({
     # the checked sizes), GQA packing; a window and the lse without packing.
     "dyn_f16_decode_gqa_m1": Case("float16", dims={"b": -1, "h": 4, "g": 8, "m": 1, "n": -1,
                                                    "d": 128, "e": 128}, **_gqa),
+    # Varlen with dynamic token counts (4 sequences; causal bottom-right and
+    # GQA + lse on the wgmma and mma.sync kernels).
+    "dyn_f16_varlen_br": Case("float16", **thd(4, -1, -1, 128), varlen=(4, True, True)),
+    "dyn_bf16_varlen_mma_lse": Case("bfloat16", **thd(2, -1, -1, 64), varlen=(4, False, False),
+                                    lse=True, flags=["--wgmma=0"]),
     "dyn_bf16_decode_m4_window_lse": Case("bfloat16", **bhsd(-1, 8, 4, -1, 128), causal=True,
                                           window=700, lse=True),
 })

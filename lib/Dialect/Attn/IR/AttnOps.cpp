@@ -241,8 +241,10 @@ LogicalResult VarlenMaskOp::verify() {
     return emitOpError("expects at least one sequence (S + 1 >= 2 table "
                        "entries), got ")
            << cq.getDimSize(0);
-  if (!res.hasStaticShape())
-    return emitOpError("expects static token counts, got ") << res;
+  if (static_cast<int64_t>(getSizes().size()) != res.getNumDynamicDims())
+    return emitOpError("expects one size per dynamic token count (")
+           << res.getNumDynamicDims() << " for " << res << "), got "
+           << getSizes().size();
   if (getBottomRight() && !getCausal())
     return emitOpError("bottom_right aligns the causal rule; it needs causal");
   return success();

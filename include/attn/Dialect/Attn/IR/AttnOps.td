@@ -299,19 +299,25 @@ def Attn_VarlenMaskOp : Attn_Op<"varlen_mask", [Pure]> {
     one query tile of one sequence over that sequence's keys only. The CPU
     path materializes the mask.
 
+    Token counts may be dynamic: one `index` size per dynamic result dim,
+    in order (as `tensor.empty` takes them). One GPU bundle then serves
+    every token count.
+
     ```mlir
     %m = attn.varlen_mask %cu_q, %cu_k causal bottom_right
            : tensor<5xi32>, tensor<5xi32> -> tensor<1000x1200xi1>
+    %d = attn.varlen_mask %cu_q, %cu_k causal sizes(%tq, %tk)
+           : tensor<5xi32>, tensor<5xi32> -> tensor<?x?xi1>
     ```
   }];
   let arguments = (ins RankedTensorOf<[I32]>:$cu_seqlens_q,
       RankedTensorOf<[I32]>:$cu_seqlens_k, UnitAttr:$causal,
-      UnitAttr:$bottom_right);
+      UnitAttr:$bottom_right, Variadic<Index>:$sizes);
   let results = (outs RankedTensorOf<[I1]>:$result);
   let assemblyFormat = [{
     $cu_seqlens_q `,` $cu_seqlens_k (`causal` $causal^)?
-        (`bottom_right` $bottom_right^)? attr-dict `:` type($cu_seqlens_q) `,`
-        type($cu_seqlens_k) `->` type($result)
+        (`bottom_right` $bottom_right^)? (`sizes` `(` $sizes^ `)`)? attr-dict
+        `:` type($cu_seqlens_q) `,` type($cu_seqlens_k) `->` type($result)
   }];
   let hasVerifier = 1;
 }
