@@ -241,7 +241,7 @@ LogicalResult VarlenMaskOp::verify() {
     return emitOpError("expects at least one sequence (S + 1 >= 2 table "
                        "entries), got ")
            << cq.getDimSize(0);
-  if (static_cast<int64_t>(getSizes().size()) != res.getNumDynamicDims())
+  if (getSizes().size() != static_cast<size_t>(res.getNumDynamicDims()))
     return emitOpError("expects one size per dynamic token count (")
            << res.getNumDynamicDims() << " for " << res << "), got "
            << getSizes().size();
