@@ -684,6 +684,11 @@ CASES.update({
                                        mask=["m", "n"], varlen=(3, True, False), lse=True),
     "varlen_bf16_s33_causal_sink": Case("bfloat16", **thd(4, 2048, 2048, 64),
                                         varlen=(33, True, False), sink=["h"]),
+    # More sequences than threads (300 > 128 on mma.sync, 256 on wgmma):
+    # several counting rounds.
+    "varlen_f16_s300_causal_mma": Case("float16", **thd(2, 3000, 3000, 64),
+                                       varlen=(300, True, False), flags=["--wgmma=0"]),
+    "varlen_bf16_s300_wg": Case("bfloat16", **thd(2, 3000, 3000, 64), varlen=(300, False, False)),
     "varlen_f16_t12_decode": Case("float16", **thd(4, 12, 12, 128), varlen=(3, True, False)),
     "lens_f16_prefill_m150_br_causal": Case("float16", **bhsd(3, 2, 150, 1000, 64),
                                             mask=["b", "n"], kv_lens=True, causal=True,
