@@ -151,20 +151,7 @@ def main() -> int:
                         res["o"] = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                     return res["o"]
                 run(be_name, sdpa, lambda res=res: res["o"])
-            if "attn-opt-dynamic" not in times or "attn-opt-static" not in times:
-                failures += 1
-            peers = [times[x] for x in ("sdpa-flash", "sdpa-cudnn") if x in times]
-            best: Optional[float] = min(peers) if peers else None
-            for row in rows:
-                t = times.get(row["kernel"])
-                if t and row["kernel"].startswith("attn-opt"):
-                    if best:
-                        row["vs_best_peer"] = f"{best / t:.2f}"
-                    if "attn-opt-static" in times:
-                        row["dyn_vs_static"] = f"{times['attn-opt-static'] / t:.3f}"
-                w.writerow(row)
-                print(" | ".join(f"{row.get(c, '')}" for c in COLUMNS[:9]), flush=True)
-            fh.flush()
+            failures += finish_rows(rows, times, w, fh)
             static.close()
             del q, k, v, ref
         dyn.close()
@@ -172,6 +159,24 @@ def main() -> int:
     fh.close()
     print(f"wrote {out_dir / 'dynamic.csv'}; {failures} row(s) without both kernels")
     return 1 if failures else 0
+
+
+def finish_rows(rows: list, times: Dict[str, float], w: Any, fh: Any) -> int:
+    """Ratios (static / dynamic time, best peer / ours) into the rows,
+    written and printed; 1 when either attn-opt kernel has no time."""
+    peers = [times[x] for x in ("sdpa-flash", "sdpa-cudnn") if x in times]
+    best: Optional[float] = min(peers) if peers else None
+    for row in rows:
+        t = times.get(row["kernel"])
+        if t and row["kernel"].startswith("attn-opt"):
+            if best:
+                row["vs_best_peer"] = f"{best / t:.2f}"
+            if "attn-opt-static" in times:
+                row["dyn_vs_static"] = f"{times['attn-opt-static'] / t:.3f}"
+        w.writerow(row)
+        print(" | ".join(f"{row.get(c, '')}" for c in COLUMNS[:10]), flush=True)
+    fh.flush()
+    return int("attn-opt-dynamic" not in times or "attn-opt-static" not in times)
 
 
 def decode_rows(a: Any, torch: Any, F: Any, SDPBackend: Any, sdpa_kernel: Any,
@@ -235,19 +240,7 @@ def decode_rows(a: Any, torch: Any, F: Any, SDPBackend: Any, sdpa_kernel: Any,
                             qp, k, v, enable_gqa=hkv != hq)
                     return res["o"]
                 run(be_name, sdpa, lambda res=res: res["o"].reshape(b, hkv, g, 1, D))
-            if "attn-opt-dynamic" not in times or "attn-opt-static" not in times:
-                failures += 1
-            peers = [times[x] for x in ("sdpa-flash", "sdpa-cudnn") if x in times]
-            for row in rows:
-                t = times.get(row["kernel"])
-                if t and row["kernel"].startswith("attn-opt"):
-                    if peers:
-                        row["vs_best_peer"] = f"{min(peers) / t:.2f}"
-                    if "attn-opt-static" in times:
-                        row["dyn_vs_static"] = f"{times['attn-opt-static'] / t:.3f}"
-                w.writerow(row)
-                print(" | ".join(f"{row.get(c, '')}" for c in COLUMNS[:10]), flush=True)
-            fh.flush()
+            failures += finish_rows(rows, times, w, fh)
             static.close()
         dyn.close()
     return failures
