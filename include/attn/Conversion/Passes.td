@@ -22,7 +22,9 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
 def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Turn the module's attention into a gpu.launch kernel";
   let description = [{
-    The module's `attn.attention` (static shapes, constant scale) becomes
+    The module's `attn.attention` (constant scale; static shapes, or
+    dynamic batch dims and query/key lengths, which become index arguments
+    and int64 kernel parameters) becomes
     `func.func @attn_fwd(q, k, v, [mask], [sink], out)` on memrefs with one
     `gpu.launch`; every other function is dropped and the module gets an
     `attn.bundle` attribute (arguments, grid, block, shared memory, launch

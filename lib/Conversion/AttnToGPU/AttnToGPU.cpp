@@ -1,7 +1,10 @@
 //===- AttnToGPU.cpp - attn.attention -> a gpu.launch kernel --------------===//
 //
-// Matches: a module holding one attn.attention with static shapes and a
-//          constant scale.
+// Matches: every attn.attention of the module (or the one `attention`
+//          names) with a constant scale; static shapes, or dynamic batch
+//          dims and query/key lengths (then each tensor is a flat pointer
+//          viewed in the kernel with its runtime sizes and strides, and the
+//          sizes are index arguments after the tensors).
 // Produces: `func.func @attn_fwd(q, k, v, [mask], [sink], out)` on memrefs
 //          with one gpu.launch (grid: query blocks x flattened batch dims)
 //          running the online-softmax recurrence over key tiles
