@@ -59,6 +59,8 @@ def test_specialize():
         bundle.specialize(m, {"b0": 3, "m": 10})
     with pytest.raises(BundleError, match="must be a positive integer"):
         bundle.specialize(m, {"b0": 3, "m": 0, "n": 5})
+    with pytest.raises(BundleError, match="below 2\\^31"):
+        bundle.specialize(m, {"b0": 3, "m": 1, "n": 2 ** 31})
     with pytest.raises(BundleError, match="not dynamic dims"):
         bundle.specialize(m, {"b0": 3, "m": 1, "n": 5, "b1": 4})
     with pytest.raises(BundleError, match="above CUDA's limit"):

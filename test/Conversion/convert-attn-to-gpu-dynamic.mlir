@@ -22,7 +22,12 @@
 // CHECK: %[[GX:.*]] = arith.ceildivui %{{.*}}, %c128
 // CHECK: %[[GY:.*]] = arith.muli %c16, %[[B]]
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[GX]], {{.*}} = %[[GY]],
-// CHECK: memref.reinterpret_cast %[[Q]] to offset: [0], sizes: [%[[B]], 16, %[[M]], 128], strides: [%{{.*}}, %{{.*}}, 128, 1] : memref<1099511627776xf16> to memref<?x16x?x128xf16, strided<[?, ?, 128, 1]>>
+// The sizes narrowed to 32 bits in the kernel, then the views.
+// CHECK: %[[B32:.*]] = arith.index_cast %[[B]] : index to i32
+// CHECK: %[[B1:.*]] = arith.index_castui %[[B32]] : i32 to index
+// CHECK: %[[M32:.*]] = arith.index_cast %[[M]] : index to i32
+// CHECK: %[[M1:.*]] = arith.index_castui %[[M32]] : i32 to index
+// CHECK: memref.reinterpret_cast %[[Q]] to offset: [0], sizes: [%[[B1]], 16, %[[M1]], 128], strides: [%{{.*}}, %{{.*}}, 128, 1] : memref<1099511627776xf16> to memref<?x16x?x128xf16, strided<[?, ?, 128, 1]>>
 // CHECK-COUNT-3: memref.reinterpret_cast
 
 // SM80-LABEL: attn.bundle = {

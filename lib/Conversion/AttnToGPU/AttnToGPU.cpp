@@ -778,6 +778,14 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       return entry->getArgument(i);
     if (views.empty()) {
       vb.setInsertionPointToStart(&launch.getBody().front());
+      // The sizes as 32-bit values (the loader keeps them below 2^31):
+      // index arithmetic on them can then be narrowed like a static
+      // kernel's.
+      for (Value &v : kb.dynSizes)
+        if (v)
+          v = arith::IndexCastUIOp::create(
+              vb, loc, vb.getIndexType(),
+              arith::IndexCastOp::create(vb, loc, vb.getI32Type(), v));
       for (auto [j, a] : llvm::enumerate(args))
         if (!isIndexArg(a.first))
           views[j] = makeView(j);
