@@ -1948,8 +1948,7 @@ class Kernel:
         self.device = device
         self.load_notes: List[str] = []
         self._workspace: Optional[Dict[str, Any]] = None
-        self._workspace_key: Any = None
-        self._workspaces: Dict[Any, Dict[str, Any]] = {}
+        self._workspaces: Dict[str, Any] = {}  # name -> flat buffer
         self._multiprocessors: Optional[int] = None
         drv = _Driver.get()
         self._drv = drv
@@ -1998,24 +1997,29 @@ class Kernel:
 
     def _workspace_for(self, man: Manifest) -> Dict[str, Any]:
         """The workspace at `man`'s shapes (a split count chosen at launch
-        sizes it per call): kept per shape, so that each keeps its counters
-        at 0 between launches."""
+        sizes it per call): views of one zeroed buffer per tensor, grown to
+        the largest size asked for (not one buffer per shape: a serving
+        loop sees many). The kernel leaves the counters it used at 0, so
+        any prefix of the buffer starts zeroed."""
         import torch
-        key = tuple(a.shape for a in man.args if a.name in WORKSPACE)
-        if self._workspace is None or self._workspace_key != key:
-            if key not in self._workspaces:
-                self._workspaces[key] = {
-                    spec.name: torch.zeros(spec.shape, dtype=getattr(torch, spec.dtype),
-                                           device=f"cuda:{self.device}")
-                    for spec in man.args if spec.name in WORKSPACE}
-            self._workspace, self._workspace_key = self._workspaces[key], key
-        return self._workspace
+        out: Dict[str, Any] = {}
+        for spec in man.args:
+            if spec.name not in WORKSPACE:
+                continue
+            n = math.prod(spec.shape)
+            buf = self._workspaces.get(spec.name)
+            if buf is None or buf.numel() < n:
+                buf = torch.zeros(n, dtype=getattr(torch, spec.dtype),
+                                  device=f"cuda:{self.device}")
+                self._workspaces[spec.name] = buf
+            out[spec.name] = buf[:n].view(spec.shape)
+        self._workspace = out
+        return out
 
     def reset_workspace(self) -> None:
         """Zeroes split-KV's counters (after a launch that did not finish)."""
-        for ws in self._workspaces.values():
-            if "locks" in ws:
-                ws["locks"].zero_()
+        if "locks" in self._workspaces:
+            self._workspaces["locks"].zero_()
 
     def empty_out(self, name: str = "out",
                   manifest: Optional[Manifest] = None) -> Any:
