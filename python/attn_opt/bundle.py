@@ -11,7 +11,15 @@ A bundle is a directory written by `attn-bundle IN.mlir -o DIR`:
 
 Every kernel parameter is one raw device pointer to a contiguous row-major
 tensor of exactly the manifest's shape and dtype, in `args` order; `out` is
-written. Launching needs the CUDA driver and torch, nothing from MLIR:
+written. A dynamic-shape bundle has axes of size -1 (batch dims, m, n):
+their sizes are the int64 parameters `size_<dim>` (map "size", shape []),
+which the loader reads from the tensors at each call (they must agree, and
+be below 2^31); grid x / y are -1 and follow from the sizes (launch rule
+`grid`), and with attention.splits -1 (decode) grid z is the split count
+chosen at launch (`split_count`, the pass's rule with the device's
+multiprocessor count) and the workspace is sized for it (`specialize`
+gives the manifest at given sizes). Launching needs the CUDA driver and
+torch, nothing from MLIR:
 
     kernel = attn_opt.load("DIR")             # torch + CUDA imported here
     out = kernel(q, k, v)                     # [mask], [sink] when the manifest has them
