@@ -453,6 +453,38 @@ static std::string sourceLocation(Location loc) {
   return out;
 }
 
+/// `flat` (a 1-D memref: a kernel's bare pointer) viewed as a row-major
+/// memref of element type `elt` with sizes `dims` (constants or runtime
+/// values); strides that fold stay static in the type.
+static Value rowMajorView(OpBuilder &b, Location loc, Value flat, Type elt,
+                          ArrayRef<OpFoldResult> dims) {
+  int64_t rank = dims.size();
+  SmallVector<OpFoldResult> strides(rank);
+  OpFoldResult stride = b.getIndexAttr(1);
+  for (int64_t p = rank - 1; p >= 0; --p) {
+    strides[p] = stride;
+    std::optional<int64_t> a = getConstantIntValue(stride),
+                           c = getConstantIntValue(dims[p]);
+    if (a && c)
+      stride = b.getIndexAttr(*a * *c);
+    else
+      stride = arith::MulIOp::create(
+                   b, loc, getValueOrCreateConstantIndexOp(b, loc, stride),
+                   getValueOrCreateConstantIndexOp(b, loc, dims[p]))
+                   .getResult();
+  }
+  SmallVector<int64_t> shape, staticStrides;
+  for (int64_t p = 0; p < rank; ++p) {
+    shape.push_back(getConstantIntValue(dims[p]).value_or(ShapedType::kDynamic));
+    staticStrides.push_back(
+        getConstantIntValue(strides[p]).value_or(ShapedType::kDynamic));
+  }
+  auto type = MemRefType::get(
+      shape, elt, StridedLayoutAttr::get(b.getContext(), 0, staticStrides));
+  return memref::ReinterpretCastOp::create(b, loc, type, flat,
+                                           b.getIndexAttr(0), dims, strides);
+}
+
 static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                                  const ConvertAttnToGPUOptions &opts,
                                  KernelKind &kind, StringRef hostName,
@@ -733,42 +765,19 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   DenseMap<unsigned, Value> views;
   OpBuilder vb(b.getContext());
   auto makeView = [&](unsigned i) -> Value {
-    Value flat = entry->getArgument(i);
     auto t = cast<RankedTensorType>(args[i].second.getType());
     AffineMap map = mapOf(args[i].first);
-    int64_t rank = t.getRank();
-    SmallVector<OpFoldResult> dims(rank), strides(rank);
-    for (int64_t p = 0; p < rank; ++p) {
+    SmallVector<OpFoldResult> dims;
+    for (int64_t p = 0; p < t.getRank(); ++p) {
       unsigned d = cast<AffineDimExpr>(map.getResult(p)).getPosition();
-      dims[p] = t.isDynamicDim(p)
-                    ? (kb.dynSizes[d] ? OpFoldResult(kb.dynSizes[d])
-                                      : OpFoldResult(vb.getIndexAttr(sizes[d])))
-                    : OpFoldResult(vb.getIndexAttr(t.getDimSize(p)));
+      dims.push_back(
+          t.isDynamicDim(p)
+              ? (kb.dynSizes[d] ? OpFoldResult(kb.dynSizes[d])
+                                : OpFoldResult(vb.getIndexAttr(sizes[d])))
+              : OpFoldResult(vb.getIndexAttr(t.getDimSize(p))));
     }
-    OpFoldResult stride = vb.getIndexAttr(1);
-    for (int64_t p = rank - 1; p >= 0; --p) {
-      strides[p] = stride;
-      std::optional<int64_t> a = getConstantIntValue(stride),
-                             c = getConstantIntValue(dims[p]);
-      if (a && c)
-        stride = vb.getIndexAttr(*a * *c);
-      else
-        stride = arith::MulIOp::create(
-                     vb, loc, getValueOrCreateConstantIndexOp(vb, loc, stride),
-                     getValueOrCreateConstantIndexOp(vb, loc, dims[p]))
-                     .getResult();
-    }
-    SmallVector<int64_t> shape, staticStrides;
-    for (int64_t p = 0; p < rank; ++p) {
-      shape.push_back(getConstantIntValue(dims[p]).value_or(ShapedType::kDynamic));
-      staticStrides.push_back(
-          getConstantIntValue(strides[p]).value_or(ShapedType::kDynamic));
-    }
-    auto type = MemRefType::get(
-        shape, t.getElementType(),
-        StridedLayoutAttr::get(b.getContext(), 0, staticStrides));
-    return memref::ReinterpretCastOp::create(vb, loc, type, flat,
-                                             vb.getIndexAttr(0), dims, strides);
+    return rowMajorView(vb, loc, entry->getArgument(i), t.getElementType(),
+                        dims);
   };
   auto viewOf = [&](unsigned i) -> Value {
     // The host function's one launch (the insertion point may be in a loop
@@ -822,23 +831,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           dims.push_back(t.isDynamicDim(d) ? OpFoldResult(g)
                                            : wb.getIndexAttr(t.getDimSize(d)));
         }
-        SmallVector<OpFoldResult> strides(t.getRank());
-        OpFoldResult stride = wb.getIndexAttr(1);
-        for (int64_t d = t.getRank() - 1; d >= 0; --d) {
-          strides[d] = stride;
-          stride = arith::MulIOp::create(
-                       wb, loc, getValueOrCreateConstantIndexOp(wb, loc, stride),
-                       getValueOrCreateConstantIndexOp(wb, loc, dims[d]))
-                       .getResult();
-        }
-        SmallVector<int64_t> dynStrides(t.getRank(), ShapedType::kDynamic);
-        dynStrides.back() = 1;
-        auto type = MemRefType::get(
-            t.getShape(), t.getElementType(),
-            StridedLayoutAttr::get(b.getContext(), 0, dynStrides));
-        return memref::ReinterpretCastOp::create(wb, loc, type, flat,
-                                                 wb.getIndexAttr(0), dims,
-                                                 strides);
+        return rowMajorView(wb, loc, flat, t.getElementType(), dims);
       }
     return Value();
   };

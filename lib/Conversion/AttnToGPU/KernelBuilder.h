@@ -82,7 +82,7 @@ struct KernelBuilder {
   Value applyScoreMod(Value x, ArrayRef<Value> loops, Value nBase = Value(),
                       int64_t nOffset = 0);
   /// Static sizes of the attention loops (b..., m, n, d, e).
-  SmallVector<int64_t> sizes;
+  SmallVector<int64_t> sizes = {};
   /// Computes, here, the body's values that depend only on the batch
   /// indices (ALiBi's per-head slope, constants), once per block instead of
   /// once per score. Call where `batch` is known, before any applyScoreMod.
@@ -91,10 +91,10 @@ struct KernelBuilder {
   /// FlashAttention-3's soft-capping uses): the tensor-core kernels, whose
   /// output is 16-bit; else exactly through ex2 (f32 outputs).
   bool approxTanh = false;
-  IRMapping scoreModHoisted;
+  IRMapping scoreModHoisted = {};
   /// The kernel argument of each score_mod operand that is not a constant
   /// (null for constants, which become constant vectors).
-  SmallVector<Value> modMem;
+  SmallVector<Value> modMem = {};
   /// Varlen (attn.varlen_mask as the mask, -inf fill): the S packed
   /// sequences the kernels take cu_seqlens_q/_k for (0: not varlen), and
   /// the mask's causal rule.
@@ -104,12 +104,12 @@ struct KernelBuilder {
   /// d, e) that is dynamic (a host function argument the launch captures,
   /// so a kernel parameter), null where the size is static; empty when
   /// every size is. `sizes` holds ShapedType::kDynamic there.
-  SmallVector<Value> dynSizes;
+  SmallVector<Value> dynSizes = {};
   /// With dynamic sizes: the launch's grid x (query blocks) and y (batch
   /// entries), computed in the host function.
-  Value dynGridX, dynBatch;
+  Value dynGridX = {}, dynBatch = {};
   /// With a split count chosen at launch: the host function's grid z.
-  Value dynSplits;
+  Value dynSplits = {};
   bool isDynamic(unsigned d) const {
     return d < dynSizes.size() && dynSizes[d];
   }
