@@ -323,8 +323,10 @@ static Value buildQueryTile(OpBuilder &b, Location loc, const Canonical &c,
     // The sink is the first "key" every row has seen: m = sink, ℓ = 1
     // (exp(sink - sink)), acc = 0, so it joins the normalization only.
     MLIRContext *ctx = b.getContext();
-    auto [st, sinkMap] =
-        sliceToTile(b, loc, c.sink, c.sinkDims, r + 1, r, qOff, tm);
+    // Named copies: lambdas capture them (structured bindings are C++20).
+    auto sliced = sliceToTile(b, loc, c.sink, c.sinkDims, r + 1, r, qOff, tm);
+    Value st = sliced.first;
+    AffineMap sinkMap = sliced.second;
     AffineMap rowId = AffineMap::getMultiDimIdentityMap(r + 1, ctx);
     SmallVector<utils::IteratorType> par(r + 1, utils::IteratorType::parallel);
     auto fromSink = [&](Value init, bool sumOfOne) {

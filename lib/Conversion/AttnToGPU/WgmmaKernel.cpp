@@ -410,7 +410,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     gpu::BarrierOp::create(b, loc);
   };
 
-  auto [lb, ub] = tk.keyRange(blockRow, BM);
+  // Named values, not structured bindings: lambdas capture them (C++20).
+  std::pair<Value, Value> range = tk.keyRange(blockRow, BM);
+  Value lb = range.first, ub = range.second;
   if (!ws)
     for (int64_t st = 0; st + 1 < S; ++st)
       lastGroup = issue(tk.add(lb, st * BN), tk.idx(st));
