@@ -258,3 +258,38 @@ def test_real_dynamic_decode_bundle(tmp_path):
     at = bundle.specialize(m, {"b0": 1, "n": 32768}, multiprocessors=132)
     # 32 blocks: ceil(198 / 32) = 7 ranges wanted, of 4736 keys: 7.
     assert at.grid == (1, 32, 7) and at.arg("o_part").shape == (7, 32, 1, 128)
+
+
+FRONTEND = """
+func.func @dynamic_seq(%q: tensor<?x?x64xf16>, %k: tensor<?x?x64xf16>, %v: tensor<?x?x64xf16>) -> tensor<?x?x64xf16> {
+  %cst = arith.constant 0.0 : f16
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %q, %c0 : tensor<?x?x64xf16>
+  %m = tensor.dim %q, %c1 : tensor<?x?x64xf16>
+  %n = tensor.dim %k, %c1 : tensor<?x?x64xf16>
+  %e = tensor.empty(%b, %m, %n) : tensor<?x?x?xf16>
+  %z = linalg.fill ins(%cst : f16) outs(%e : tensor<?x?x?xf16>) -> tensor<?x?x?xf16>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>,
+      affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<?x?x64xf16>, tensor<?x?x64xf16>) outs(%z : tensor<?x?x?xf16>) -> tensor<?x?x?xf16>
+  %e3 = tensor.empty(%b, %m, %n) : tensor<?x?x?xf16>
+  %p = linalg.softmax dimension(2) ins(%s : tensor<?x?x?xf16>) outs(%e3 : tensor<?x?x?xf16>) -> tensor<?x?x?xf16>
+  %eo = tensor.empty(%b, %m) : tensor<?x?x64xf16>
+  %zo = linalg.fill ins(%cst : f16) outs(%eo : tensor<?x?x64xf16>) -> tensor<?x?x64xf16>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<?x?x?xf16>, tensor<?x?x64xf16>) outs(%zo : tensor<?x?x64xf16>) -> tensor<?x?x64xf16>
+  return %o : tensor<?x?x64xf16>
+}
+"""
+
+
+@needs_attn_bundle
+def test_frontend_program_with_dynamic_lengths(tmp_path):
+    """linalg as a frontend writes it (tensor.dim sizes, batch_matmul,
+    linalg.softmax) fuses and compiles to one dynamic tensor-core bundle."""
+    m = bundle.open_bundle(attn_opt.compile_bundle(FRONTEND, tmp_path / "f")).manifest
+    assert set(m.dynamic_dims) == {"b0", "m", "n"}
+    assert m.attention.kernel_choice.startswith("wgmma (sm_90a)")
+    assert m.attention.scale == 1.0 and m.arg("q").shape == (-1, -1, 64)
