@@ -897,6 +897,20 @@ def seal(manifest_obj: Dict[str, Any], ptx: Optional[bytes],
     return manifest_obj
 
 
+def _grid_xy(sizes: Mapping[str, int], batch: Sequence[str], tq: int, group: int,
+             varlen: Optional[Tuple[int, bool, bool]]) -> Tuple[int, int]:
+    """launch_rules.grid x and y: one block per tile_q rows (m x the GQA
+    group), or with varlen floor(T / tile_q) + S tile slots (sequence s's
+    tiles start at block cu_q[s] // tile_q + s); one per batch entry over
+    the group. -1 where a size is dynamic (-1): computed at launch."""
+    m = sizes["m"]
+    x = (-1 if m == -1 else m * group // tq + varlen[0] if varlen is not None
+         else -(-m * group // tq))
+    y = (-1 if any(sizes[b] == -1 for b in batch)
+         else math.prod(sizes[b] for b in batch) // group)
+    return x, y
+
+
 def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     """Validates a decoded manifest.json and returns it typed. Checks
     everything that needs no file: the schema, the limits, the launch
@@ -1281,7 +1295,6 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     # rows (the SIMT kernel: one thread per row, tile_q = block x), batch
     # entry and split-KV key range.
     tq = tile_q if tile_q is not None else block[0]
-    nbatch = math.prod(sizes[b] for b in batch)
     # GQA packing: batch dim pack_dim (the query-head group, which k and v
     # do not index) joins the rows of a block.
     pack = att.get("pack_dim")
@@ -1302,11 +1315,7 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     if varlen is not None and (group > 1 or splits > 1):
         raise BundleError(f"{where}: attention.varlen cannot come with GQA "
                           "packing or split-KV")
-    # Varlen: sequence s's tiles start at block cu_q[s] // tile_q + s.
-    # Dynamic sizes: -1 where the launch computes it.
-    want = (-1 if sizes["m"] == -1
-            else rows // tq + varlen[0] if varlen is not None else -(-rows // tq),
-            -1 if any(sizes[b] == -1 for b in batch) else nbatch // group, splits)
+    want = (*_grid_xy(sizes, batch, tq, group, varlen), splits)
     if grid != want:
         raise BundleError(
             f"{where}: grid {list(grid)} does not match the attention: m = "
@@ -1734,13 +1743,7 @@ def specialize(man: Manifest, dims: Mapping[str, int],
     tq = man.attention.tile_q if man.attention.tile_q is not None else man.block[0]
     pack = man.attention.pack_dim
     group = sizes[f"b{pack}"] if pack is not None else 1
-    # Varlen: floor(T / tile_q) + S tile slots.
-    varlen = man.attention.varlen
-    gx = (man.grid[0] if man.grid[0] != -1
-          else sizes["m"] // tq + varlen[0] if varlen is not None
-          else -(-sizes["m"] * group // tq))
-    gy = (math.prod(sizes[b] for b in man.batch_names) // group
-          if man.grid[1] == -1 else man.grid[1])
+    gx, gy = _grid_xy(sizes, man.batch_names, tq, group, man.attention.varlen)
     gz = man.grid[2]
     if gz == -1:
         span = sizes["n"]

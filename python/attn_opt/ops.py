@@ -38,7 +38,7 @@ import hashlib
 import math
 import os
 from pathlib import Path
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 from .bundle import BundleError, Kernel, compile, dtype_name, load
 
@@ -66,6 +66,20 @@ def _heads(hq: int, hkv: int) -> int:
     return hq // hkv
 
 
+def _common(hq: int, hkv: int, d: int, dtype: str,
+            scale: Optional[float]) -> Tuple[int, str, float]:
+    """What every program starts from: the group size, the MLIR element
+    type and the scale (1/sqrt(d) by default)."""
+    return (_heads(hq, hkv), _dt(dtype),
+            1.0 / math.sqrt(d) if scale is None else float(scale))
+
+
+def _results(tqt: str, tl: str, lse: bool) -> Tuple[str, str, str]:
+    """The function's result types, the attention's result names and the
+    returned values: out, or out and the lse."""
+    return ((f"{tqt}, {tl}", "%r, %l", "%r, %l") if lse else (tqt, "%r", "%r"))
+
+
 def varlen_program(hq: int, hkv: int, d: int, seqs: int,
                    dtype: str = "float16", causal: bool = False,
                    bottom_right: bool = False, scale: Optional[float] = None,
@@ -73,8 +87,7 @@ def varlen_program(hq: int, hkv: int, d: int, seqs: int,
     """The varlen attention as MLIR: q [?, hq, d], k/v [?, hkv, d] (token
     counts dynamic: one bundle for every batch of at most `seqs`
     sequences), tables [seqs + 1], q heads grouped as [hkv, hq / hkv]."""
-    g, t = _heads(hq, hkv), _dt(dtype)
-    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    g, t, scale = _common(hq, hkv, d, dtype, scale)
     tqt = f"tensor<?x{hkv}x{g}x{d}x{t}>"
     tkt = f"tensor<?x{hkv}x{d}x{t}>"
     tc = f"tensor<{seqs + 1}xi32>"
@@ -84,8 +97,7 @@ def varlen_program(hq: int, hkv: int, d: int, seqs: int,
     mp = "affine_map<(h, g, m, n, d, e) -> "
     maps = ", ".join(mp + x + ">" for x in ("(m, h, g, d)", "(n, h, d)", "(n, h, e)",
                                             "(m, h, g, e)", "(m, n)"))
-    res, lhs = (f"{tqt}, {tl}", "%r, %l") if lse else (tqt, "%r")
-    ret = "%r, %l" if lse else "%r"
+    res, lhs, ret = _results(tqt, tl, lse)
     return f"""func.func @varlen(%q: {tqt}, %k: {tkt}, %v: {tkt}, %cuq: {tc}, %cuk: {tc}, %o: {tqt}) -> ({res}) {{
   %s = arith.constant {scale!r} : f32
   %c0 = arith.constant 0 : index
@@ -104,16 +116,14 @@ def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
                   lse: bool = False) -> str:
     """Dense attention as MLIR with B, M and N dynamic: q [?, ?, hq, d]
     (viewed [?, ?, hkv, g, d]), k/v [?, ?, hkv, d]."""
-    g, t = _heads(hq, hkv), _dt(dtype)
-    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    g, t, scale = _common(hq, hkv, d, dtype, scale)
     tqt = f"tensor<?x?x{hkv}x{g}x{d}x{t}>"
     tkt = f"tensor<?x?x{hkv}x{d}x{t}>"
     tl = f"tensor<?x?x{hkv}x{g}xf32>"
     mp = "affine_map<(b, h, g, m, n, d, e) -> "
     maps = ", ".join(mp + x + ">" for x in ("(b, m, h, g, d)", "(b, n, h, d)",
                                             "(b, n, h, e)", "(b, m, h, g, e)"))
-    res, lhs = (f"{tqt}, {tl}", "%r, %l") if lse else (tqt, "%r")
-    ret = "%r, %l" if lse else "%r"
+    res, lhs, ret = _results(tqt, tl, lse)
     return f"""func.func @dense(%q: {tqt}, %k: {tkt}, %v: {tkt}, %o: {tqt}) -> ({res}) {{
   %s = arith.constant {scale!r} : f32
   {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale(%s)
@@ -131,8 +141,7 @@ def decode_program(b: int, m: int, hq: int, hkv: int, n: int, d: int,
     [b, n, hkv, d], or caches [pages, page_size, hkv, d] read through a
     table [b, n / page_size]; kv_lens [b] masks keys n >= kv_lens[b];
     causal: the m new tokens are the last (bottom-right)."""
-    g, t = _heads(hq, hkv), _dt(dtype)
-    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    g, t, scale = _common(hq, hkv, d, dtype, scale)
     tqt = f"tensor<{b}x{m}x{hkv}x{g}x{d}x{t}>"
     tkt = f"tensor<{b}x{n}x{hkv}x{d}x{t}>"
     tl = f"tensor<{b}x{m}x{hkv}x{g}xf32>"
@@ -160,8 +169,7 @@ def decode_program(b: int, m: int, hq: int, hkv: int, n: int, d: int,
         maps.append(mp + "(b, n)>")
     params.append(f"%o: {tqt}")
     attrs = f"causal query_offset = {n - m} " if causal and m > 1 else ""
-    res, lhs = (f"{tqt}, {tl}", "%r, %l") if lse else (tqt, "%r")
-    ret = "%r, %l" if lse else "%r"
+    res, lhs, ret = _results(tqt, tl, lse)
     return f"""func.func @decode({', '.join(params)}) -> ({res}) {{
   %s = arith.constant {scale!r} : f32
 {pre}  {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale(%s){mask}

@@ -9,7 +9,7 @@ import pytest
 
 from attn_opt import bundle, reference
 from attn_opt.bundle import BundleError
-from tools import needs_attn_bundle, real_attn_bundle
+from tools import compile_once, needs_attn_bundle, real_attn_bundle
 
 PAGED = """func.func @f(%q: tensor<3x4x1x64xf16>, %t: tensor<3x5xi32>, %kc: tensor<12x16x4x64xf16>, %vc: tensor<12x16x4x64xf16>, %o: tensor<3x4x1x64xf16>) -> tensor<3x4x1x64xf16> {
   %s = arith.constant 0.125 : f32
@@ -27,10 +27,7 @@ PAGED = """func.func @f(%q: tensor<3x4x1x64xf16>, %t: tensor<3x5xi32>, %kc: tens
 
 @pytest.fixture(scope="module")
 def paged_bundle(tmp_path_factory):
-    if real_attn_bundle() is None:
-        pytest.skip("needs attn-bundle")
-    out = tmp_path_factory.mktemp("paged") / "b"
-    return bundle.compile(PAGED, out, attn_bundle=real_attn_bundle())
+    return compile_once(tmp_path_factory, "paged", PAGED)
 
 
 @needs_attn_bundle

@@ -9,7 +9,7 @@ import pytest
 
 from attn_opt import bundle, reference
 from attn_opt.bundle import BundleError
-from tools import needs_attn_bundle, real_attn_bundle
+from tools import compile_once, needs_attn_bundle
 
 VARLEN = """func.func @f(%q: tensor<300x2x64xf16>, %k: tensor<200x2x64xf16>, %v: tensor<200x2x64xf16>, %cq: tensor<4xi32>, %ck: tensor<4xi32>, %o: tensor<300x2x64xf16>) -> tensor<300x2x64xf16> {
   %s = arith.constant 0.125 : f32
@@ -27,10 +27,7 @@ VARLEN = """func.func @f(%q: tensor<300x2x64xf16>, %k: tensor<200x2x64xf16>, %v:
 
 @pytest.fixture(scope="module")
 def varlen_bundle(tmp_path_factory):
-    if real_attn_bundle() is None:
-        pytest.skip("needs attn-bundle")
-    out = tmp_path_factory.mktemp("varlen") / "b"
-    return bundle.compile(VARLEN, out, attn_bundle=real_attn_bundle())
+    return compile_once(tmp_path_factory, "varlen", VARLEN)
 
 
 @needs_attn_bundle

@@ -779,13 +779,17 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     return rowMajorView(vb, loc, entry->getArgument(i), t.getElementType(),
                         dims);
   };
-  auto viewOf = [&](unsigned i) -> Value {
-    // The host function's one launch (the insertion point may be in a loop
-    // body still being built, not yet linked to it).
-    gpu::LaunchOp launch;
+  // The host function's one launch, or null before the kernel builds it
+  // (found from the entry block: the insertion point may be in a loop body
+  // still being built, not yet linked to it).
+  auto launchOf = [&]() -> gpu::LaunchOp {
     for (Operation &o : *entry)
       if (auto l = dyn_cast<gpu::LaunchOp>(o))
-        launch = l;
+        return l;
+    return {};
+  };
+  auto viewOf = [&](unsigned i) -> Value {
+    gpu::LaunchOp launch = launchOf();
     if (!launch) // before the kernel only types are asked for
       return entry->getArgument(i);
     if (views.empty()) {
@@ -811,13 +815,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                                             : entry->getArgument(i);
     for (auto [i, w] : llvm::enumerate(workspace))
       if (w.first == name) {
-        Value flat = entry->getArgument(args.size() + dynDims.size() + i);
-        gpu::LaunchOp launch;
-        for (Operation &o : *entry)
-          if (auto l = dyn_cast<gpu::LaunchOp>(o))
-            launch = l;
+        unsigned n = args.size() + dynDims.size() + i;
+        gpu::LaunchOp launch = launchOf();
         if (!dynamic || !launch)
-          return flat;
+          return entry->getArgument(n);
+        if (Value v = views.lookup(n))
+          return v;
         // [splits, batch, ...] = [gridDim.z, gridDim.y, ...]; locks
         // [gridDim.y, gridDim.x]; row-major.
         OpBuilder wb(b.getContext());
@@ -831,7 +834,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           dims.push_back(t.isDynamicDim(d) ? OpFoldResult(g)
                                            : wb.getIndexAttr(t.getDimSize(d)));
         }
-        return rowMajorView(wb, loc, flat, t.getElementType(), dims);
+        return views[n] = rowMajorView(wb, loc, entry->getArgument(n),
+                                       t.getElementType(), dims);
       }
     return Value();
   };

@@ -353,6 +353,11 @@ struct TileKernel {
   /// entry, exit at once instead of loading Q and a K/V prologue;
   /// block-uniform).
   Value firstRow(Value blockX, int64_t rows);
+  /// The query block this block runs: grid x index `blockX`, or with causal
+  /// the reverse order (the longest key ranges start first, so that short
+  /// ones fill the tail of the grid). `gridDimX`: the launch's grid x,
+  /// read when it is dynamic; `gridX`: the static count otherwise.
+  Value queryBlock(Value blockX, Value gridDimX, int64_t gridX);
   /// Varlen: finds block `blockX`'s sequence and query tile from the
   /// tables, sets qBase, kBase, rowLimit, keyLimit and offsetV, and returns
   /// the tile's first row in its sequence. Blocks past the last tile get no

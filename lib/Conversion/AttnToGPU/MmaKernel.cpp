@@ -155,14 +155,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value laneTile16 = tk.mul(tk.divu(lane, 16), 8);
   Value laneRow16 = tk.remu(lane, 16);
 
-  // Causal blocks get more work the later their rows: the longest start
-  // first, so that short ones fill the tail of the grid.
-  Value blockX = launch.getBlockIds().x;
-  if (tk.causal)
-    blockX = arith::SubIOp::create(
-        b, loc,
-        kb.dynGridX ? tk.add(launch.getGridSize().x, -1) : kb.cIdx(gridX - 1),
-        blockX);
+  Value blockX =
+      tk.queryBlock(launch.getBlockIds().x, launch.getGridSize().x, gridX);
   // Varlen: the block's query tile within its sequence (tables read here).
   Value blockRow = tk.firstRow(blockX, BM);
   Value warpRow = tk.mul(warp, 16 * R); // within the block

@@ -268,6 +268,13 @@ void TileKernel::copyRows(SmallVectorImpl<Value> &tokens, StringRef name,
   }
 }
 
+Value TileKernel::queryBlock(Value blockX, Value gridDimX, int64_t gridX) {
+  if (!causal)
+    return blockX;
+  return arith::SubIOp::create(
+      kb.b, kb.loc, kb.dynGridX ? add(gridDimX, -1) : idx(gridX - 1), blockX);
+}
+
 Value TileKernel::firstRow(Value blockX, int64_t rows) {
   if (!kb.varlenSeqs)
     return mul(blockX, rows);

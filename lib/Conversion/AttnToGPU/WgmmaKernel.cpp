@@ -314,12 +314,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value c2 = tk.mul(tk.remu(lane, 4), 2);
   tk.c2 = c2;
 
-  Value blockX = launch.getBlockIds().x;
-  if (tk.causal)
-    blockX = arith::SubIOp::create(
-        b, loc,
-        kb.dynGridX ? tk.add(launch.getGridSize().x, -1) : tk.idx(gridX - 1),
-        blockX);
+  Value blockX =
+      tk.queryBlock(launch.getBlockIds().x, launch.getGridSize().x, gridX);
   // Varlen: the block's query tile within its sequence (tables read here).
   Value blockRow = tk.firstRow(blockX, BM);
   // Within the block: the thread's rows g and g + 8 of its warp's 16.
