@@ -43,7 +43,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
@@ -54,6 +54,19 @@ TOL = 1e-2
 COLUMNS = ["name", "variant", "dtype", "M", "B", "N", "Hkv", "kernel", "us", "gbps",
            "copy_gbps", "pct_copy", "vs_best_peer", "rel_err", "splits", "note"]
 NAME = re.compile(r"dec_(\w+?)_m(\d+)_b(\d+)_n(\d+)_hkv(\d+)")
+
+
+def start_results(torch: Any, out: str, name: str, columns: Sequence[str]) -> Any:
+    """Prints the device line and opens OUT/NAME with its header: (file,
+    csv writer)."""
+    print(f"device: {torch.cuda.get_device_name()} | torch {torch.__version__} | "
+          f"cuDNN {torch.backends.cudnn.version()}", flush=True)
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fh = open(out_dir / name, "w", newline="")
+    w = csv.DictWriter(fh, fieldnames=list(columns), extrasaction="ignore")
+    w.writeheader()
+    return fh, w
 
 
 def timed(torch: Any, fn: Callable[[], Any], flush: Any, reps: int) -> float:
@@ -98,13 +111,8 @@ def main() -> int:
             cbm = create_block_mask
         except Exception as e:  # pragma: no cover - depends on the torch build
             print(f"FlexAttention unavailable: {e}")
-    print(f"device: {torch.cuda.get_device_name()} | torch {torch.__version__} | "
-          f"cuDNN {torch.backends.cudnn.version()}", flush=True)
+    fh, w = start_results(torch, a.out, "decode.csv", COLUMNS)
     out_dir = Path(a.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fh = open(out_dir / "decode.csv", "w", newline="")
-    w = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
-    w.writeheader()
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     root = Path(a.bundles)
     dirs = sorted(p.parent for p in root.rglob("manifest.json"))

@@ -29,7 +29,6 @@ Writes OUT/dynamic.csv and prints one line per row.
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import os
 import re
@@ -43,7 +42,7 @@ sys.path.insert(0, str(HERE.parent / "python"))
 sys.path.insert(0, str(HERE))
 
 from attn_opt import bundle as B  # noqa: E402
-from bench_decode import timed  # noqa: E402  (median of CUDA-event times)
+from bench_decode import start_results, timed  # noqa: E402
 from make_bundles import DYNAMIC_DECODE, DYNAMIC_NS  # noqa: E402
 
 TOL = 1e-2
@@ -63,13 +62,8 @@ def main() -> int:
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    print(f"device: {torch.cuda.get_device_name()} | torch {torch.__version__} | "
-          f"cuDNN {torch.backends.cudnn.version()}", flush=True)
+    fh, w = start_results(torch, a.out, "dynamic.csv", COLUMNS)
     out_dir = Path(a.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fh = open(out_dir / "dynamic.csv", "w", newline="")
-    w = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
-    w.writeheader()
     root = Path(a.bundles)
     no_flush = torch.empty(1, dtype=torch.uint8, device="cuda")
     failures = 0

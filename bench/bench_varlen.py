@@ -29,7 +29,6 @@ Writes OUT/varlen.csv and prints per row: us, TFLOP/s, x dense, x best peer.
 from __future__ import annotations
 
 import argparse
-import csv
 import inspect
 import math
 import os
@@ -42,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
 from attn_opt import bundle as B  # noqa: E402
-from bench_decode import timed  # noqa: E402  (median of CUDA-event times)
+from bench_decode import start_results, timed  # noqa: E402
 
 TOL = 1e-2
 COLUMNS = ["config", "lengths", "kernel", "us", "tflops", "vs_dense", "vs_best_peer",
@@ -77,13 +76,8 @@ def main() -> int:
     if varlen_attn is not None:
         import inspect as _inspect
         print(f"torch varlen_attn{_inspect.signature(varlen_attn)}")
-    print(f"device: {torch.cuda.get_device_name()} | torch {torch.__version__} | "
-          f"cuDNN {torch.backends.cudnn.version()}", flush=True)
+    fh, w = start_results(torch, a.out, "varlen.csv", COLUMNS)
     out_dir = Path(a.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fh = open(out_dir / "varlen.csv", "w", newline="")
-    w = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
-    w.writeheader()
     root = Path(a.bundles)
     # Prefill is compute-bound: no L2 flush between launches (bench_decode's
     # timer zeroes this one byte instead).
