@@ -20,6 +20,8 @@ score_mod region (score_mod_region). --decode writes the decode table's
 bundles (decode_configs; bench/bench_decode.py times them):
 OUT/dec_{dtype}_m{M}_b{B}_n{N}_hkv{Hkv}; with --decode-tune, the
 launch-shape variants DECODE_TUNE at three shapes, OUT/VARIANT/NAME.
+--f32 writes the f32 table's bundles (F32_VARIANTS; bench/bench_f32.py):
+OUT/f32_{variant}_d{D}_n{N}_b{B}_h{H}_{causal|full}.
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MLIR_DT = {"float16": "f16", "bfloat16": "bf16"}
+MLIR_DT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
 
 
 def configs(quick: bool):
@@ -84,6 +86,37 @@ def program(dtype: str, d: int, n: int, b: int, h: int, causal: bool) -> str:
   return %r : {t}
 }}
 """
+
+
+# The f32 table (bench/bench_f32.py): f32 attention on tensor cores, 3xTF32
+# (f32-accurate, the default) and TF32, against Triton's TF32 kernel; D in
+# {64, 128}, N in {1024, 4096, 16384} at 16k tokens, model dim 2048. Launch
+# shapes other than the default are tried at N = 4096 (non-causal), the
+# SIMT kernel (f32-precision=ieee) at N = 1024.
+F32_NS = (1024, 4096, 16384)
+F32_VARIANTS = {  # name: (flags, Ns)
+    "3x": (["--f32-precision=3xtf32"], F32_NS),
+    "tf32": (["--f32-precision=tf32"], F32_NS),
+    "3x_tq64": (["--f32-precision=3xtf32", "--tile-q=64"], (4096,)),
+    "tf32_tq64": (["--f32-precision=tf32", "--tile-q=64"], (4096,)),
+    "3x_w8": (["--f32-precision=3xtf32", "--warps=8"], (4096,)),
+    "tf32_w8": (["--f32-precision=tf32", "--warps=8"], (4096,)),
+    "3x_pipe": (["--f32-precision=3xtf32", "--pipeline=1"], (4096,)),
+    "tf32_pipe": (["--f32-precision=tf32", "--pipeline=1"], (4096,)),
+    "3x_qreg": (["--f32-precision=3xtf32", "--q-shared=0"], (4096,)),
+    "tf32_kv64": (["--f32-precision=tf32", "--tile-kv=64"], (4096,)),
+    "ieee": (["--f32-precision=ieee"], (1024,)),
+}
+
+
+def f32_configs():
+    for var, (flags, ns) in F32_VARIANTS.items():
+        for d in (64, 128):
+            for causal in (False, True):
+                if var not in ("3x", "tf32") and causal:
+                    continue
+                for n in ns:
+                    yield var, flags, d, n, 16384 // n, 2048 // d, causal
 
 
 # Dynamic against static bundles (bench/bench_dynamic.py): one dynamic
@@ -362,11 +395,18 @@ def main() -> int:
                     help="dynamic and static bundles (bench/bench_dynamic.py): "
                          "OUT/dyn_{dtype}_d{D}_h{H}_{causal|full} and "
                          "OUT/st_{dtype}_d{D}_n{N}_b{B}_h{H}_{causal|full}")
+    ap.add_argument("--f32", action="store_true",
+                    help="the f32 table's bundles (bench/bench_f32.py)")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     out = Path(a.out)
     jobs = []  # (bundle dir, program, flags)
-    if a.dynamic:
+    if a.f32:
+        for var, flags, d, n, b, h, causal in f32_configs():
+            name = f"f32_{var}_d{d}_n{n}_b{b}_h{h}_{'causal' if causal else 'full'}"
+            jobs.append((out / name, program("float32", d, n, b, h, causal),
+                         flags + a.flags.split()))
+    elif a.dynamic:
         for dtype, d, h, causal in dynamic_configs():
             tag = "causal" if causal else "full"
             jobs.append((out / f"dyn_{dtype}_d{d}_h{h}_{tag}",

@@ -124,6 +124,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   gpuOpts.pingpong = options.pingpong;
   gpuOpts.minBlocks = options.minBlocks;
   gpuOpts.splits = options.splits;
+  gpuOpts.f32Precision = options.f32Precision;
   gpuOpts.explain = options.explain;
   gpuOpts.attention = options.attention;
   pm.addPass(createConvertAttnToGPU(gpuOpts));

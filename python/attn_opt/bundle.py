@@ -194,6 +194,10 @@ class AttentionSpec:
     # GQA packing (attention.pack_dim): the batch dim whose members share a
     # block's rows; None: none.
     pack_dim: Optional[int] = None
+    # f32 on tensor cores (attention.f32_precision): "3xtf32" (each product
+    # as three TF32 products of split halves, f32-accurate) or "tf32" (one,
+    # 10-bit mantissas); None: not f32 on tensor cores.
+    f32_precision: Optional[str] = None
 
 
 # attention.score_mod: the op's score modification region as a straight-line
@@ -1045,6 +1049,10 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     if splits == -1 and tile_kv is None:
         raise BundleError(f"{where}: a split count chosen at launch needs "
                           "attention.tile_kv")
+    f32_precision = att.get("f32_precision")
+    if f32_precision not in (None, "3xtf32", "tf32"):
+        raise BundleError(f"{where}: attention.f32_precision must be \"3xtf32\" "
+                          f"or \"tf32\", got {_show(f32_precision)}")
     kernel_choice = att.get("kernel_choice", "")
     if not isinstance(kernel_choice, str):
         raise BundleError(f"{where}: attention.kernel_choice must be a string, "
@@ -1199,9 +1207,12 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                               "is not an argument")
     if tensor_cores:
         dts = {n: spec[n].dtype for n in ("q", "k", "v", "out")}
-        if len(set(dts.values())) != 1 or dts["q"] not in TENSOR_CORE_DTYPES:
+        ok = dts["q"] in TENSOR_CORE_DTYPES or (dts["q"] == "float32"
+                                                 and f32_precision is not None)
+        if len(set(dts.values())) != 1 or not ok:
             raise BundleError(f"{where}: a tensor-core kernel takes q, k, v and "
-                              f"out of one dtype in {list(TENSOR_CORE_DTYPES)}, "
+                              f"out of one dtype in {list(TENSOR_CORE_DTYPES)} "
+                              f"(or float32 with attention.f32_precision), "
                               f"the manifest says {dts}")
 
     sha = obj["sha256"]
@@ -1228,7 +1239,8 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                  attention=AttentionSpec(scale, causal, window, mask_value, r,
                                          kernel_choice, tile_q, tensor_cores,
                                          query_offset, score_mod, paged,
-                                         kv_lens_dim, varlen, tile_kv),
+                                         kv_lens_dim, varlen, tile_kv,
+                                         f32_precision=f32_precision),
                  path=path, sha256=tuple(sorted(sha.items())),
                  binding_sha256=binding)
     if (paged is None) != (m.arg("block_table") is None):

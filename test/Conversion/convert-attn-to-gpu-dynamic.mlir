@@ -107,10 +107,16 @@ func.func @decode(%q: tensor<?x32x1x128xf16>, %k: tensor<?x32x?x128xf16>, %v: te
 
 // -----
 
-// f32 runs on the SIMT kernel, which takes static shapes only.
+// f32 runs on the tensor cores (3xTF32) with dynamic shapes too.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: name = "q", shape = array<i64: -1, 64>
+// CHECK-SAME: kernel_choice = "mma.sync m16n8k8 3xTF32
+// CHECK-SAME: dynamic sizes (m, n) as kernel parameters
+// CHECK: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// SM80-LABEL: attn.bundle = {
+// SM80-SAME: kernel_choice = "mma.sync m16n8k8 3xTF32
 func.func @f32(%q: tensor<?x64xf32>, %k: tensor<?x64xf32>, %v: tensor<?x64xf32>, %o: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %s = arith.constant 0.125 : f32
-  // expected-error @below {{dynamic shapes run on the tensor-core kernels only, which cannot take this attention: q is f32 (tensor cores take f16 or bf16)}}
   %r = attn.attention ins(%q, %k, %v : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>)
       scale(%s) outs(%o : tensor<?x64xf32>)
       indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,

@@ -49,10 +49,10 @@ func.func @head_dim_32(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: ten
 
 // -----
 
-// SM80: remark: GPU kernel: SIMT (one thread per query row, no tensor cores, far slower); no tensor cores: q is f32 (tensor cores take f16 or bf16)
+// SM80: remark: GPU kernel: mma.sync m16n8k8 3xTF32 (f32 split in TF32 halves: f32-accurate), 4 warps x 2 x 16 query rows, 64-key tiles, 2 stages; not wgmma: chip=sm_80 (wgmma needs sm_90a)
 func.func @f32(%q: tensor<2x100x64xf32>, %k: tensor<2x100x64xf32>, %v: tensor<2x100x64xf32>, %o: tensor<2x100x64xf32>) -> tensor<2x100x64xf32> {
   %s = arith.constant 0.125 : f32
-  // expected-remark @+1 {{GPU kernel: SIMT (one thread per query row, no tensor cores, far slower); no tensor cores: q is f32 (tensor cores take f16 or bf16)}}
+  // expected-remark @+1 {{GPU kernel: mma.sync m16n8k8 3xTF32 (f32 split in TF32 halves: f32-accurate), 4 warps x 2 x 16 query rows, 64-key tiles, 2 stages; not wgmma: q is f32 (wgmma here takes f16/bf16; f32 runs as TF32 on mma.sync)}}
   %r = attn.attention ins(%q, %k, %v : tensor<2x100x64xf32>, tensor<2x100x64xf32>, tensor<2x100x64xf32>)
       scale(%s) outs(%o : tensor<2x100x64xf32>)
       indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
@@ -65,7 +65,7 @@ func.func @f32(%q: tensor<2x100x64xf32>, %k: tensor<2x100x64xf32>, %v: tensor<2x
 
 func.func @f32_output(%q: tensor<2x100x64xf16>, %k: tensor<2x100x64xf16>, %v: tensor<2x100x64xf16>, %o: tensor<2x100x64xf32>) -> tensor<2x100x64xf32> {
   %s = arith.constant 0.125 : f32
-  // expected-remark @+1 {{no tensor cores: the output is f32, q f16 (one 16-bit type throughout)}}
+  // expected-remark @+1 {{no tensor cores: the output is f32, q f16 (one element type throughout)}}
   %r = attn.attention ins(%q, %k, %v : tensor<2x100x64xf16>, tensor<2x100x64xf16>, tensor<2x100x64xf16>)
       scale(%s) outs(%o : tensor<2x100x64xf32>)
       indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,

@@ -16,7 +16,7 @@
 // CHECK-SAME: }, {
 // CHECK-SAME: function = "layer1"
 // CHECK-SAME: kernel = "attn_fwd_1_kernel"
-// CHECK-SAME: mma = "none"
+// CHECK-SAME: kernel_choice = "mma.sync m16n8k8 3xTF32
 // CHECK-NOT: func.func @layer
 // CHECK: func.func @attn_fwd_0(%{{.*}}: memref<2x4x100x64xf16>
 // CHECK: gpu.launch_func @attn_fwd_0_kernel::@attn_fwd_0_kernel

@@ -96,7 +96,7 @@ func.func @causal_fill(%q: tensor<1x2x300x64xf16>, %k: tensor<1x2x300x64xf16>, %
 // output stay on the SIMT kernel, and --explain says why.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: mma = "none"
-// WHY: remark: GPU kernel: SIMT (one thread per query row, no tensor cores, far slower); no tensor cores: the output is f32, q f16 (one 16-bit type throughout)
+// WHY: remark: GPU kernel: SIMT (one thread per query row, no tensor cores, far slower); no tensor cores: the output is f32, q f16 (one element type throughout)
 func.func @f32_out(%q: tensor<2x100x64xf16>, %k: tensor<2x70x64xf16>, %v: tensor<2x70x64xf16>, %bias: tensor<100x70xf32>, %o: tensor<2x100x64xf32>) -> tensor<2x100x64xf32> {
   %s = arith.constant 0.125 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<2x100x64xf16>, tensor<2x70x64xf16>, tensor<2x70x64xf16>)
@@ -157,16 +157,19 @@ func.func @alibi_softcap(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x130x64xf16>,
 
 // -----
 
-// f32 inputs: the SIMT kernel applies the region to each score too, tanh
-// through ex2 and rcp (accurate to ~1e-7).
+// f32 inputs: the TF32 tensor-core kernel applies the region to each
+// score fragment, tanh exactly through ex2 and rcp (accurate to ~1e-7),
+// not tanh.approx.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: mma = "none"
+// CHECK-SAME: mma = "mma.sync"
 // CHECK: gpu.launch
 // CHECK: scf.for
+// CHECK: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // CHECK: ex2.approx.ftz.f32
 // CHECK: rcp.approx.ftz.f32
-// SM80: mma = "none"{{.*}}score_mod = {num_args = 4
-// WHY: remark: GPU kernel: SIMT
+// CHECK-NOT: tanh.approx
+// SM80: mma = "mma.sync"{{.*}}score_mod = {num_args = 4
+// WHY: remark: GPU kernel: mma.sync m16n8k8 3xTF32
 func.func @softcap_f32(%q: tensor<2x40x32xf32>, %k: tensor<2x50x32xf32>, %v: tensor<2x50x32xf32>, %o: tensor<2x40x32xf32>) -> tensor<2x40x32xf32> {
   %s = arith.constant 0.125 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<2x40x32xf32>, tensor<2x50x32xf32>, tensor<2x50x32xf32>) scale(%s)

@@ -94,11 +94,12 @@ func.func @constant_tables(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %
 
 // -----
 
-func.func @f32(%q: tensor<256x2x64xf32>, %k: tensor<256x2x64xf32>, %v: tensor<256x2x64xf32>, %cu: tensor<3xi32>, %o: tensor<256x2x64xf32>) -> tensor<256x2x64xf32> {
+// f16 inputs into an f32 output: no tensor-core kernel takes it.
+func.func @mixed(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: tensor<256x2x64xf16>, %cu: tensor<3xi32>, %o: tensor<256x2x64xf32>) -> tensor<256x2x64xf32> {
   %s = arith.constant 0.125 : f32
   %m = attn.varlen_mask %cu, %cu : tensor<3xi32>, tensor<3xi32> -> tensor<256x256xi1>
   // expected-error @below {{varlen (attn.varlen_mask): the GPU kernels run packed sequences on tensor cores only, which cannot take this attention}}
-  %r = attn.attention ins(%q, %k, %v : tensor<256x2x64xf32>, tensor<256x2x64xf32>, tensor<256x2x64xf32>) scale(%s)
+  %r = attn.attention ins(%q, %k, %v : tensor<256x2x64xf16>, tensor<256x2x64xf16>, tensor<256x2x64xf16>) scale(%s)
       mask(%m : tensor<256x256xi1>)
       outs(%o : tensor<256x2x64xf32>) indexing_maps = [
         affine_map<(h, m, n, d, e) -> (m, h, d)>, affine_map<(h, m, n, d, e) -> (n, h, d)>,

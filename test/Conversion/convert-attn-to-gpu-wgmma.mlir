@@ -280,7 +280,7 @@ func.func @attention(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: tenso
 // wgmma=1 says why it cannot comply.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: mma = "none"
-// REQ: convert-attn-to-gpu-wgmma.mlir:[[# @LINE + 3]]:8: error: wgmma=1: the wgmma kernel needs chip=sm_90a, f16/bf16 inputs and output, D and E multiples of 16 up to 256, contiguous head dims: the output is f32, q f16 (one 16-bit type throughout)
+// REQ: convert-attn-to-gpu-wgmma.mlir:[[# @LINE + 3]]:8: error: wgmma=1: the wgmma kernel needs chip=sm_90a, f16/bf16 inputs and output, D and E multiples of 16 up to 256, contiguous head dims: the output is f32, q f16 (one element type throughout)
 func.func @attention(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: tensor<2x47x64xf16>, %o: tensor<2x33x64xf32>) -> tensor<2x33x64xf32> {
   %s = arith.constant 0.125 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<2x33x64xf16>, tensor<2x47x64xf16>, tensor<2x47x64xf16>)

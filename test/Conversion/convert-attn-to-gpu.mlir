@@ -1,4 +1,6 @@
 // RUN: attn-opt %s --convert-attn-to-gpu --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: attn-opt %s --convert-attn-to-gpu="f32-precision=tf32" --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=TF32
+// RUN: attn-opt %s --convert-attn-to-gpu="f32-precision=ieee" --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=IEEE
 
 // f16/bf16 with contiguous head dims: the tensor-core kernel (default
 // launch shape for D = 64: 4 warps x 2 x 16 rows, 64-key tiles, 2 stages).
@@ -84,29 +86,57 @@ func.func @attention(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: t
 
 // -----
 
-// f32: the SIMT kernel. One thread per query row; grid = (ceil(M / threads), flattened batch).
+// f32 (default f32-precision=3xtf32): the tensor-core kernel on TF32
+// values (4 warps x 2 row tiles, Q re-read from shared memory: its split
+// halves would not fit the registers). Rows are padded by 4 values (16
+// bytes), copied in 4-value chunks and read with ldmatrix as 32-bit values;
+// each value is rounded to TF32 (cvt.rna) with its remainder, and each
+// product is three m16n8k8 mma.sync (lo*hi, hi*lo, hi*hi). P V reads V's
+// rows directly in the permuted key order of the S fragments, into a fresh
+// accumulator that an f32 add folds into O.
+// CHECK: module attributes {attn.bundle = {args = [{dtype = "float32", map = {{.*}}, name = "q", shape = array<i64: 2, 4, 100, 64>}
+// CHECK-SAME: f32_precision = "3xtf32"
+// CHECK-SAME: kernel_choice = "mma.sync m16n8k8 3xTF32 (f32 split in TF32 halves: f32-accurate), 4 warps x 2 x 16 query rows
+// CHECK-SAME: q_shared = true
+// CHECK-SAME: tile_q = 128
+// CHECK-LABEL: func.func @attn_fwd
+// CHECK: nvgpu.device_async_copy {{.*}}, 4 {bypassL1} : memref<2x4x100x64xf32> to memref<128x68xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false} : memref<128x68xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
+// CHECK: nvvm.inline_ptx "cvt.rna.tf32.f32 $0, $1;"
+// CHECK: arith.subf
+// CHECK: nvvm.inline_ptx "cvt.rna.tf32.f32 $0, $1;"
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false} : memref<2x64x68xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
+// CHECK-COUNT-3: nvvm.inline_ptx "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// CHECK: memref.load %{{.*}} : memref<2x64x68xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.load %{{.*}} : memref<2x64x68xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-3: nvvm.inline_ptx "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<2x2xf32>
+// TF32: f32_precision = "tf32"
+// TF32-SAME: kernel_choice = "mma.sync m16n8k8 TF32, 4 warps x 2 x 16 query rows
+// f32-precision=ieee: the SIMT kernel. One thread per query row; grid = (ceil(M / threads), flattened batch).
 // The key loop carries (m, ℓ) and rescales by α = exp(m - m'); the output is
 // divided once. Causal rows stop at the diagonal.
-// CHECK: module attributes {attn.bundle = {args = [{dtype = "float32", map = {{.*}}, name = "q", shape = array<i64: 2, 4, 100, 64>}
-// CHECK-SAME: block = array<i64: 128, 1, 1>
-// CHECK-SAME: causal = true
-// CHECK-SAME: grid = array<i64: 1, 8, 1>
-// CHECK-SAME: gpu.container_module
-// CHECK-LABEL: func.func @attn_fwd
-// CHECK-SAME: (%[[Q:.*]]: memref<2x4x100x64xf32>, %[[K:.*]]: memref<2x4x100x64xf32>, %[[V:.*]]: memref<2x4x100x64xf32>, %[[O:.*]]: memref<2x4x100x64xf32>)
-// CHECK: gpu.launch
-// CHECK-NOT: memref.alloca
-// CHECK:   %[[UB:.*]] = arith.minui
-// CHECK:   scf.for %{{.*}} = %{{.*}} to %[[UB]] step %{{.*}} iter_args(%[[M:[a-z0-9_]+]] = %{{[a-z0-9_]+}}, %[[L:[a-z0-9_]+]] = %{{[a-z0-9_]+}}, %[[A0:[a-z0-9_]+]] = %{{[a-z0-9_]+}}, {{.*}}) -> (f32, f32, f32,
-// CHECK:     %[[MN:.*]] = arith.maximumf %[[M]], %{{.*}} : f32
-// CHECK:     %[[ALPHA:.*]] = nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
-// CHECK:     %[[P:.*]] = nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
-// CHECK:     %[[AL:.*]] = arith.mulf %[[ALPHA]], %[[L]] fastmath<contract> : f32
-// CHECK:     arith.addf %[[AL]], %[[P]] fastmath<contract> : f32
-// CHECK:     %[[SA:.*]] = arith.mulf %[[ALPHA]], %[[A0]] : f32
-// CHECK:   arith.divf
-// CHECK:   memref.store %{{.*}}, %[[O]]
-// CHECK-NOT: func.func @attention
+// IEEE: module attributes {attn.bundle = {args = [{dtype = "float32", map = {{.*}}, name = "q", shape = array<i64: 2, 4, 100, 64>}
+// IEEE-SAME: block = array<i64: 128, 1, 1>
+// IEEE-SAME: causal = true
+// IEEE-SAME: grid = array<i64: 1, 8, 1>
+// IEEE-SAME: gpu.container_module
+// IEEE: func.func @attn_fwd
+// IEEE-SAME: (%[[Q:.*]]: memref<2x4x100x64xf32>, %[[K:.*]]: memref<2x4x100x64xf32>, %[[V:.*]]: memref<2x4x100x64xf32>, %[[O:.*]]: memref<2x4x100x64xf32>)
+// IEEE: gpu.launch
+// IEEE-NOT: memref.alloca
+// IEEE:   %[[UB:.*]] = arith.minui
+// IEEE:   scf.for %{{.*}} = %{{.*}} to %[[UB]] step %{{.*}} iter_args(%[[M:[a-z0-9_]+]] = %{{[a-z0-9_]+}}, %[[L:[a-z0-9_]+]] = %{{[a-z0-9_]+}}, %[[A0:[a-z0-9_]+]] = %{{[a-z0-9_]+}}, {{.*}}) -> (f32, f32, f32,
+// IEEE:     %[[MN:.*]] = arith.maximumf %[[M]], %{{.*}} : f32
+// IEEE:     %[[ALPHA:.*]] = nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
+// IEEE:     %[[P:.*]] = nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
+// IEEE:     %[[AL:.*]] = arith.mulf %[[ALPHA]], %[[L]] fastmath<contract> : f32
+// IEEE:     arith.addf %[[AL]], %[[P]] fastmath<contract> : f32
+// IEEE:     %[[SA:.*]] = arith.mulf %[[ALPHA]], %[[A0]] : f32
+// IEEE:   arith.divf
+// IEEE:   memref.store %{{.*}}, %[[O]]
+// IEEE-NOT: func.func @attention
 func.func @attention(%q: tensor<2x4x100x64xf32>, %k: tensor<2x4x100x64xf32>, %v: tensor<2x4x100x64xf32>, %o: tensor<2x4x100x64xf32>) -> tensor<2x4x100x64xf32> {
   %s = arith.constant 0.125 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>)

@@ -4,6 +4,7 @@
 // RUN: attn-opt %s --attn-fuse --mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s
 // RUN: attn-opt %s --attn-fuse --mlir-pass-statistics --split-input-file -o /dev/null 2>&1 | FileCheck %s
 // RUN: attn-opt %s --attn-gpu-pipeline="chip=sm_80 format=isa" --mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=GPU
+// RUN: attn-opt %s --attn-gpu-pipeline="chip=sm_80 format=isa f32-precision=ieee" --mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=IEEE
 
 // CHECK: 'attn-fuse'
 // CHECK-NEXT: (S) 1 fused - Attentions fused
@@ -11,7 +12,9 @@
 // CHECK: (S) 1 refused-softmax - Refused: no softmax over the keys
 // CHECK: (S) 0 refused-too-large
 // GPU: 'convert-attn-to-gpu'
-// GPU-NEXT: (S) 1 kernels-simt - SIMT kernels
+// GPU-NEXT: (S) 1 kernels-mma-sync - mma.sync tensor-core kernels
+// IEEE: 'convert-attn-to-gpu'
+// IEEE-NEXT: (S) 1 kernels-simt - SIMT kernels
 module {
 func.func @fused(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>) -> tensor<4x8xf32> {
   %z = arith.constant 0.0 : f32

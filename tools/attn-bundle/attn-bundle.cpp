@@ -4,7 +4,8 @@
 //               [--warps=N] [--stages=N] [--q-shared=-1|0|1]
 //               [--rescale-threshold=8] [--pipeline=0|1] [--min-blocks=N]
 //               [--wgmma=-1|0|1] [--warp-specialize=-1|0|1]
-//               [--pingpong=-1|0|1] [--explain] [--block-threads=128]
+//               [--pingpong=-1|0|1] [--f32-precision=3xtf32|tf32|ieee]
+//               [--explain] [--block-threads=128]
 //
 // Fuses the module's attention, compiles it with --attn-gpu-pipeline and
 // writes DIR/kernel.ptx, DIR/kernel.cubin (ptxas) and DIR/manifest.json:
@@ -111,6 +112,11 @@ static cl::opt<int64_t> splits(
     cl::desc("Split-KV blocks per query tile (-1: from the shapes; 1: none; "
              "2-256)"),
     cl::init(-1));
+static cl::opt<std::string> f32Precision(
+    "f32-precision",
+    cl::desc("f32 attention: 3xtf32 (tensor cores, f32-accurate; default), "
+             "tf32 (tensor cores), ieee (SIMT f32 FMAs)"),
+    cl::init("3xtf32"));
 static cl::opt<int64_t> minBlocks(
     "min-blocks",
     cl::desc("Blocks per multiprocessor ptxas must leave registers for "
@@ -137,6 +143,7 @@ static FailureOr<std::string> compile(ModuleOp module, StringRef format,
   options.pipeline = pipelineQK;
   options.minBlocks = minBlocks;
   options.splits = splits;
+  options.f32Precision = f32Precision;
   options.wgmma = wgmma;
   options.warpSpecialize = warpSpecialize;
   options.pingpong = pingpong;

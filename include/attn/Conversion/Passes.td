@@ -105,6 +105,12 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "finish merges exactly. -1: chosen from the shapes (decode shapes, "
            "few query tiles, long key ranges); 1: none; 2-256 forces it "
            "(mma.sync kernel)">,
+    Option<"f32Precision", "f32-precision", "std::string",
+           /*default=*/"\"3xtf32\"",
+           "f32 attention: 3xtf32 runs it on tensor cores with each product "
+           "split into three TF32 products (f32-accurate); tf32 with one "
+           "(10-bit mantissas, as cuBLAS/Triton TF32); ieee on the SIMT "
+           "kernel's f32 FMAs">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Remark at the attention which kernel it gets, with its launch "
            "shape, and why not a faster one (also --attn-explain)">

@@ -105,6 +105,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                      "for (nvvm.minctasm; 0: no request; -1: the kernel's "
                      "default)"),
       llvm::cl::init(-1)};
+  PassOptions::Option<std::string> f32Precision{
+      *this, "f32-precision",
+      llvm::cl::desc("f32 attention: 3xtf32 (tensor cores, f32-accurate), "
+                     "tf32 (tensor cores, 10-bit mantissa products), ieee "
+                     "(SIMT f32 FMAs)"),
+      llvm::cl::init("3xtf32")};
 };
 
 /// fuse -> attn-to-gpu -> kernel outlining -> NVVM -> PTX/cubin, and its

@@ -75,6 +75,11 @@ static std::string dtypeName(Type t) {
   return "unknown";
 }
 
+/// MmaConfig::tf32 for the f32-precision option (0: SIMT).
+static int64_t tf32Passes(const ConvertAttnToGPUOptions &opts) {
+  return opts.f32Precision == "ieee" ? 0 : opts.f32Precision == "tf32" ? 1 : 3;
+}
+
 /// The key-tile loop options both tensor-core kernels take: tile-kv
 /// (default `defaultKeyTile`), pipeline, stages, rescale-threshold; an error
 /// at the attention names a bad one.
@@ -123,6 +128,8 @@ static FailureOr<MmaConfig>
 resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t M,
                  int64_t D, int64_t E, bool decode) {
   MmaConfig cfg;
+  if (op.getQuery().getType().getElementType().isF32())
+    cfg.tf32 = tf32Passes(opts);
   if (decode) {
     // Decode shapes: one 16-row tile per warp, as many warps as the query
     // rows need; 64-key tiles (32 past D = 128); 2 or 3 stages by the grid
@@ -150,6 +157,9 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t M,
   // tile whose S and O fragments fit the 255 registers: 64 keys for head
   // dims up to 64, 32 up to 128; one row tile beyond.
   int64_t widest = std::max(D, E);
+  // f32 (TF32) too: two row tiles measured 1.19x one at N = 4096, D = 64
+  // and 128 (docs/performance.md, f32 table), Q then read from shared
+  // memory past D = 64.
   int64_t tileQ =
       opts.tileQ ? opts.tileQ : 16 * cfg.warps * (widest <= 128 ? 2 : 1);
   cfg.rowTiles = tileQ / (16 * cfg.warps);
@@ -163,7 +173,9 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t M,
     return op.emitError("q-shared must be -1, 0 or 1, got ") << opts.qShared;
   // f32 registers per thread for Q, O and S fragments: past ~200, ptxas
   // spills, so Q is re-read from shared memory instead.
-  int64_t regs = cfg.rowTiles * (D / 16 * 4 + E / 8 * 4 +
+  // Q: 2 halves per register, or 1 TF32 value (2 for the split halves).
+  int64_t qRegs = cfg.tf32 ? D / 8 * 4 * (cfg.tf32 == 3 ? 2 : 1) : D / 16 * 4;
+  int64_t regs = cfg.rowTiles * (qRegs + E / 8 * 4 +
                                  cfg.keyTile / 8 * 4 * (cfg.pipeline ? 2 : 1));
   cfg.qShared = opts.qShared == -1 ? regs > 200 : opts.qShared == 1;
   if (failed(checkSharedBytes(op, "tensor-core", cfg.sharedBytes(D, E),
@@ -313,6 +325,10 @@ static LogicalResult validateOptions(AttentionOp op,
   if (opts.chip != "sm_80" && opts.chip != "sm_90a")
     return op.emitError("chip must be sm_80 or sm_90a, got '")
            << opts.chip << "'";
+  if (opts.f32Precision != "3xtf32" && opts.f32Precision != "tf32" &&
+      opts.f32Precision != "ieee")
+    return op.emitError("f32-precision must be 3xtf32, tf32 or ieee, got '")
+           << opts.f32Precision << "'";
   if (failed(range("threads (SIMT kernel: query rows per block)", opts.threads,
                    1, 1024)) ||
       failed(zeroOr("tile-q", opts.tileQ, 16, 256, 16)) ||
@@ -858,6 +874,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   for (unsigned i = 0; i < r; ++i)
     if (!dynDim[i])
       batch *= sizes[i];
+  const int64_t tf32 = tf32Passes(opts);
   bool canWgmma = opts.chip == "sm_90a" && wgmmaEligible(op, mapOf, D, E);
   if (opts.wgmma == 1 && !canWgmma)
     return op.emitError("wgmma=1: the wgmma kernel needs chip=sm_90a, "
@@ -871,11 +888,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // key loop is bound by reading K and V, not by the tensor cores.
   // wgmma=1 keeps the Hopper kernel.
   // Only with the default row shape (tile-kv, stages, pipeline may be set).
-  bool mmaOk = mmaEligible(op, mapOf, D, E);
+  bool mmaOk = mmaEligible(op, mapOf, D, E, tf32);
   if (dynamic && !mmaOk)
     return op.emitError("dynamic shapes run on the tensor-core kernels only, "
                         "which cannot take this attention: ")
-           << mmaIneligibility(op, mapOf, D, E);
+           << mmaIneligibility(op, mapOf, D, E, tf32);
   bool decode = mmaOk && !dynDim[r] && M <= kDecodeRows && !opts.warps && !opts.tileQ &&
                 opts.wgmma != 1;
   std::string splitWhy = splitIneligibility(op, kb.maskValue);
@@ -889,7 +906,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
              << opts.splits
              << ": split-KV runs on the mma.sync kernel, which cannot take "
                 "this attention: "
-             << mmaIneligibility(op, mapOf, D, E);
+             << mmaIneligibility(op, mapOf, D, E, tf32);
     if (opts.wgmma == 1)
       return op.emitError("splits=")
              << opts.splits
@@ -899,17 +916,17 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   if (kPages && !mmaOk)
     return op.emitError("paged K/V: the GPU kernels read pages on the "
                         "mma.sync kernel, which cannot take this attention: ")
-           << mmaIneligibility(op, mapOf, D, E);
+           << mmaIneligibility(op, mapOf, D, E, tf32);
   if (lenMask && !mmaOk)
     return op.emitError("per-sequence key counts (attn.length_mask): the GPU "
                         "kernels end key loops there on the mma.sync kernel, "
                         "which cannot take this attention: ")
-           << mmaIneligibility(op, mapOf, D, E);
+           << mmaIneligibility(op, mapOf, D, E, tf32);
   if (varlen && !mmaOk)
     return op.emitError("varlen (attn.varlen_mask): the GPU kernels run "
                         "packed sequences on tensor cores only, which cannot "
                         "take this attention: ")
-           << mmaIneligibility(op, mapOf, D, E);
+           << mmaIneligibility(op, mapOf, D, E, tf32);
   if (varlen && opts.splits > 1)
     return op.emitError("varlen (attn.varlen_mask) cannot be combined with "
                         "split-KV (splits=")
@@ -1067,7 +1084,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         notWgmma = "splits=" + std::to_string(opts.splits) +
                    " (split-KV runs on mma.sync)";
       if (useMma) {
-        d << "mma.sync m16n8k16, " << cfg.warps << " warps x " << cfg.rowTiles
+        d << (cfg.tf32 == 3   ? "mma.sync m16n8k8 3xTF32 (f32 split in "
+                                "TF32 halves: f32-accurate), "
+              : cfg.tf32 == 1 ? "mma.sync m16n8k8 TF32, "
+                              : "mma.sync m16n8k16, ")
+          << cfg.warps << " warps x " << cfg.rowTiles
           << " x 16 query rows, " << cfg.keyTile << "-key tiles, " << cfg.stages
           << " stages";
         if (kPages)
@@ -1095,7 +1116,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       else
         d << "SIMT (one thread per query row, no tensor cores, far slower); "
              "no tensor cores: "
-          << mmaIneligibility(op, mapOf, D, E);
+          << mmaIneligibility(op, mapOf, D, E, tf32);
     }
   }
   if (dynamic) {
@@ -1205,6 +1226,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       b.getNamedAttr("causal", b.getBoolAttr(op.getCausal())),
       b.getNamedAttr("mask_value", b.getF32FloatAttr(kb.maskValue)),
       b.getNamedAttr("batch_dims", b.getI64IntegerAttr(r))};
+  if (useMma && cfg.tf32)
+    info.push_back(b.getNamedAttr(
+        "f32_precision", b.getStringAttr(cfg.tf32 == 3 ? "3xtf32" : "tf32")));
   if (std::optional<int64_t> window = op.getWindow())
     info.push_back(b.getNamedAttr("window", b.getI64IntegerAttr(*window)));
   if (scoreModInfo)
@@ -1263,9 +1287,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                                "+ ceil(e / 64)) * 128 + tile_q * ceil(d / "
                                "64) * 128, tile_q * (e * sizeof(out) + 16)) "
                                "+ 8 * (2 * stages + 1) * warp_specialize"
-                         : useMma ? "max(stages * tile_kv * (d + e + 16) * 2 + "
-                                    "tile_q * (d + 8) * 2, tile_q * (e * "
-                                    "sizeof(out) + 16))"
+                         : useMma ? "max(stages * tile_kv * (d + e + 32 / "
+                                    "sizeof(q)) * sizeof(q) + tile_q * (d + "
+                                    "16 / sizeof(q)) * sizeof(q), tile_q * (e "
+                                    "* sizeof(out) + 16))"
                                   : "0")),
       b.getNamedAttr("dims",
                      b.getStringAttr("b0.. batch dims, m queries, n "
@@ -1376,6 +1401,7 @@ struct ConvertAttnToGPUPass
     opts.pingpong = pingpong;
     opts.minBlocks = minBlocks;
     opts.splits = splits;
+    opts.f32Precision = f32Precision;
     opts.explain = explain || explainRequested();
     // The kernel host function replaces everything the module held (by
     // identity, not by name: a user function may itself be called

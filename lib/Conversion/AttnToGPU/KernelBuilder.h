@@ -193,14 +193,28 @@ struct MmaConfig {
   }
   int64_t rowsPerBlock() const { return warps * 16 * rowTiles; }
   int64_t threads() const { return warps * 32; }
-  /// Shared memory in bytes (16-bit elements, rows padded by 8 so that a
-  /// warp's fragment reads spread over the banks): the K and V stage
-  /// buffers, then the Q block; the output block is staged over all of them
-  /// at the end.
-  int64_t kBytes(int64_t D) const { return stages * keyTile * (D + 8) * 2; }
-  int64_t vBytes(int64_t E) const { return stages * keyTile * (E + 8) * 2; }
-  int64_t qBytes(int64_t D) const { return rowsPerBlock() * (D + 8) * 2; }
-  int64_t outBytes(int64_t E) const { return rowsPerBlock() * (E + 8) * 2; }
+  /// f32 inputs on tensor cores (mma.sync m16n8k8 TF32): 3 multiplies each
+  /// product as three TF32 products of its split halves (hi*hi + hi*lo +
+  /// lo*hi: f32-accurate), 1 as one TF32 product; 0: 16-bit inputs.
+  int64_t tf32 = 0;
+  int64_t eltBytes() const { return tf32 ? 4 : 2; }
+  /// Row padding in elements: 16 bytes.
+  int64_t pad() const { return 16 / eltBytes(); }
+  /// Shared memory in bytes (rows padded by 16 bytes so that a warp's
+  /// fragment reads spread over the banks): the K and V stage buffers, then
+  /// the Q block; the output block is staged over all of them at the end.
+  int64_t kBytes(int64_t D) const {
+    return stages * keyTile * (D + pad()) * eltBytes();
+  }
+  int64_t vBytes(int64_t E) const {
+    return stages * keyTile * (E + pad()) * eltBytes();
+  }
+  int64_t qBytes(int64_t D) const {
+    return rowsPerBlock() * (D + pad()) * eltBytes();
+  }
+  int64_t outBytes(int64_t E) const {
+    return rowsPerBlock() * (E + pad()) * eltBytes();
+  }
   int64_t sharedBytes(int64_t D, int64_t E) const {
     return std::max(kBytes(D) + vBytes(E) + qBytes(D), outBytes(E));
   }
@@ -532,12 +546,14 @@ void storePartialAndMerge(TileKernel &tk, Value smem, Value z, Value flat,
                           bool mLog2);
 
 /// Whether the tensor-core kernel handles this attention (f16/bf16 inputs
-/// and output of one type, no mask/sink tensors, -inf fill, rows contiguous
-/// along d / e, D and E multiples of 16 up to 256).
-bool mmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D, int64_t E);
+/// and output of one type, or f32 throughout as TF32 unless `tf32` is 0;
+/// rows contiguous along d / e; D and E multiples of 16, of 8 for f32, up
+/// to 256).
+bool mmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D, int64_t E,
+                 int64_t tf32 = 3);
 /// Why not (for remarks); empty when eligible.
 std::string mmaIneligibility(AttentionOp op, MapOfFn mapOf, int64_t D,
-                             int64_t E);
+                             int64_t E, int64_t tf32 = 3);
 
 /// Emits the gpu.launch of the tensor-core kernel (and the host return) at
 /// the builder's insertion point. `sizes` are the loop sizes (b..., m, n, d,

@@ -40,7 +40,7 @@ using namespace mlir::attn;
 using namespace mlir::attn::gpu_kernel;
 
 std::string gpu_kernel::mmaIneligibility(AttentionOp op, MapOfFn mapOf,
-                                         int64_t D, int64_t E) {
+                                         int64_t D, int64_t E, int64_t tf32) {
   auto typeName = [](Type t) {
     std::string s;
     llvm::raw_string_ostream os(s);
@@ -48,37 +48,42 @@ std::string gpu_kernel::mmaIneligibility(AttentionOp op, MapOfFn mapOf,
     return s;
   };
   Type t = op.getQuery().getType().getElementType();
-  if (!(t.isF16() || t.isBF16()))
-    return "q is " + typeName(t) + " (tensor cores take f16 or bf16)";
-  // The output block is staged as 16-bit rows; other output types (f32
-  // accumulating frontends) take the SIMT kernel, which handles them.
+  if (t.isF32() && !tf32)
+    return "q is f32 and f32-precision=ieee (exact f32 FMAs)";
+  if (!(t.isF16() || t.isBF16() || t.isF32()))
+    return "q is " + typeName(t) +
+           " (tensor cores take f16, bf16, or f32 as TF32)";
+  // The output block is staged in q's type; mixed types (f16 inputs
+  // accumulating into f32) take the SIMT kernel, which handles them.
   for (auto [name, v] : {std::pair<StringRef, Value>{"k", op.getKey()},
                          {"v", op.getValue()},
                          {"the output", op.getInit()}}) {
     Type u = cast<ShapedType>(v.getType()).getElementType();
     if (u != t)
       return (name + " is " + typeName(u) + ", q " + typeName(t) +
-              " (one 16-bit type throughout)")
+              " (one element type throughout)")
           .str();
   }
-  if (D % 16 != 0 || E % 16 != 0 || D > 256 || E > 256)
+  // One mma k-step: 16 halves or 8 TF32 values.
+  int64_t step = t.isF32() ? 8 : 16;
+  if (D % step != 0 || E % step != 0 || D > 256 || E > 256)
     return "D = " + std::to_string(D) + ", E = " + std::to_string(E) +
-           " (multiples of 16 up to 256)";
+           " (multiples of " + std::to_string(step) + " up to 256)";
   unsigned r = op.getNumBatchDims();
   auto lastIs = [&](StringRef name, unsigned dim) {
     AffineMap m = mapOf(name);
     return m.getNumResults() > 0 &&
            cast<AffineDimExpr>(m.getResults().back()).getPosition() == dim;
   };
-  // Q and K rows are read along d, V rows along e, 8 halves at a time.
+  // Q and K rows are read along d, V rows along e, 16 bytes at a time.
   if (!lastIs("q", r + 2) || !lastIs("k", r + 2) || !lastIs("v", r + 3))
     return "q, k or v is not contiguous along its head dim";
   return "";
 }
 
 bool gpu_kernel::mmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D,
-                             int64_t E) {
-  return mmaIneligibility(op, mapOf, D, E).empty();
+                             int64_t E, int64_t tf32) {
+  return mmaIneligibility(op, mapOf, D, E, tf32).empty();
 }
 
 void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
@@ -101,16 +106,23 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   auto outMem = memArg("out");
   Type outElt = cast<MemRefType>(outMem.getType()).getElementType();
 
-  // Shared memory (dynamic), laid out as MmaConfig::sharedBytes says; the
-  // output element type is the inputs' (16-bit, see mmaEligible).
+  // f32 inputs: mma.sync m16n8k8 on TF32 values (k-steps of 8), fragments
+  // of one 32-bit value per register.
+  const bool tf = cfg.tf32 > 0;
+  const int64_t kStep = tf ? 8 : 16;
+  // Shared memory (dynamic), laid out as MmaConfig::sharedBytes says (rows
+  // padded by 16 bytes); the output element type is the inputs' (see
+  // mmaEligible).
+  const int64_t pad = cfg.pad();
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto kTileType = MemRefType::get({S, BN, D + 8}, elt, AffineMap(), workgroup);
-  auto vTileType = MemRefType::get({S, BN, E + 8}, elt, AffineMap(), workgroup);
-  auto qTileType = MemRefType::get({BM, D + 8}, elt, AffineMap(), workgroup);
-  const int64_t outPad = 8; // 16-bit elements per 16-byte chunk
+  auto kTileType =
+      MemRefType::get({S, BN, D + pad}, elt, AffineMap(), workgroup);
+  auto vTileType =
+      MemRefType::get({S, BN, E + pad}, elt, AffineMap(), workgroup);
+  auto qTileType = MemRefType::get({BM, D + pad}, elt, AffineMap(), workgroup);
   auto oTileType =
-      MemRefType::get({BM, E + outPad}, outElt, AffineMap(), workgroup);
+      MemRefType::get({BM, E + pad}, outElt, AffineMap(), workgroup);
   Value c1h = kb.cIdx(1);
   Value dynBytes = arith::ConstantOp::create(
       b, loc, b.getI32IntegerAttr(cfg.sharedBytes(D, E)));
@@ -154,6 +166,9 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value laneHalf8 = tk.mul(tk.remu(tileIdx, 2), 8);
   Value laneTile16 = tk.mul(tk.divu(lane, 16), 8);
   Value laneRow16 = tk.remu(lane, 16);
+  // The head-dim offsets of those tiles: 16 bytes, 8 halves or 4 f32.
+  Value laneHalfD = tf ? tk.mul(tk.remu(tileIdx, 2), 4) : laneHalf8;
+  Value laneTileD = tf ? tk.mul(tk.divu(lane, 16), 4) : laneTile16;
 
   Value blockX =
       tk.queryBlock(launch.getBlockIds().x, launch.getGridSize().x, gridX);
@@ -178,7 +193,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
         b, loc, arith::MinSIOp::create(b, loc, len, kb.cIdx(N)), kb.cIdx(0));
   }
   // 16-bit outputs: tanh.approx (as FlashAttention-3) is accurate enough.
-  kb.approxTanh = true;
+  kb.approxTanh = !tf;
   kb.hoistScoreMod(ArrayRef<Value>(tk.loops).take_front(r));
   auto pairType = VectorType::get({2}, elt);
   auto fragA = VectorType::get({4, 2}, elt);
@@ -239,6 +254,72 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
         Value());
     return vector::FromElementsOp::create(b, loc, fragC, ptx->getResults());
   };
+  // TF32 operands: each f32 value rounded to TF32 (cvt.rna), and for
+  // 3xTF32 its remainder too (x = hi + lo to about 21 bits). A fragment of
+  // n values is a vector<n x i32> of the hi parts, then the lo parts.
+  Type i32 = b.getI32Type();
+  auto cvtTf32 = [&](Value x) -> Value {
+    return NVVM::InlinePtxOp::create(b, loc, TypeRange{i32}, ValueRange{x},
+                                     ValueRange{}, "cvt.rna.tf32.f32 $0, $1;",
+                                     Value())
+        ->getResult(0);
+  };
+  const int64_t tfParts = cfg.tf32 == 3 ? 2 : 1;
+  auto tfFrag = [&](ArrayRef<Value> xs) -> Value {
+    SmallVector<Value> hi, lo;
+    for (Value x : xs) {
+      hi.push_back(cvtTf32(x));
+      if (tfParts == 2)
+        lo.push_back(cvtTf32(arith::SubFOp::create(
+            b, loc, x, arith::BitcastOp::create(b, loc, f32, hi.back()))));
+    }
+    llvm::append_range(hi, lo);
+    return vector::FromElementsOp::create(
+        b, loc, VectorType::get({(int64_t)hi.size()}, i32), hi);
+  };
+  auto tfPart = [&](Value frag, int64_t n, int64_t part) {
+    SmallVector<Value> out;
+    for (int64_t i = 0; i < n; ++i)
+      out.push_back(vector::ExtractOp::create(b, loc, frag,
+                                              ArrayRef<int64_t>{part * n + i}));
+    return out;
+  };
+  // mma.sync m16n8k8 TF32: A 4 registers, B 2; with 3xTF32 the two
+  // cross products (small first) before hi*hi.
+  auto mmaTf = [&](Value a, Value bb, Value c) -> Value {
+    auto one = [&](ArrayRef<Value> ar, ArrayRef<Value> br, Value acc) {
+      SmallVector<Value> ins(ar);
+      llvm::append_range(ins, br);
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t j = 0; j < 2; ++j)
+          ins.push_back(
+              vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{h, j}));
+      auto ptx = NVVM::InlinePtxOp::create(
+          b, loc, TypeRange{f32, f32, f32, f32}, ins, ValueRange{},
+          "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+          "{$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, "
+          "$13};",
+          Value());
+      return vector::FromElementsOp::create(b, loc, fragC, ptx->getResults())
+          .getResult();
+    };
+    if (tfParts == 2) {
+      c = one(tfPart(a, 4, 1), tfPart(bb, 2, 0), c);
+      c = one(tfPart(a, 4, 0), tfPart(bb, 2, 1), c);
+    }
+    return one(tfPart(a, 4, 0), tfPart(bb, 2, 0), c);
+  };
+  // ldmatrix x4 of f32 rows: four 8x4 tiles, one value each per lane.
+  auto ldmatrixF32 = [&](Value tile, ValueRange idx) {
+    Value frags = nvgpu::LdMatrixOp::create(
+        b, loc, VectorType::get({4, 1}, f32), tile, idx, /*transpose=*/false,
+        /*numTiles=*/4);
+    SmallVector<Value> out;
+    for (int64_t t = 0; t < 4; ++t)
+      out.push_back(
+          vector::ExtractOp::create(b, loc, frags, ArrayRef<int64_t>{t, 0}));
+    return out;
+  };
 
   // K/V/Q rows into padded tiles tile[prefix..., row, col].
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
@@ -266,8 +347,10 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   }
   auto loadQ = [&](int64_t i, int64_t ks) -> Value {
     Value row = tk.add(tk.add(warpRow, 16 * i), laneRow16);
-    return ldmatrix(qTile, ValueRange{row, tk.add(laneTile16, ks * 16)},
-                    /*transpose=*/false);
+    SmallVector<Value> idx{row, tk.add(laneTileD, ks * kStep)};
+    if (tf) // tiles (rows +0/+8, d +0/+4): a0..a3 of m16n8k8
+      return tfFrag(ldmatrixF32(qTile, idx));
+    return ldmatrix(qTile, idx, /*transpose=*/false);
   };
   SmallVector<SmallVector<Value>> qFrag(R);
   auto qFragment = [&](int64_t i, int64_t ks) -> Value {
@@ -364,7 +447,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
                                      b.getI32IntegerAttr(S - 1));
     gpu::BarrierOp::create(b, loc);
     for (int64_t i = 0; i < R; ++i)
-      for (int64_t ks = 0; ks < D / 16; ++ks)
+      for (int64_t ks = 0; ks < D / kStep; ++ks)
         qFrag[i].push_back(loadQ(i, ks));
   }
   init.push_back(c0); // the buffer holding the current tile
@@ -382,11 +465,24 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     // two 8-key blocks at one k-step, so only one k-step of Q fragments is
     // live at a time.
     Value keyLane = tk.add(laneRow, laneTile16);
-    for (int64_t ks = 0; ks < D / 16; ++ks) {
+    for (int64_t ks = 0; ks < D / kStep; ++ks) {
       SmallVector<Value> qf(R);
       for (int64_t i = 0; i < R; ++i)
         qf[i] = qFragment(i, ks);
       for (int64_t nb = 0; nb < NB; nb += 2) {
+        if (tf) {
+          // Tiles (keys +0/+8, d +0/+4): b0, b1 of two 8-key blocks.
+          SmallVector<Value> k4 = ldmatrixF32(
+              kTile, ValueRange{buf, tk.add(keyLane, nb * 8),
+                                tk.add(laneHalfD, ks * kStep)});
+          for (int64_t half = 0; half < 2; ++half) {
+            Value bf = tfFrag({k4[2 * half], k4[2 * half + 1]});
+            for (int64_t i = 0; i < R; ++i)
+              acc[i * NB + nb + half] =
+                  mmaTf(qf[i], bf, acc[i * NB + nb + half]);
+          }
+          continue;
+        }
         auto bFrags = loadX4(kTile,
                              ValueRange{buf, tk.add(keyLane, nb * 8),
                                         tk.add(laneHalf8, ks * 16)},
@@ -514,6 +610,47 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       next[2 * R + row] =
           arith::AddFOp::create(b, loc, next[2 * R + row], lsum[row]);
     // O = α O + P V (O already scaled).
+    if (tf) {
+      // TF32 k-steps of 8 keys. The accumulator holds keys 2t, 2t+1 of
+      // each 8-key block where the A operand wants t, t+4: the k order is
+      // permuted instead (k = t is key 2t, k = t + 4 key 2t + 1), and V's
+      // rows read in the same order (b0 = V[2t][g], b1 = V[2t+1][g]),
+      // which a sum over keys does not see. Those reads are conflict-free
+      // with rows padded by 4 values.
+      SmallVector<Value> pA(R * NB);
+      for (int64_t i = 0; i < R; ++i)
+        for (int64_t nb = 0; nb < NB; ++nb)
+          pA[i * NB + nb] =
+              tfFrag({s[sIdx(i, nb, 0, 0)], s[sIdx(i, nb, 1, 0)],
+                      s[sIdx(i, nb, 0, 1)], s[sIdx(i, nb, 1, 1)]});
+      for (int64_t eb = 0; eb < eBlocks; ++eb) {
+        // 3xTF32: the tile's P V in a fresh accumulator, added to O with
+        // an f32 add. The tensor cores' accumulation does not round to
+        // nearest; chained over every key tile its error grew with N
+        // (rel 2.9e-5 at N = 4096, 1.2e-4 at 16384, docs/performance.md).
+        SmallVector<Value> acc(R);
+        for (int64_t i = 0; i < R; ++i)
+          acc[i] = tfParts == 2 ? zeroC : next[oIdx(i, eb)];
+        Value col = tk.add(g, eb * 8);
+        for (int64_t nb = 0; nb < NB; ++nb) {
+          Value key = tk.add(c2, nb * 8);
+          Value v0 = memref::LoadOp::create(b, loc, vTile,
+                                            ValueRange{buf, key, col});
+          Value v1 = memref::LoadOp::create(
+              b, loc, vTile, ValueRange{buf, tk.add(key, 1), col});
+          Value bf = tfFrag({v0, v1});
+          for (int64_t i = 0; i < R; ++i)
+            acc[i] = mmaTf(pA[i * NB + nb], bf, acc[i]);
+        }
+        for (int64_t i = 0; i < R; ++i)
+          next[oIdx(i, eb)] =
+              tfParts == 2
+                  ? arith::AddFOp::create(b, loc, next[oIdx(i, eb)], acc[i])
+                        .getResult()
+                  : acc[i];
+      }
+      return next;
+    }
     for (int64_t kk = 0; kk < BN / 16; ++kk) {
       SmallVector<Value> pA(R);
       for (int64_t i = 0; i < R; ++i) {

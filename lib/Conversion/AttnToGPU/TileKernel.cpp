@@ -234,7 +234,10 @@ void TileKernel::copyRows(SmallVectorImpl<Value> &tokens, StringRef name,
                           unsigned colDim, DstFn dst) {
   OpBuilder &b = kb.b;
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  int64_t perRow = width / 8, chunks = count * perRow;
+  // 16-byte chunks: 8 halves or 4 f32.
+  Type elt = cast<MemRefType>(memArg(name).getType()).getElementType();
+  const int64_t vec = 128 / elt.getIntOrFloatBitWidth();
+  int64_t perRow = width / vec, chunks = count * perRow;
   // Paged K/V: the few table entries of this copy's pages, up front.
   bool paged = pageSize > 0 && (name == "k" || name == "v");
   int64_t spanned = paged ? (count + pageSize - 1) / pageSize + 1 : 0;
@@ -255,7 +258,7 @@ void TileKernel::copyRows(SmallVectorImpl<Value> &tokens, StringRef name,
       i = clamp(i, chunks);
     Value rowLocal = divu(i, perRow);
     Value chunk = remu(i, perRow);
-    Value col = mul(chunk, 8);
+    Value col = mul(chunk, vec);
     if (rowDim == r && packDim >= 0)
       setRow(clamp(add(row0, rowLocal), rowsTotal()));
     else
@@ -263,7 +266,7 @@ void TileKernel::copyRows(SmallVectorImpl<Value> &tokens, StringRef name,
     loops[colDim] = col;
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, kb.loc, tokenType, tile, dst(rowLocal, chunk), memArg(name),
-        indices(name), b.getIndexAttr(8), /*srcElements=*/Value(),
+        indices(name), b.getIndexAttr(vec), /*srcElements=*/Value(),
         /*bypassL1=*/b.getUnitAttr())); // .cg: streamed once per block
   }
 }
@@ -643,7 +646,8 @@ void TileKernel::storeOutput(
             b, loc, VectorType::get({2}, outElt), pair);
         vector::StoreOp::create(b, loc, vec, oTile,
                                 ValueRange{rowLocal, add(c2, eb * 8)},
-                                /*nontemporal=*/false, llvm::MaybeAlign(4));
+                                /*nontemporal=*/false,
+                                llvm::MaybeAlign(outElt.isF32() ? 8 : 4));
         continue;
       }
       for (int64_t j = 0; j < 2; ++j) {
@@ -655,7 +659,7 @@ void TileKernel::storeOutput(
   if (!oTile)
     return;
   blockBarrier();
-  const int64_t chunk = 8; // 16-bit elements per 16-byte store
+  const int64_t chunk = outElt.isF32() ? 4 : 8; // per 16-byte store
   int64_t perRow = E / chunk, chunks = rowsPerBlock * perRow;
   auto chunkType = VectorType::get({chunk}, outElt);
   for (int64_t it = 0; it * threads < chunks; ++it) {

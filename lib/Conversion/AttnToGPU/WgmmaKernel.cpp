@@ -50,6 +50,9 @@ std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
   std::string why = mmaIneligibility(op, mapOf, D, E);
   if (!why.empty())
     return why;
+  if (op.getQuery().getType().getElementType().isF32())
+    return "q is f32 (wgmma here takes f16/bf16; f32 runs as TF32 on "
+           "mma.sync)";
   // Head dims live in 64-column swizzled panels (the last one partly
   // used); S = Q K^T takes D / 16 k-steps and P V is one m64nEk16 wgmma per
   // 16 keys, so any multiple of 16 up to 256 works (mmaIneligibility).

@@ -447,8 +447,10 @@ CASES: Dict[str, Case] = {
                                   mask_dtype="float32",
                                   flags=["--warp-specialize=1", "--pipeline=1",
                                          "--tile-kv=64"]),
+    "br_causal_f32": Case("float32", **bhsd(1, 2, 70, 130, 32), causal=True,
+                          query_offset=60),
     "br_causal_f32_simt": Case("float32", **bhsd(1, 2, 70, 130, 32), causal=True,
-                               query_offset=60),
+                               query_offset=60, flags=["--f32-precision=ieee"]),
     # The wgmma kernel's pipelined loop (S of tile t with P V of tile t - 1
     # in flight): the first tile alone, ragged, causal, no visible key for
     # whole blocks, GQA with 4 stages, lazy and every-tile rescaling on
@@ -793,6 +795,33 @@ TC_FEATURES: Dict[str, Case] = {
     "lse_causal_small_fill": Case("float16", **bhsd(1, 2, 256, 256, 64), causal=True,
                                   mask_value=-2.0, lse=True),
 }
+CASES.update({
+    # f32 on tensor cores (mma.sync m16n8k8, 3xTF32 by default: tolerance
+    # 1e-5 as the SIMT kernel; TF32: 2e-3): head dims that are multiples of
+    # 8 only, D = 128 with Q re-read from shared memory, the pipelined loop,
+    # decode with split-KV and GQA packing, paged K/V, large logits, a bias
+    # tensor with soft-capping, and the SIMT kernel kept by
+    # --f32-precision=ieee.
+    "f32_d40_e24_causal": Case("float32", **b_only(2, 77, 90, 40, 24), causal=True),
+    "f32_d128_causal_lse": Case("float32", **bhsd(1, 3, 200, 333, 128), causal=True,
+                                lse=True),
+    "f32_d64_pipe": Case("float32", **bhsd(2, 2, 130, 270, 64), flags=["--pipeline=1"]),
+    "f32_tf32_bhsd": Case("float32", **bhsd(2, 2, 130, 170, 64),
+                          flags=["--f32-precision=tf32"]),
+    "f32_tf32_d128_causal": Case("float32", **bhsd(1, 2, 300, 300, 128), causal=True,
+                                 flags=["--f32-precision=tf32"]),
+    "f32_large_logits": Case("float32", **bhsd(1, 2, 256, 256, 64), scale=8.0),
+    # A long key loop: 3xTF32 stays f32-accurate (each tile's P V added to O
+    # in f32, not chained through the tensor cores' accumulation).
+    "f32_long_full": Case("float32", **bhsd(1, 2, 200, 16384, 64)),
+    "f32_bias_softcap": Case("float32", **bhsd(1, 2, 100, 150, 64), mask=["b", "h", "m", "n"],
+                             mask_dtype="float32", score_mod=score_mod_region(2, softcap(20.0))),
+    "f32_decode_gqa_m1": Case("float32", dims={"b": 2, "h": 4, "g": 8, "m": 1, "n": 3000,
+                                               "d": 128, "e": 128}, **_gqa),
+    "f32_decode_m1_d64": Case("float32", **bhsd(2, 4, 1, 2000, 64)),
+    "f32_paged_m1": Case("float32", **bhsd(2, 4, 1, 704, 64), pages=(16, 100)),
+    "f32_ieee_bhsd": Case("float32", **bhsd(2, 2, 130, 70, 32), flags=["--f32-precision=ieee"]),
+})
 # Dynamic shapes (-1: "?"): one bundle per case, checked by run_gpu_checks.py
 # at several sizes (ragged, one row and key, many tiles) against the
 # reference.
@@ -829,6 +858,9 @@ CASES.update({
                                     lse=True, flags=["--wgmma=0"]),
     "dyn_bf16_decode_m4_window_lse": Case("bfloat16", **bhsd(-1, 8, 4, -1, 128), causal=True,
                                           window=700, lse=True),
+    "dyn_f32_bhsd_d64_causal": Case("float32", **bhsd(-1, 4, -1, -1, 64), causal=True),
+    "dyn_f32_tf32_d128": Case("float32", **bhsd(-1, 2, -1, -1, 128),
+                              flags=["--f32-precision=tf32"]),
 })
 TC_VARIANTS: Dict[str, List[str]] = {
     "wg": ["--wgmma=1"],
