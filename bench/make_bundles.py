@@ -97,14 +97,14 @@ F32_NS = (1024, 4096, 16384)
 F32_VARIANTS = {  # name: (flags, Ns)
     "3x": (["--f32-precision=3xtf32"], F32_NS),
     "tf32": (["--f32-precision=tf32"], F32_NS),
-    "3x_tq64": (["--f32-precision=3xtf32", "--tile-q=64"], (4096,)),
-    "tf32_tq64": (["--f32-precision=tf32", "--tile-q=64"], (4096,)),
-    "3x_w8": (["--f32-precision=3xtf32", "--warps=8"], (4096,)),
-    "tf32_w8": (["--f32-precision=tf32", "--warps=8"], (4096,)),
-    "3x_pipe": (["--f32-precision=3xtf32", "--pipeline=1"], (4096,)),
-    "tf32_pipe": (["--f32-precision=tf32", "--pipeline=1"], (4096,)),
+    "3x_tq64": (["--f32-precision=3xtf32", "--warps=4", "--tile-q=64"], (4096,)),
+    "tf32_tq64": (["--f32-precision=tf32", "--warps=4", "--tile-q=64"], (4096,)),
+    "3x_w4": (["--f32-precision=3xtf32", "--warps=4"], (4096,)),
+    "tf32_w4": (["--f32-precision=tf32", "--warps=4"], (4096,)),
+    "3x_pipe": (["--f32-precision=3xtf32", "--warps=4", "--pipeline=1"], (4096,)),
+    "tf32_pipe": (["--f32-precision=tf32", "--warps=4", "--pipeline=1"], (4096,)),
     "3x_qreg": (["--f32-precision=3xtf32", "--q-shared=0"], (4096,)),
-    "tf32_kv64": (["--f32-precision=tf32", "--tile-kv=64"], (4096,)),
+    "tf32_kv64": (["--f32-precision=tf32", "--warps=4", "--tile-kv=64"], (4096,)),
     "ieee": (["--f32-precision=ieee"], (1024,)),
 }
 

@@ -1815,12 +1815,13 @@ def find_attn_bundle() -> str:
 
 LAUNCH_OPTIONS = ("tile_q", "tile_kv", "warps", "stages", "q_shared",
                   "rescale_threshold", "pipeline", "wgmma", "min_blocks",
-                  "warp_specialize", "pingpong", "splits")
+                  "warp_specialize", "pingpong", "splits", "f32_precision")
+F32_PRECISIONS = ("3xtf32", "tf32", "ieee")
 
 
 def compile(source: Union[str, Path], out_dir: Union[str, Path],
             chip: str = "sm_90a", attn_bundle: Optional[str] = None,
-            launch: Optional[Mapping[str, int]] = None) -> Path:
+            launch: Optional[Mapping[str, Union[int, str]]] = None) -> Path:
     """Runs `attn-bundle INPUT -o OUT_DIR --chip=CHIP` and returns OUT_DIR
     (its manifest checked; a module with several attentions gives a bundle
     set, see read_set and load_all). `source` is a Path to an .mlir file, or a str:
@@ -1828,12 +1829,19 @@ def compile(source: Union[str, Path], out_dir: Union[str, Path],
     MLIR text. `launch` sets the tensor-core kernel's launch shape
     (LAUNCH_OPTIONS, e.g. {"tile_q": 128, "tile_kv": 32}; unset: the
     defaults for the head dims; {"wgmma": 0} keeps sm_90a on the mma.sync
-    kernel)."""
+    kernel; {"f32_precision": "tf32"} runs f32 as one TF32 product instead
+    of 3xTF32, "ieee" on the SIMT kernel)."""
     flags = []
     for key, value in (launch or {}).items():
         if key not in LAUNCH_OPTIONS:
             raise ValueError(f"unknown launch option {key!r} (one of "
                              f"{', '.join(LAUNCH_OPTIONS)})")
+        if key == "f32_precision":
+            if value not in F32_PRECISIONS:
+                raise ValueError(f"f32_precision must be one of "
+                                 f"{', '.join(F32_PRECISIONS)}, got {value!r}")
+            flags.append(f"--f32-precision={value}")
+            continue
         flags.append(f"--{key.replace('_', '-')}={int(value)}")
     exe = attn_bundle or find_attn_bundle()
     if attn_bundle and not os.path.isfile(attn_bundle):

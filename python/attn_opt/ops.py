@@ -42,7 +42,9 @@ from typing import Any, Dict, Optional, Tuple, Union
 
 from .bundle import BundleError, Kernel, compile, dtype_name, load
 
-_DT = {"float16": "f16", "bfloat16": "bf16"}
+# float32 runs on tensor cores as 3xTF32 (f32-accurate; attn-bundle's
+# default f32-precision).
+_DT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
 _LOADED: Dict[str, Kernel] = {}
 
 
@@ -54,8 +56,8 @@ def default_cache_dir() -> Path:
 
 def _dt(dtype: str) -> str:
     if dtype not in _DT:
-        raise BundleError(f"attn_opt.ops: tensor-core kernels take float16 or "
-                          f"bfloat16, got {dtype}")
+        raise BundleError(f"attn_opt.ops: tensor-core kernels take float16, "
+                          f"bfloat16 or float32, got {dtype}")
     return _DT[dtype]
 
 

@@ -490,10 +490,12 @@ def test_real_attn_bundle_kernel_takes_one_pointer_per_arg(tmp_path):
 
 
 def _eval_rule(rule: str, env: dict) -> object:
-    """A manifest launch rule: names, + - * /, ceil(), max(), sizeof(out)."""
+    """A manifest launch rule: names, + - * /, ceil(), max(), sizeof(out),
+    sizeof(q)."""
     import math
     names = dict(env, ceil=math.ceil, max=max)
-    return eval(rule.replace("sizeof(out)", "out_bytes"), {"__builtins__": {}}, names)
+    rule = rule.replace("sizeof(out)", "out_bytes").replace("sizeof(q)", "q_bytes")
+    return eval(rule, {"__builtins__": {}}, names)
 
 
 @needs_attn_bundle
@@ -506,20 +508,26 @@ def _eval_rule(rule: str, env: dict) -> object:
                                     {"wgmma": 0, "pipeline": 1, "tile_kv": 48},
                                     {"warp_specialize": 1},
                                     {"warp_specialize": 1, "warps": 4, "tile_kv": 64, "stages": 3},
-                                    {"warp_specialize": 1, "pipeline": 1, "pingpong": 1}])
+                                    {"warp_specialize": 1, "pipeline": 1, "pingpong": 1},
+                                    {"f32_precision": "3xtf32"},
+                                    {"f32_precision": "tf32", "warps": 8, "tile_kv": 32}])
 def test_real_attn_bundle_launch_rules(tmp_path, launch):
     """The manifest's grid/block/shared memory equal its rules evaluated on
-    the shapes and the launch shape."""
-    out = attn_opt.compile_bundle(PROGRAM, tmp_path / "b", launch=launch)
+    the shapes and the launch shape (f32 programs: 4-byte elements)."""
+    f32 = "f32_precision" in launch
+    program = PROGRAM.replace("xf16>", "xf32>") if f32 else PROGRAM
+    out = attn_opt.compile_bundle(program, tmp_path / "b", launch=launch)
     raw = json.loads((out / "manifest.json").read_text())
     att = raw["attention"]
     assert att["tensor_cores"]
-    # sm_90a: the wgmma kernel unless told otherwise.
-    assert att["mma"] == ("mma.sync" if launch.get("wgmma") == 0 else "wgmma")
+    # sm_90a: the wgmma kernel unless told otherwise (f32: mma.sync TF32).
+    assert att["mma"] == ("mma.sync" if launch.get("wgmma") == 0 or f32 else "wgmma")
+    assert att.get("f32_precision") == launch.get("f32_precision")
     for key, value in launch.items():
-        if key not in ("wgmma", "min_blocks"):
+        if key not in ("wgmma", "min_blocks", "f32_precision"):
             assert att[key] == value
-    env = dict(b0=2, b1=4, m=100, n=100, d=64, e=64, out_bytes=2,
+    env = dict(b0=2, b1=4, m=100, n=100, d=64, e=64, out_bytes=4 if f32 else 2,
+               q_bytes=4 if f32 else 2,
                g=1, splits=att.get("splits", 1),
                warp_specialize=att.get("warp_specialize", 0),
                **{k: att[k] for k in ("tile_q", "tile_kv", "warps", "stages")})

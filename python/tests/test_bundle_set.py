@@ -49,7 +49,7 @@ def test_set_layout_and_members(two_layer_set):
     assert [m.dir.name for m in members] == ["attn0", "attn1"]
     assert [m.location for m in members] == ["input.mlir:4:8", "input.mlir:12:8"]
     assert members[0].kernel_choice.startswith("wgmma (sm_90a)")
-    assert members[1].kernel_choice.startswith("SIMT")
+    assert members[1].kernel_choice.startswith("mma.sync m16n8k8 3xTF32")
     # Each member is a whole format/2 bundle: its files check against it.
     for m in members:
         bundle.open_bundle(m.dir)

@@ -24,6 +24,8 @@ PAGED = dict(b=3, m=1, hq=16, hkv=2, n=1024, d=128, page_size=64, pages=60,
              kv_lens=True, return_lse=True)
 SPEC = dict(b=2, m=4, hq=8, hkv=8, n=700, d=64, dtype="bfloat16", causal=True)
 DENSE = dict(hq=8, hkv=2, d=128, causal=True, return_lse=True)
+# f32: 3xTF32 on tensor cores (f32-accurate), checked at 1e-5.
+DENSE_F32 = dict(hq=4, hkv=2, d=64, dtype="float32")
 # (B, M, N) the one dense bundle runs at on the GPU.
 DENSE_SIZES = ((1, 1, 1), (2, 37, 53), (3, 300, 300), (1, 1000, 4097))
 
@@ -33,13 +35,16 @@ def prepare_all(cache):
             ops.prepare_varlen(**VARLEN_BR, cache_dir=cache),
             ops.prepare_decode(**PAGED, cache_dir=cache),
             ops.prepare_decode(**SPEC, cache_dir=cache),
-            ops.prepare_dense(**DENSE, cache_dir=cache)]
+            ops.prepare_dense(**DENSE, cache_dir=cache),
+            ops.prepare_dense(**DENSE_F32, cache_dir=cache)]
 
 
 @needs_attn_bundle
 def test_programs_compile(tmp_path):
     paths = prepare_all(tmp_path)
-    vl, vbr, paged, spec, dense = (bundle.read_manifest(p) for p in paths)
+    vl, vbr, paged, spec, dense, f32 = (bundle.read_manifest(p) for p in paths)
+    assert f32.attention.f32_precision == "3xtf32" and f32.arg("q").dtype == "float32"
+    assert "mma.sync m16n8k8 3xTF32" in f32.attention.kernel_choice
     assert set(dense.dynamic_dims) == {"b0", "m", "n"} and dense.arg("lse") is not None
     assert "wgmma" in dense.attention.kernel_choice and dense.attention.causal
     # 5 sequences: a table for 8 (empty ones padded), any token count.
@@ -58,8 +63,8 @@ def test_programs_compile(tmp_path):
 def test_program_errors():
     with pytest.raises(bundle.BundleError, match="not a multiple"):
         ops.varlen_program(6, 4, 64, 2)
-    with pytest.raises(bundle.BundleError, match="float16 or bfloat16"):
-        ops.decode_program(1, 1, 4, 4, 64, 64, dtype="float32")
+    with pytest.raises(bundle.BundleError, match="float16, bfloat16 or float32"):
+        ops.decode_program(1, 1, 4, 4, 64, 64, dtype="float64")
     with pytest.raises(bundle.BundleError, match="whole pages"):
         ops.decode_program(1, 1, 4, 4, 100, 64, page_size=64, pages=4)
 
@@ -145,6 +150,26 @@ def test_dense_on_gpu():
                              v[i].transpose(0, 1), keep)
             _close(out[i].transpose(0, 1), ref)
             assert torch.allclose(lse[i].transpose(0, 1), rlse, atol=1e-2)
+
+
+@needs_gpu
+def test_dense_f32_on_gpu():
+    """f32 inputs: 3xTF32 within 1e-5 of a full-f32 reference."""
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    for b, m, n in ((2, 37, 53), (1, 300, 2000)):
+        g = torch.Generator(device="cuda").manual_seed(n)
+        q = torch.randn(b, m, DENSE_F32["hq"], DENSE_F32["d"], generator=g, device="cuda")
+        k, v = (torch.randn(b, n, DENSE_F32["hkv"], DENSE_F32["d"], generator=g,
+                            device="cuda") for _ in range(2))
+        out = ops.dense_attention(q, k, v)
+        keep = torch.ones(m, n, dtype=torch.bool, device="cuda")
+        for i in range(b):
+            ref, _ = _ref(q[i].transpose(0, 1), k[i].transpose(0, 1),
+                          v[i].transpose(0, 1), keep)
+            got = out[i].transpose(0, 1)
+            assert not got.isnan().any()
+            assert float((got - ref).norm() / ref.norm()) < 1e-5
 
 
 @needs_gpu

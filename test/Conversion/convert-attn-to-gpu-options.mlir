@@ -14,6 +14,8 @@
 // RUN: not attn-opt %s --convert-attn-to-gpu="warps=9" 2>&1 | FileCheck %s --check-prefix=BADW
 // RUN: not attn-opt %s --convert-attn-to-gpu="stages=5" 2>&1 | FileCheck %s --check-prefix=BADS
 // RUN: not attn-opt %s --convert-attn-to-gpu="tile-kv=256 stages=4" 2>&1 | FileCheck %s --check-prefix=BADSMEM
+// RUN: not attn-opt %s --convert-attn-to-gpu="f32-precision=fp64" 2>&1 | FileCheck %s --check-prefix=BADF32
+// BADF32: convert-attn-to-gpu-options.mlir:{{[0-9]+}}:{{[0-9]+}}: error: f32-precision must be 3xtf32, tf32 or ieee, got 'fp64'
 
 // Two 16-row tiles per warp (128 rows, 3 x 32-key stages): each K/V
 // fragment feeds both row tiles; up to one younger tile may be pending at

@@ -149,7 +149,9 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t M,
       return failure();
     return cfg;
   }
-  cfg.warps = opts.warps ? opts.warps : 4;
+  // f32 past D = 64: 8 warps measured 1.19x (TF32) and 1.43x (3xTF32) 4
+  // at D = 128, N = 4096 (docs/performance.md, f32 table).
+  cfg.warps = opts.warps ? opts.warps : cfg.tf32 && std::max(D, E) > 64 ? 8 : 4;
   if (cfg.warps < 1 || cfg.warps > 8)
     return op.emitError("warps must be in [1, 8], got ") << cfg.warps;
   // Defaults measured on an H100 (bench/tune.py, docs/performance.md): two
