@@ -99,8 +99,8 @@ F32_VARIANTS = {  # name: (flags, Ns)
     "tf32": (["--f32-precision=tf32"], F32_NS),
     "3x_tq64": (["--f32-precision=3xtf32", "--warps=4", "--tile-q=64"], (4096,)),
     "tf32_tq64": (["--f32-precision=tf32", "--warps=4", "--tile-q=64"], (4096,)),
-    "3x_w4": (["--f32-precision=3xtf32", "--warps=4"], (4096,)),
-    "tf32_w4": (["--f32-precision=tf32", "--warps=4"], (4096,)),
+    "3x_w4": (["--f32-precision=3xtf32", "--warps=4"], F32_NS),
+    "tf32_w4": (["--f32-precision=tf32", "--warps=4"], F32_NS),
     "3x_pipe": (["--f32-precision=3xtf32", "--warps=4", "--pipeline=1"], (4096,)),
     "tf32_pipe": (["--f32-precision=tf32", "--warps=4", "--pipeline=1"], (4096,)),
     "3x_qreg": (["--f32-precision=3xtf32", "--q-shared=0"], (4096,)),
@@ -113,7 +113,10 @@ def f32_configs():
     for var, (flags, ns) in F32_VARIANTS.items():
         for d in (64, 128):
             for causal in (False, True):
-                if var not in ("3x", "tf32") and causal:
+                # Causal rows: the defaults, and 4 warps at D = 128.
+                if causal and var not in ("3x", "tf32", "3x_w4", "tf32_w4"):
+                    continue
+                if var.endswith("_w4") and d == 64:  # the D = 64 default
                     continue
                 for n in ns:
                     yield var, flags, d, n, 16384 // n, 2048 // d, causal
