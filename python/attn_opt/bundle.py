@@ -1121,8 +1121,14 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
             if dtype != "int32" or a.get("map") != name or name in layouts:
                 raise BundleError(f"{where}: '{name}' must be int32 with map "
                                   f"\"{name}\", got {_show(dtype)}")
-            shape = _int_list(a.get("shape"), INDEX_ARGS[name], f"'{name}'.shape",
-                              where, positive=True)
+            raw = a.get("shape")
+            # -1 rows: the block table and kv_lens follow a dynamic batch dim.
+            dyn_rows = (name in ("block_table", "kv_lens") and isinstance(raw, list)
+                        and raw[:1] == [-1])
+            shape = _int_list([1] + raw[1:] if dyn_rows else raw, INDEX_ARGS[name],
+                              f"'{name}'.shape", where, positive=True)
+            if dyn_rows:
+                shape = (-1,) + shape[1:]
             args.append(ArgSpec(name, dtype, shape, ()))
             continue
         if name in WORKSPACE:
@@ -1291,9 +1297,14 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
             raise BundleError(f"{where}: size arguments for "
                               f"{sorted(given - marked)}, which no tensor has "
                               "as a dynamic axis")
-        if paged is not None or kv_lens_dim is not None or splits > 1:
-            raise BundleError(f"{where}: dynamic sizes cannot come with paged "
-                              "K/V, kv_lens or a fixed split-KV count")
+        if splits > 1:
+            raise BundleError(f"{where}: dynamic sizes cannot come with a "
+                              "fixed split-KV count")
+    for n in ("block_table", "kv_lens"):
+        a = m.arg(n)
+        if a is not None and a.shape[0] == -1 and not dynamic:
+            raise BundleError(f"{where}: '{n}' has -1 rows in a bundle with "
+                              "no dynamic sizes")
     sizes = m.sizes()  # raises on inconsistent shapes
     if kv_lens_dim is not None and \
             m.arg("kv_lens").shape[0] != sizes[f"b{kv_lens_dim}"]:
@@ -1742,7 +1753,12 @@ def specialize(man: Manifest, dims: Mapping[str, int],
             raise BundleError(f"{where}: dynamic dim {d} must be a positive "
                               f"integer below 2^31, got {_show(v)}")
     args = []
+    rows = {"block_table": "b0", "kv_lens": f"b{man.attention.kv_lens_dim}"}
     for a in man.args:
+        if a.name in rows and a.shape[0] == -1:  # one row per sequence
+            args.append(ArgSpec(a.name, a.dtype, (dims[rows[a.name]],) + a.shape[1:],
+                                a.dims))
+            continue
         if a.name in WORKSPACE or not a.dims:
             args.append(a)  # workspace: sized below; int32 tables, sizes: as is
             continue
@@ -1751,7 +1767,7 @@ def specialize(man: Manifest, dims: Mapping[str, int],
             raise BundleError(f"{where}: '{a.name}' of shape {list(shape)} does "
                               "not fit in 64-bit byte offsets")
         args.append(ArgSpec(a.name, a.dtype, shape, a.dims))
-    sizes = _sizes(args, man.batch_names, where)
+    sizes = _sizes(args, man.batch_names, where, man.attention.paged)
     tq = man.attention.tile_q if man.attention.tile_q is not None else man.block[0]
     pack = man.attention.pack_dim
     group = sizes[f"b{pack}"] if pack is not None else 1

@@ -18,6 +18,9 @@ built on one machine serves another.
 `dense_attention` compiles one dynamic-shape bundle per (heads, head dim,
 dtype, causal, scale, lse): batch, query and key lengths are kernel
 parameters, so a model whose lengths change does not recompile;
+`decode_attention` one per (query tokens, heads, key capacity, head dim,
+dtype, paging, kv_lens, causal, scale, lse) for every batch size (the
+split-KV count chosen at launch);
 `varlen_attention` likewise per table size, the sequence count rounded up
 to a power of two (`seq_bucket`; the tables are padded with empty
 sequences), at every token count. Its causal
@@ -135,15 +138,17 @@ def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
 """
 
 
-def decode_program(b: int, m: int, hq: int, hkv: int, n: int, d: int,
+def decode_program(b: Union[int, str, None], m: int, hq: int, hkv: int, n: int, d: int,
                    dtype: str = "float16", page_size: int = 0, pages: int = 0,
                    kv_lens: bool = False, causal: bool = False,
                    scale: Optional[float] = None, lse: bool = False) -> str:
     """Decode as MLIR: q [b, m, hq, d] (viewed [b, m, hkv, g, d]); k/v
     [b, n, hkv, d], or caches [pages, page_size, hkv, d] read through a
     table [b, n / page_size]; kv_lens [b] masks keys n >= kv_lens[b];
-    causal: the m new tokens are the last (bottom-right)."""
+    causal: the m new tokens are the last (bottom-right). b None (or "?"):
+    a dynamic batch, one bundle for every batch size."""
     g, t, scale = _common(hq, hkv, d, dtype, scale)
+    b = "?" if b is None else b
     tqt = f"tensor<{b}x{m}x{hkv}x{g}x{d}x{t}>"
     tkt = f"tensor<{b}x{n}x{hkv}x{d}x{t}>"
     tl = f"tensor<{b}x{m}x{hkv}x{g}xf32>"
@@ -230,14 +235,16 @@ def prepare_dense(hq: int, hkv: int, d: int, dtype: str = "float16",
                    chip, cache_dir)
 
 
-def prepare_decode(b: int, m: int, hq: int, hkv: int, n: int, d: int,
+def prepare_decode(b: Optional[int], m: int, hq: int, hkv: int, n: int, d: int,
                    dtype: str = "float16", page_size: int = 0, pages: int = 0,
                    kv_lens: bool = False, causal: bool = False,
                    scale: Optional[float] = None, return_lse: bool = False,
                    chip: str = "sm_90a",
                    cache_dir: Optional[Union[str, Path]] = None) -> Path:
-    """Compiles (or finds) the bundle decode_attention would use."""
-    return _bundle(decode_program(b, m, hq, hkv, n, d, dtype, page_size, pages,
+    """Compiles (or finds) the bundle decode_attention would use: one for
+    every batch size (`b` is accepted for the call's shape and not part of
+    the bundle)."""
+    return _bundle(decode_program(None, m, hq, hkv, n, d, dtype, page_size, pages,
                                   kv_lens, causal, scale, return_lse), chip, cache_dir)
 
 
@@ -304,7 +311,7 @@ def decode_attention(q: Any, k: Any, v: Any, block_table: Any = None,
     else:
         _, n, hkv, _ = k.shape
         pages = page_size = 0
-    text = decode_program(b, m, hq, hkv, n, d, dtype_name(q), page_size, pages,
+    text = decode_program(None, m, hq, hkv, n, d, dtype_name(q), page_size, pages,
                           kv_lens is not None, causal, scale, return_lse)
     kern = _kernel(text, chip, cache_dir)
     args: Dict[str, Any] = dict(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v)

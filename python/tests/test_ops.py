@@ -54,6 +54,9 @@ def test_programs_compile(tmp_path):
     assert vbr.attention.varlen == (4, True, True)
     assert ops.seq_bucket(1) == 1 and ops.seq_bucket(5) == 8 and ops.seq_bucket(8) == 8
     assert paged.attention.paged == (64, 60) and paged.attention.kv_lens_dim == 0
+    # Decode bundles take any batch size (split count chosen at launch).
+    assert paged.dynamic_dims == ("b0",) and spec.dynamic_dims == ("b0",)
+    assert paged.arg("block_table").shape == (-1, 16) and paged.arg("kv_lens").shape == (-1,)
     assert "GQA packing: 8 query heads" in paged.attention.kernel_choice
     assert spec.attention.causal and spec.attention.query_offset == 696
     # The same shapes find the same bundle (no second compile).
@@ -174,19 +177,21 @@ def test_dense_f32_on_gpu():
 
 @needs_gpu
 def test_decode_on_gpu():
+    """One bundle per config serves every batch size (run at two)."""
     import torch
-    for cfg in (PAGED, SPEC):
+    for cfg, b in ((PAGED, PAGED["b"]), (PAGED, 50), (SPEC, SPEC["b"]), (SPEC, 9)):
         dt = getattr(torch, cfg.get("dtype", "float16"))
-        g = torch.Generator(device="cuda").manual_seed(2)
-        b, m, hq, hkv, n, d = (cfg[x] for x in ("b", "m", "hq", "hkv", "n", "d"))
+        g = torch.Generator(device="cuda").manual_seed(2 + b)
+        m, hq, hkv, n, d = (cfg[x] for x in ("m", "hq", "hkv", "n", "d"))
         q = torch.randn(b, m, hq, d, generator=g, device="cuda", dtype=dt)
         table = lens = None
         if cfg.get("page_size"):
             P, pages = cfg["page_size"], cfg["pages"]
             kc, vc = (torch.randn(pages, P, hkv, d, generator=g, device="cuda", dtype=dt)
                       for _ in range(2))
-            table = torch.randperm(pages, generator=g, device="cuda")[:b * n // P]
-            table = table.reshape(b, n // P).to(torch.int32)
+            # Distinct pages within a sequence; sequences may share pages.
+            table = torch.stack([torch.randperm(pages, generator=g, device="cuda")[:n // P]
+                                 for _ in range(b)]).to(torch.int32)
             k, v = (x[table.long()].reshape(b, n, hkv, d) for x in (kc, vc))
             args = (kc, vc)
         else:
@@ -194,7 +199,7 @@ def test_decode_on_gpu():
                     for _ in range(2))
             args = (k, v)
         if cfg.get("kv_lens"):
-            lens = torch.tensor([0, n, 333][:b], dtype=torch.int32, device="cuda")
+            lens = torch.tensor(([0, n, 333] * b)[:b], dtype=torch.int32, device="cuda")
         res = ops.decode_attention(q, *args, block_table=table, kv_lens=lens,
                                    causal=cfg.get("causal", False),
                                    return_lse=cfg.get("return_lse", False))

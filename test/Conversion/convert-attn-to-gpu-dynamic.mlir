@@ -156,3 +156,54 @@ func.func @varlen(%q: tensor<?x8x128xf16>, %k: tensor<?x8x128xf16>, %v: tensor<?
         affine_map<(h, m, n, d, e) -> (m, n)>] -> tensor<?x8x128xf16>
   return %r : tensor<?x8x128xf16>
 }
+
+// -----
+
+// Serving: paged K/V with per-sequence lengths and a dynamic batch (the
+// cache and the table's width static). The block table and kv_lens have
+// one row per sequence: flat pointers viewed with the runtime batch size;
+// the split count is chosen at launch.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: name = "q", shape = array<i64: -1, 8, 4, 1, 128>
+// CHECK-SAME: name = "k", shape = array<i64: 300, 16, 8, 128>
+// CHECK-SAME: map = "kv_lens", name = "kv_lens", shape = array<i64: -1>
+// CHECK-SAME: map = "block_table", name = "block_table", shape = array<i64: -1, 100>
+// CHECK-SAME: name = "size_b0"
+// CHECK-SAME: paged K/V (pages of 16 keys), per-sequence key counts, GQA packing
+// CHECK-SAME: dynamic sizes (b0) as kernel parameters
+// CHECK: func.func @attn_fwd(%{{.*}}: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xi32>, %{{.*}}: memref<1099511627776xi32>,
+// CHECK: memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [%{{.*}}], strides: [1] : memref<1099511627776xi32> to memref<?xi32
+// CHECK: memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [%{{.*}}, 100], strides: [100, 1] : memref<1099511627776xi32> to memref<?x100xi32
+// SM80-LABEL: attn.bundle = {
+// SM80-SAME: paged K/V (pages of 16 keys), per-sequence key counts
+func.func @paged_lens(%q: tensor<?x8x4x1x128xf16>, %kc: tensor<300x16x8x128xf16>, %vc: tensor<300x16x8x128xf16>, %t: tensor<?x100xi32>, %lens: tensor<?xi32>, %o: tensor<?x8x4x1x128xf16>) -> tensor<?x8x4x1x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %k = attn.page_gather %kc[%t] seq_dim = 0 token_dim = 1 : tensor<300x16x8x128xf16>, tensor<?x100xi32> -> tensor<?x1600x8x128xf16>
+  %v = attn.page_gather %vc[%t] seq_dim = 0 token_dim = 1 : tensor<300x16x8x128xf16>, tensor<?x100xi32> -> tensor<?x1600x8x128xf16>
+  %m = attn.length_mask %lens : tensor<?xi32> -> tensor<?x1600xi1>
+  %r = attn.attention ins(%q, %k, %v : tensor<?x8x4x1x128xf16>, tensor<?x1600x8x128xf16>, tensor<?x1600x8x128xf16>) scale(%s)
+      mask(%m : tensor<?x1600xi1>)
+      outs(%o : tensor<?x8x4x1x128xf16>)
+      indexing_maps = [affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, n, h, d)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, n, h, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, n)>]
+      -> tensor<?x8x4x1x128xf16>
+  return %r : tensor<?x8x4x1x128xf16>
+}
+
+// -----
+
+// The table's rows must follow the batch: a static table under a dynamic
+// batch could be indexed past its end.
+func.func @static_table(%q: tensor<?x4x1x64xf16>, %kc: tensor<10x4x16x64xf16>, %vc: tensor<10x4x16x64xf16>, %t: tensor<2x4xi32>, %o: tensor<?x4x1x64xf16>) -> tensor<?x4x1x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %k = attn.page_gather %kc[%t] seq_dim = 0 token_dim = 2 : tensor<10x4x16x64xf16>, tensor<2x4xi32> -> tensor<?x4x64x64xf16>
+  %v = attn.page_gather %vc[%t] seq_dim = 0 token_dim = 2 : tensor<10x4x16x64xf16>, tensor<2x4xi32> -> tensor<?x4x64x64xf16>
+  // expected-error @below {{'block_table' ('tensor<2x4xi32>') must have as many rows as batch dim 0, dynamic exactly when that dim is}}
+  %r = attn.attention ins(%q, %k, %v : tensor<?x4x1x64xf16>, tensor<?x4x64x64xf16>, tensor<?x4x64x64xf16>) scale(%s)
+      outs(%o : tensor<?x4x1x64xf16>)
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>]
+      -> tensor<?x4x1x64xf16>
+  return %r : tensor<?x4x1x64xf16>
+}

@@ -711,31 +711,48 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       dynamic = true;
     }
   }
-  for (auto &[name, v] : args)
-    if (isIndexArg(name) && !cast<RankedTensorType>(v.getType()).hasStaticShape())
-      return op.emitError("the GPU kernel needs static shapes; '")
-             << name << "' has type " << v.getType();
-  if (dynamic) {
-    StringRef with = kPages    ? "paged K/V"
-                     : lenMask ? "per-sequence key counts (attn.length_mask)"
-                     : opts.splits > 1 ? "a fixed split-KV count (splits > 1)"
-                                       : "";
-    if (!with.empty())
-      return op.emitError("dynamic shapes: the GPU kernels take dynamic "
-                          "batch and sequence sizes, but not with ")
-             << with << " yet";
+  // The block table's and kv_lens' rows follow their batch dim (b0, the
+  // lengths' dim): dynamic exactly when it is. Their other dims (the pages
+  // per sequence) and the cu_seqlens tables are static.
+  auto rowDimOf = [&](StringRef name) -> int {
+    return name == "block_table" ? 0 : name == "kv_lens" ? lenDim : -1;
+  };
+  for (auto &[name, v] : args) {
+    if (!isIndexArg(name))
+      continue;
+    auto t = cast<RankedTensorType>(v.getType());
+    int row = rowDimOf(name);
+    for (int64_t p = 0; p < t.getRank(); ++p)
+      if (t.isDynamicDim(p) && (p != 0 || row < 0))
+        return op.emitError("the GPU kernel needs static shapes; '")
+               << name << "' has type " << t;
+    if (row >= 0 && t.isDynamicDim(0) != bool(dynDim[row]))
+      return op.emitError("'")
+             << name << "' (" << t << ") must have as many rows as "
+             << (row < (int)r ? "batch dim " + std::to_string(row)
+                              : std::string("its batch dim"))
+             << ", dynamic exactly when that dim is";
   }
+  if (dynamic && opts.splits > 1)
+    return op.emitError("dynamic shapes: the GPU kernels take dynamic batch "
+                        "and sequence sizes, but not with a fixed split-KV "
+                        "count (splits > 1) yet");
   // Dynamic shapes: every tensor is a flat pointer (a static 1-D memref,
   // as the bare-pointer convention needs), viewed inside the kernel with
   // its runtime sizes and strides; the dynamic sizes follow the tensors.
+  // The index tables only when their rows are dynamic.
   constexpr int64_t kFlatElements = int64_t(1) << 40;
+  auto isFlat = [&](unsigned i) {
+    return dynamic && (!isIndexArg(args[i].first) ||
+                       !cast<RankedTensorType>(args[i].second.getType())
+                            .hasStaticShape());
+  };
   SmallVector<Type> memrefTypes;
-  for (auto &[name, v] : args) {
-    auto t = cast<RankedTensorType>(v.getType());
+  for (auto [i, a] : llvm::enumerate(args)) {
+    auto t = cast<RankedTensorType>(a.second.getType());
     memrefTypes.push_back(
-        dynamic && !isIndexArg(name)
-            ? MemRefType::get({kFlatElements}, t.getElementType())
-            : MemRefType::get(t.getShape(), t.getElementType()));
+        isFlat(i) ? MemRefType::get({kFlatElements}, t.getElementType())
+                  : MemRefType::get(t.getShape(), t.getElementType()));
   }
   SmallVector<unsigned> dynDims;
   for (unsigned d = 0; d < r + 2; ++d)
@@ -784,8 +801,17 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   OpBuilder vb(b.getContext());
   auto makeView = [&](unsigned i) -> Value {
     auto t = cast<RankedTensorType>(args[i].second.getType());
-    AffineMap map = mapOf(args[i].first);
     SmallVector<OpFoldResult> dims;
+    if (isIndexArg(args[i].first)) {
+      // [rows of its batch dim, static...]
+      int row = rowDimOf(args[i].first);
+      dims.push_back(kb.dynSizes[row]);
+      for (int64_t p = 1; p < t.getRank(); ++p)
+        dims.push_back(vb.getIndexAttr(t.getDimSize(p)));
+      return rowMajorView(vb, loc, entry->getArgument(i), t.getElementType(),
+                          dims);
+    }
+    AffineMap map = mapOf(args[i].first);
     for (int64_t p = 0; p < t.getRank(); ++p) {
       unsigned d = cast<AffineDimExpr>(map.getResult(p)).getPosition();
       dims.push_back(
@@ -820,8 +846,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           v = arith::IndexCastUIOp::create(
               vb, loc, vb.getIndexType(),
               arith::IndexCastOp::create(vb, loc, vb.getI32Type(), v));
-      for (auto [j, a] : llvm::enumerate(args))
-        if (!isIndexArg(a.first))
+      for (unsigned j = 0; j < args.size(); ++j)
+        if (isFlat(j))
           views[j] = makeView(j);
     }
     return views.lookup(i);
@@ -829,8 +855,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   auto memArg = [&](StringRef name) -> Value {
     for (auto [i, a] : llvm::enumerate(args))
       if (a.first == name)
-        return dynamic && !isIndexArg(name) ? viewOf(i)
-                                            : entry->getArgument(i);
+        return isFlat(i) ? viewOf(i) : entry->getArgument(i);
     for (auto [i, w] : llvm::enumerate(workspace))
       if (w.first == name) {
         unsigned n = args.size() + dynDims.size() + i;

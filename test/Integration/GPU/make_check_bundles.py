@@ -122,7 +122,8 @@ def program(c: Case) -> str:
     if c.pages:
         psize, npages = c.pages
         cdims = dict(c.dims, b=npages, n=psize)
-        tt = f"tensor<{c.dims['b']}x{c.dims['n'] // psize}xi32>"
+        rows = "?" if c.dims["b"] < 0 else c.dims["b"]  # a dynamic batch
+        tt = f"tensor<{rows}x{c.dims['n'] // psize}xi32>"
         params = [f"%q: {tq}", f"%t: {tt}"]
         for x, dims, tl in (("k", c.k, tk), ("v", c.v, tv)):
             tc = tensor(dims, cdims, c.dtype)
@@ -157,7 +158,7 @@ def program(c: Case) -> str:
             lens_op += (f"  %mask = attn.varlen_mask %cuq, {'%cuq' if shared else '%cuk'}"
                         f"{flags}{sizes} : {tc}, {tc} -> {tm}\n")
         elif c.kv_lens:
-            tl = f"tensor<{c.dims['b']}xi32>"
+            tl = f"tensor<{'?' if c.dims['b'] < 0 else c.dims['b']}xi32>"
             params.append(f"%lens: {tl}")
             lens_op = f"  %mask = attn.length_mask %lens : {tl} -> {tm}\n"
             if c.lens_program:
@@ -858,6 +859,15 @@ CASES.update({
                                     lse=True, flags=["--wgmma=0"]),
     "dyn_bf16_decode_m4_window_lse": Case("bfloat16", **bhsd(-1, 8, 4, -1, 128), causal=True,
                                           window=700, lse=True),
+    # Serving: a dynamic batch with paged K/V and per-sequence lengths
+    # (the cache and table width static; split count chosen at launch), on
+    # 16-bit GQA decode and on f32 with causal bottom-right chunks.
+    "dyn_f16_paged_lens_gqa_m1": Case("float16", dims={"b": -1, "h": 4, "g": 8, "m": 1,
+                                                       "n": 2048, "d": 128, "e": 128},
+                                      mask=["b", "n"], kv_lens=True, pages=(16, 700), **_gqa),
+    "dyn_bf16_lens_m4_causal": Case("bfloat16", **bhsd(-1, 8, 4, 1500, 64), mask=["b", "n"],
+                                    kv_lens=True, causal=True, query_offset=1496),
+    "dyn_f32_paged_m1": Case("float32", **bhsd(-1, 4, 1, 704, 64), pages=(16, 300)),
     "dyn_f32_bhsd_d64_causal": Case("float32", **bhsd(-1, 4, -1, -1, 64), causal=True),
     "dyn_f32_tf32_d128": Case("float32", **bhsd(-1, 2, -1, -1, 128),
                               flags=["--f32-precision=tf32"]),

@@ -208,11 +208,12 @@ def check_bundle(d: Path, torch: Any, ops: Any, args: argparse.Namespace) -> Dic
 
 def dynamic_size_sets(man: B.Manifest) -> List[Dict[str, int]]:
     """Sizes a dynamic bundle is checked at: a ragged small, a one-row /
-    one-key, a multi-tile problem and a long one (batch dims small; with a
-    split count chosen at launch these give 1 to 47 ranges)."""
+    one-key, a multi-tile problem, a long one (batch dims small; with a
+    split count chosen at launch these give 1 to 47 ranges) and a batch of
+    40 (serving)."""
     sets = []
     for m, n, b in ((37, 53, 2), (1, 1, 1), (1000, 1531, 3), (130, 4096, 1),
-                    (16, 32768, 1)):
+                    (16, 32768, 1), (7, 900, 40)):
         sets.append({d: (m if d == "m" else n if d == "n" else b) for d in man.dynamic_dims})
     return sets
 
