@@ -23,6 +23,9 @@ D = 128, fp16, (B, N) in {(1, 32k), (16, 8k), (64, 4k)}: the dynamic decode
 bundle (B and N dynamic; split count chosen at launch) against the static
 decode bundle of each shape and SDPA flash/cuDNN, each launch after a
 256 MB L2 flush (bench_decode's timer); `gbps` is K/V bytes over time.
+Serving rows (serve_paged_lens_*) at the same shapes: paged K/V (64-key
+pages of one 4096-page cache) with kv_lens, the bundle with a dynamic
+batch against the static bundle of each B.
 
 Writes OUT/dynamic.csv and prints one line per row.
 """
@@ -43,7 +46,7 @@ sys.path.insert(0, str(HERE))
 
 from attn_opt import bundle as B  # noqa: E402
 from bench_decode import start_results, timed  # noqa: E402
-from make_bundles import DYNAMIC_DECODE, DYNAMIC_NS  # noqa: E402
+from make_bundles import DYNAMIC_DECODE, DYNAMIC_NS, SERVE_PAGES  # noqa: E402
 
 TOL = 1e-2
 COLUMNS = ["config", "n", "b", "kernel", "us", "tflops", "dyn_vs_static",
@@ -236,8 +239,60 @@ def decode_rows(a: Any, torch: Any, F: Any, SDPBackend: Any, sdpa_kernel: Any,
                 run(be_name, sdpa, lambda res=res: res["o"].reshape(b, hkv, g, 1, D))
             failures += finish_rows(rows, times, w, fh)
             static.close()
+            failures += serve_rows(a, torch, root, w, fh, flush, hkv, b, n)
         dyn.close()
     return failures
+
+
+def serve_rows(a: Any, torch: Any, root: Path, w: Any, fh: Any, flush: Any,
+               hkv: int, b: int, n: int) -> int:
+    """Serving decode at (B, N): paged K/V (64-key pages of one cache of
+    SERVE_PAGES) with kv_lens (every sequence full), the bundle with a
+    dynamic batch against the static one of this B."""
+    pdyn = root / f"decpdyn_float16_m1_b{b}_n{n}_hkv{hkv}"
+    pst = root / f"decpst_float16_m1_b{b}_n{n}_hkv{hkv}"
+    if not (pdyn.is_dir() and pst.is_dir()):
+        return 0
+    hq, D, g, P = 32, 128, 32 // hkv, 64
+    gen = torch.Generator(device="cuda").manual_seed(7 * n + b)
+    q = torch.randn(b, hkv, g, 1, D, generator=gen, device="cuda", dtype=torch.float16)
+    kc, vc = (torch.randn(SERVE_PAGES, P, hkv, D, generator=gen, device="cuda",
+                          dtype=torch.float16) for _ in range(2))
+    table = torch.randperm(SERVE_PAGES, generator=gen, device="cuda")[:b * n // P]
+    table = table.reshape(b, n // P).to(torch.int32)
+    lens = torch.full((b,), n, dtype=torch.int32, device="cuda")
+    k0, v0 = (x[table[0].long()].reshape(n, hkv, D).transpose(0, 1).float()
+              for x in (kc, vc))
+    ref = torch.softmax(q[0].float() @ k0[:, None].transpose(-1, -2) / math.sqrt(D),
+                        -1) @ v0[:, None]
+    kv_bytes = 2 * b * n * hkv * D * 2
+    times: Dict[str, float] = {}
+    rows = []
+    for name, path in (("attn-opt-static", pst), ("attn-opt-dynamic", pdyn)):
+        kern = B.load(path)
+        out = torch.full_like(q, float("nan"))
+        row: Dict[str, Any] = dict(config=f"serve_paged_lens_m1_hkv{hkv}", n=n, b=b,
+                                   kernel=name,
+                                   note=kern.manifest.attention.kernel_choice[:110])
+        try:
+            fn = kern.prepare(q=q, k=kc, v=vc, kv_lens=lens, block_table=table, out=out)
+            fn()
+            torch.cuda.synchronize()
+            err = (math.inf if torch.isnan(out).any() else
+                   float((out[0].float() - ref).norm() / ref.norm()))
+            row["rel_err"] = f"{err:.2e}"
+            if err > TOL:
+                row["note"] = "wrong result"
+            else:
+                ts = [timed(torch, fn, flush, a.reps) for _ in range(a.rounds)]
+                times[name] = statistics.median(ts)
+                row["us"] = f"{times[name]:.1f}"
+                row["gbps"] = f"{kv_bytes / (times[name] * 1e-6) / 1e9:.0f}"
+        except Exception as e:
+            row["note"] = f"n/a: {str(e).splitlines()[0][:100]}"
+        rows.append(row)
+        kern.close()
+    return finish_rows(rows, times, w, fh)
 
 
 if __name__ == "__main__":

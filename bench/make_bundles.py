@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 MLIR_DT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
@@ -133,6 +134,8 @@ DYNAMIC_NS = (1024, 3000, 4096, 16384)
 # (B and N dynamic, M = 1, split count chosen at launch) against the static
 # decode bundle of each (B, N).
 DYNAMIC_DECODE = ((1, 32768), (16, 8192), (64, 4096))
+# The serving rows' cache: 64-key pages for the largest B * N above.
+SERVE_PAGES = 64 * 4096 // 64
 
 
 def dynamic_configs():
@@ -287,8 +290,11 @@ DECODE_PAGED = [(p, "float16", 1, 16, 8192, hkv) for p in (16, 256) for hkv in (
 DECODE_LENS = [("float16", 1, 16, 32768, 8), ("float16", 1, 64, 8192, 32)]
 
 
-def decode_program(dtype: str, m: int, b: int, n: int, hkv: int, hq: int = 32,
-                   d: int = 128, page: int = 0, lens: str = "") -> str:
+def decode_program(dtype: str, m: int, b: Any, n: int, hkv: int, hq: int = 32,
+                   d: int = 128, page: int = 0, lens: str = "",
+                   cache_pages: int = 0) -> str:
+    """b "?": a dynamic batch; cache_pages: the caches' pages (default
+    b * n / page, every page used once)."""
     dt = MLIR_DT[dtype]
     g = hq // hkv
     tq = f"tensor<{b}x{hkv}x{g}x{m}x{d}x{dt}>"
@@ -298,7 +304,7 @@ def decode_program(dtype: str, m: int, b: int, n: int, hkv: int, hq: int = 32,
     if page:
         # Logical K [B, N, Hkv, D] from the cache [B N / page, page, Hkv, D].
         tk = f"tensor<{b}x{n}x{hkv}x{d}x{dt}>"
-        tc = f"tensor<{b * n // page}x{page}x{hkv}x{d}x{dt}>"
+        tc = f"tensor<{cache_pages or b * n // page}x{page}x{hkv}x{d}x{dt}>"
         tt = f"tensor<{b}x{n // page}xi32>"
         kmap, vmap = "(b, n, h, d)", "(b, n, h, e)"
         params = f"%t: {tt}, %kc: {tc}, %vc: {tc}"
@@ -424,6 +430,13 @@ def main() -> int:
             for b, n in DYNAMIC_DECODE:
                 jobs.append((out / f"decst_float16_m1_b{b}_n{n}_hkv{hkv}",
                              decode_program("float16", 1, b, n, hkv), a.flags.split()))
+                # Serving: paged (64-key pages, one cache of SERVE_PAGES)
+                # with kv_lens, the batch dynamic, against its static twin.
+                for tag, bb in (("dyn", "?"), ("st", b)):
+                    jobs.append((out / f"decp{tag}_float16_m1_b{b}_n{n}_hkv{hkv}",
+                                 decode_program("float16", 1, bb, n, hkv, page=64,
+                                                lens="lens", cache_pages=SERVE_PAGES),
+                                 a.flags.split()))
     elif a.varlen:
         for dtype, d, seqs, causal in varlen_configs():
             tag = f"{dtype}_d{d}_s{seqs}_{'causal' if causal else 'full'}"
