@@ -121,9 +121,9 @@
 // block per multiprocessor (min_blocks 1: the register cap at entry that
 // setmaxnreg needs). Thread 0 initializes the mbarriers (Q full; full and
 // empty per stage) before a block barrier; the producer gives registers
-// back (168 -> 56), loads Q and then every key tile into stage t % 2 after
+// back (168 -> 88), loads Q and then every key tile into stage t % 2 after
 // waiting for it to be empty, each thread's copies arriving on the stage's
-// full barrier as they land; the consumers take the registers (-> 224),
+// full barrier as they land; the consumers take the registers (-> 208),
 // wait for Q, and per tile wait for full, fence the async proxy, run the
 // same S / softmax / P V, and arrive on empty. The output is staged after
 // a named barrier over the 256 consumer threads only.
@@ -138,7 +138,7 @@
 // WS-COUNT-5: mbarrier.init.shared::cta.b64
 // WS: gpu.barrier
 // WS: scf.if
-// WS: "setmaxnreg.dec.sync.aligned.u32 56;"
+// WS: "setmaxnreg.dec.sync.aligned.u32 88;"
 // WS: nvgpu.device_async_copy
 // WS: cp.async.mbarrier.arrive.noinc.shared::cta.b64
 // WS: scf.for
@@ -148,7 +148,7 @@
 // WS:   cp.async.mbarrier.arrive.noinc.shared::cta.b64
 // WS: "cp.async.wait_all;"
 // WS: } else {
-// WS: "setmaxnreg.inc.sync.aligned.u32 224;"
+// WS: "setmaxnreg.inc.sync.aligned.u32 208;"
 // WS: mbarrier.try_wait.parity
 // WS: "fence.proxy.async.shared::cta;"
 // WS: scf.for
@@ -176,7 +176,7 @@
 // WSPIPE-SAME: pingpong = true
 // WSPIPE-SAME: pipeline = true
 // WSPIPE-SAME: stages = 3
-// WSPIPE: "setmaxnreg.inc.sync.aligned.u32 224;"
+// WSPIPE: "setmaxnreg.inc.sync.aligned.u32 208;"
 // WSPIPE: scf.if
 // WSPIPE:   "bar.arrive 2, 256;"
 // WSPIPE: scf.if
@@ -206,9 +206,9 @@
 // WSPTX: .target sm_90a
 // WSPTX-SAME: .maxntid 384, 1, 1
 // WSPTX-SAME: .minnctapersm 1
-// WSPTX-SAME: setmaxnreg.dec.sync.aligned.u32 56
+// WSPTX-SAME: setmaxnreg.dec.sync.aligned.u32 88
 // WSPTX-SAME: cp.async.mbarrier.arrive.noinc.shared::cta.b64
-// WSPTX-SAME: setmaxnreg.inc.sync.aligned.u32 224
+// WSPTX-SAME: setmaxnreg.inc.sync.aligned.u32 208
 
 // warp-specialize applies to the wgmma kernel only (like q-shared to the
 // mma.sync one): ignored where another kernel runs.
@@ -303,7 +303,7 @@ func.func @attention(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: tenso
 // CHECK-SAME: pipeline = true
 // CHECK-SAME: stages = 3
 // CHECK-SAME: tile_kv = 128 : i64, tile_q = 128 : i64, warp_specialize = 1 : i64, warps = 8
-// CHECK: setmaxnreg.dec.sync.aligned.u32 56
+// CHECK: setmaxnreg.dec.sync.aligned.u32 88
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: tensor<1x4096x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x4096x128xf16>, tensor<1x4096x128xf16>)

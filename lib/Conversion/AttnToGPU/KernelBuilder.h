@@ -248,7 +248,11 @@ struct WgmmaConfig {
   int64_t entryRegs() const {
     return std::min<int64_t>(240, 65536 / threads() / 8 * 8);
   }
-  int64_t producerRegs() const { return 56; }
+  /// The producer's 64-bit copy addressing spilled 156 bytes at 56
+  /// registers (12 at 88); 88 / 208 measured 0.99-1.05x (mean +2%) the
+  /// 56 / 224 split at D = 128 (docs/performance.md, log step 39). Three
+  /// consumer warpgroups keep 56: their share would drop below 152.
+  int64_t producerRegs() const { return warpGroups >= 3 ? 56 : 88; }
   int64_t consumerRegs() const {
     int64_t total = (warpGroups + 1) * entryRegs() - producerRegs();
     return std::min<int64_t>(240, total / warpGroups / 8 * 8);

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""A/B of two compilers' bundles for the same programs: bundles with the
+same name under DIR_A and DIR_B (built here from one program with two
+attn-bundle builds, or with two flag sets) run on the same inputs, taking
+turns for --rounds rounds of --reps CUDA-event-timed launches; prints the
+median of each one's round medians, A's time over B's, and the outputs'
+relative difference.
+
+    python3 bench/ab_bundles.py --make --out DIR [--flags "..."]   # here
+    python3 bench/ab_bundles.py DIR_A DIR_B                         # GPU
+
+--make writes the [B, H, N, D] programs of --configs (name:
+{dtype}_d{D}_n{N}_b{B}_h{H}_{causal|full}, as bench/make_bundles.py) with
+build/bin/attn-bundle into DIR.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "python"))
+sys.path.insert(0, str(HERE))
+
+# Default: the rows that take the warp-specialized kernel (non-causal
+# D = 128, 4096 <= N <= 16384), both 16-bit types.
+CONFIGS = [(dt, 128, n, 16384 // n, 16, False) for dt in ("float16", "bfloat16")
+           for n in (4096, 8192, 16384)]
+
+
+def make(out: Path, flags: str) -> int:
+    from make_bundles import program
+    failed = 0
+    for dt, d, n, b, h, causal in CONFIGS:
+        name = f"{dt}_d{d}_n{n}_b{b}_h{h}_{'causal' if causal else 'full'}"
+        with tempfile.NamedTemporaryFile("w", suffix=".mlir") as src:
+            src.write(program(dt, d, n, b, h, causal))
+            src.flush()
+            p = subprocess.run([str(HERE.parent / "build" / "bin" / "attn-bundle"), src.name,
+                                "-o", str(out / name), "--chip=sm_90a", *flags.split()],
+                               capture_output=True, text=True)
+        print(("FAIL " + p.stderr[-500:]) if p.returncode else f"wrote {out / name}")
+        failed += p.returncode != 0
+    return 1 if failed else 0
+
+
+def run(a_dir: Path, b_dir: Path, rounds: int, reps: int) -> int:
+    import torch
+    from attn_opt import bundle as B
+    print(f"device: {torch.cuda.get_device_name()} | torch {torch.__version__}")
+    for pa in sorted(p for p in a_dir.iterdir() if (p / "manifest.json").exists()):
+        pb = b_dir / pa.name
+        if not (pb / "manifest.json").exists():
+            continue
+        ka, kb = B.load(pa), B.load(pb)
+        gen = torch.Generator(device="cuda").manual_seed(1)
+        ins = [torch.randn(s.shape, generator=gen, device="cuda").to(getattr(torch, s.dtype))
+               for s in (ka.manifest.arg(n) for n in ka.manifest.inputs)]
+        outs, fns = [], []
+        for k in (ka, kb):
+            o = k.empty_out()
+            fns.append(k.prepare(*ins, out=o))
+            outs.append(o)
+        for f in fns:
+            f()
+        torch.cuda.synchronize()
+        diff = float((outs[0].float() - outs[1].float()).norm() / outs[0].float().norm())
+        meds = [[], []]
+        for _ in range(rounds):
+            for i, f in enumerate(fns):
+                ev = [(torch.cuda.Event(enable_timing=True),
+                       torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+                for s, e in ev:
+                    s.record()
+                    f()
+                    e.record()
+                torch.cuda.synchronize()
+                meds[i].append(statistics.median(s.elapsed_time(e) for s, e in ev))
+        ta, tb = (statistics.median(m) for m in meds)
+        print(f"{pa.name}: A {ta * 1e3:.1f} us, B {tb * 1e3:.1f} us, A/B {ta / tb:.3f}, "
+              f"outputs differ by {diff:.1e}", flush=True)
+        ka.close()
+        kb.close()
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dirs", nargs="*")
+    ap.add_argument("--make", action="store_true")
+    ap.add_argument("--out")
+    ap.add_argument("--flags", default="")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=30)
+    a = ap.parse_args()
+    if a.make:
+        return make(Path(a.out), a.flags)
+    if len(a.dirs) != 2:
+        ap.error("give DIR_A DIR_B (or --make --out DIR)")
+    return run(Path(a.dirs[0]), Path(a.dirs[1]), a.rounds, a.reps)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
