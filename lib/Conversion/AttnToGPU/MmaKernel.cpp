@@ -20,6 +20,12 @@
 // shared memory and re-read per tile when registers would not hold it. The
 // output block leaves through shared memory with 16-byte stores.
 //
+// f32 inputs (MmaConfig::tf32): m16n8k8 TF32 products on the same
+// structure, rows padded by 4 values, ldmatrix of 32-bit values for Q and
+// K, V read element-wise in the permuted key order of the S fragments
+// (no shuffles), each operand rounded with cvt.rna; 3xTF32 adds the
+// remainders' cross products and accumulates each tile's P V apart.
+//
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilder.h"
