@@ -201,25 +201,10 @@ def decode_rows(a: Any, torch: Any, F: Any, SDPBackend: Any, sdpa_kernel: Any,
 
             def run(name: str, fn: Callable[[], Any], result: Callable[[], Any],
                     note: str = "") -> None:
-                row: Dict[str, Any] = dict(config=f"decode_m1_hkv{hkv}", n=n, b=b,
-                                           kernel=name, note=note)
-                try:
-                    fn()
-                    torch.cuda.synchronize()
-                    o = result()
-                    err = (math.inf if torch.isnan(o).any() else
-                           float((o[0].float() - ref).norm() / ref.norm()))
-                    row["rel_err"] = f"{err:.2e}"
-                    if err > TOL:
-                        row["note"] = "wrong result"
-                    else:
-                        ts = [timed(torch, fn, flush, a.reps) for _ in range(a.rounds)]
-                        times[name] = statistics.median(ts)
-                        row["us"] = f"{times[name]:.1f}"
-                        row["gbps"] = f"{kv_bytes / (times[name] * 1e-6) / 1e9:.0f}"
-                except Exception as e:
-                    row["note"] = f"n/a: {str(e).splitlines()[0][:100]}"
-                rows.append(row)
+                rows.append(check_and_time(
+                    a, torch, flush, dict(config=f"decode_m1_hkv{hkv}", n=n, b=b,
+                                          kernel=name, note=note),
+                    fn, result, ref, kv_bytes, times))
 
             for name, kern in (("attn-opt-static", static), ("attn-opt-dynamic", dyn)):
                 out = torch.full_like(q, float("nan"))
@@ -253,7 +238,7 @@ def serve_rows(a: Any, torch: Any, root: Path, w: Any, fh: Any, flush: Any,
     pst = root / f"decpst_float16_m1_b{b}_n{n}_hkv{hkv}"
     if not (pdyn.is_dir() and pst.is_dir()):
         return 0
-    hq, D, g, P = 32, 128, 32 // hkv, 64
+    D, g, P = 128, 32 // hkv, 64
     gen = torch.Generator(device="cuda").manual_seed(7 * n + b)
     q = torch.randn(b, hkv, g, 1, D, generator=gen, device="cuda", dtype=torch.float16)
     kc, vc = (torch.randn(SERVE_PAGES, P, hkv, D, generator=gen, device="cuda",
@@ -275,24 +260,42 @@ def serve_rows(a: Any, torch: Any, root: Path, w: Any, fh: Any, flush: Any,
                                    kernel=name,
                                    note=kern.manifest.attention.kernel_choice[:110])
         try:
-            fn = kern.prepare(q=q, k=kc, v=vc, kv_lens=lens, block_table=table, out=out)
-            fn()
-            torch.cuda.synchronize()
-            err = (math.inf if torch.isnan(out).any() else
-                   float((out[0].float() - ref).norm() / ref.norm()))
-            row["rel_err"] = f"{err:.2e}"
-            if err > TOL:
-                row["note"] = "wrong result"
-            else:
-                ts = [timed(torch, fn, flush, a.reps) for _ in range(a.rounds)]
-                times[name] = statistics.median(ts)
-                row["us"] = f"{times[name]:.1f}"
-                row["gbps"] = f"{kv_bytes / (times[name] * 1e-6) / 1e9:.0f}"
+            launch = kern.prepare(q=q, k=kc, v=vc, kv_lens=lens, block_table=table,
+                                  out=out)
         except Exception as e:
             row["note"] = f"n/a: {str(e).splitlines()[0][:100]}"
-        rows.append(row)
+            rows.append(row)
+            kern.close()
+            continue
+        rows.append(check_and_time(a, torch, flush, row, launch, lambda: out, ref,
+                                   kv_bytes, times))
         kern.close()
     return finish_rows(rows, times, w, fh)
+
+
+def check_and_time(a: Any, torch: Any, flush: Any, row: Dict[str, Any],
+                   fn: Callable[[], Any], result: Callable[[], Any], ref: Any,
+                   kv_bytes: int, times: Dict[str, float]) -> Dict[str, Any]:
+    """Runs `fn` once, checks result()[0] against `ref`, then times it (each
+    launch after an L2 flush, --rounds medians of --reps) into
+    times[row["kernel"]]; returns `row` with rel_err, us, gbps or why not."""
+    try:
+        fn()
+        torch.cuda.synchronize()
+        o = result()
+        err = (math.inf if torch.isnan(o).any() else
+               float((o[0].float() - ref).norm() / ref.norm()))
+        row["rel_err"] = f"{err:.2e}"
+        if err > TOL:
+            row["note"] = "wrong result"
+        else:
+            t = statistics.median(timed(torch, fn, flush, a.reps) for _ in range(a.rounds))
+            times[row["kernel"]] = t
+            row["us"] = f"{t:.1f}"
+            row["gbps"] = f"{kv_bytes / (t * 1e-6) / 1e9:.0f}"
+    except Exception as e:
+        row["note"] = f"n/a: {str(e).splitlines()[0][:100]}"
+    return row
 
 
 if __name__ == "__main__":

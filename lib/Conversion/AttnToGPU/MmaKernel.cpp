@@ -243,22 +243,29 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     }
     return out;
   };
-  auto mma = [&](Value a, Value bb, Value c) -> Value {
-    SmallVector<Value> ins = regs(a, 4);
-    llvm::append_range(ins, regs(bb, 2));
+  // One mma.sync of `shape` (shape.layout.types) on 4 A and 2 B registers
+  // `ins`, accumulating into the fragment `c`.
+  auto mmaPtx = [&](StringRef shape, SmallVector<Value> ins,
+                    Value c) -> Value {
     for (int64_t h = 0; h < 2; ++h)
       for (int64_t j = 0; j < 2; ++j)
         ins.push_back(
             vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{h, j}));
     auto ptx = NVVM::InlinePtxOp::create(
         b, loc, TypeRange{f32, f32, f32, f32}, ins, ValueRange{},
-        std::string("mma.sync.aligned.m16n8k16.row.col.f32.") +
-            (elt.isF16() ? "f16.f16" : "bf16.bf16") +
-            ".f32 "
-            "{$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, "
-            "$13};",
+        ("mma.sync.aligned." + shape +
+         " {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, "
+         "$13};")
+            .str(),
         Value());
     return vector::FromElementsOp::create(b, loc, fragC, ptx->getResults());
+  };
+  auto mma = [&](Value a, Value bb, Value c) -> Value {
+    SmallVector<Value> ins = regs(a, 4);
+    llvm::append_range(ins, regs(bb, 2));
+    return mmaPtx(elt.isF16() ? "m16n8k16.row.col.f32.f16.f16.f32"
+                              : "m16n8k16.row.col.f32.bf16.bf16.f32",
+                  ins, c);
   };
   // TF32 operands: each f32 value rounded to TF32 (cvt.rna), and for
   // 3xTF32 its remainder too (x = hi + lo to about 21 bits). A fragment of
@@ -296,18 +303,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     auto one = [&](ArrayRef<Value> ar, ArrayRef<Value> br, Value acc) {
       SmallVector<Value> ins(ar);
       llvm::append_range(ins, br);
-      for (int64_t h = 0; h < 2; ++h)
-        for (int64_t j = 0; j < 2; ++j)
-          ins.push_back(
-              vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{h, j}));
-      auto ptx = NVVM::InlinePtxOp::create(
-          b, loc, TypeRange{f32, f32, f32, f32}, ins, ValueRange{},
-          "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-          "{$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, "
-          "$13};",
-          Value());
-      return vector::FromElementsOp::create(b, loc, fragC, ptx->getResults())
-          .getResult();
+      return mmaPtx("m16n8k8.row.col.f32.tf32.tf32.f32", ins, acc);
     };
     if (tfParts == 2) {
       c = one(tfPart(a, 4, 1), tfPart(bb, 2, 0), c);
