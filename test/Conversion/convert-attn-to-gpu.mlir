@@ -90,8 +90,8 @@ func.func @attention(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: t
 // values (4 warps x 2 row tiles, Q re-read from shared memory: its split
 // halves would not fit the registers). Rows are padded by 4 values (16
 // bytes), copied in 4-value chunks and read with ldmatrix as 32-bit values;
-// each value is rounded to TF32 (cvt.rna) with its remainder, and each
-// product is three m16n8k8 mma.sync (lo*hi, hi*lo, hi*hi). P V reads V's
+// each value is split into hi (13 low mantissa bits cleared) and lo =
+// x - hi, and each product is three m16n8k8 mma.sync (lo*hi, hi*lo, hi*hi). P V reads V's
 // rows directly in the permuted key order of the S fragments, into a fresh
 // accumulator that an f32 add folds into O.
 // CHECK: module attributes {attn.bundle = {args = [{dtype = "float32", map = {{.*}}, name = "q", shape = array<i64: 2, 4, 100, 64>}
@@ -103,9 +103,11 @@ func.func @attention(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: t
 // CHECK: nvgpu.device_async_copy {{.*}}, 4 {bypassL1} : memref<2x4x100x64xf32> to memref<128x68xf32, #gpu.address_space<workgroup>>
 // CHECK: scf.for
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false} : memref<128x68xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
-// CHECK: nvvm.inline_ptx "cvt.rna.tf32.f32 $0, $1;"
-// CHECK: arith.subf
-// CHECK: nvvm.inline_ptx "cvt.rna.tf32.f32 $0, $1;"
+// CHECK: %[[BITS:.*]] = arith.bitcast %{{.*}} : f32 to i32
+// CHECK: %[[HI:.*]] = arith.andi %[[BITS]], %{{.*}} : i32
+// CHECK: %[[HIF:.*]] = arith.bitcast %[[HI]] : i32 to f32
+// CHECK: arith.subf %{{.*}}, %[[HIF]] : f32
+// CHECK-NOT: cvt.rna.tf32.f32
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false} : memref<2x64x68xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
 // CHECK-COUNT-3: nvvm.inline_ptx "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // CHECK: memref.load %{{.*}} : memref<2x64x68xf32, #gpu.address_space<workgroup>>
@@ -114,6 +116,7 @@ func.func @attention(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: t
 // CHECK: arith.addf %{{.*}}, %{{.*}} : vector<2x2xf32>
 // TF32: f32_precision = "tf32"
 // TF32-SAME: kernel_choice = "mma.sync m16n8k8 TF32, 4 warps x 2 x 16 query rows
+// TF32: cvt.rna.tf32.f32
 // f32-precision=ieee: the SIMT kernel. One thread per query row; grid = (ceil(M / threads), flattened batch).
 // The key loop carries (m, ℓ) and rescales by α = exp(m - m'); the output is
 // divided once. Causal rows stop at the diagonal.

@@ -267,9 +267,12 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
                               : "m16n8k16.row.col.f32.bf16.bf16.f32",
                   ins, c);
   };
-  // TF32 operands: each f32 value rounded to TF32 (cvt.rna), and for
-  // 3xTF32 its remainder too (x = hi + lo to about 21 bits). A fragment of
-  // n values is a vector<n x i32> of the hi parts, then the lo parts.
+  // TF32 operands: each f32 value rounded to TF32 (cvt.rna); for 3xTF32
+  // split instead as hi = x with its 13 low mantissa bits cleared (a TF32
+  // value, one AND) and lo = x - hi (exact; the mma reads its top 19 bits):
+  // x = hi + lo to about 20 bits, in two instructions where two cvt.rna and
+  // a subtraction took more. A fragment of n values is a vector<n x i32> of
+  // the hi parts, then the lo parts.
   Type i32 = b.getI32Type();
   auto cvtTf32 = [&](Value x) -> Value {
     return NVVM::InlinePtxOp::create(b, loc, TypeRange{i32}, ValueRange{x},
@@ -281,10 +284,18 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   auto tfFrag = [&](ArrayRef<Value> xs) -> Value {
     SmallVector<Value> hi, lo;
     for (Value x : xs) {
-      hi.push_back(cvtTf32(x));
-      if (tfParts == 2)
-        lo.push_back(cvtTf32(arith::SubFOp::create(
-            b, loc, x, arith::BitcastOp::create(b, loc, f32, hi.back()))));
+      if (tfParts == 1) {
+        hi.push_back(cvtTf32(x));
+        continue;
+      }
+      Value h = arith::AndIOp::create(
+          b, loc, arith::BitcastOp::create(b, loc, i32, x),
+          arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-8192)));
+      hi.push_back(h);
+      lo.push_back(arith::BitcastOp::create(
+          b, loc, i32,
+          arith::SubFOp::create(b, loc, x,
+                                arith::BitcastOp::create(b, loc, f32, h))));
     }
     llvm::append_range(hi, lo);
     return vector::FromElementsOp::create(
