@@ -198,3 +198,54 @@ func.func @static_pages(%q: tensor<2x3x2x16xf32>, %kc: tensor<?x4x2x16xf32>, %vc
                        affine_map<(b, h, m, n, d, e) -> (b, m, h, e)>] -> tensor<2x3x2x16xf32>
   return %r : tensor<2x3x2x16xf32>
 }
+
+// -----
+
+// Serving with a dynamic batch: the block table, the lengths and q have a
+// run-time row count (tensor.cast to ?), the cache is static; against the
+// same program with static shapes.
+// EXEC: @dynamic_batch ref=fn:static_batch amp=2.0
+func.func @dynamic_batch(%q: tensor<2x3x2x16xf32>, %kc: tensor<6x4x2x16xf32>, %vc: tensor<6x4x2x16xf32>) -> tensor<2x3x2x16xf32> {
+  %s = arith.constant 0.25 : f32
+  %t0 = arith.constant dense<[[2, 5, 0], [5, 1, 3]]> : tensor<2x3xi32>
+  %l0 = arith.constant dense<[7, 12]> : tensor<2xi32>
+  %t = tensor.cast %t0 : tensor<2x3xi32> to tensor<?x3xi32>
+  %lens = tensor.cast %l0 : tensor<2xi32> to tensor<?xi32>
+  %qd = tensor.cast %q : tensor<2x3x2x16xf32> to tensor<?x3x2x16xf32>
+  %c0 = arith.constant 0 : index
+  %bs = tensor.dim %qd, %c0 : tensor<?x3x2x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty(%bs) : tensor<?x3x2x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?x3x2x16xf32>) -> tensor<?x3x2x16xf32>
+  %k = attn.page_gather %kc[%t] seq_dim = 0 token_dim = 1 : tensor<6x4x2x16xf32>, tensor<?x3xi32> -> tensor<?x12x2x16xf32>
+  %v = attn.page_gather %vc[%t] seq_dim = 0 token_dim = 1 : tensor<6x4x2x16xf32>, tensor<?x3xi32> -> tensor<?x12x2x16xf32>
+  %m = attn.length_mask %lens : tensor<?xi32> -> tensor<?x12xi1>
+  %r = attn.attention ins(%qd, %k, %v : tensor<?x3x2x16xf32>, tensor<?x12x2x16xf32>, tensor<?x12x2x16xf32>) scale(%s)
+      mask(%m : tensor<?x12xi1>) outs(%init : tensor<?x3x2x16xf32>)
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, m, h, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n, h, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n, h, e)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, m, h, e)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n)>] -> tensor<?x3x2x16xf32>
+  %rs = tensor.cast %r : tensor<?x3x2x16xf32> to tensor<2x3x2x16xf32>
+  return %rs : tensor<2x3x2x16xf32>
+}
+func.func @static_batch(%q: tensor<2x3x2x16xf32>, %kc: tensor<6x4x2x16xf32>, %vc: tensor<6x4x2x16xf32>) -> tensor<2x3x2x16xf32> {
+  %s = arith.constant 0.25 : f32
+  %t = arith.constant dense<[[2, 5, 0], [5, 1, 3]]> : tensor<2x3xi32>
+  %lens = arith.constant dense<[7, 12]> : tensor<2xi32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3x2x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x3x2x16xf32>) -> tensor<2x3x2x16xf32>
+  %k = attn.page_gather %kc[%t] seq_dim = 0 token_dim = 1 : tensor<6x4x2x16xf32>, tensor<2x3xi32> -> tensor<2x12x2x16xf32>
+  %v = attn.page_gather %vc[%t] seq_dim = 0 token_dim = 1 : tensor<6x4x2x16xf32>, tensor<2x3xi32> -> tensor<2x12x2x16xf32>
+  %m = attn.length_mask %lens : tensor<2xi32> -> tensor<2x12xi1>
+  %r = attn.attention ins(%q, %k, %v : tensor<2x3x2x16xf32>, tensor<2x12x2x16xf32>, tensor<2x12x2x16xf32>) scale(%s)
+      mask(%m : tensor<2x12xi1>) outs(%init : tensor<2x3x2x16xf32>)
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, m, h, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n, h, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n, h, e)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, m, h, e)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n)>] -> tensor<2x3x2x16xf32>
+  return %r : tensor<2x3x2x16xf32>
+}
