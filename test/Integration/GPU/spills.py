@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Register use and local-memory spills of bundles' kernels, from ptxas -v
+on each bundle's kernel.ptx (for the manifest's chip), without a GPU:
+
+    python3 test/Integration/GPU/spills.py DIR [DIR ...] [--max-spill N] [--csv F]
+
+DIR is a bundle or a folder of bundles (searched recursively). Prints one
+line per kernel (registers, spill stores/loads in bytes, stack frame) and a
+summary; exits 1 when a kernel spills more than --max-spill bytes (default:
+no limit), 2 on usage errors or when ptxas fails.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+PTXAS = os.environ.get("PTXAS", "/usr/local/cuda/bin/ptxas")
+USED = re.compile(r"Used (\d+) registers")
+SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+
+
+def bundles(paths):
+    for p in paths:
+        p = Path(p)
+        if (p / "manifest.json").exists():
+            yield p
+        elif p.is_dir():
+            yield from sorted(m.parent for m in p.rglob("manifest.json"))
+
+
+def measure(b: Path) -> dict:
+    man = json.loads((b / "manifest.json").read_text())
+    ptx = b / man.get("ptx", "kernel.ptx")
+    out = subprocess.run([PTXAS, f"-arch={man['chip']}", "-v", str(ptx), "-o", os.devnull],
+                         capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(f"ptxas failed on {ptx}: {out.stderr[-300:]}")
+    used, spill = USED.search(out.stderr), SPILL.search(out.stderr)
+    return {"bundle": str(b), "registers": int(used.group(1)) if used else -1,
+            "stack": int(spill.group(1)) if spill else 0,
+            "spill_stores": int(spill.group(2)) if spill else 0,
+            "spill_loads": int(spill.group(3)) if spill else 0,
+            "kernel_choice": man.get("attention", {}).get("kernel_choice", "")[:90]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("paths", nargs="+")
+    ap.add_argument("--max-spill", type=int, default=-1,
+                    help="fail when a kernel's spill stores exceed this many bytes")
+    ap.add_argument("--csv")
+    a = ap.parse_args()
+    rows = []
+    try:
+        for b in bundles(a.paths):
+            rows.append(measure(b))
+    except (RuntimeError, KeyError, json.JSONDecodeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if not rows:
+        print("error: no bundles found", file=sys.stderr)
+        return 2
+    for r in rows:
+        print(f"{r['registers']:4d} regs  {r['spill_stores']:4d} B spilled  "
+              f"{Path(r['bundle']).name}  {r['kernel_choice']}")
+    spilling = [r for r in rows if r["spill_stores"]]
+    print(f"\n{len(rows)} kernels, {len(spilling)} spill (max "
+          f"{max((r['spill_stores'] for r in rows), default=0)} bytes)")
+    if a.csv:
+        with open(a.csv, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    over = [r for r in rows if a.max_spill >= 0 and r["spill_stores"] > a.max_spill]
+    return 1 if over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
