@@ -9,8 +9,10 @@ relative difference.
     python3 bench/ab_bundles.py --make --out DIR [--flags "..."]   # here
     python3 bench/ab_bundles.py DIR_A DIR_B                         # GPU
 
---make writes the [B, H, N, D] programs of --configs (name:
-{dtype}_d{D}_n{N}_b{B}_h{H}_{causal|full}, as bench/make_bundles.py) with
+--make writes the [B, H, N, D] programs of CONFIGS (name:
+{dtype}_d{D}_n{N}_b{B}_h{H}_{causal|full}, as bench/make_bundles.py), or
+with --forms F,... the forms table's D = 128 rows of those forms (inputs:
+N(0, 1) in each operand's dtype, a bias included), with
 build/bin/attn-bundle into DIR.
 """
 from __future__ import annotations
@@ -32,13 +34,23 @@ CONFIGS = [(dt, 128, n, 16384 // n, 16, False) for dt in ("float16", "bfloat16")
            for n in (4096, 8192, 16384)]
 
 
-def make(out: Path, flags: str) -> int:
-    from make_bundles import program
+def make(out: Path, flags: str, forms: str = "") -> int:
+    from make_bundles import forms_configs, forms_program, program
+    jobs = []  # (name, program)
+    if forms:
+        wanted = forms.split(",")
+        for dt, d, n, b, h, form in forms_configs():
+            if d == 128 and form in wanted:
+                jobs.append((f"{dt}_d{d}_n{n}_b{b}_h{h}_{form}",
+                             forms_program(dt, d, n, b, h, form)))
+    else:
+        for dt, d, n, b, h, causal in CONFIGS:
+            jobs.append((f"{dt}_d{d}_n{n}_b{b}_h{h}_{'causal' if causal else 'full'}",
+                         program(dt, d, n, b, h, causal)))
     failed = 0
-    for dt, d, n, b, h, causal in CONFIGS:
-        name = f"{dt}_d{d}_n{n}_b{b}_h{h}_{'causal' if causal else 'full'}"
+    for name, text in jobs:
         with tempfile.NamedTemporaryFile("w", suffix=".mlir") as src:
-            src.write(program(dt, d, n, b, h, causal))
+            src.write(text)
             src.flush()
             p = subprocess.run([str(HERE.parent / "build" / "bin" / "attn-bundle"), src.name,
                                 "-o", str(out / name), "--chip=sm_90a", *flags.split()],
@@ -95,11 +107,14 @@ def main() -> int:
     ap.add_argument("--make", action="store_true")
     ap.add_argument("--out")
     ap.add_argument("--flags", default="")
+    ap.add_argument("--forms", default="",
+                    help="--make: the forms table's D = 128 rows of these forms "
+                         "(comma-separated, e.g. bias,plain) instead of CONFIGS")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=30)
     a = ap.parse_args()
     if a.make:
-        return make(Path(a.out), a.flags)
+        return make(Path(a.out), a.flags, a.forms)
     if len(a.dirs) != 2:
         ap.error("give DIR_A DIR_B (or --make --out DIR)")
     return run(Path(a.dirs[0]), Path(a.dirs[1]), a.rounds, a.reps)

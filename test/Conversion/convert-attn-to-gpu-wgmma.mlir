@@ -363,3 +363,39 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x16400x128xf16>, %v:
       -> tensor<1x256x128xf16>
   return %r : tensor<1x256x128xf16>
 }
+
+// -----
+
+// A bias over (m, n) at the warp-specialized default (D = 128, N = 4096):
+// 64-key tiles, 3 stages, and each stage holds the block's 128 x 64 bias
+// tile beside K and V (rows of 64 + 8 halves: 144 bytes): the producer
+// copies it with the stage's K and V, arriving on the same full barrier,
+// so the consumers read its fragments once full has flipped, without a
+// copy or a wait of their own.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: kernel_choice = "{{.*}}64-key tiles, 3 stages, mask tiles staged in shared memory (in the K/V stages), pipelined, ping-pong
+// CHECK-SAME: mask_row_bytes = 144
+// CHECK-SAME: shared_bytes = 187456
+// CHECK: "setmaxnreg.dec.sync.aligned.u32 88;"
+// CHECK: scf.for
+// CHECK:   mbarrier.try_wait.parity
+// CHECK-COUNT-8: nvgpu.device_async_copy %arg1
+// CHECK-COUNT-8: nvgpu.device_async_copy %arg2
+// CHECK-COUNT-8: nvgpu.device_async_copy %arg3{{.*}} to memref<384x72xf16, #gpu.address_space<workgroup>>
+// CHECK: cp.async.mbarrier.arrive.noinc.shared::cta.b64
+// CHECK: } else {
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK-NOT: nvgpu.device_async_wait
+// CHECK: vector.load {{.*}} : memref<384x72xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK-NOT: nvgpu.device_async_wait
+// CHECK: gpu.terminator
+func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: tensor<1x4096x128xf16>, %bias: tensor<1x256x4096xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x4096x128xf16>, tensor<1x4096x128xf16>)
+      scale(%s) mask(%bias : tensor<1x256x4096xf16>) outs(%o : tensor<1x256x128xf16>)
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+                       affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>,
+                       affine_map<(b, m, n, d, e) -> (b, m, n)>]
+      -> tensor<1x256x128xf16>
+  return %r : tensor<1x256x128xf16>
+}

@@ -225,11 +225,9 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     shaped.pipeline = 1;
     shaped.stages = 3;
     // A staged mask tile does not fit next to three 128-key K/V stages:
-    // 64-key tiles, four stages.
-    if (maskArg && wgmmaMaskRowBytes(op, N, 64)) {
+    // 64-key tiles, three stages, each with its mask tile.
+    if (maskArg && wgmmaMaskRowBytes(op, N, 64))
       shaped.tileKV = 64;
-      shaped.stages = 4;
-    }
   }
   // Head dims past 128 (Gemma's 256): O alone is E / 2 registers per
   // thread; the producer warpgroup's registers go to the consumers, 64-key
@@ -1084,7 +1082,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           << wcfg.producerRegs() << "/" << wcfg.consumerRegs() << ")";
       d << ", " << wcfg.keyTile << "-key tiles, " << wcfg.stages << " stages";
       if (wcfg.maskRowBytes)
-        d << ", mask tiles staged in shared memory";
+        d << ", mask tiles staged in shared memory"
+          << (wcfg.maskInRing() ? " (in the K/V stages)" : "");
       if (wcfg.pipeline)
         d << ", pipelined";
       if (wcfg.pingpong)
@@ -1307,8 +1306,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                                "/ 64) + ceil(e / 64)) * 128 + tile_q * "
                                "ceil(d / 64) * 128, tile_q * (e * "
                                "sizeof(out) + 16)) + 8 * (2 * stages + 1) * "
-                               "warp_specialize) / 16) * 16 + tile_q * "
-                               "mask_row_bytes"
+                               "warp_specialize) / 16) * 16 + (1 + (stages - 1) * "
+                               "warp_specialize) * tile_q * mask_row_bytes"
                          : useWgmma
                              ? "1024 + max(stages * tile_kv * (ceil(d / 64) "
                                "+ ceil(e / 64)) * 128 + tile_q * ceil(d / "

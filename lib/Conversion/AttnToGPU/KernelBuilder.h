@@ -284,11 +284,16 @@ struct WgmmaConfig {
   /// key tile at a time per warpgroup, when maskRowBytes > 0 (its rows:
   /// keyTile elements plus 16 bytes, so that the fragment reads of 8 rows
   /// fall in different banks); it follows the barriers, 16-byte aligned.
+  /// With a producer warpgroup the mask tile is part of each K/V stage
+  /// (maskInRing): the producer copies it ahead with K and V.
   int64_t maskRowBytes = 0;
+  bool maskInRing() const { return warpSpecialized && maskRowBytes; }
   int64_t maskOffset(int64_t D, int64_t E) const {
     return (barrierOffset(D, E) + barrierBytes() + 15) / 16 * 16;
   }
-  int64_t maskBytes() const { return rowsPerBlock() * maskRowBytes; }
+  int64_t maskBytes() const {
+    return (maskInRing() ? stages : 1) * rowsPerBlock() * maskRowBytes;
+  }
   int64_t sharedBytes(int64_t D, int64_t E) const {
     return 1024 + (maskRowBytes ? maskOffset(D, E) + maskBytes()
                                 : barrierOffset(D, E) + barrierBytes());

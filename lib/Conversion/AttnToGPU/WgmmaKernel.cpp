@@ -302,7 +302,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   if (stagedMask) {
     maskElt = cast<MemRefType>(memArg("mask").getType()).getElementType();
     maskEltBytes = maskElt.getIntOrFloatBitWidth() / 8;
-    maskTile = view(MemRefType::get({BM, cfg.maskRowBytes / maskEltBytes},
+    maskTile = view(MemRefType::get({cfg.maskBytes() / cfg.maskRowBytes,
+                                     cfg.maskRowBytes / maskEltBytes},
                                     maskElt, AffineMap(), workgroup),
                     cfg.maskOffset(D, E));
   }
@@ -393,10 +394,14 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                 /*lbo=*/BN * 128, /*sbo=*/1024);
   };
 
+  // The block's mask tile at key n0 into stage `buf` (maskInRing).
+  std::function<void(SmallVectorImpl<Value> &, Value, Value)> copyMaskTile;
   auto issue = [&](Value n0, Value buf) -> Value {
     SmallVector<Value> tokens;
     copyRows(tokens, "k", kTile, buf, BN, D, r + 1, n0, tk.Nv(), r + 2);
     copyRows(tokens, "v", vTile, buf, BN, E, r + 1, n0, tk.Nv(), r + 3);
+    if (copyMaskTile)
+      copyMaskTile(tokens, n0, buf);
     return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   };
   // This thread's copies older than the `pending` youngest groups are in
@@ -530,14 +535,42 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     maskGroup =
         nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   };
-  auto readMask = [&](int64_t pending) {
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, maskGroup,
-                                     b.getI32IntegerAttr(pending));
-    syncWarpGroup();
+  const bool maskRing = cfg.maskInRing();
+  if (maskRing)
+    copyMaskTile = [&](SmallVectorImpl<Value> &tokens, Value n0, Value buf) {
+      const int64_t ce = 16 / maskEltBytes, chunks = BN / ce,
+                    total = BM * chunks;
+      for (int64_t it = 0; it * tk.threads < total; ++it) {
+        Value i = tk.add(tk.tid, it * tk.threads);
+        if ((it + 1) * tk.threads > total)
+          i = tk.clamp(i, total);
+        Value rowLocal = tk.divu(i, chunks);
+        Value col = tk.mul(tk.remu(i, chunks), ce);
+        tk.loops[r] = tk.clamp(tk.add(blockRow, rowLocal), tk.Mv());
+        tk.loops[r + 1] =
+            arith::MinUIOp::create(b, loc, tk.add(n0, col), tk.idx(N - ce));
+        tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+            b, loc, tokenType, maskTile,
+            ValueRange{tk.add(tk.mul(buf, BM), rowLocal), col}, memArg("mask"),
+            tk.indices("mask"), b.getIndexAttr(ce), /*srcElements=*/Value(),
+            /*bypassL1=*/b.getUnitAttr()));
+      }
+    };
+  // The fragments of the staged tile: this warpgroup's rows, or with the
+  // ring the block's rows of stage `buf` (landed with its K/V: no wait).
+  auto readMask = [&](int64_t pending, Value buf = Value()) {
+    Value rowBase = warpRowLocal;
+    if (maskRing) {
+      rowBase = tk.add(tk.mul(buf, BM), warpRowLocal);
+    } else {
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, maskGroup,
+                                       b.getI32IntegerAttr(pending));
+      syncWarpGroup();
+    }
     SmallVector<Value> out;
     auto pairType = VectorType::get({2}, maskElt);
     for (int64_t i = 0; i < sRegs; i += 2) {
-      Value row = tk.add(warpRowLocal, tk.add(g, 8 * ((i / 2) % 2)));
+      Value row = tk.add(rowBase, tk.add(g, 8 * ((i / 2) % 2)));
       Value v = vector::LoadOp::create(
           b, loc, pairType, maskTile, ValueRange{row, tk.add(c2, (i / 4) * 8)},
           /*nontemporal=*/false, llvm::MaybeAlign(2 * maskEltBytes));
@@ -692,7 +725,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     if (acquire) {
       buf = tk.remu(last, S);
       acquire(last);
-      if (stagedMask) {
+      if (stagedMask && !maskRing) {
         syncWarpGroup();
         issueMaskCopy(n0);
       }
@@ -711,7 +744,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     }
     SmallVector<Value> acc = computeS(buf);
     if (stagedMask)
-      maskVals = readMask(pending);
+      maskVals = readMask(pending, buf);
     SmallVector<Value> next =
         softmaxPV(acc, n0, buf, st.drop_back(), withMask, maskVals);
     if (release)
@@ -786,14 +819,15 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         landed(S - 2);
       SmallVector<Value> maskVals;
       if (stagedMask) {
-        issueMaskCopy(lb);
+        if (!maskRing)
+          issueMaskCopy(lb);
       } else {
         tk.prefetchMask(tk.add(lb, BN), blockRow, BM, BN);
         maskVals = loadMask(lb, /*withMask=*/true);
       }
       SmallVector<Value> acc = computeS(c0);
       if (stagedMask)
-        maskVals = readMask(0);
+        maskVals = readMask(0, c0);
       Value m[2] = {m0[0], m0[1]}, alpha[2], lsum[2], any, l[2];
       SmallVector<Value> p =
           softmax(acc, lb, m, /*withMask=*/true, maskVals, alpha, lsum, any);
@@ -822,7 +856,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       int64_t pending = 0;
       if (acquire) {
         acquire(tile);
-        if (stagedMask) {
+        if (stagedMask && !maskRing) {
           syncWarpGroup();
           issueMaskCopy(n0);
         }
@@ -852,7 +886,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       acc = em.through("wgmma.wait_group.sync.aligned 1;", acc);
       Value m[2] = {st[0], st[1]}, alpha[2], lsum[2], any;
       if (stagedMask)
-        maskVals = readMask(pending);
+        maskVals = readMask(pending, buf);
       SmallVector<Value> p =
           softmax(acc, n0, m, withMask, maskVals, alpha, lsum, any);
       live = o;

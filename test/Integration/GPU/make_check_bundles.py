@@ -482,6 +482,18 @@ CASES: Dict[str, Case] = {
     # in on mbarriers): ragged, causal, windows with blocks that see no key,
     # one tile, one and three computing warpgroups, 2-4 stages, GQA, mixed
     # head dims, every-tile rescaling on large logits.
+    # The mask tile in the K/V ring (the producer copies it ahead with K
+    # and V): the default launch of a bias at N = 4096 (ragged M), a bool
+    # mask with fully masked rows on the non-pipelined loop, ragged N.
+    "wg_ws_ring_bias_default": Case("float16", **bhsd(1, 2, 1000, 4096, 128),
+                                    mask=["h", "m", "n"], mask_dtype="float16"),
+    "wg_ws_ring_bool_rows_masked": Case("bfloat16", **bhsd(2, 2, 300, 333, 128),
+                                        mask=["b", "h", "m", "n"],
+                                        flags=["--warp-specialize=1", "--tile-kv=64"]),
+    "wg_ws_ring_bias_pipe_ragged": Case("float16", **bhsd(1, 2, 257, 4099, 64),
+                                        mask=["b", "m", "n"], mask_dtype="float32",
+                                        flags=["--warp-specialize=1", "--pipeline=1",
+                                               "--tile-kv=64", "--stages=3"]),
     "wg_ws_ragged_causal": Case("float16", **bhsd(1, 4, 1000, 1000, 64), causal=True,
                                 flags=["--warp-specialize=1"]),
     "wg_ws_d128_ragged_n4097": Case("bfloat16", **bhsd(1, 2, 4097, 4097, 128),
