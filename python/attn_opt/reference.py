@@ -558,11 +558,19 @@ def rel_error(ops: Any, out: Any, ref: Any) -> float:
     return num / den if den > 0 else num
 
 
+# The lowest finite value of each float dtype (finfo.min).
+LOWEST = {"float16": -65504.0, "bfloat16": -3.3895313892515355e38,
+          "float32": -3.4028234663852886e38}
+
+
 def make_inputs(man: Manifest, ops: Any, seed: int,
-                fully_masked_rows: int = 2) -> Dict[str, Any]:
+                fully_masked_rows: int = 2, lowest_row: bool = True) -> Dict[str, Any]:
     """Random inputs of the manifest's shapes/dtypes: q, k, v, sink ~ N(0, 1);
     a bool mask keeps ~85% of keys, a float mask is N(0, 1) with ~10% -inf;
-    `fully_masked_rows` query rows of the mask mask every key. Returns
+    `fully_masked_rows` query rows of the mask mask every key, and a float
+    mask has one more row of its dtype's lowest finite value (a padding
+    bias as Hugging Face writes it, finfo.min: every key equally far, so the
+    row averages V) unless `lowest_row` is False. Returns
     backend arrays of the manifest dtypes (numpy: bfloat16 unsupported)."""
     out: Dict[str, Any] = {}
     is_torch = isinstance(ops, TorchOps)
@@ -627,19 +635,28 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
         # Masked keys: ~15% (bool) or ~10% (-inf in a float mask), plus a few
         # whole query rows when the mask has both m and n.
         dead = rand(spec.shape) >= (0.85 if spec.dtype == "bool" else 0.9)
+        lowest = None
         if fully_masked_rows > 0 and "m" in spec.dims and "n" in spec.dims:
             ax = spec.dims.index("m")
             M = spec.shape[ax]
             if M > 1:
                 sel = [slice(None)] * len(spec.shape)
-                for i in sorted({(7 * j + 3) % M for j in range(fully_masked_rows)}):
+                rows = sorted({(7 * j + 3) % M for j in range(fully_masked_rows)})
+                for i in rows:
                     sel[ax] = slice(i, i + 1)
                     dead[tuple(sel)] = True
+                low = (7 * fully_masked_rows + 3) % M
+                if lowest_row and spec.dtype != "bool" and M > 2 and low not in rows:
+                    lowest = rand(spec.shape) < 0
+                    sel[ax] = slice(low, low + 1)
+                    lowest[tuple(sel)] = True
         if spec.dtype == "bool":
             out["mask"] = cast(~dead, "bool")
         else:
-            out["mask"] = cast(ops.where(dead, -math.inf, randn(spec.shape)),
-                               spec.dtype)
+            vals = ops.where(dead, -math.inf, randn(spec.shape))
+            if lowest is not None:
+                vals = ops.where(lowest, LOWEST[spec.dtype], vals)
+            out["mask"] = cast(vals, spec.dtype)
     return out
 
 

@@ -9,7 +9,7 @@
 // A bias per head (broadcast over the batch), scores in natural units: the
 // bias pairs (contiguous along n, N even) are loaded two at a time before
 // the tile's S product is issued; the accumulator is scaled (0.125) and the
-// bias element added.
+// bias element added, contractible into one fma.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: mma = "wgmma"
 // CHECK: func.func @attn_fwd({{.*}}, %[[MASK:arg3]]: memref<4x100x130xf32>
@@ -17,8 +17,8 @@
 // CHECK: %[[PAIR:.*]] = vector.load %[[MASK]][%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<4x100x130xf32>, vector<2xf32>
 // CHECK-NEXT: %[[B:.*]] = vector.extract %[[PAIR]][0]
 // CHECK: wgmma.mma_async
-// CHECK: %[[S:.*]] = arith.mulf %{{.*}}, %[[SCALE:.*]] : f32
-// CHECK: arith.addf %[[S]], %[[B]] : f32
+// CHECK: %[[S:.*]] = arith.mulf %{{.*}}, %[[SCALE:.*]] fastmath<contract> : f32
+// CHECK: arith.addf %[[S]], %[[B]] fastmath<contract> : f32
 // SM80-LABEL: module attributes
 // SM80-SAME: mma = "mma.sync"
 // SM80: gpu.launch
@@ -56,6 +56,40 @@ func.func @padding_sink(%q: tensor<2x8x100x64xbf16>, %k: tensor<2x8x130x64xbf16>
   %r = attn.attention ins(%q, %k, %v : tensor<2x8x100x64xbf16>, tensor<2x8x130x64xbf16>, tensor<2x8x130x64xbf16>)
       scale(%s) mask(%keep : tensor<2x130xi1>) sink(%sink : tensor<8xbf16>) outs(%o : tensor<2x8x100x64xbf16>)
       mask_value = -2.3819763e38
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n)>, affine_map<(b, h, m, n, d, e) -> (h)>]
+      -> tensor<2x8x100x64xbf16>
+  return %r : tensor<2x8x100x64xbf16>
+}
+
+// -----
+
+// Key padding (bool [B, N]) with the -inf fill and a per-head sink: scores
+// stay in the exp2 domain (the mask only selects -inf: it selects the raw
+// accumulator, the scale goes into the exponent's fma), and the sink, a
+// natural score, starts m in log2 units (times log2 e, kept below 2^126).
+// CHECK-LABEL: module attributes
+// CHECK: func.func @attn_fwd({{.*}}, %[[MASK:arg3]]: memref<2x130xi1>, %[[SINK:arg4]]: memref<8xbf16>
+// CHECK: gpu.launch
+// CHECK: %[[SV:.*]] = memref.load %[[SINK]]
+// CHECK-NEXT: %[[SF:.*]] = arith.extf %[[SV]]
+// CHECK-NEXT: %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
+// CHECK-NEXT: %[[SL:.*]] = arith.mulf %[[SF]], %[[LOG2E]] : f32
+// CHECK-NEXT: %[[CAP:.*]] = arith.constant 8.50705917E+37 : f32
+// CHECK-NEXT: arith.minimumf %[[SL]], %[[CAP]] : f32
+// CHECK: scf.for
+// CHECK: memref.load %[[MASK]]
+// CHECK: wgmma.mma_async
+// CHECK: llvm.extractvalue %{{.*}}[0]
+// CHECK-NOT: arith.mulf
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: arith.mulf
+// CHECK: arith.maximumf
+func.func @padding_sink_ninf(%q: tensor<2x8x100x64xbf16>, %k: tensor<2x8x130x64xbf16>, %v: tensor<2x8x130x64xbf16>, %keep: tensor<2x130xi1>, %sink: tensor<8xbf16>, %o: tensor<2x8x100x64xbf16>) -> tensor<2x8x100x64xbf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x100x64xbf16>, tensor<2x8x130x64xbf16>, tensor<2x8x130x64xbf16>)
+      scale(%s) mask(%keep : tensor<2x130xi1>) sink(%sink : tensor<8xbf16>) outs(%o : tensor<2x8x100x64xbf16>)
       indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
                        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
                        affine_map<(b, h, m, n, d, e) -> (b, n)>, affine_map<(b, h, m, n, d, e) -> (h)>]

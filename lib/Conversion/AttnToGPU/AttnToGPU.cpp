@@ -218,15 +218,20 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // A dynamic N is not known to be long: the two-block kernel (measured
   // with one dynamic bundle at N = 256: the warp-specialized one took 1.57x
   // the two-block time; at N >= 4096 it saves 6-10%).
+  // A bias over (m, n) travels in the K/V stages there (staged once per
+  // block, not read from global memory per fragment): at N = 1024 that
+  // measured 1.13-1.18x the two-block kernel (docs/performance.md, step 48).
+  const bool ringBias = maskArg && wgmmaMaskRowBytes(op, N, 64);
   if (opts.warpSpecialize == -1 && defaultShape && std::max(D, E) > 64 &&
       std::max(D, E) <= 128 && !causal && !op.getWindow() &&
-      !ShapedType::isDynamic(N) && N >= 4096 && N <= 16384) {
+      !ShapedType::isDynamic(N) && N >= (ringBias ? 1024 : 4096) &&
+      N <= 16384) {
     cfg.warpSpecialized = true;
     shaped.pipeline = 1;
     shaped.stages = 3;
     // A staged mask tile does not fit next to three 128-key K/V stages:
     // 64-key tiles, three stages, each with its mask tile.
-    if (maskArg && wgmmaMaskRowBytes(op, N, 64))
+    if (ringBias)
       shaped.tileKV = 64;
   }
   // Head dims past 128 (Gemma's 256): O alone is E / 2 registers per

@@ -324,11 +324,13 @@ struct TileKernel {
   SmallVector<Value> loops;   // b..., m, n, d, e
   std::optional<int64_t> window;
   // Scores in natural units (S = scale Q K^T + mask, compared and
-  // exponentiated as exp2((s - m) log2 e)) rather than pre-scaled into the
-  // exp2 domain: with a mask tensor, a finite fill or a sink, whose values
-  // are natural scores (a finite fill such as -0.7 * FLT_MAX would
-  // overflow to -inf once scaled, and a fully masked row would average
-  // nothing instead of every key).
+  // exponentiated as 2^(s log2 e - m log2 e)) rather than pre-scaled into
+  // the exp2 domain: with a float mask tensor, a finite fill or a score_mod
+  // region, whose values are natural scores (a finite fill such as
+  // -0.7 * FLT_MAX would overflow to -inf once scaled, and a fully masked
+  // row would average nothing instead of every key). A bool mask with the
+  // -inf fill only selects -inf, and a sink is only the starting m (scaled
+  // by log2 e there): both keep the exp2 domain.
   bool natural;
   int64_t queryOffset; // query m sits at key m + queryOffset
   // GQA packing (decode): batch dim `packDim` (the query-head group, which
@@ -393,12 +395,12 @@ struct TileKernel {
   /// row, clamped to the cache's pages.
   Value pageAt(Value column);
 
+  static bool naturalScores(KernelBuilder &kb, MemArgFn memArg);
   TileKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
              ArrayRef<int64_t> sizes, unsigned r, int64_t threads)
       : kb(kb), memArg(memArg), mapOf(mapOf), sizes(sizes), r(r),
         threads(threads), loops(r + 4), window(kb.op.getWindow()),
-        natural((kb.op.getMask() && !kb.varlenSeqs) || kb.op.getSink() ||
-                kb.op.hasScoreMod() || !std::isinf(kb.maskValue)),
+        natural(naturalScores(kb, memArg)),
         queryOffset(kb.op.getQueryOffsetOrZero()),
         causal(kb.op.getCausal() || kb.varlenCausal) {}
   int64_t M() const { return sizes[r]; }
@@ -509,6 +511,22 @@ struct TileKernel {
   Value quadReduce(Value x, bool isMax);
   /// 2^x (ex2.approx; -inf gives 0).
   Value ex2(Value x);
+  /// Natural scores with the -inf fill: P = 2^(s log2 e - m log2 e) in one
+  /// fma, as the exp2-domain kernel's exponent. Not where m log2 e could
+  /// overflow: a finite fill, or a bf16/f32 bias (finfo.min over a whole
+  /// row); an f16 bias stays within 65504.
+  bool fmaExponent();
+  /// 2^(x - ref) for row maxima x, ref in the scores' units: with
+  /// fmaExponent() from the same rounded products m log2 e that P's
+  /// exponents subtract, so that the rescale α and P agree exactly.
+  Value expDiff(Value x, Value ref);
+  /// Fast-math flags of the score's scale multiply (natural units): it may
+  /// contract with a bias add into one fma (and reassociate in a region).
+  arith::FastMathFlags scaleFlags() const {
+    return kb.op.hasScoreMod()
+               ? arith::FastMathFlags::contract | arith::FastMathFlags::reassoc
+               : arith::FastMathFlags::contract;
+  }
   /// Lazy rescaling's test, warp-uniform: did some row's tile maximum
   /// exceed its reference m by more than 2^threshold (threshold in log2
   /// units; converted when the scores are natural)?

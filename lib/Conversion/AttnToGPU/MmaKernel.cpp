@@ -432,17 +432,9 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value scaleLog2 = kb.cF32(kb.scale * 1.4426950408889634f);
   Value scoreScale = natural ? kb.cF32(kb.scale) : scaleLog2;
   Value log2e = kb.cF32(1.4426950408889634f);
-  // Natural scores only for a score_mod (no mask tensor, sink or finite
-  // fill): 2^(s log2 e - m log2 e) in one fma, as the plain kernel's
-  // exponent (exact enough while |s| is far below 2^20, as there).
-  const bool fmaExponent = natural && op.hasScoreMod() && !op.getMask() &&
-                           !op.getSink() && std::isinf(kb.maskValue);
-  // 2^(x - ref) for x and ref in the scores' units.
-  auto expDiff = [&](Value x, Value ref) -> Value {
-    Value d = arith::SubFOp::create(b, loc, x, ref);
-    return tk.ex2(natural ? arith::MulFOp::create(b, loc, d, log2e).getResult()
-                          : d);
-  };
+  const bool fmaExponent = tk.fmaExponent();
+  // 2^(x - ref) for row maxima x and ref in the scores' units.
+  auto expDiff = [&](Value x, Value ref) { return tk.expDiff(x, ref); };
   // Issue the copies of the K and V tiles starting at key n0 into buffer
   // `buf` as one cp.async group; rows past N are clamped (never used).
   auto issue = [&](Value n0, Value buf) -> Value {
@@ -521,10 +513,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
             Value x = vector::ExtractOp::create(b, loc, acc[i * NB + nb],
                                                 ArrayRef<int64_t>{h, j});
             if (!foldScale)
-              x = arith::MulFOp::create(
-                  b, loc, x, scoreScale,
-                  op.hasScoreMod() ? arith::FastMathFlags::contract | arith::FastMathFlags::reassoc
-                                   : arith::FastMathFlags::none);
+              x = arith::MulFOp::create(b, loc, x, scoreScale,
+                                        tk.scaleFlags());
             if (withMask || memArg("mask") || kb.op.hasScoreMod())
               x = tk.scoreMod(x, tk.add(tk.add(n0, nb * 8 + j), c2),
                               rows[i][h], withMask, Value(),

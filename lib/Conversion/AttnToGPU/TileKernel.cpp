@@ -413,7 +413,9 @@ Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
     }
     x = mv.getType().isInteger(1)
             ? arith::SelectOp::create(b, loc, mv, x, fill()).getResult()
-            : arith::AddFOp::create(b, loc, x, kb.ext(mv)).getResult();
+            : arith::AddFOp::create(b, loc, x, kb.ext(mv),
+                                    arith::FastMathFlags::contract)
+                  .getResult();
   }
   if (!boundary)
     return x;
@@ -445,6 +447,13 @@ std::pair<Value, Value> TileKernel::initialState(Value row) {
     return {ninf, zero};
   setRow(clampRow(row));
   Value m = kb.ext(memref::LoadOp::create(b, loc, sink, indices("sink")));
+  // The sink is a natural score: in the exp2 domain, m is in log2 units
+  // (kept below 2^126, where 2^(s - m) of any key is 0, as it would be).
+  if (!natural)
+    m = arith::MinimumFOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, m, kb.cF32(1.4426950408889634f)),
+        kb.cF32(0x1p126f));
   Value none = arith::OrIOp::create(
       b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, ninf),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, c2, idx(0)));
@@ -555,6 +564,40 @@ Value TileKernel::ex2(Value x) {
                                    ValueRange{x}, ValueRange{},
                                    "ex2.approx.ftz.f32 $0, $1;", Value())
       ->getResult(0);
+}
+
+bool TileKernel::naturalScores(KernelBuilder &kb, MemArgFn memArg) {
+  if (kb.op.hasScoreMod() || !std::isinf(kb.maskValue))
+    return true;
+  // Only a mask the kernel reads (not the lengths or cu_seqlens tables
+  // that stand for length and varlen masks).
+  Value mask = memArg("mask");
+  return mask &&
+         !cast<MemRefType>(mask.getType()).getElementType().isInteger(1);
+}
+
+bool TileKernel::fmaExponent() {
+  if (!natural || !std::isinf(kb.maskValue))
+    return false;
+  Value mask = memArg("mask");
+  if (!mask)
+    return true;
+  Type elt = cast<MemRefType>(mask.getType()).getElementType();
+  return elt.isF16() || elt.isInteger(1);
+}
+
+Value TileKernel::expDiff(Value x, Value ref) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  if (!natural)
+    return ex2(arith::SubFOp::create(b, loc, x, ref));
+  Value log2e = kb.cF32(1.4426950408889634f);
+  if (fmaExponent())
+    return ex2(arith::SubFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, x, log2e),
+        arith::MulFOp::create(b, loc, ref, log2e)));
+  return ex2(arith::MulFOp::create(
+      b, loc, arith::SubFOp::create(b, loc, x, ref), log2e));
 }
 
 Value TileKernel::anyRowGrew(ArrayRef<Value> tileMax, ArrayRef<Value> m,

@@ -430,16 +430,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value scaleLog2 = kb.cF32(kb.scale * 1.4426950408889634f);
   Value scoreScale = natural ? kb.cF32(kb.scale) : scaleLog2;
   Value log2e = kb.cF32(1.4426950408889634f);
-  // Natural scores only for a score_mod (no mask tensor, sink or finite
-  // fill): 2^(s log2 e - m log2 e) in one fma, as the plain kernel's
-  // exponent (exact enough while |s| is far below 2^20, as there).
-  const bool fmaExponent = natural && op.hasScoreMod() && !op.getMask() &&
-                           !op.getSink() && std::isinf(kb.maskValue);
-  auto expDiff = [&](Value x, Value ref) -> Value {
-    Value d = arith::SubFOp::create(b, loc, x, ref);
-    return tk.ex2(natural ? arith::MulFOp::create(b, loc, d, log2e).getResult()
-                          : d);
-  };
+  const bool fmaExponent = tk.fmaExponent();
+  auto expDiff = [&](Value x, Value ref) { return tk.expDiff(x, ref); };
   // S = Q K^T: D / 16 wgmma, the first one without accumulating.
   std::string sInst = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(BN) +
                       "k16.f32." + ty + "." + ty + " ";
@@ -586,10 +578,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     for (int64_t i = 0; i < sRegs; ++i) {
       Value &x = s[i];
       if (!foldScale)
-        x = arith::MulFOp::create(
-            b, loc, x, scoreScale,
-            op.hasScoreMod() ? arith::FastMathFlags::contract | arith::FastMathFlags::reassoc
-                             : arith::FastMathFlags::none);
+        x = arith::MulFOp::create(b, loc, x, scoreScale, tk.scaleFlags());
       if (withMask || memArg("mask") || kb.op.hasScoreMod())
         x = tk.scoreMod(x, tk.add(tk.add(n0, (i / 4) * 8 + i % 2), c2),
                         rows[(i / 2) % 2], withMask,
