@@ -233,6 +233,20 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     // 64-key tiles, three stages, each with its mask tile.
     if (ringBias)
       shaped.tileKV = 64;
+    // From N = 4096, three computing warpgroups (192 rows: K/V read once
+    // for more rows) measured 1.03-1.07x two, where their Q, three stages
+    // and three bias tiles fit; at N = 1024 0.89-0.91x
+    // (docs/performance.md, step 52).
+    if (ringBias && N >= 4096 && !opts.warps) {
+      WgmmaConfig probe = cfg;
+      probe.warpGroups = 3;
+      probe.warpSpecialized = true;
+      probe.keyTile = 64;
+      probe.stages = 3;
+      probe.maskRowBytes = wgmmaMaskRowBytes(op, N, 64);
+      if (probe.sharedBytes(D, E) <= 227 * 1024)
+        cfg.warpGroups = 3;
+    }
   }
   // Head dims past 128 (Gemma's 256): O alone is E / 2 registers per
   // thread; the producer warpgroup's registers go to the consumers, 64-key

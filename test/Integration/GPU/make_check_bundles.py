@@ -487,6 +487,10 @@ CASES: Dict[str, Case] = {
     # mask with fully masked rows on the non-pipelined loop, ragged N.
     "wg_ws_ring_bias_default": Case("float16", **bhsd(1, 2, 1000, 4096, 128),
                                     mask=["h", "m", "n"], mask_dtype="float16"),
+    # Three computing warpgroups with the bias ring (the default from
+    # N = 4096 where it fits): bf16, a bias per batch entry, ragged M.
+    "wg_ws_ring_w12_bias_bf16": Case("bfloat16", **bhsd(2, 2, 700, 4160, 128),
+                                     mask=["b", "m", "n"], mask_dtype="bfloat16"),
     "wg_ws_ring_bool_rows_masked": Case("bfloat16", **bhsd(2, 2, 300, 333, 128),
                                         mask=["b", "h", "m", "n"],
                                         flags=["--warp-specialize=1", "--tile-kv=64"]),
