@@ -635,7 +635,7 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
         # Masked keys: ~15% (bool) or ~10% (-inf in a float mask), plus a few
         # whole query rows when the mask has both m and n.
         dead = rand(spec.shape) >= (0.85 if spec.dtype == "bool" else 0.9)
-        lowest = None
+        lowest = None  # the finfo.min row's index into the mask
         if fully_masked_rows > 0 and "m" in spec.dims and "n" in spec.dims:
             ax = spec.dims.index("m")
             M = spec.shape[ax]
@@ -647,15 +647,14 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
                     dead[tuple(sel)] = True
                 low = (7 * fully_masked_rows + 3) % M
                 if lowest_row and spec.dtype != "bool" and M > 2 and low not in rows:
-                    lowest = rand(spec.shape) < 0
                     sel[ax] = slice(low, low + 1)
-                    lowest[tuple(sel)] = True
+                    lowest = tuple(sel)
         if spec.dtype == "bool":
             out["mask"] = cast(~dead, "bool")
         else:
             vals = ops.where(dead, -math.inf, randn(spec.shape))
             if lowest is not None:
-                vals = ops.where(lowest, LOWEST[spec.dtype], vals)
+                vals[lowest] = LOWEST[spec.dtype]
             out["mask"] = cast(vals, spec.dtype)
     return out
 

@@ -221,7 +221,8 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // A bias over (m, n) travels in the K/V stages there (staged once per
   // block, not read from global memory per fragment): at N = 1024 that
   // measured 1.13-1.18x the two-block kernel (docs/performance.md, step 48).
-  const bool ringBias = maskArg && wgmmaMaskRowBytes(op, N, 64);
+  const int64_t ringRowBytes = maskArg ? wgmmaMaskRowBytes(op, N, 64) : 0;
+  const bool ringBias = ringRowBytes > 0;
   if (opts.warpSpecialize == -1 && defaultShape && std::max(D, E) > 64 &&
       std::max(D, E) <= 128 && !causal && !op.getWindow() &&
       !ShapedType::isDynamic(N) && N >= (ringBias ? 1024 : 4096) &&
@@ -240,10 +241,9 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     if (ringBias && N >= 4096 && !opts.warps) {
       WgmmaConfig probe = cfg;
       probe.warpGroups = 3;
-      probe.warpSpecialized = true;
-      probe.keyTile = 64;
-      probe.stages = 3;
-      probe.maskRowBytes = wgmmaMaskRowBytes(op, N, 64);
+      probe.keyTile = shaped.tileKV;
+      probe.stages = shaped.stages;
+      probe.maskRowBytes = ringRowBytes;
       if (probe.sharedBytes(D, E) <= 227 * 1024)
         cfg.warpGroups = 3;
     }

@@ -291,9 +291,11 @@ struct WgmmaConfig {
   int64_t maskOffset(int64_t D, int64_t E) const {
     return (barrierOffset(D, E) + barrierBytes() + 15) / 16 * 16;
   }
-  int64_t maskBytes() const {
-    return (maskInRing() ? stages : 1) * rowsPerBlock() * maskRowBytes;
+  /// Rows of the staged mask tile: the block's, once per stage in the ring.
+  int64_t maskRows() const {
+    return (maskInRing() ? stages : 1) * rowsPerBlock();
   }
+  int64_t maskBytes() const { return maskRows() * maskRowBytes; }
   int64_t sharedBytes(int64_t D, int64_t E) const {
     return 1024 + (maskRowBytes ? maskOffset(D, E) + maskBytes()
                                 : barrierOffset(D, E) + barrierBytes());
@@ -515,7 +517,7 @@ struct TileKernel {
   /// fma, as the exp2-domain kernel's exponent. Not where m log2 e could
   /// overflow: a finite fill, or a bf16/f32 bias (finfo.min over a whole
   /// row); an f16 bias stays within 65504.
-  bool fmaExponent();
+  bool fmaExponent() const;
   /// 2^(x - ref) for row maxima x, ref in the scores' units: with
   /// fmaExponent() from the same rounded products m log2 e that P's
   /// exponents subtract, so that the rescale α and P agree exactly.

@@ -433,8 +433,6 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value scoreScale = natural ? kb.cF32(kb.scale) : scaleLog2;
   Value log2e = kb.cF32(1.4426950408889634f);
   const bool fmaExponent = tk.fmaExponent();
-  // 2^(x - ref) for row maxima x and ref in the scores' units.
-  auto expDiff = [&](Value x, Value ref) { return tk.expDiff(x, ref); };
   // Issue the copies of the K and V tiles starting at key n0 into buffer
   // `buf` as one cp.async group; rows past N are clamped (never used).
   auto issue = [&](Value n0, Value buf) -> Value {
@@ -552,7 +550,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
           Value isNinf = arith::CmpFOp::create(
               b, loc, arith::CmpFPredicate::OEQ, mNew, ninf);
           Value ms = arith::SelectOp::create(b, loc, isNinf, zero, mNew);
-          alpha[h] = expDiff(mOld, ms);
+          alpha[h] = tk.expDiff(mOld, ms);
           out[mIdx(i, h)] = mNew;
           out[lIdx(i, h)] =
               arith::MulFOp::create(b, loc, alpha[h], st[lIdx(i, h)]);
@@ -605,7 +603,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
             Value &x = s[sIdx(i, nb, h, j)];
             x = foldScale     ? tk.ex2(kb.fma(x, scaleLog2, negM[mIdx(i, h)]))
                 : fmaExponent ? tk.ex2(kb.fma(x, log2e, negMLog2[mIdx(i, h)]))
-                              : expDiff(x, ref[mIdx(i, h)]);
+                              : tk.expDiff(x, ref[mIdx(i, h)]);
             lsum[mIdx(i, h)] =
                 arith::AddFOp::create(b, loc, lsum[mIdx(i, h)], x);
           }

@@ -576,7 +576,7 @@ bool TileKernel::naturalScores(KernelBuilder &kb, MemArgFn memArg) {
          !cast<MemRefType>(mask.getType()).getElementType().isInteger(1);
 }
 
-bool TileKernel::fmaExponent() {
+bool TileKernel::fmaExponent() const {
   if (!natural || !std::isinf(kb.maskValue))
     return false;
   Value mask = memArg("mask");

@@ -302,7 +302,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   if (stagedMask) {
     maskElt = cast<MemRefType>(memArg("mask").getType()).getElementType();
     maskEltBytes = maskElt.getIntOrFloatBitWidth() / 8;
-    maskTile = view(MemRefType::get({cfg.maskBytes() / cfg.maskRowBytes,
+    maskTile = view(MemRefType::get({cfg.maskRows(),
                                      cfg.maskRowBytes / maskEltBytes},
                                     maskElt, AffineMap(), workgroup),
                     cfg.maskOffset(D, E));
@@ -431,7 +431,6 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value scoreScale = natural ? kb.cF32(kb.scale) : scaleLog2;
   Value log2e = kb.cF32(1.4426950408889634f);
   const bool fmaExponent = tk.fmaExponent();
-  auto expDiff = [&](Value x, Value ref) { return tk.expDiff(x, ref); };
   // S = Q K^T: D / 16 wgmma, the first one without accumulating.
   std::string sInst = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(BN) +
                       "k16.f32." + ty + "." + ty + " ";
@@ -615,7 +614,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       int64_t h = (i / 2) % 2;
       s[i] = foldScale     ? tk.ex2(kb.fma(s[i], scaleLog2, negM[h]))
              : fmaExponent ? tk.ex2(kb.fma(s[i], log2e, negMLog2[h]))
-                           : expDiff(s[i], ref[h]);
+                           : tk.expDiff(s[i], ref[h]);
       lsum[h] = arith::AddFOp::create(b, loc, lsum[h], s[i]);
     }
     SmallVector<Value> p;
@@ -656,7 +655,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         Value isNinf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                              mNew, ninf);
         Value ms = arith::SelectOp::create(b, loc, isNinf, zero, mNew);
-        alpha[h] = expDiff(st[h], ms);
+        alpha[h] = tk.expDiff(st[h], ms);
         out[h] = mNew;
         out[2 + h] = arith::MulFOp::create(b, loc, alpha[h], st[2 + h]);
       }
@@ -775,7 +774,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                                              mNew[h], ninf);
         Value ms = arith::SelectOp::create(b, loc, isNinf, zero, mNew[h]);
         alpha[h] =
-            arith::SelectOp::create(b, loc, any, expDiff(m[h], ms), one);
+            arith::SelectOp::create(b, loc, any, tk.expDiff(m[h], ms), one);
         lsum[h] = zero;
       }
       SmallVector<Value> p = exponentiate(s, mNew, lsum);
