@@ -83,12 +83,12 @@ _MOD_ARG = re.compile(r"mod[0-9]{1,2}")
 # Arguments the kernel writes (allocated by Kernel when not given).
 OUTPUTS = ("out", "lse")
 # Split-KV's workspace (grid z = attention.splits > 1): per split the
-# normalized partial output and its lse, and a counter per query tile that
-# the kernel leaves at 0. Allocated by Kernel once, never passed by callers;
-# no attention dims (map "workspace"). Shapes: o_part [splits, batch, m, e],
-# lse_part [splits, batch, m], locks [batch, grid x] (batch: the product of
-# the batch dims).
-WORKSPACE = {"o_part": "float32", "lse_part": "float32", "locks": "int32"}
+# normalized partial output and its row statistics (max m, sum l), and a
+# counter per query tile that the kernel leaves at 0. Allocated by Kernel
+# once, never passed by callers; no attention dims (map "workspace").
+# Shapes: o_part [splits, batch, m, e], ml_part [splits, batch, m, 2],
+# locks [batch, grid x] (batch: the product of the batch dims).
+WORKSPACE = {"o_part": "float32", "ml_part": "float32", "locks": "int32"}
 # int32 inputs the caller passes, with their rank: the block table of paged
 # K/V [b0, pages per sequence], per-sequence key counts [b], and varlen's
 # cumulative sequence lengths [seqs + 1] of the packed queries and keys.
@@ -1349,7 +1349,7 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
             f"{f', splits {splits}' if splits > 1 else ''} need grid "
             f"{list(want)}")
     ws_want = {"o_part": (splits, want[1], rows, sizes["e"]),
-               "lse_part": (splits, want[1], rows),
+               "ml_part": (splits, want[1], rows, 2),
                "locks": (want[1], want[0])}
     if splits == -1 and (grid[2] != -1 or sizes["m"] == -1):
         raise BundleError(f"{where}: a split count chosen at launch needs grid "
@@ -1781,7 +1781,7 @@ def specialize(man: Manifest, dims: Mapping[str, int],
         gz = split_count(span, gx * gy, man.attention.tile_kv or 64, sms)
     grid = (gx, gy, gz)
     _within(grid, GRID_MAX, "grid", f"{where} at {dict(dims)}")
-    ws = {"o_part": (gz, gy), "lse_part": (gz, gy), "locks": (gy, gx)}
+    ws = {"o_part": (gz, gy), "ml_part": (gz, gy), "locks": (gy, gx)}
     args = [ArgSpec(a.name, a.dtype, tuple(ws[a.name][i] if x == -1 else x
                                            for i, x in enumerate(a.shape)), a.dims)
             if a.name in WORKSPACE else a for a in args]

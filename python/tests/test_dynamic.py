@@ -177,7 +177,7 @@ def split_manifest(**att):
         "chip": "sm_90a", "ptx": "kernel.ptx", "cubin": "kernel.cubin",
         "args": [
             {"name": "locks", "dtype": "int32", "shape": [-1, 1], "map": "workspace"},
-            {"name": "lse_part", "dtype": "float32", "shape": [-1, -1, 8],
+            {"name": "ml_part", "dtype": "float32", "shape": [-1, -1, 8, 2],
              "map": "workspace"},
             {"name": "o_part", "dtype": "float32", "shape": [-1, -1, 8, 128],
              "map": "workspace"},
@@ -209,7 +209,7 @@ def test_split_count_chosen_at_launch():
     at = bundle.specialize(m, {"b0": 1, "n": 32768}, multiprocessors=132)
     assert at.grid == (1, 4, 47)
     assert at.arg("o_part").shape == (47, 4, 8, 128)
-    assert at.arg("lse_part").shape == (47, 4, 8) and at.arg("locks").shape == (4, 1)
+    assert at.arg("ml_part").shape == (47, 4, 8, 2) and at.arg("locks").shape == (4, 1)
     # A full grid or few keys: one range.
     assert bundle.specialize(m, {"b0": 64, "n": 1000}, 132).grid == (1, 256, 1)
     assert bundle.specialize(m, {"b0": 2, "n": 1}, 132).grid[2] == 1

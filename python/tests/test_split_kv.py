@@ -1,5 +1,5 @@
 """Split-KV bundles without a GPU: the workspace arguments (o_part,
-lse_part, locks) a manifest with grid z = splits > 1 must carry, their
+ml_part, locks) a manifest with grid z = splits > 1 must carry, their
 shapes and dtypes, and that callers never pass them."""
 import pytest
 
@@ -20,7 +20,7 @@ def split_manifest(splits=4, **over):
             {"name": "v", "dtype": "float16", "shape": [2, 8, 1000, 128]},
             {"name": "o_part", "dtype": "float32", "shape": [splits, 16, 1, 128],
              "map": "workspace"},
-            {"name": "lse_part", "dtype": "float32", "shape": [splits, 16, 1],
+            {"name": "ml_part", "dtype": "float32", "shape": [splits, 16, 1, 2],
              "map": "workspace"},
             {"name": "locks", "dtype": "int32", "shape": [16, 1], "map": "workspace"},
             {"name": "out", "dtype": "float16", "shape": [2, 8, 1, 128]},
@@ -48,7 +48,7 @@ def test_workspace_parsed_and_hidden_from_callers():
     (lambda m: m["args"].pop(5), "needs the workspace argument 'locks'"),
     (lambda m: m["args"][3].update(shape=[4, 16, 1, 64]),
      r"workspace 'o_part' has shape \[4, 16, 1, 64\]; splits 4 need \[4, 16, 1, 128\]"),
-    (lambda m: m["args"][4].update(shape=[3, 16, 1]), "workspace 'lse_part'"),
+    (lambda m: m["args"][4].update(shape=[3, 16, 1, 2]), "workspace 'ml_part'"),
     (lambda m: m["args"][5].update(dtype="float32"), "workspace 'locks' must be int32"),
     (lambda m: m["args"][3].update(map="affine_map<(d0) -> (d0)>"),
      "has no attention layout"),
@@ -86,7 +86,7 @@ def test_attn_bundle_writes_split_kv(tmp_path):
     out = bundle.compile(src, tmp_path / "b", attn_bundle=real_attn_bundle())
     m = bundle.read_manifest(out)
     assert m.splits == 13 and m.grid == (1, 16, 13)
-    assert {a.name for a in m.args} >= {"o_part", "lse_part", "locks"}
+    assert {a.name for a in m.args} >= {"o_part", "ml_part", "locks"}
     assert m.arg("o_part").shape == (13, 16, 1, 128)
     assert "split-KV: 13 key ranges of 640 keys" in m.attention.kernel_choice
     out1 = bundle.compile(src, tmp_path / "b1", attn_bundle=real_attn_bundle(),

@@ -84,7 +84,7 @@ func.func @causal_bias(%q: tensor<8x?x64xf16>, %k: tensor<8x?x64xf16>, %v: tenso
 // CHECK-SAME: name = "size_b0"
 // CHECK-SAME: name = "size_n"
 // CHECK-SAME: {dtype = "float32", map = "workspace", name = "o_part", shape = array<i64: -1, -1, 1, 128>}
-// CHECK-SAME: {dtype = "float32", map = "workspace", name = "lse_part", shape = array<i64: -1, -1, 1>}
+// CHECK-SAME: {dtype = "float32", map = "workspace", name = "ml_part", shape = array<i64: -1, -1, 1, 2>}
 // CHECK-SAME: {dtype = "int32", map = "workspace", name = "locks", shape = array<i64: -1, 1>}
 // CHECK-SAME: grid = array<i64: 1, -1, -1>
 // CHECK-SAME: kernel_choice = "mma.sync m16n8k16, 1 warps x 1 x 16 query rows

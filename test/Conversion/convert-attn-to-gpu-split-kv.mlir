@@ -1,9 +1,11 @@
 // Decode shapes (M <= 16 query rows) take the mma.sync kernel with 16-row
 // warps, also on sm_90a; where the grid would be small, split-KV spreads
 // each query tile's keys over grid z: every block writes its range's
-// partial (O / l, lse) to the workspace arguments o_part / lse_part,
+// partial (O / l, and the row max and sum (m, l), not m + log l, which
+// loses l near |m| = FLT_MAX) to the workspace arguments o_part / ml_part,
 // counts itself on `locks` (atomic add after a fence), and the last block
-// merges the partials through L2 (ld.global.cg) into out.
+// merges the partials through L2 (ld.global.cg) into out, with weights
+// l_z 2^(m_z - max m).
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" | FileCheck %s
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a splits=1" | FileCheck %s --check-prefix=NOSPLIT
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_80 splits=5" 2>&1 | FileCheck %s --check-prefix=FORCED
@@ -14,18 +16,22 @@
 // wanted, 13 ranges of 640 keys.
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: name = "o_part", shape = array<i64: 13, 16, 1, 128>
-// CHECK-SAME: name = "lse_part", shape = array<i64: 13, 16, 1>
+// CHECK-SAME: name = "ml_part", shape = array<i64: 13, 16, 1, 2>
 // CHECK-SAME: dtype = "int32", map = "workspace", name = "locks", shape = array<i64: 16, 1>
 // CHECK-SAME: grid = array<i64: 1, 16, 13>
 // CHECK-SAME: kernel_choice = "mma.sync m16n8k16, 1 warps x 1 x 16 query rows, 64-key tiles, 3 stages, split-KV: 13 key ranges of 640 keys per query tile, merged by the last block; not wgmma: decode shape (M = 1 <= 16
 // CHECK-SAME: split_chunk = 640
 // CHECK-SAME: splits = 13
-// CHECK: func.func @attn_fwd({{.*}}memref<2x8x1x128xf16>, {{.*}}memref<13x16x1x128xf32>, {{.*}}memref<13x16x1xf32>, {{.*}}memref<16x1xi32>)
+// CHECK: func.func @attn_fwd({{.*}}memref<2x8x1x128xf16>, {{.*}}memref<13x16x1x128xf32>, {{.*}}memref<13x16x1x2xf32>, {{.*}}memref<16x1xi32>)
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c16{{.*}}, {{.*}} = %c13{{.*}}) threads({{.*}}) in ({{.*}} = %c32
+// CHECK: vector.store {{.*}} : memref<13x16x1x2xf32>, vector<2xf32>
 // CHECK: "membar.gl;"
 // CHECK: memref.atomic_rmw addi
 // CHECK: "membar.gl;"
-// CHECK: ld.global.cg.f32
+// CHECK: ld.global.cg.v2.f32
+// CHECK: ld.global.cg.v2.f32
+// CHECK: ex2.approx.ftz.f32
+// CHECK: arith.mulf
 // CHECK: ld.global.cg.v4.f32
 
 // NOSPLIT-LABEL: attn.bundle = {

@@ -333,14 +333,14 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
     // Split-KV's workspace: f32 partials and the int32 per-tile counters.
     // The block table of paged K/V, the lengths and varlen tables: int32.
     bool workspace = llvm::is_contained(
-        {"o_part", "lse_part", "locks", "block_table", "kv_lens",
+        {"o_part", "ml_part", "locks", "block_table", "kv_lens",
          "cu_seqlens_q", "cu_seqlens_k"},
         *name);
     // A runtime size: an int64 scalar parameter.
     bool size = o->getString("map") == "size";
     if (size ? !name->starts_with("size_") || *dtype != "int64" ||
                    !shape->empty()
-        : workspace ? *dtype != (*name == "o_part" || *name == "lse_part"
+        : workspace ? *dtype != (*name == "o_part" || *name == "ml_part"
                                      ? "float32"
                                      : "int32")
                     : !llvm::is_contained(

@@ -1178,7 +1178,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     int64_t y = kb.dynBatch ? ShapedType::kDynamic : launchBatch;
     workspace.push_back(
         {"o_part", MemRefType::get({z, y, rowsTotal, eDim}, f32)});
-    workspace.push_back({"lse_part", MemRefType::get({z, y, rowsTotal}, f32)});
+    workspace.push_back(
+        {"ml_part", MemRefType::get({z, y, rowsTotal, 2}, f32)});
     workspace.push_back(
         {"locks", MemRefType::get({y, gridX}, b.getI32Type())});
     for (auto &[name, type] : workspace)

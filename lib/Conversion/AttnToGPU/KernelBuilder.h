@@ -560,11 +560,12 @@ struct TileKernel {
 };
 
 /// Split-KV's epilogue (SplitKV.cpp), in place of storeOutput: the block
-/// writes its key range's normalized partial O (f32) and lse to the
-/// workspace (o_part[z, flat, m, e], lse_part[z, flat, m]), counts itself
-/// done on locks[flat, blockX]; the last of the tile's `splits` blocks
-/// merges all partials exactly (weights e^(lse_z - max lse), fully masked
-/// ranges weigh 0), writes out (and lse), and resets the counter.
+/// writes its key range's normalized partial O (f32) and its (m, ℓ) to the
+/// workspace (o_part[z, flat, m, e], ml_part[z, flat, m, 2]; m in log2
+/// units when `mLog2`), counts itself done on locks[flat, blockX]; the
+/// last of the tile's `splits` blocks merges all partials exactly (weights
+/// ℓ_z e^(m_z - max m), fully masked ranges weigh 0), writes out (and
+/// lse), and resets the counter.
 /// Arguments as storeOutput's; `smem` is the block's dynamic shared memory
 /// (its first 4 bytes carry the "last" flag), `z` the split index.
 void storePartialAndMerge(TileKernel &tk, Value smem, Value z, Value flat,

@@ -1,14 +1,18 @@
 //===- SplitKV.cpp - split-KV partials and their merge --------------------===//
 //
 // Flash-decoding: a query tile's keys are spread over `splits` blocks (grid
-// z). Each writes its range's normalized partial output and log-sum-exp,
-//   O_z = (Σ_{n in z} e^(s_n - m_z) V_n) / ℓ_z,  lse_z = m_z + log ℓ_z,
+// z). Each writes its range's normalized partial output and its softmax
+// statistics (the running max m_z, in the kernel's units, and the sum ℓ_z),
+//   O_z = (Σ_{n in z} e^(s_n - m_z) V_n) / ℓ_z,
 // and the last block of the tile to finish (a counter per tile, atomically
 // incremented after a memory fence) combines them exactly:
-//   lse = max_z lse_z + log Σ_z e^(lse_z - max),
-//   O   = Σ_z e^(lse_z - lse) O_z,
-// in one launch, without a second kernel. Ranges that saw no key have
-// lse_z = -inf and weigh 0; a row no range saw gets O = 0, lse = -inf.
+//   M = max_z m_z,  w_z = ℓ_z e^(m_z - M),
+//   O = Σ_z w_z O_z / Σ_z w_z,  lse = M + log Σ_z w_z,
+// in one launch, without a second kernel. (m_z, ℓ_z) rather than
+// lse_z = m_z + log ℓ_z: near |m| = FLT_MAX (a finfo.min bias over a whole
+// row) log ℓ_z is below m_z's rounding, and ranges of unequal length would
+// weigh alike. Ranges that saw no key have ℓ_z = 0 and weigh 0; a row no
+// range saw gets O = 0, lse = -inf.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,11 +53,11 @@ struct Merge {
                                                tk.mul(offset, 4));
     return arith::AddIOp::create(b, loc, base, bytes);
   }
-  /// `n` (1 or 4) f32 at `addr`, read through L2 (ld.global.cg): other
+  /// `n` (2 or 4) f32 at `addr`, read through L2 (ld.global.cg): other
   /// blocks wrote them in this launch, and L1 is not coherent.
   SmallVector<Value> loadCg(Value addr, int64_t n) {
     SmallVector<Type> types(n, b.getF32Type());
-    std::string text = n == 1 ? "ld.global.cg.f32 $0, [$1];"
+    std::string text = n == 2 ? "ld.global.cg.v2.f32 {$0, $1}, [$2];"
                               : "ld.global.cg.v4.f32 {$0, $1, $2, $3}, [$4];";
     auto op = NVVM::InlinePtxOp::create(b, loc, types, ValueRange{addr},
                                         ValueRange{}, text, Value());
@@ -72,7 +76,7 @@ void gpu_kernel::storePartialAndMerge(
   Merge mg{tk, b, loc};
   // Rows are queries, or (group member, query) pairs with GQA packing.
   const int64_t M = tk.rowsTotal(), r = tk.r;
-  Value oPart = tk.memArg("o_part"), lsePart = tk.memArg("lse_part"),
+  Value oPart = tk.memArg("o_part"), mlPart = tk.memArg("ml_part"),
         locks = tk.memArg("locks");
   // Splits and batch entries: the workspace's dims 0 and 1, static or (a
   // split count chosen at launch, dynamic shapes) runtime values.
@@ -85,6 +89,7 @@ void gpu_kernel::storePartialAndMerge(
                : tk.idx(oType.getDimSize(d));
   };
   Value splitsV = dimOf(0), batchV = dimOf(1);
+  Value c0 = tk.idx(0);
   Value zero = kb.cF32(0.0f);
   Value ninf = kb.cF32(-std::numeric_limits<float>::infinity());
   Type f32 = b.getF32Type();
@@ -99,15 +104,16 @@ void gpu_kernel::storePartialAndMerge(
     body();
   };
 
-  // This range's partial: O / ℓ and m + log ℓ per row (rows past M not
-  // stored; the lse by the first lane of the quad).
+  // This range's partial: O / ℓ and (m, ℓ) per row (rows past M not
+  // stored; (m, ℓ) by the first lane of the quad).
   for (size_t s = 0; s < l.size(); ++s) {
     Value sum = tk.quadReduce(l[s], /*isMax=*/false);
     Value empty =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
     Value inv = arith::SelectOp::create(
         b, loc, empty, zero, arith::DivFOp::create(b, loc, kb.cF32(1.0f), sum));
-    Value lse = kb.lse(m[s], sum, mLog2);
+    Value stats = vector::FromElementsOp::create(b, loc, pairType,
+                                                 ValueRange{m[s], sum});
     ifThen(ult(rows[s], tk.idx(M)), [&] {
       for (int64_t eb = 0; eb < E / 8; ++eb) {
         Value pair = vector::FromElementsOp::create(
@@ -121,8 +127,10 @@ void gpu_kernel::storePartialAndMerge(
       ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tk.c2,
                                    tk.idx(0)),
              [&] {
-               memref::StoreOp::create(b, loc, lse, lsePart,
-                                       ValueRange{z, flat, rows[s]});
+               vector::StoreOp::create(b, loc, stats, mlPart,
+                                       ValueRange{z, flat, rows[s], c0},
+                                       /*nontemporal=*/false,
+                                       llvm::MaybeAlign(8));
              });
     });
   }
@@ -136,7 +144,6 @@ void gpu_kernel::storePartialAndMerge(
   Value flagMem = memref::ViewOp::create(
       b, loc, MemRefType::get({1}, b.getI32Type(), AffineMap(), workgroup),
       smem, tk.idx(0), ValueRange{});
-  Value c0 = tk.idx(0);
   Value isT0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tk.tid, c0);
   ifThen(isT0, [&] {
     Value one = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(1));
@@ -185,17 +192,23 @@ void gpu_kernel::storePartialAndMerge(
                          : tk.mul(zz, oType.getDimSize(1));
           return tk.add(tk.mul(tk.add(zb, flat), M), row);
         };
-        // Split z0 + u's lse (-inf past the last split, which is read
+        // Split z0 + u's (m, ℓ) (-inf, 0 past the last split, which is read
         // instead) and its row offset.
-        auto lseAt = [&](Value z0, int64_t u) -> std::pair<Value, Value> {
+        struct Stats {
+          Value m, l, ro;
+        };
+        auto statsAt = [&](Value z0, int64_t u) -> Stats {
           Value z = tk.add(z0, u);
           Value zc = arith::MinUIOp::create(
               b, loc, z, runtime ? tk.add(splitsV, -1) : tk.idx(splits - 1));
           Value ro = rowOffset(zc);
-          Value x = mg.loadCg(mg.address(lsePart, ro), 1)[0];
-          if (runtime || (splits % kUnroll) != 0)
-            x = arith::SelectOp::create(b, loc, ult(z, splitsV), x, ninf);
-          return {x, ro};
+          SmallVector<Value> ml = mg.loadCg(mg.address(mlPart, tk.mul(ro, 2)), 2);
+          if (runtime || (splits % kUnroll) != 0) {
+            Value in = ult(z, splitsV);
+            ml[0] = arith::SelectOp::create(b, loc, in, ml[0], ninf);
+            ml[1] = arith::SelectOp::create(b, loc, in, ml[1], zero);
+          }
+          return {ml[0], ml[1], ro};
         };
         Value cEnd = runtime ? tk.mul(tk.divu(tk.add(splitsV, kUnroll - 1),
                                               kUnroll),
@@ -207,7 +220,7 @@ void gpu_kernel::storePartialAndMerge(
             [&](OpBuilder &, Location, Value z0, ValueRange st) {
               Value mx = st[0];
               for (int64_t u = 0; u < kUnroll; ++u)
-                mx = arith::MaximumFOp::create(b, loc, mx, lseAt(z0, u).first);
+                mx = arith::MaximumFOp::create(b, loc, mx, statsAt(z0, u).m);
               scf::YieldOp::create(b, loc, ValueRange{mx});
             });
         Value mx = maxLoop.getResult(0);
@@ -220,11 +233,14 @@ void gpu_kernel::storePartialAndMerge(
             [&](OpBuilder &, Location, Value z0, ValueRange st) {
               SmallVector<Value> next(st);
               for (int64_t u = 0; u < kUnroll; ++u) {
-                auto [x, ro] = lseAt(z0, u);
-                Value w = kb.exp(arith::SubFOp::create(b, loc, x, ref));
+                Stats p = statsAt(z0, u);
+                // w = ℓ e^(m - M): an empty range has m = -inf, ℓ = 0.
+                Value d = arith::SubFOp::create(b, loc, p.m, ref);
+                Value w = arith::MulFOp::create(
+                    b, loc, p.l, mLog2 ? tk.ex2(d) : kb.exp(d));
                 next[0] = arith::AddFOp::create(b, loc, next[0], w);
                 SmallVector<Value> v = mg.loadCg(
-                    mg.address(oPart, tk.add(tk.mul(ro, E), col0)), 4);
+                    mg.address(oPart, tk.add(tk.mul(p.ro, E), col0)), 4);
                 for (int64_t j = 0; j < 4; ++j)
                   next[1 + j] = kb.fma(w, v[j], next[1 + j]);
               }
@@ -264,7 +280,7 @@ void gpu_kernel::storePartialAndMerge(
           ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, col0,
                                        c0),
                  [&] {
-                   memref::StoreOp::create(b, loc, kb.lse(ref, wsum, false),
+                   memref::StoreOp::create(b, loc, kb.lse(ref, wsum, mLog2),
                                            lseMem, tk.indices("lse"));
                  });
       });

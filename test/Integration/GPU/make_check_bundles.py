@@ -3,7 +3,7 @@
 compiles each with attn-bundle (here, where MLIR is) into
 test/Integration/GPU/bundles/NAME, for run_gpu_checks.py on the GPU machine.
 
-    python3 test/Integration/GPU/make_check_bundles.py [--out DIR] [--chip sm_90a] [--only SUBSTR]
+    python3 test/Integration/GPU/make_check_bundles.py [--out DIR] [--chip sm_90a] [--only SUBSTR[,SUBSTR...]]
 
 Cases: f32/f16/bf16; [B,H,S,D] and [B,S,H,D] layouts; no batch dims; E != D;
 ragged M, N (not multiples of the block); M != N with causal (top-left);
@@ -913,10 +913,11 @@ def main() -> int:
     ap.add_argument("--print", action="store_true", help="print the programs, compile nothing")
     a = ap.parse_args()
     out = Path(a.out)
+    only = [o for o in a.only.split(",") if o]
     failed = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, case in CASES.items():
-            if a.only and a.only not in name:
+            if only and not any(o in name for o in only):
                 continue
             src = Path(tmp) / f"{name}.mlir"
             src.write_text(program(case))

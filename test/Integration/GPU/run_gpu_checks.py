@@ -98,11 +98,9 @@ def check_once(kernel: Any, man: B.Manifest, d: Path, row: Dict[str, Any], torch
     """One launch pair at the manifest's (specialized) shapes; fills row's
     numbers, returns the problems found."""
     seed = args.seed + zlib.crc32(str(d.name).encode()) % 100000
-    # Split-KV merges its partials through their lse (m + log ℓ), which
-    # cannot weigh ranges of unequal ℓ once |m| is near FLT_MAX: a row
-    # whose every key carries a finfo.min bias is not exact there (a known
-    # limit, README), so those bundles get no such row.
-    inputs = R.make_inputs(man, ops, seed, lowest_row=man.arg("o_part") is None)
+    # Every float mask gets a finfo.min row: split-KV bundles too (their
+    # merge weighs ranges by (m, ℓ), exact where m + log ℓ rounds to m).
+    inputs = R.make_inputs(man, ops, seed)
     ins = [inputs[n] for n in man.inputs]
 
     has_lse = man.arg("lse") is not None
