@@ -122,6 +122,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   gpuOpts.wgmma = options.wgmma;
   gpuOpts.warpSpecialize = options.warpSpecialize;
   gpuOpts.pingpong = options.pingpong;
+  gpuOpts.tma = options.tma;
   gpuOpts.minBlocks = options.minBlocks;
   gpuOpts.splits = options.splits;
   gpuOpts.f32Precision = options.f32Precision;

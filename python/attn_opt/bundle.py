@@ -89,6 +89,12 @@ OUTPUTS = ("out", "lse")
 # Shapes: o_part [splits, batch, m, e], ml_part [splits, batch, m, 2],
 # locks [batch, grid x] (batch: the product of the batch dims).
 WORKSPACE = {"o_part": "float32", "ml_part": "float32", "locks": "int32"}
+# TMA tensor maps (map "tensormap"): 128 bytes (int64[16]) in device memory
+# that the loader encodes (cuTensorMapEncodeTiled) for the operand the entry
+# names ("tensor") with its "box" (elements per operand axis; 128 bytes
+# along the last, contiguous one; 128-byte swizzle), per bound address;
+# never passed by callers.
+TENSOR_MAPS = {"tmap_q": "q", "tmap_k": "k", "tmap_v": "v"}
 # int32 inputs the caller passes, with their rank: the block table of paged
 # K/V [b0, pages per sequence], per-sequence key counts [b], and varlen's
 # cumulative sequence lengths [seqs + 1] of the packed queries and keys.
@@ -153,6 +159,7 @@ class ArgSpec:
     dtype: str
     shape: Tuple[int, ...]
     dims: Tuple[str, ...]  # attention dimension of each axis, e.g. ("b0", "m", "d")
+    box: Tuple[int, ...] = ()  # a tensor map's box (TENSOR_MAPS)
 
     @property
     def nbytes(self) -> int:
@@ -285,6 +292,7 @@ class Manifest:
         """Names of the arguments the caller passes, in parameter order."""
         return tuple(a.name for a in self.args
                      if a.name not in OUTPUTS and a.name not in WORKSPACE
+                     and a.name not in TENSOR_MAPS
                      and not _SIZE_ARG.fullmatch(a.name))
 
     @property
@@ -1067,7 +1075,7 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
             raise BundleError(f"{where}: every entry of 'args' must be an object")
         n = a.get("name")
         if not isinstance(n, str) or not (n in ARG_NAMES or n in WORKSPACE
-                                          or n in INDEX_ARGS
+                                          or n in INDEX_ARGS or n in TENSOR_MAPS
                                           or _MOD_ARG.fullmatch(n)
                                           or _SIZE_ARG.fullmatch(n)):
             raise BundleError(f"{where}: unknown argument name {_show(n)} "
@@ -1131,6 +1139,18 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                 shape = (-1,) + shape[1:]
             args.append(ArgSpec(name, dtype, shape, ()))
             continue
+        if name in TENSOR_MAPS:
+            box = a.get("box")
+            if (dtype != "int64" or a.get("map") != "tensormap"
+                    or a.get("shape") != [16] or name in layouts
+                    or a.get("tensor") != TENSOR_MAPS[name]):
+                raise BundleError(f"{where}: '{name}' must be an int64[16] "
+                                  f"tensor map of '{TENSOR_MAPS[name]}' (map "
+                                  f"\"tensormap\"), got {_show(a)}")
+            args.append(ArgSpec(name, dtype, (16,), (),
+                                _int_list(box, None, f"'{name}'.box", where,
+                                          positive=True)))
+            continue
         if name in WORKSPACE:
             if dtype != WORKSPACE[name]:
                 raise BundleError(f"{where}: workspace '{name}' must be "
@@ -1183,6 +1203,23 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
         _check_dims(name, dims, len(shape), batch, where)
         args.append(ArgSpec(name, dtype, shape, dims))
     spec = {a.name: a for a in args}
+    for n, t in TENSOR_MAPS.items():
+        if n not in spec:
+            continue
+        op, box = spec.get(t), spec[n].box
+        if op is None:
+            raise BundleError(f"{where}: tensor map '{n}' describes '{t}', "
+                              "which is not an argument")
+        if dynamic or op.dtype not in ("float16", "bfloat16"):
+            raise BundleError(f"{where}: tensor map '{n}' needs a static "
+                              f"16-bit '{t}'")
+        if (len(box) != len(op.shape) or len(box) > 5 or max(box) > 256
+                or box[-1] * ITEMSIZE[op.dtype] != 128):
+            raise BundleError(f"{where}: tensor map '{n}' has box "
+                              f"{list(box)} for '{t}' of shape "
+                              f"{list(op.shape)}: one entry per axis "
+                              "(at most 5, each <= 256), 128 bytes along "
+                              "the last")
     if spec["out"].dtype == "bool":
         raise BundleError(f"{where}: 'out' cannot be bool")
     if "lse" in spec and spec["lse"].dtype != "float32":
@@ -1831,7 +1868,7 @@ def find_attn_bundle() -> str:
 
 LAUNCH_OPTIONS = ("tile_q", "tile_kv", "warps", "stages", "q_shared",
                   "rescale_threshold", "pipeline", "wgmma", "min_blocks",
-                  "warp_specialize", "pingpong", "splits", "f32_precision")
+                  "warp_specialize", "pingpong", "tma", "splits", "f32_precision")
 F32_PRECISIONS = ("3xtf32", "tf32", "ieee")
 
 
@@ -1896,6 +1933,27 @@ _CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
 _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 
 
+# cuda.h: CUtensorMapDataType, CU_TENSOR_MAP_SWIZZLE_128B,
+# CU_TENSOR_MAP_L2_PROMOTION_L2_256B.
+_TENSOR_MAP_DTYPE = {"float16": 6, "bfloat16": 9}
+_TENSOR_MAP_CACHE = 64
+_CU_TENSOR_MAP_SWIZZLE_128B = 3
+_CU_TENSOR_MAP_L2_PROMOTION_256B = 3
+
+
+def tensor_map_layout(dtype: str, shape: Sequence[int], box: Sequence[int]
+                      ) -> Tuple[Tuple[int, ...], Tuple[int, ...], Tuple[int, ...]]:
+    """cuTensorMapEncodeTiled's dims, byte strides (of every axis but the
+    innermost) and box for a row-major tensor of `shape`, innermost first:
+    the order of the kernel's TMA coordinates."""
+    item = ITEMSIZE[dtype]
+    strides, acc = [], item
+    for n in reversed(shape[1:]):
+        acc *= n
+        strides.append(acc)
+    return tuple(reversed(shape)), tuple(strides), tuple(reversed(box))
+
+
 class _Driver:
     """The few libcuda entry points a launch needs, every result checked."""
 
@@ -1922,6 +1980,10 @@ class _Driver:
             "cuFuncSetAttribute": [P, I, I],
             "cuLaunchKernel": [P, U, U, U, U, U, U, U, P, ctypes.POINTER(P),
                                ctypes.POINTER(P)],
+            "cuTensorMapEncodeTiled": [P, I, U, P, ctypes.POINTER(ctypes.c_uint64),
+                                       ctypes.POINTER(ctypes.c_uint64),
+                                       ctypes.POINTER(ctypes.c_uint32),
+                                       ctypes.POINTER(ctypes.c_uint32), I, I, I, I],
         }
         for name, argtypes in sig.items():
             fn = getattr(lib, name)
@@ -1947,6 +2009,23 @@ class _Driver:
     def check(self, res: int, what: str) -> None:
         if res != 0:
             raise CudaError(f"{what} failed: {self.error(res)}")
+
+    def encode_tensor_map(self, address: int, dtype: str, shape: Sequence[int],
+                          box: Sequence[int]) -> bytes:
+        """The 128-byte CUtensorMap of a row-major tensor at `address`
+        (tensor_map_layout), 128-byte swizzle, rows past the tensor read as
+        zeros."""
+        dims, strides, boxes = tensor_map_layout(dtype, shape, box)
+        out = (ctypes.c_uint64 * 16)()
+        u64, u32 = ctypes.c_uint64, ctypes.c_uint32
+        self.check(self.lib.cuTensorMapEncodeTiled(
+            ctypes.addressof(out), _TENSOR_MAP_DTYPE[dtype], len(dims),
+            ctypes.c_void_p(address), (u64 * len(dims))(*dims),
+            (u64 * max(1, len(strides)))(*strides), (u32 * len(boxes))(*boxes),
+            (u32 * len(dims))(*([1] * len(dims))), 0,
+            _CU_TENSOR_MAP_SWIZZLE_128B, _CU_TENSOR_MAP_L2_PROMOTION_256B, 0),
+            f"cuTensorMapEncodeTiled (shape {list(shape)}, box {list(box)})")
+        return bytes(out)
 
     def primary_context(self, ordinal: int) -> int:
         dev, ctx = ctypes.c_int(), ctypes.c_void_p()
@@ -1996,6 +2075,11 @@ class Kernel:
         self.load_notes: List[str] = []
         self._workspace: Optional[Dict[str, Any]] = None
         self._workspaces: Dict[str, Any] = {}  # name -> flat buffer
+        # TMA tensor maps in device memory, by (argument, address): the
+        # latest _TENSOR_MAP_CACHE, so that calls on the same tensors (a
+        # model's layer loop, the caching allocator's reused blocks) copy
+        # nothing.
+        self._tensor_maps: Dict[Tuple[str, int], Any] = {}
         self._multiprocessors: Optional[int] = None
         drv = _Driver.get()
         self._drv = drv
@@ -2107,7 +2191,7 @@ class Kernel:
         bound.update(self._workspace_for(at))
         check_args(at, bound)
         for spec in man.args:
-            if _SIZE_ARG.fullmatch(spec.name):
+            if _SIZE_ARG.fullmatch(spec.name) or spec.name in TENSOR_MAPS:
                 continue
             x = bound[spec.name]
             if x.device.type != "cuda" or x.device.index != self.device:
@@ -2117,6 +2201,11 @@ class Kernel:
         if stream is None:
             stream = torch.cuda.current_stream(self.device)
         handle = stream if isinstance(stream, int) else stream.cuda_stream
+        for spec in man.args:
+            if spec.name in TENSOR_MAPS:
+                x = bound[TENSOR_MAPS[spec.name]]
+                bound[spec.name] = self._tensor_map(
+                    spec, at.arg(TENSOR_MAPS[spec.name]), x, stream)
         ptrs = [ctypes.c_int64(dims[a.name[len("size_"):]])
                 if _SIZE_ARG.fullmatch(a.name)
                 else ctypes.c_uint64(bound[a.name].data_ptr()) for a in man.args]
@@ -2140,6 +2229,26 @@ class Kernel:
         if "lse" in bound:
             return launch, (bound["out"], bound["lse"])
         return launch, bound["out"]
+
+    def _tensor_map(self, spec: ArgSpec, op: ArgSpec, x: Any, stream: Any) -> Any:
+        """The device copy of `op`'s tensor map for tensor `x` (checked by
+        check_args), encoded and copied on `stream` when new."""
+        import torch
+        key = (spec.name, int(x.data_ptr()))
+        buf = self._tensor_maps.get(key)
+        if buf is not None:
+            return buf
+        raw = self._drv.encode_tensor_map(key[1], op.dtype, op.shape, spec.box)
+        host = torch.frombuffer(bytearray(raw), dtype=torch.int64).pin_memory()
+        buf = torch.empty(16, dtype=torch.int64, device=f"cuda:{self.device}")
+        s = (stream if isinstance(stream, torch.cuda.Stream)
+             else torch.cuda.ExternalStream(stream, device=self.device))
+        with torch.cuda.stream(s):
+            buf.copy_(host, non_blocking=True)
+        if len(self._tensor_maps) >= _TENSOR_MAP_CACHE:
+            self._tensor_maps.pop(next(iter(self._tensor_maps)))
+        self._tensor_maps[key] = buf
+        return buf
 
     def close(self) -> None:
         if self._module:

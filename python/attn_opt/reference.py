@@ -29,7 +29,7 @@ import contextlib
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from .bundle import (INT64_MIN, SCORE_MOD_OPS, WORKSPACE, Manifest, ScoreMod,
+from .bundle import (INT64_MIN, SCORE_MOD_OPS, TENSOR_MAPS, WORKSPACE, Manifest, ScoreMod,
                      ScoreModOp)
 
 # ---------------------------------------------------------------------------
@@ -602,7 +602,7 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
             return np.ascontiguousarray(np.asarray(x).astype(dt))
 
     for spec in man.args:
-        if spec.name == "out" or spec.name in WORKSPACE:
+        if spec.name == "out" or spec.name in WORKSPACE or spec.name in TENSOR_MAPS:
             continue
         if spec.name == "kv_lens":
             # Lengths in [0, N]: one empty sequence and one full where there

@@ -11,7 +11,10 @@
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a tile-kv=256 stages=4" 2>&1 | FileCheck %s --check-prefix=BADSMEM
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a wgmma=1" 2>&1 | FileCheck %s --check-prefix=REQ
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_70" 2>&1 | FileCheck %s --check-prefix=BADCHIP
-// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=1" | FileCheck %s --check-prefix=WS
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=1 tma=0" | FileCheck %s --check-prefix=WS
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=1" | FileCheck %s --check-prefix=TMA
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a tma=1" 2>&1 | FileCheck %s --check-prefix=TMAREQ
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a tma=2" 2>&1 | FileCheck %s --check-prefix=TMABAD
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=1 pipeline=1 tile-kv=64" | FileCheck %s --check-prefix=WSPIPE
 // RUN: attn-opt %s --split-input-file --attn-gpu-pipeline="chip=sm_90a warp-specialize=1" | FileCheck %s --check-prefix=WSPTX
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a wgmma=0 warp-specialize=1" | FileCheck %s --check-prefix=WSOFF
@@ -117,7 +120,7 @@
 // PTX-SAME: wgmma.commit_group.sync.aligned
 // PTX-SAME: wgmma.wait_group.sync.aligned 0
 
-// warp-specialize=1: a third warpgroup (threads 256-383) only copies; one
+// warp-specialize=1 tma=0: a third warpgroup (threads 256-383) only copies; one
 // block per multiprocessor (min_blocks 1: the register cap at entry that
 // setmaxnreg needs). Thread 0 initializes the mbarriers (Q full; full and
 // empty per stage) before a block barrier; the producer gives registers
@@ -166,6 +169,51 @@
 // WS: "bar.sync 1, 256;"
 // WS: gpu.terminator
 
+// warp-specialize=1 with TMA (the default where it applies): K and V come
+// with the tensor memory accelerator. Two more kernel arguments, the
+// tensor maps of K and V (int64[16], encoded by the launcher, box: one key
+// tile of 64 columns per (b, h)); the stages' full barriers count one
+// arrival (the TMA thread's, which expects the stage's 2 x 128 x 64 x 2
+// bytes), Q's and the empty ones as before. Producer thread 0 prefetches
+// the maps (and the first K/V rows into L2), then per tile waits for empty,
+// expects the bytes and issues one 4-d box copy per 64-column panel of K
+// and V onto the full barrier. Consumers wait for full without a proxy
+// fence (TMA writes through the async proxy).
+// TMA-LABEL: module attributes
+// TMA-SAME: {box = array<i64: 1, 1, 128, 64>, dtype = "int64", map = "tensormap", name = "tmap_k", shape = array<i64: 16>, tensor = "k"}
+// TMA-SAME: {box = array<i64: 1, 1, 128, 64>, dtype = "int64", map = "tensormap", name = "tmap_v", shape = array<i64: 16>, tensor = "v"}
+// TMA-SAME: K/V by TMA
+// TMA: func.func @attn_fwd({{.*}}, %[[TK:.*]]: memref<16xi64>, %[[TV:.*]]: memref<16xi64>)
+// TMA: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c128_i32
+// TMA: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c1_i32
+// TMA: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c1_i32
+// TMA: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c256_i32
+// TMA: "setmaxnreg.dec.sync.aligned.u32 88;"
+// TMA: scf.if
+// TMA:   "prefetch.tensormap [$0];"
+// TMA:   "prefetch.global.L2 [$0];"
+// TMA:   "prefetch.tensormap [$0];"
+// TMA:   "prefetch.global.L2 [$0];"
+// TMA: scf.for
+// TMA:   mbarrier.try_wait.parity.shared::cta.b64
+// TMA:   scf.if
+// TMA:     mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1;{{.*}}"r,r" %{{.*}}, %c32768_i32
+// TMA:     cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3, $4, $5}], [$6];"
+// TMA-NOT: cp.async.bulk.tensor
+// TMA:   cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// TMA-NOT: cp.async.bulk.tensor
+// TMA:   scf.yield
+// TMA: "cp.async.wait_all;"
+// TMA: } else {
+// TMA: "setmaxnreg.inc.sync.aligned.u32 208;"
+// TMA: "fence.proxy.async.shared::cta;"
+// TMA: scf.for
+// TMA:   mbarrier.try_wait.parity
+// TMA-NOT: fence.proxy.async
+// TMA:   wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// TMAREQ: error: tma=1: TMA loads are the producer warpgroup's (warp-specialize=1)
+// TMABAD: error: tma must be -1 (default), 0 or 1, got 2
+
 // Warp-specialized and pipelined: the first tile waits for full before its
 // S; each iteration waits for tile t, and frees tile t - 1 (empty) once its
 // P V has been waited for. The two computing warpgroups take turns (named
@@ -207,7 +255,8 @@
 // WSPTX-SAME: .maxntid 384, 1, 1
 // WSPTX-SAME: .minnctapersm 1
 // WSPTX-SAME: setmaxnreg.dec.sync.aligned.u32 88
-// WSPTX-SAME: cp.async.mbarrier.arrive.noinc.shared::cta.b64
+// WSPTX-SAME: prefetch.tensormap
+// WSPTX-SAME: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // WSPTX-SAME: setmaxnreg.inc.sync.aligned.u32 208
 
 // warp-specialize applies to the wgmma kernel only (like q-shared to the
@@ -370,19 +419,21 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x16400x128xf16>, %v:
 // three computing warpgroups (192 rows; measured 1.03-1.07x two), 64-key
 // tiles, 3 stages, and each stage holds the block's 192 x 64 bias tile
 // beside K and V (rows of 64 + 8 halves: 144 bytes): the producer copies it
-// with the stage's K and V, arriving on the same full barrier, so the
-// consumers read its fragments once full has flipped, without a copy or a
-// wait of their own.
+// with cp.async beside the stage's K and V (one thread's TMA copies),
+// every copy completing on the same full barrier (128 + 1 arrivals), so
+// the consumers read its fragments once full has flipped, without a copy
+// or a wait of their own.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: block = array<i64: 512, 1, 1>
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 3 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 56/152), 64-key tiles, 3 stages, mask tiles staged in shared memory (in the K/V stages), pipelined, 1 block(s) per multiprocessor"
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 3 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 56/152), 64-key tiles, 3 stages, K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, 1 block(s) per multiprocessor"
 // CHECK-SAME: mask_row_bytes = 144
 // CHECK-SAME: shared_bytes = 231488
+// CHECK: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c129_i32
 // CHECK: "setmaxnreg.dec.sync.aligned.u32 56;"
 // CHECK: scf.for
 // CHECK:   mbarrier.try_wait.parity
-// CHECK-COUNT-8: nvgpu.device_async_copy %arg1
-// CHECK-COUNT-8: nvgpu.device_async_copy %arg2
+// CHECK:   mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1;{{.*}}"r,r" %{{.*}}, %c32768_i32
+// CHECK-COUNT-4: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // CHECK-COUNT-12: nvgpu.device_async_copy %arg3{{.*}} to memref<576x72xf16, #gpu.address_space<workgroup>>
 // CHECK: cp.async.mbarrier.arrive.noinc.shared::cta.b64
 // CHECK: } else {
@@ -408,7 +459,7 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: 
 // its K/V stages (measured 1.13-1.18x the two-block kernel, which reads the
 // bias fragments from global memory), two computing warpgroups there.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup {{.*}}, 64-key tiles, 3 stages, mask tiles staged in shared memory (in the K/V stages), pipelined, ping-pong
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup {{.*}}, 64-key tiles, 3 stages, K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, ping-pong
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x1024x128xf16>, %v: tensor<1x1024x128xf16>, %bias: tensor<1x256x1024xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x1024x128xf16>, tensor<1x1024x128xf16>)

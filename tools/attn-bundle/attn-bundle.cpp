@@ -4,7 +4,8 @@
 //               [--warps=N] [--stages=N] [--q-shared=-1|0|1]
 //               [--rescale-threshold=8] [--pipeline=0|1] [--min-blocks=N]
 //               [--wgmma=-1|0|1] [--warp-specialize=-1|0|1]
-//               [--pingpong=-1|0|1] [--f32-precision=3xtf32|tf32|ieee]
+//               [--pingpong=-1|0|1] [--tma=-1|0|1]
+//               [--f32-precision=3xtf32|tf32|ieee]
 //               [--explain] [--block-threads=128]
 //
 // Fuses the module's attention, compiles it with --attn-gpu-pipeline and
@@ -97,6 +98,12 @@ static cl::opt<int64_t> warpSpecialize(
              "mbarriers) and gives the computing warpgroups more registers; "
              "-1: for long non-causal key loops at D = 128"),
     cl::init(-1));
+static cl::opt<int64_t> tma(
+    "tma",
+    cl::desc("Warp-specialized kernel: K/V tiles by the tensor memory "
+             "accelerator from tensor maps the loader encodes (1), by "
+             "cp.async (0), default (-1)"),
+    cl::init(-1));
 static cl::opt<int64_t> pingpong(
     "pingpong",
     cl::desc("Warp-specialized pipelined kernel: the computing warpgroups "
@@ -147,6 +154,7 @@ static FailureOr<std::string> compile(ModuleOp module, StringRef format,
   options.wgmma = wgmma;
   options.warpSpecialize = warpSpecialize;
   options.pingpong = pingpong;
+  options.tma = tma;
   options.explain = explain;
   PassManager kernelPm(module.getContext());
   attn::buildAttnGpuKernelPipeline(kernelPm, options);
@@ -338,6 +346,20 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
         *name);
     // A runtime size: an int64 scalar parameter.
     bool size = o->getString("map") == "size";
+    // A TMA tensor map: 128 bytes (int64[16]) the loader encodes for the
+    // operand it names, with a box per operand dim.
+    if (o->getString("map") == "tensormap") {
+      std::optional<StringRef> tensor = o->getString("tensor");
+      const llvm::json::Array *box = o->getArray("box");
+      if (!name->starts_with("tmap_") || *dtype != "int64" ||
+          shape->size() != 1 || (*shape)[0].getAsInteger() != 16 || !tensor ||
+          !box || box->empty())
+        return fail("tensor map argument '" + *name +
+                    "' is not int64[16] with a tensor and a box");
+      if (!names.insert(*name).second)
+        return fail("argument '" + *name + "' appears twice");
+      continue;
+    }
     if (size ? !name->starts_with("size_") || *dtype != "int64" ||
                    !shape->empty()
         : workspace ? *dtype != (*name == "o_part" || *name == "ml_part"

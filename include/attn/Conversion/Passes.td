@@ -92,6 +92,12 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "-1 uses it (pipelined, 3 stages) for the default launch shape "
            "of long non-causal key loops (4096 <= N <= 16384, D or E = 128); "
            "ignored where another kernel runs">,
+    Option<"tma", "tma", "int64_t", /*default=*/"-1",
+           "Warp-specialized Hopper kernel: 1 has its producer load K and V "
+           "tiles with the tensor memory accelerator (one thread issues "
+           "cp.async.bulk.tensor from tensor maps the launcher encodes, "
+           "completing on the stage mbarriers), 0 with cp.async, -1 where "
+           "it applies (static shapes, K/V read row-major along d/e)">,
     Option<"pingpong", "pingpong", "int64_t", /*default=*/"-1",
            "Hopper kernel, warp-specialized and pipelined with two computing "
            "warpgroups: 1 makes them take turns issuing their wgmma (named "

@@ -78,6 +78,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                      "in (mbarriers), the others compute (setmaxnreg); -1: "
                      "for long non-causal key loops at D = 128"),
       llvm::cl::init(-1)};
+  PassOptions::Option<int64_t> tma{
+      *this, "tma",
+      llvm::cl::desc("Warp-specialized kernel: K/V tiles by the tensor "
+                     "memory accelerator (1), by cp.async (0), default (-1)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<int64_t> pingpong{
       *this, "pingpong",
       llvm::cl::desc("Warp-specialized pipelined kernel: the two computing "

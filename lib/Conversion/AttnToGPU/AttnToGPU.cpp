@@ -360,6 +360,7 @@ static LogicalResult validateOptions(AttentionOp op,
       failed(tristate("wgmma", opts.wgmma)) ||
       failed(tristate("warp-specialize", opts.warpSpecialize)) ||
       failed(tristate("pingpong", opts.pingpong)) ||
+      failed(tristate("tma", opts.tma)) ||
       failed(range("min-blocks", opts.minBlocks, -1, 32)))
     return failure();
   if (opts.splits != -1 && (opts.splits < 1 || opts.splits > kMaxSplits))
@@ -809,6 +810,14 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // counter per query tile that the last block of the tile to finish
   // sees reach splits - 1 (it merges, then resets it to 0).
   SmallVector<std::pair<std::string, MemRefType>> workspace;
+  // TMA: one 128-byte tensor map (int64[16] in global memory) per operand
+  // the producer loads with it, encoded by the launcher: (argument name,
+  // operand, kernel argument number).
+  struct TensorMapArg {
+    std::string name, tensor;
+    unsigned argNo;
+  };
+  SmallVector<TensorMapArg> tensorMaps;
   // With dynamic shapes, each tensor's view inside the launch: a
   // reinterpret_cast of its flat pointer with the runtime sizes and
   // row-major strides, all made at the start of the launch body when the
@@ -897,6 +906,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         return views[n] = rowMajorView(wb, loc, entry->getArgument(n),
                                        t.getElementType(), dims);
       }
+    for (const TensorMapArg &tm : tensorMaps)
+      if (tm.name == name)
+        return entry->getArgument(tm.argNo);
     return Value();
   };
   for (const std::string &name : modNames)
@@ -1001,6 +1013,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (failed(resolved))
       return failure();
     wcfg = *resolved;
+    std::string noTma = tmaIneligibility(op, mapOf, wcfg, dynamic,
+                                         static_cast<bool>(varlen));
+    if (opts.tma == 1 && !noTma.empty())
+      return op.emitError("tma=1: ") << noTma;
+    wcfg.tma = opts.tma != 0 && noTma.empty();
   }
   // GQA packing for decode: the query-head group (the one batch dim K and
   // V do not index) joins the rows, so that each kv head's K/V are read
@@ -1100,6 +1117,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         d << " + a producer warpgroup (mbarriers, setmaxnreg "
           << wcfg.producerRegs() << "/" << wcfg.consumerRegs() << ")";
       d << ", " << wcfg.keyTile << "-key tiles, " << wcfg.stages << " stages";
+      if (wcfg.tma)
+        d << ", K/V by TMA";
       if (wcfg.maskRowBytes)
         d << ", mask tiles staged in shared memory"
           << (wcfg.maskInRing() ? " (in the K/V stages)" : "");
@@ -1198,6 +1217,14 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       kb.dynSplits = entry->getArgument(func.getNumArguments() - 1);
     }
   }
+  if (useWgmma && wcfg.tma)
+    for (StringRef t : {"k", "v"}) {
+      unsigned n = func.getNumArguments();
+      if (failed(func.insertArgument(
+              n, MemRefType::get({16}, b.getI64Type()), {}, loc)))
+        return op.emitError("cannot add the tensor map argument of ") << t;
+      tensorMaps.push_back({("tmap_" + t).str(), t.str(), n});
+    }
   if (opts.explain)
     op.emitRemark() << "GPU kernel: " << choice;
   kind = useWgmma ? (wcfg.warpSpecialized ? KernelKind::WgmmaWarpSpecialized
@@ -1250,6 +1277,22 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         b.getNamedAttr("shape", b.getDenseI64ArrayAttr(shape)),
         b.getNamedAttr("map", b.getStringAttr("workspace"))};
     argAttrs.push_back(b.getDictionaryAttr(fields));
+  }
+  // Tensor maps: the operand they describe and the box (elements per
+  // operand dim): 64 columns along the head dim, a key tile along n.
+  for (const TensorMapArg &tm : tensorMaps) {
+    SmallVector<int64_t> box;
+    for (AffineExpr e : mapOf(tm.tensor).getResults()) {
+      unsigned d = cast<AffineDimExpr>(e).getPosition();
+      box.push_back(d == r + 1 ? wcfg.keyTile : d >= r + 2 ? 64 : 1);
+    }
+    argAttrs.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("name", b.getStringAttr(tm.name)),
+         b.getNamedAttr("dtype", b.getStringAttr("int64")),
+         b.getNamedAttr("shape", b.getDenseI64ArrayAttr({16})),
+         b.getNamedAttr("map", b.getStringAttr("tensormap")),
+         b.getNamedAttr("tensor", b.getStringAttr(tm.tensor)),
+         b.getNamedAttr("box", b.getDenseI64ArrayAttr(box))}));
   }
   int64_t gridZ = useMma ? (cfg.runtimeSplits ? -1 : cfg.splits) : 1;
   SmallVector<NamedAttribute> info = {
@@ -1445,6 +1488,7 @@ struct ConvertAttnToGPUPass
     opts.wgmma = wgmma;
     opts.warpSpecialize = warpSpecialize;
     opts.pingpong = pingpong;
+    opts.tma = tma;
     opts.minBlocks = minBlocks;
     opts.splits = splits;
     opts.f32Precision = f32Precision;

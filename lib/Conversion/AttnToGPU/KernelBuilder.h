@@ -234,6 +234,9 @@ struct WgmmaConfig {
   // Warp-specialized, pipelined, two computing warpgroups: they take turns
   // issuing their wgmma (named barriers), one's softmax under the other's.
   bool pingpong = false;
+  // Warp-specialized: the producer loads K and V with the tensor memory
+  // accelerator (one thread, tensor maps `tmap_k`/`tmap_v` as arguments).
+  bool tma = false;
   int64_t rowsPerBlock() const { return 64 * warpGroups; }
   int64_t consumerThreads() const { return 128 * warpGroups; }
   int64_t threads() const {
@@ -597,6 +600,13 @@ void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
 bool wgmmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D, int64_t E);
 std::string wgmmaIneligibility(AttentionOp op, MapOfFn mapOf, int64_t D,
                                int64_t E);
+
+/// Why the warp-specialized kernel cannot load K/V by TMA ("" if it can):
+/// static shapes, no varlen, K/V of rank <= 5 with the head dim last and
+/// rows of a multiple of 16 bytes.
+std::string tmaIneligibility(AttentionOp op, MapOfFn mapOf,
+                             const WgmmaConfig &cfg, bool dynamic,
+                             bool varlen);
 
 /// Bytes per staged row of the mask (WgmmaConfig::maskRowBytes) for key
 /// tiles of `keyTile`, or 0 when the mask is read from global memory: a

@@ -59,6 +59,36 @@ std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
   return "";
 }
 
+std::string gpu_kernel::tmaIneligibility(AttentionOp op, MapOfFn mapOf,
+                                         const WgmmaConfig &cfg,
+                                         bool dynamic, bool varlen) {
+  if (!cfg.warpSpecialized)
+    return "TMA loads are the producer warpgroup's (warp-specialize=1)";
+  if (dynamic)
+    return "dynamic shapes (the tensor maps are encoded for static ones)";
+  if (varlen)
+    return "varlen (K/V read at each sequence's offsets)";
+  unsigned r = op.getNumBatchDims();
+  for (auto [name, tensor, inner] :
+       {std::tuple{StringRef("k"), op.getKey(), r + 2},
+        std::tuple{StringRef("v"), op.getValue(), r + 3}}) {
+    auto t = cast<RankedTensorType>(tensor.getType());
+    AffineMap map = mapOf(name);
+    // Tensor maps have at most 5 dims; the box's 64 columns run along the
+    // contiguous (last) dim, which must be d (e for V).
+    if (t.getRank() > 5)
+      return (name + " has rank " + Twine(t.getRank()) +
+              " (tensor maps take at most 5 dims)")
+          .str();
+    if (cast<AffineDimExpr>(map.getResults().back()).getPosition() != inner)
+      return (name + "'s contiguous dim is not its head dim").str();
+    // Row strides (bytes) must be multiples of 16.
+    if (t.getShape().back() * t.getElementTypeBitWidth() / 8 % 16 != 0)
+      return (name + "'s rows are not a multiple of 16 bytes").str();
+  }
+  return "";
+}
+
 int64_t gpu_kernel::wgmmaMaskRowBytes(AttentionOp op, int64_t N,
                                       int64_t keyTile) {
   // A dynamic N: the rows' alignment is not known.
@@ -160,8 +190,10 @@ struct Emitter {
 
 /// The warp-specialized kernel's mbarriers, 8 bytes each after the
 /// buffers: slot 0 is Q's (full), slot 1 + s stage s's full one, slot
-/// 1 + S + s its empty one. Full barriers count the producer's 128 threads,
-/// empty ones the consumers'.
+/// 1 + S + s its empty one. Full barriers count the producer's 128 threads
+/// (`fullCount` for a stage's: 1, the TMA thread's expect-tx arrival, or
+/// 129 with a mask tile that the 128 copy with cp.async beside it), empty
+/// ones the consumers'.
 struct StageBarriers {
   Emitter &em;
   TileKernel &tk;
@@ -182,7 +214,7 @@ struct StageBarriers {
             em.i32(8)));
   }
   /// Thread 0 initializes every slot; the caller then places a barrier.
-  void init(Value tid, int64_t consumers) {
+  void init(Value tid, int64_t consumers, int64_t fullCount) {
     OpBuilder &b = em.b;
     Value first =
         arith::CmpIOp::create(b, em.loc, arith::CmpIPredicate::eq, tid, zero);
@@ -191,13 +223,22 @@ struct StageBarriers {
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     for (int64_t slot = 0; slot < 1 + 2 * stages; ++slot)
       em.asmCall("mbarrier.init.shared::cta.b64 [$0], $1;",
-                 {addr(tk.idx(slot)), em.i32(slot <= stages ? 128 : consumers)},
+                 {addr(tk.idx(slot)),
+                  em.i32(slot == 0            ? 128
+                         : slot <= stages ? fullCount
+                                          : consumers)},
                  "r,r", {}, "", 0);
   }
   /// Arrives once this thread's cp.async copies so far have landed.
   void arriveOnCopies(Value slot) {
     em.asmCall("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];",
                {addr(slot)}, "r", {}, "", 0);
+  }
+  /// Arrives and expects `bytes` more from the copy engine (TMA) this phase.
+  void arriveExpectTx(Value slot, int64_t bytes) {
+    em.asmCall("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 "
+               "st, [$0], $1;\n}",
+               {addr(slot), em.i32(bytes)}, "r,r", {}, "", 0);
   }
   void arrive(Value slot) {
     em.asmCall("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [$0];\n}",
@@ -403,6 +444,47 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     if (copyMaskTile)
       copyMaskTile(tokens, n0, buf);
     return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
+  };
+  // TMA (cfg.tma): operand `name`'s key rows n0.. into stage `buf` of the
+  // tile at `tileOff` (`panels` 64-column panels), one box of 64 columns x
+  // BN rows per panel from the tensor map `tmap_<name>` the launcher
+  // encoded (dims innermost first, 128-byte swizzle: the layout the
+  // descriptors read; rows past N arrive as zeros), completing on the
+  // mbarrier at `bar`.
+  auto tmaTile = [&](StringRef name, int64_t tileOff, int64_t panels,
+                     unsigned colDim, Value n0, Value buf, Value bar) {
+    Value mapMem = memArg(("tmap_" + name).str());
+    Value mapPtr = arith::IndexCastUIOp::create(
+        b, loc, i64,
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mapMem));
+    tk.loops[r + 1] = n0;
+    tk.loops[colDim] = c0;
+    SmallVector<Value> idx = tk.indices(name);
+    const size_t rank = idx.size();
+    std::string text = "cp.async.bulk.tensor." + std::to_string(rank) +
+                       "d.shared::cluster.global.tile.mbarrier::complete_tx::"
+                       "bytes [$0], [$1, " +
+                       regList(2, rank) + "], [$" + std::to_string(rank + 2) +
+                       "];";
+    std::string constraints = "r,l";
+    for (size_t i = 0; i < rank; ++i)
+      constraints += ",r";
+    constraints += ",r";
+    for (int64_t p = 0; p < panels; ++p) {
+      SmallVector<Value> ops;
+      Value dst = tk.add(tk.add(base, tk.mul(buf, BN * panels * 64 * 2)),
+                         tileOff + p * BN * 128);
+      ops.push_back(arith::IndexCastOp::create(b, loc, i32, dst));
+      ops.push_back(mapPtr);
+      for (size_t i = 0; i < rank; ++i) {
+        Value c = idx[rank - 1 - i];
+        if (i == 0 && p)
+          c = tk.add(c, p * 64);
+        ops.push_back(arith::IndexCastOp::create(b, loc, i32, c));
+      }
+      ops.push_back(bar);
+      em.asmCall(text, ops, constraints, {}, "", 0);
+    }
   };
   // This thread's copies older than the `pending` youngest groups are in
   // shared memory; fence them to the async proxy, then a block barrier.
@@ -993,7 +1075,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                      arith::IndexCastOp::create(
                          b, loc, i32, tk.add(base, cfg.barrierOffset(D, E))),
                      c0, S};
-  bars.init(tid, C);
+  bars.init(tid, C, cfg.tma ? (cfg.maskInRing() ? 129 : 1) : 128);
   gpu::BarrierOp::create(b, loc);
   Value isProducer =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, tid, tk.idx(C));
@@ -1008,17 +1090,73 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     tk.threads = 128;
     copyQ();
     bars.arriveOnCopies(bars.q());
-    scf::ForOp::create(b, loc, lb, ub, tk.idx(BN), ValueRange{c0},
-                       [&](OpBuilder &, Location, Value n0, ValueRange st) {
-                         Value t = st[0];
-                         Value stage = tk.remu(t, S);
-                         Value parity = arith::XOrIOp::create(
-                             b, loc, tk.remu(tk.divu(t, S), 2), tk.idx(1));
-                         bars.wait(bars.empty(stage), parity);
-                         issue(n0, stage);
-                         bars.arriveOnCopies(bars.full(stage));
-                         scf::YieldOp::create(b, loc, ValueRange{tk.add(t, 1)});
-                       });
+    // With TMA one thread issues K and V (the stage's bytes expected on its
+    // full barrier); a mask tile in the ring stays with all 128 (cp.async).
+    Value tmaThread =
+        cfg.tma ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        tk.tid, c0)
+                      .getResult()
+                : Value();
+    if (cfg.tma) {
+      auto first = scf::IfOp::create(b, loc, tmaThread, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&first.getThenRegion().front());
+      auto addressOf = [&](Value mem) -> Value {
+        return arith::IndexCastUIOp::create(
+            b, loc, i64,
+            memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem));
+      };
+      for (StringRef name : {"k", "v"}) {
+        em.asmCall("prefetch.tensormap [$0];",
+                   {addressOf(memArg(("tmap_" + name).str()))}, "l", {}, "",
+                   0);
+        // K and V stay kernel parameters (every caller argument is one):
+        // the block's first key row into L2 through them.
+        Value mem = memArg(name);
+        auto [strides, offset] =
+            cast<MemRefType>(mem.getType()).getStridesAndOffset();
+        tk.loops[r + 1] = lb;
+        tk.loops[name == "k" ? r + 2 : r + 3] = c0;
+        Value elems = tk.idx(offset);
+        for (auto [i, x] : llvm::enumerate(tk.indices(name)))
+          elems = tk.add(elems, tk.mul(x, strides[i]));
+        Value addr = arith::AddIOp::create(
+            b, loc, addressOf(mem),
+            arith::IndexCastUIOp::create(b, loc, i64, tk.mul(elems, 2)));
+        em.asmCall("prefetch.global.L2 [$0];", {addr}, "l", {}, "", 0);
+      }
+    }
+    scf::ForOp::create(
+        b, loc, lb, ub, tk.idx(BN), ValueRange{c0},
+        [&](OpBuilder &, Location, Value n0, ValueRange st) {
+          Value t = st[0];
+          Value stage = tk.remu(t, S);
+          Value parity = arith::XOrIOp::create(
+              b, loc, tk.remu(tk.divu(t, S), 2), tk.idx(1));
+          bars.wait(bars.empty(stage), parity);
+          if (!cfg.tma) {
+            issue(n0, stage);
+          } else {
+            {
+              auto one = scf::IfOp::create(b, loc, tmaThread, false);
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(&one.getThenRegion().front());
+              Value full = bars.addr(bars.full(stage));
+              bars.arriveExpectTx(bars.full(stage), BN * (Dp + Ep) * 2);
+              tmaTile("k", kOff, Dp / 64, r + 2, n0, stage, full);
+              tmaTile("v", vOff, Ep / 64, r + 3, n0, stage, full);
+            }
+            if (copyMaskTile) {
+              SmallVector<Value> tokens;
+              copyMaskTile(tokens, n0, stage);
+              nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
+                                                      tokens);
+            }
+          }
+          if (!cfg.tma || copyMaskTile)
+            bars.arriveOnCopies(bars.full(stage));
+          scf::YieldOp::create(b, loc, ValueRange{tk.add(t, 1)});
+        });
     em.through("cp.async.wait_all;", {});
 
     b.setInsertionPointToStart(&roles.getElseRegion().front());
@@ -1033,7 +1171,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     em.through("fence.proxy.async.shared::cta;", {});
     acquire = [&](Value t) {
       bars.wait(bars.full(tk.remu(t, S)), tk.remu(tk.divu(t, S), 2));
-      em.through("fence.proxy.async.shared::cta;", {});
+      // K/V written by cp.async (the generic proxy) for the tensor cores;
+      // TMA writes through the async proxy already.
+      if (!cfg.tma)
+        em.through("fence.proxy.async.shared::cta;", {});
     };
     release = [&](Value t) { bars.arrive(bars.empty(tk.remu(t, S))); };
     Value split = tk.unmaskedEnd(lb, ub, blockRow, BN);

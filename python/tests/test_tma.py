@@ -1,0 +1,110 @@
+"""TMA tensor maps without a GPU: the manifest entries (map "tensormap")
+the warp-specialized kernel's K/V loads need, their checks, that callers
+never pass them, and the cuTensorMapEncodeTiled layout the loader derives
+from an operand's shape and box."""
+import pytest
+
+from attn_opt import bundle
+from attn_opt.bundle import BundleError
+from test_bundle import seal, try_seal
+from tools import needs_attn_bundle, real_attn_bundle
+
+
+def tma_manifest(**over):
+    """[B=2, H=4, N=4096, D=128] f16, K/V by TMA with 128-key boxes."""
+    shape = [2, 4, 4096, 128]
+    tmap = lambda t: {"name": f"tmap_{t}", "dtype": "int64", "shape": [16],  # noqa: E731
+                      "map": "tensormap", "tensor": t, "box": [1, 1, 128, 64]}
+    m = {
+        "format": "attn-opt-bundle/2", "kernel": "attn_fwd_kernel",
+        "chip": "sm_90a", "ptx": "kernel.ptx", "cubin": "kernel.cubin",
+        "args": [
+            {"name": "q", "dtype": "float16", "shape": shape},
+            tmap("k"),
+            {"name": "k", "dtype": "float16", "shape": shape},
+            tmap("v"),
+            {"name": "v", "dtype": "float16", "shape": shape},
+            {"name": "out", "dtype": "float16", "shape": shape},
+        ],
+        "grid": [32, 8, 1], "block": [384, 1, 1], "shared_bytes": 230504,
+        "attention": {"scale": 0.088, "causal": False, "window": None,
+                      "mask_value": "-inf", "batch_dims": 2, "tile_q": 128,
+                      "tensor_cores": True},
+    }
+    m.update(over)
+    return try_seal(m)
+
+
+def test_tensor_maps_parsed_and_hidden_from_callers():
+    m = bundle.parse_manifest(seal(tma_manifest()))
+    assert m.inputs == ("q", "k", "v")
+    assert m.arg("tmap_k").box == (1, 1, 128, 64) and m.arg("tmap_k").shape == (16,)
+    assert m.arg("tmap_v").dims == ()
+    with pytest.raises(TypeError, match="unexpected argument 'tmap_k'"):
+        bundle.bind_args(m, [1, 2, 3], {"tmap_k": 0})
+
+
+@pytest.mark.parametrize("edit, msg", [
+    (lambda m: m["args"][1].update(dtype="int32"), "must be an int64\\[16\\] tensor map of 'k'"),
+    (lambda m: m["args"][1].update(shape=[8]), "must be an int64\\[16\\] tensor map"),
+    (lambda m: m["args"][1].update(tensor="v"), "tensor map of 'k'"),
+    (lambda m: m["args"][1].update(map="workspace"), "tensor map of 'k'"),
+    (lambda m: m["args"][1].update(box=[1, 128, 64]), "has box \\[1, 128, 64\\]"),
+    (lambda m: m["args"][1].update(box=[1, 1, 128, 128]),
+     "128 bytes along the last"),
+    (lambda m: m["args"][1].update(box=[1, 1, 512, 64]), "each <= 256"),
+    (lambda m: m["args"][1].update(box=[1, 1, 0, 64]), "must be >= 1"),
+])
+def test_tensor_maps_validated(edit, msg):
+    obj = tma_manifest()
+    edit(obj)
+    with pytest.raises(BundleError, match=msg):
+        bundle.parse_manifest(try_seal(obj))
+
+
+def test_tensor_map_needs_16_bit_operand():
+    obj = tma_manifest()
+    for a in obj["args"]:
+        if a["name"] in ("q", "k", "v", "out"):
+            a["dtype"] = "float32"
+    with pytest.raises(BundleError, match="needs a static 16-bit 'k'"):
+        bundle.parse_manifest(try_seal(obj))
+
+
+def test_tensor_map_layout_innermost_first():
+    # [2, 4, 4097, 128] f16: dims reversed, byte strides of every axis but
+    # the contiguous one, the box reversed (TMA coordinate order).
+    dims, strides, box = bundle.tensor_map_layout("float16", (2, 4, 4097, 128),
+                                                  (1, 1, 128, 64))
+    assert dims == (128, 4097, 4, 2)
+    assert strides == (256, 256 * 4097, 256 * 4097 * 4)
+    assert box == (64, 128, 1, 1)
+    # GQA: K without the group dim, bf16.
+    assert bundle.tensor_map_layout("bfloat16", (3, 8, 1000, 256),
+                                    (1, 1, 64, 64))[1] == (512, 512000, 4096000)
+
+
+@needs_attn_bundle
+def test_attn_bundle_writes_tensor_maps(tmp_path):
+    """attn-bundle on a long non-causal D = 128 attention: the
+    warp-specialized kernel with K/V by TMA, the tensor maps in kernel
+    parameter order, accepted by the loader; tma=0 gives none."""
+    src = tmp_path / "a.mlir"
+    t = "tensor<1x4x4096x128xf16>"
+    maps = ", ".join(f"affine_map<(b, h, m, n, d, e) -> ({x})>" for x in
+                     ("b, h, m, d", "b, h, n, d", "b, h, n, e", "b, h, m, e"))
+    src.write_text(f"""func.func @f(%q: {t}, %k: {t}, %v: {t}, %o: {t}) -> {t} {{
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : {t}, {t}, {t}) scale(%s) outs(%o : {t})
+      indexing_maps = [{maps}] -> {t}
+  return %r : {t}
+}}
+""")
+    m = bundle.read_manifest(bundle.compile(src, tmp_path / "b",
+                                            attn_bundle=real_attn_bundle()))
+    assert "K/V by TMA" in m.attention.kernel_choice
+    assert m.arg("tmap_k").box == (1, 1, 128, 64) and m.inputs == ("q", "k", "v")
+    m0 = bundle.read_manifest(bundle.compile(src, tmp_path / "b0",
+                                             attn_bundle=real_attn_bundle(),
+                                             launch={"tma": 0}))
+    assert m0.arg("tmap_k") is None and "TMA" not in m0.attention.kernel_choice
