@@ -34,17 +34,30 @@ CONFIGS = [(dt, 128, n, 16384 // n, 16, False) for dt in ("float16", "bfloat16")
            for n in (4096, 8192, 16384)]
 
 
-def make(out: Path, flags: str, forms: str = "") -> int:
+def shape_configs(shapes: str):
+    """--shapes D:N:causal|full,...: f16 and bf16 [B, H, N, D] rows, 16k
+    tokens per batch (B = 16384 / N) and model dim 2048 (H = 2048 / D)."""
+    out = []
+    for item in shapes.split(","):
+        d, n, kind = item.split(":")
+        d, n = int(d), int(n)
+        out += [(dt, d, n, max(1, 16384 // n), 2048 // d, kind == "causal")
+                for dt in ("float16", "bfloat16")]
+    return out
+
+
+def make(out: Path, flags: str, forms: str = "", shapes: str = "",
+         head_dims: str = "128") -> int:
     from make_bundles import forms_configs, forms_program, program
     jobs = []  # (name, program)
     if forms:
         wanted = forms.split(",")
         for dt, d, n, b, h, form in forms_configs():
-            if d == 128 and form in wanted:
+            if str(d) in head_dims.split(",") and form in wanted:
                 jobs.append((f"{dt}_d{d}_n{n}_b{b}_h{h}_{form}",
                              forms_program(dt, d, n, b, h, form)))
     else:
-        for dt, d, n, b, h, causal in CONFIGS:
+        for dt, d, n, b, h, causal in (shape_configs(shapes) if shapes else CONFIGS):
             jobs.append((f"{dt}_d{d}_n{n}_b{b}_h{h}_{'causal' if causal else 'full'}",
                          program(dt, d, n, b, h, causal)))
     failed = 0
@@ -75,7 +88,8 @@ def run(a_dir: Path, b_dir: Path, rounds: int, reps: int) -> int:
         outs, fns = [], []
         for k in (ka, kb):
             o = k.empty_out()
-            fns.append(k.prepare(*ins, out=o))
+            # By name: the two kernels may order their parameters differently.
+            fns.append(k.prepare(**dict(zip(ka.manifest.inputs, ins)), out=o))
             outs.append(o)
         for f in fns:
             f()
@@ -108,13 +122,20 @@ def main() -> int:
     ap.add_argument("--out")
     ap.add_argument("--flags", default="")
     ap.add_argument("--forms", default="",
-                    help="--make: the forms table's D = 128 rows of these forms "
+                    help="--make: the forms table's rows (D = 128 unless "
+                         "--head-dims) of these forms "
                          "(comma-separated, e.g. bias,plain) instead of CONFIGS")
+    ap.add_argument("--shapes", default="",
+                    help="--make: D:N:causal|full,... rows (f16 and bf16, 16k "
+                         "tokens, model dim 2048) instead of CONFIGS")
+    ap.add_argument("--head-dims", default="128",
+                    help="--make --forms: the forms table's rows of these head "
+                         "dims (comma-separated; 80, 96, 256 have plain and causal)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=30)
     a = ap.parse_args()
     if a.make:
-        return make(Path(a.out), a.flags, a.forms)
+        return make(Path(a.out), a.flags, a.forms, a.shapes, a.head_dims)
     if len(a.dirs) != 2:
         ap.error("give DIR_A DIR_B (or --make --out DIR)")
     return run(Path(a.dirs[0]), Path(a.dirs[1]), a.rounds, a.reps)

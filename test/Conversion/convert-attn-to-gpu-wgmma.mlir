@@ -342,9 +342,8 @@ func.func @attention(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: tenso
 
 // -----
 
-// The default launch shape of a long non-causal key loop at D = 128
-// (4096 <= N <= 16384): warp-specialized, pipelined, 128-key tiles, 3
-// stages.
+// The default launch shape at D = 128 (static 1024 <= N <= 16384, K/V by
+// TMA): warp-specialized, pipelined, 128-key tiles, 3 stages.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: block = array<i64: 384, 1, 1>
 // CHECK-SAME: min_blocks = 1
@@ -365,12 +364,11 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: 
 
 // -----
 
-// Causal (half the keys on average, masked diagonal tiles): two blocks of
-// two warpgroups per multiprocessor, 64-key tiles.
+// Causal too (K/V by TMA; 1.12-1.40x the two-block kernel at N >= 4096).
 // CHECK-LABEL: module attributes
-// CHECK-SAME: block = array<i64: 256, 1, 1>
-// CHECK-SAME: min_blocks = 2
-// CHECK-SAME: tile_kv = 64 : i64, tile_q = 128 : i64, warp_specialize = 0 : i64
+// CHECK-SAME: block = array<i64: 384, 1, 1>
+// CHECK-SAME: K/V by TMA
+// CHECK-SAME: tile_kv = 128 : i64, tile_q = 128 : i64, warp_specialize = 1 : i64
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: tensor<1x4096x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x4096x128xf16>, tensor<1x4096x128xf16>)
@@ -383,18 +381,64 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: 
 
 // -----
 
-// N < 4096: the same.
+// N < 1024 (measured 0.97-0.98x at N = 512): two blocks of two
+// warpgroups per multiprocessor, 64-key tiles.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: block = array<i64: 256, 1, 1>
+// CHECK-SAME: min_blocks = 2
 // CHECK-SAME: tile_kv = 64 : i64, tile_q = 128 : i64, warp_specialize = 0 : i64
-func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4095x128xf16>, %v: tensor<1x4095x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
+func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x1023x128xf16>, %v: tensor<1x1023x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
-  %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x4095x128xf16>, tensor<1x4095x128xf16>)
-      scale(%s) outs(%o : tensor<1x256x128xf16>)
+  %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x1023x128xf16>, tensor<1x1023x128xf16>)
+      scale(%s) outs(%o : tensor<1x256x128xf16>) causal
       indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
                        affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>]
       -> tensor<1x256x128xf16>
   return %r : tensor<1x256x128xf16>
+}
+
+// -----
+
+// D = 80 non-causal below N = 4096 (0.92-0.93x at N = 1024) and a window
+// (not measured): the two-block kernel; D = 80 causal from N = 1024.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: warp_specialize = 0 : i64
+// CHECK-LABEL: module attributes
+// CHECK-SAME: warp_specialize = 0 : i64
+// CHECK-LABEL: module attributes
+// CHECK-SAME: warp_specialize = 1 : i64
+func.func @attention(%q: tensor<1x256x80xf16>, %k: tensor<1x2048x80xf16>, %v: tensor<1x2048x80xf16>, %o: tensor<1x256x80xf16>) -> tensor<1x256x80xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x256x80xf16>, tensor<1x2048x80xf16>, tensor<1x2048x80xf16>)
+      scale(%s) outs(%o : tensor<1x256x80xf16>)
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+                       affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>]
+      -> tensor<1x256x80xf16>
+  return %r : tensor<1x256x80xf16>
+}
+
+// -----
+
+func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: tensor<1x4096x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x4096x128xf16>, tensor<1x4096x128xf16>)
+      scale(%s) outs(%o : tensor<1x256x128xf16>) causal window = 512
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+                       affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>]
+      -> tensor<1x256x128xf16>
+  return %r : tensor<1x256x128xf16>
+}
+
+// -----
+
+func.func @attention(%q: tensor<1x256x80xf16>, %k: tensor<1x2048x80xf16>, %v: tensor<1x2048x80xf16>, %o: tensor<1x256x80xf16>) -> tensor<1x256x80xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x256x80xf16>, tensor<1x2048x80xf16>, tensor<1x2048x80xf16>)
+      scale(%s) outs(%o : tensor<1x256x80xf16>) causal
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+                       affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>]
+      -> tensor<1x256x80xf16>
+  return %r : tensor<1x256x80xf16>
 }
 
 // -----

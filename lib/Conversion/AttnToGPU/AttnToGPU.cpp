@@ -190,7 +190,7 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t M,
 static FailureOr<WgmmaConfig>
 resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
                    int64_t N, int64_t D, int64_t E, bool causal,
-                   bool maskArg) {
+                   bool maskArg, bool tmaOk) {
   WgmmaConfig cfg;
   int64_t warps = opts.warps ? opts.warps : 8;
   if (warps % 4 != 0 || warps < 4 || warps > 12)
@@ -205,13 +205,16 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     return op.emitError("warp-specialize must be -1, 0 or 1, got ")
            << opts.warpSpecialize;
   cfg.warpSpecialized = opts.warpSpecialize == 1;
-  // Measured on an H100 (docs/performance.md, steps 23-26): the
-  // warp-specialized, pipelined block with 128-key tiles wins (7-10%) where
-  // every block runs a long key loop (non-causal, no window, 4096 <= N <=
-  // 16384) at D = 128; with shorter or causal loops its one block per
-  // multiprocessor loses the overlap of one block's prologue with another's
-  // work, and at N = 131072 (one head) it measured 6% slower. Only when no
-  // launch-shape option is given.
+  // Measured on an H100 (docs/performance.md, steps 23-26 and 55): the
+  // warp-specialized, pipelined block with 128-key tiles, K/V by TMA, wins
+  // at 64 < D <= 128 from N = 1024 (non-causal 1.02-1.09x at N = 1024, as
+  // before 7-10% at 4096 <= N <= 16384; causal and the causal forms
+  // 1.02-1.07x at N = 1024, 1.12-1.40x at N >= 4096), except D = 80
+  // non-causal below N = 4096 (0.92-0.93x at 1024); at N = 512 it lost
+  // 2-3%, at N = 131072 (one head, cp.async) 6%. Without TMA (varlen,
+  // dynamic shapes) only non-causal N >= 4096 (causal measured 0.68-1.03x
+  // then, step 25). Not measured with a window: not by default there.
+  // Only when no launch-shape option is given.
   ConvertAttnToGPUOptions shaped = opts;
   bool defaultShape = !opts.warps && !opts.tileQ && !opts.tileKV &&
                       !opts.stages && !opts.pipeline;
@@ -223,10 +226,14 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // measured 1.13-1.18x the two-block kernel (docs/performance.md, step 48).
   const int64_t ringRowBytes = maskArg ? wgmmaMaskRowBytes(op, N, 64) : 0;
   const bool ringBias = ringRowBytes > 0;
-  if (opts.warpSpecialize == -1 && defaultShape && std::max(D, E) > 64 &&
-      std::max(D, E) <= 128 && !causal && !op.getWindow() &&
-      !ShapedType::isDynamic(N) && N >= (ringBias ? 1024 : 4096) &&
-      N <= 16384) {
+  const int64_t widest = std::max(D, E);
+  const int64_t minN = ringBias  ? (causal ? INT64_MAX : 1024)
+                       : causal  ? (tmaOk ? 1024 : INT64_MAX)
+                       : tmaOk && widest > 80 ? 1024
+                                              : 4096;
+  if (opts.warpSpecialize == -1 && defaultShape && widest > 64 &&
+      widest <= 128 && !op.getWindow() && !ShapedType::isDynamic(N) &&
+      N >= minN && N <= 16384) {
     cfg.warpSpecialized = true;
     shaped.pipeline = 1;
     shaped.stages = 3;
@@ -1000,6 +1007,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   MmaConfig cfg;
   WgmmaConfig wcfg;
   if (useWgmma) {
+    std::string noTma =
+        tmaIneligibility(op, mapOf, dynamic, static_cast<bool>(varlen));
     FailureOr<WgmmaConfig> resolved =
         // Varlen: the keys of one sequence (on average N / S) bound a
         // block's loop, not N.
@@ -1009,12 +1018,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                 ? std::max<int64_t>(1, sizes[r + 1] / kb.varlenSeqs)
                 : sizes[r + 1], // kDynamic when dynamic
             D, E, op.getCausal() || kb.varlenCausal,
-            static_cast<bool>(memArg("mask")));
+            static_cast<bool>(memArg("mask")), noTma.empty() && opts.tma != 0);
     if (failed(resolved))
       return failure();
     wcfg = *resolved;
-    std::string noTma = tmaIneligibility(op, mapOf, wcfg, dynamic,
-                                         static_cast<bool>(varlen));
+    if (!wcfg.warpSpecialized && noTma.empty())
+      noTma = "TMA loads are the producer warpgroup's (warp-specialize=1)";
     if (opts.tma == 1 && !noTma.empty())
       return op.emitError("tma=1: ") << noTma;
     wcfg.tma = opts.tma != 0 && noTma.empty();

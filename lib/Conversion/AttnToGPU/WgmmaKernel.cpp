@@ -60,10 +60,7 @@ std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
 }
 
 std::string gpu_kernel::tmaIneligibility(AttentionOp op, MapOfFn mapOf,
-                                         const WgmmaConfig &cfg,
                                          bool dynamic, bool varlen) {
-  if (!cfg.warpSpecialized)
-    return "TMA loads are the producer warpgroup's (warp-specialize=1)";
   if (dynamic)
     return "dynamic shapes (the tensor maps are encoded for static ones)";
   if (varlen)
