@@ -35,14 +35,15 @@ CONFIGS = [(dt, 128, n, 16384 // n, 16, False) for dt in ("float16", "bfloat16")
 
 
 def shape_configs(shapes: str):
-    """--shapes D:N:causal|full,...: f16 and bf16 [B, H, N, D] rows, 16k
-    tokens per batch (B = 16384 / N) and model dim 2048 (H = 2048 / D)."""
+    """--shapes D:N:causal|full[:H],...: f16 and bf16 [B, H, N, D] rows, 16k
+    tokens per batch (B = 16384 / N) and model dim 2048 (H = 2048 / D)
+    unless H is given."""
     out = []
     for item in shapes.split(","):
-        d, n, kind = item.split(":")
+        d, n, kind, *h = item.split(":")
         d, n = int(d), int(n)
-        out += [(dt, d, n, max(1, 16384 // n), 2048 // d, kind == "causal")
-                for dt in ("float16", "bfloat16")]
+        out += [(dt, d, n, max(1, 16384 // n), int(h[0]) if h else 2048 // d,
+                 kind == "causal") for dt in ("float16", "bfloat16")]
     return out
 
 

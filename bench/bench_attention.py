@@ -114,7 +114,7 @@ def bundle_key(man: B.Manifest) -> Optional[Tuple[str, int, int, int, bool]]:
     q, k = man.arg("q"), man.arg("k")
     if s["m"] != s["n"] or s["d"] != s["e"] or len(k.dims) != len(q.dims):
         return None
-    if len({a.dtype for a in man.args}) != 1:
+    if len({man.arg(n).dtype for n in ("q", "k", "v", "out")}) != 1:
         return None
     return (q.dtype, s["d"], s["n"], math.prod(s[b] for b in man.batch_names),
             att.causal)

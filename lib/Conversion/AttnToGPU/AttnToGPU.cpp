@@ -211,9 +211,10 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // before 7-10% at 4096 <= N <= 16384; causal and the causal forms
   // 1.02-1.07x at N = 1024, 1.12-1.40x at N >= 4096), except D = 80
   // non-causal below N = 4096 (0.92-0.93x at 1024); at N = 512 it lost
-  // 2-3%, at N = 131072 (one head, cp.async) 6%. Without TMA (varlen,
-  // dynamic shapes) only non-causal N >= 4096 (causal measured 0.68-1.03x
-  // then, step 25). Not measured with a window: not by default there.
+  // 2-3%; at N = 32768-131072 it wins 1.18-1.29x. Without TMA (varlen,
+  // dynamic shapes) only non-causal 4096 <= N <= 16384 (causal measured
+  // 0.68-1.03x then, step 25, and N = 131072 one head 0.94x). Not
+  // measured with a window: not by default there.
   // Only when no launch-shape option is given.
   ConvertAttnToGPUOptions shaped = opts;
   bool defaultShape = !opts.warps && !opts.tileQ && !opts.tileKV &&
@@ -233,7 +234,7 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
                                               : 4096;
   if (opts.warpSpecialize == -1 && defaultShape && widest > 64 &&
       widest <= 128 && !op.getWindow() && !ShapedType::isDynamic(N) &&
-      N >= minN && N <= 16384) {
+      N >= minN && (N <= 16384 || tmaOk)) {
     cfg.warpSpecialized = true;
     shaped.pipeline = 1;
     shaped.stages = 3;
