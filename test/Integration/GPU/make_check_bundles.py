@@ -491,6 +491,21 @@ CASES: Dict[str, Case] = {
     # N = 4096 where it fits): bf16, a bias per batch entry, ragged M.
     "wg_ws_ring_w12_bias_bf16": Case("bfloat16", **bhsd(2, 2, 700, 4160, 128),
                                      mask=["b", "m", "n"], mask_dtype="bfloat16"),
+    # K/V by TMA on the default path (warp-specialized from N = 1024):
+    # D = 96 (the second 64-column box half outside the tensor, zero-filled),
+    # causal with a ragged N; GQA with K/V [b, n, h, d] (a 4-d box over the
+    # seq-major layout), non-causal bf16; D = 80 causal with the lse and a
+    # sink, ragged M.
+    "wg_ws_tma_d96_causal_n1500": Case("float16", **bhsd(1, 2, 1300, 1500, 96),
+                                       causal=True),
+    "wg_ws_tma_gqa_bshd_n2000": Case("bfloat16", dims={"b": 2, "h": 2, "g": 2,
+                                                       "m": 700, "n": 2000,
+                                                       "d": 128, "e": 128},
+                                     q=["b", "m", "h", "g", "d"],
+                                     k=["b", "n", "h", "d"], v=["b", "n", "h", "e"],
+                                     out=["b", "m", "h", "g", "e"]),
+    "wg_ws_tma_d80_causal_sink_lse": Case("bfloat16", **bhsd(2, 2, 1100, 1100, 80),
+                                          causal=True, sink=["h"], lse=True),
     "wg_ws_ring_bool_rows_masked": Case("bfloat16", **bhsd(2, 2, 300, 333, 128),
                                         mask=["b", "h", "m", "n"],
                                         flags=["--warp-specialize=1", "--tile-kv=64"]),
