@@ -127,7 +127,7 @@ def f32_configs():
 # bundle per (dtype, D, causal) with B, M and N as kernel parameters, and
 # the static bundles of the same program at these lengths (16k tokens per
 # batch, model dim 2048; 3000 is not a multiple of any tile).
-DYNAMIC_NS = (1024, 3000, 4096, 16384)
+DYNAMIC_NS = (512, 1024, 3000, 4096, 16384)
 
 
 # Decode rows of the same table: one dynamic bundle per kv-head count

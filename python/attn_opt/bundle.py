@@ -1210,9 +1210,9 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
         if op is None:
             raise BundleError(f"{where}: tensor map '{n}' describes '{t}', "
                               "which is not an argument")
-        if dynamic or op.dtype not in ("float16", "bfloat16"):
-            raise BundleError(f"{where}: tensor map '{n}' needs a static "
-                              f"16-bit '{t}'")
+        if op.dtype not in ("float16", "bfloat16"):
+            raise BundleError(f"{where}: tensor map '{n}' needs a 16-bit "
+                              f"'{t}'")
         if (len(box) != len(op.shape) or len(box) > 5 or max(box) > 256
                 or box[-1] * ITEMSIZE[op.dtype] != 128):
             raise BundleError(f"{where}: tensor map '{n}' has box "
@@ -2075,11 +2075,11 @@ class Kernel:
         self.load_notes: List[str] = []
         self._workspace: Optional[Dict[str, Any]] = None
         self._workspaces: Dict[str, Any] = {}  # name -> flat buffer
-        # TMA tensor maps in device memory, by (argument, address): the
-        # latest _TENSOR_MAP_CACHE, so that calls on the same tensors (a
+        # TMA tensor maps in device memory, by (argument, address, shape):
+        # the latest _TENSOR_MAP_CACHE, so that calls on the same tensors (a
         # model's layer loop, the caching allocator's reused blocks) copy
         # nothing.
-        self._tensor_maps: Dict[Tuple[str, int], Any] = {}
+        self._tensor_maps: Dict[Tuple[str, int, Tuple[int, ...]], Any] = {}
         self._multiprocessors: Optional[int] = None
         drv = _Driver.get()
         self._drv = drv
@@ -2234,7 +2234,7 @@ class Kernel:
         """The device copy of `op`'s tensor map for tensor `x` (checked by
         check_args), encoded and copied on `stream` when new."""
         import torch
-        key = (spec.name, int(x.data_ptr()))
+        key = (spec.name, int(x.data_ptr()), tuple(op.shape))
         buf = self._tensor_maps.get(key)
         if buf is not None:
             return buf

@@ -3,7 +3,9 @@
 // dynamic sizes are int64 kernel parameters (size_<dim>, after the
 // tensors in the manifest), and grid x / y are -1 (the launcher computes
 // them by launch_rules.grid). Head dims stay static; what the tensor-core
-// kernels cannot take dynamically is refused with a reason.
+// kernels cannot take dynamically is refused with a reason. D = 128 with a
+// dynamic N takes the warp-specialized kernel with K/V by TMA (the loader
+// encodes the tensor maps at each call's sizes).
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" -verify-diagnostics | FileCheck %s
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_80" -verify-diagnostics | FileCheck %s --check-prefix=SM80
 
@@ -14,10 +16,12 @@
 // CHECK-SAME: {dtype = "int64", map = "size", name = "size_b0", shape = array<i64>}
 // CHECK-SAME: {dtype = "int64", map = "size", name = "size_m", shape = array<i64>}
 // CHECK-SAME: {dtype = "int64", map = "size", name = "size_n", shape = array<i64>}
+// CHECK-SAME: {box = array<i64: 1, 1, 128, 64>, dtype = "int64", map = "tensormap", name = "tmap_k", shape = array<i64: 16>, tensor = "k"}
 // CHECK-SAME: grid = array<i64: -1, -1, 1>
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a)
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup
+// CHECK-SAME: K/V by TMA
 // CHECK-SAME: dynamic sizes (b0, m, n) as kernel parameters
-// CHECK: func.func @attn_fwd(%[[Q:.*]]: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xf16>, %[[B:.*]]: index, %[[M:.*]]: index, %[[N:.*]]: index)
+// CHECK: func.func @attn_fwd(%[[Q:.*]]: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xf16>, %[[B:.*]]: index, %[[M:.*]]: index, %[[N:.*]]: index, %{{.*}}: memref<16xi64>, %{{.*}}: memref<16xi64>)
 // The grid: ceil(m / 128) query blocks, 16 * b batch entries.
 // CHECK: %[[GX:.*]] = arith.ceildivui %{{.*}}, %c128
 // CHECK: %[[GY:.*]] = arith.muli %c16, %[[B]]

@@ -219,9 +219,12 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   ConvertAttnToGPUOptions shaped = opts;
   bool defaultShape = !opts.warps && !opts.tileQ && !opts.tileKV &&
                       !opts.stages && !opts.pipeline;
-  // A dynamic N is not known to be long: the two-block kernel (measured
-  // with one dynamic bundle at N = 256: the warp-specialized one took 1.57x
-  // the two-block time; at N >= 4096 it saves 6-10%).
+  // A dynamic N is not known to be long. With cp.async the
+  // warp-specialized kernel took 1.57x the two-block time at N = 256; with
+  // TMA (step 58) it measured 0.90x the two-block kernel at N = 512, 0.98-
+  // 1.05x at 1024 and 1.08-1.23x from N = 3000 (the static bundles of each
+  // length take it from 1024): so a dynamic N takes it where TMA applies
+  // (as the static rule: causal, or non-causal past D = 80).
   // A bias over (m, n) travels in the K/V stages there (staged once per
   // block, not read from global memory per fragment): at N = 1024 that
   // measured 1.13-1.18x the two-block kernel (docs/performance.md, step 48).
@@ -232,9 +235,12 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
                        : causal  ? (tmaOk ? 1024 : INT64_MAX)
                        : tmaOk && widest > 80 ? 1024
                                               : 4096;
+  const bool longLoop =
+      ShapedType::isDynamic(N)
+          ? tmaOk && !ringBias && (causal || widest > 80)
+          : N >= minN && (N <= 16384 || tmaOk);
   if (opts.warpSpecialize == -1 && defaultShape && widest > 64 &&
-      widest <= 128 && !op.getWindow() && !ShapedType::isDynamic(N) &&
-      N >= minN && (N <= 16384 || tmaOk)) {
+      widest <= 128 && !op.getWindow() && longLoop) {
     cfg.warpSpecialized = true;
     shaped.pipeline = 1;
     shaped.stages = 3;

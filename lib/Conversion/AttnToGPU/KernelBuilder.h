@@ -602,7 +602,7 @@ std::string wgmmaIneligibility(AttentionOp op, MapOfFn mapOf, int64_t D,
                                int64_t E);
 
 /// Why the warp-specialized kernel could not load K/V by TMA ("" if it
-/// can): static shapes, no varlen, K/V of rank <= 5 with the head dim last
+/// can): no varlen, K/V of rank <= 5 with the head dim last
 /// and rows of a multiple of 16 bytes.
 std::string tmaIneligibility(AttentionOp op, MapOfFn mapOf, bool dynamic,
                              bool varlen);

@@ -61,8 +61,7 @@ std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
 
 std::string gpu_kernel::tmaIneligibility(AttentionOp op, MapOfFn mapOf,
                                          bool dynamic, bool varlen) {
-  if (dynamic)
-    return "dynamic shapes (the tensor maps are encoded for static ones)";
+  (void)dynamic; // the loader encodes each call's sizes
   if (varlen)
     return "varlen (K/V read at each sequence's offsets)";
   unsigned r = op.getNumBatchDims();
@@ -1110,13 +1109,13 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         // K and V stay kernel parameters (every caller argument is one):
         // the block's first key row into L2 through them.
         Value mem = memArg(name);
-        auto [strides, offset] =
-            cast<MemRefType>(mem.getType()).getStridesAndOffset();
+        auto meta = memref::ExtractStridedMetadataOp::create(b, loc, mem);
         tk.loops[r + 1] = lb;
         tk.loops[name == "k" ? r + 2 : r + 3] = c0;
-        Value elems = tk.idx(offset);
+        Value elems = meta.getOffset();
         for (auto [i, x] : llvm::enumerate(tk.indices(name)))
-          elems = tk.add(elems, tk.mul(x, strides[i]));
+          elems = tk.add(elems, arith::MulIOp::create(b, loc, x,
+                                                      meta.getStrides()[i]));
         Value addr = arith::AddIOp::create(
             b, loc, addressOf(mem),
             arith::IndexCastUIOp::create(b, loc, i64, tk.mul(elems, 2)));
