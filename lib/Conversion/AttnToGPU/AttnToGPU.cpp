@@ -1015,7 +1015,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   WgmmaConfig wcfg;
   if (useWgmma) {
     std::string noTma =
-        tmaIneligibility(op, mapOf, dynamic, static_cast<bool>(varlen));
+        tmaIneligibility(op, mapOf, static_cast<bool>(varlen));
     FailureOr<WgmmaConfig> resolved =
         // Varlen: the keys of one sequence (on average N / S) bound a
         // block's loop, not N.

@@ -604,8 +604,7 @@ std::string wgmmaIneligibility(AttentionOp op, MapOfFn mapOf, int64_t D,
 /// Why the warp-specialized kernel could not load K/V by TMA ("" if it
 /// can): no varlen, K/V of rank <= 5 with the head dim last
 /// and rows of a multiple of 16 bytes.
-std::string tmaIneligibility(AttentionOp op, MapOfFn mapOf, bool dynamic,
-                             bool varlen);
+std::string tmaIneligibility(AttentionOp op, MapOfFn mapOf, bool varlen);
 
 /// Bytes per staged row of the mask (WgmmaConfig::maskRowBytes) for key
 /// tiles of `keyTile`, or 0 when the mask is read from global memory: a

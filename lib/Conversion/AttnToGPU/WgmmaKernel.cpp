@@ -60,8 +60,8 @@ std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
 }
 
 std::string gpu_kernel::tmaIneligibility(AttentionOp op, MapOfFn mapOf,
-                                         bool dynamic, bool varlen) {
-  (void)dynamic; // the loader encodes each call's sizes
+                                         bool varlen) {
+  // Dynamic shapes too: the loader encodes each call's sizes.
   if (varlen)
     return "varlen (K/V read at each sequence's offsets)";
   unsigned r = op.getNumBatchDims();
@@ -1107,18 +1107,22 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                    {addressOf(memArg(("tmap_" + name).str()))}, "l", {}, "",
                    0);
         // K and V stay kernel parameters (every caller argument is one):
-        // the block's first key row into L2 through them.
+        // the block's first key row (clamped to the keys) into L2 through
+        // them.
         Value mem = memArg(name);
         auto meta = memref::ExtractStridedMetadataOp::create(b, loc, mem);
-        tk.loops[r + 1] = lb;
+        tk.loops[r + 1] = tk.clamp(lb, tk.Nv());
         tk.loops[name == "k" ? r + 2 : r + 3] = c0;
         Value elems = meta.getOffset();
         for (auto [i, x] : llvm::enumerate(tk.indices(name)))
           elems = tk.add(elems, arith::MulIOp::create(b, loc, x,
                                                       meta.getStrides()[i]));
+        int64_t eltBytes =
+            cast<MemRefType>(mem.getType()).getElementTypeBitWidth() / 8;
         Value addr = arith::AddIOp::create(
             b, loc, addressOf(mem),
-            arith::IndexCastUIOp::create(b, loc, i64, tk.mul(elems, 2)));
+            arith::IndexCastUIOp::create(b, loc, i64,
+                                         tk.mul(elems, eltBytes)));
         em.asmCall("prefetch.global.L2 [$0];", {addr}, "l", {}, "", 0);
       }
     }
