@@ -47,9 +47,15 @@ def shape_configs(shapes: str):
     return out
 
 
+# Forms for A/Bs only (not in the forms table, which needs a peer for
+# each): a bias per head under causal (T5-style decoders).
+AB_FORMS = {"bias_causal": dict(mask=("h", "m", "n"), mask_dtype="dtype", causal=True)}
+
+
 def make(out: Path, flags: str, forms: str = "", shapes: str = "",
          head_dims: str = "128") -> int:
-    from make_bundles import forms_configs, forms_program, program
+    from make_bundles import FORMS, forms_configs, forms_program, program
+    FORMS.update(AB_FORMS)
     jobs = []  # (name, program)
     if forms:
         wanted = forms.split(",")

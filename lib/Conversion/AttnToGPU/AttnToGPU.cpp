@@ -231,7 +231,10 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   const int64_t ringRowBytes = maskArg ? wgmmaMaskRowBytes(op, N, 64) : 0;
   const bool ringBias = ringRowBytes > 0;
   const int64_t widest = std::max(D, E);
-  const int64_t minN = ringBias  ? (causal ? INT64_MAX : 1024)
+  // A bias under causal on the ring with TMA: 1.23-1.38x the two-block
+  // kernel at N = 1024-16384 (two computing warpgroups; three: 0.96-1.30x;
+  // log step 59).
+  const int64_t minN = ringBias  ? (causal && !tmaOk ? INT64_MAX : 1024)
                        : causal  ? (tmaOk ? 1024 : INT64_MAX)
                        : tmaOk && widest > 80 ? 1024
                                               : 4096;
@@ -252,7 +255,7 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     // for more rows) measured 1.03-1.07x two, where their Q, three stages
     // and three bias tiles fit; at N = 1024 0.89-0.91x
     // (docs/performance.md, step 52).
-    if (ringBias && N >= 4096 && !opts.warps) {
+    if (ringBias && !causal && N >= 4096 && !opts.warps) {
       WgmmaConfig probe = cfg;
       probe.warpGroups = 3;
       probe.keyTile = shaped.tileKV;

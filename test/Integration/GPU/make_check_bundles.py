@@ -506,6 +506,12 @@ CASES: Dict[str, Case] = {
                                      out=["b", "m", "h", "g", "e"]),
     "wg_ws_tma_d80_causal_sink_lse": Case("bfloat16", **bhsd(2, 2, 1100, 1100, 80),
                                           causal=True, sink=["h"], lse=True),
+    # A bias per head under causal in the K/V ring (ragged M and N).
+    "wg_ws_ring_bias_causal": Case("float16", **bhsd(2, 2, 1500, 1700, 128),
+                                   mask=["h", "m", "n"], mask_dtype="float16",
+                                   causal=True,
+                                   flags=["--warp-specialize=1", "--pipeline=1",
+                                          "--tile-kv=64", "--stages=3"]),
     "wg_ws_ring_bool_rows_masked": Case("bfloat16", **bhsd(2, 2, 300, 333, 128),
                                         mask=["b", "h", "m", "n"],
                                         flags=["--warp-specialize=1", "--tile-kv=64"]),
