@@ -6,6 +6,8 @@
 // query blocks. Look-alikes stay masks or are refused with a reason.
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" -verify-diagnostics | FileCheck %s
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_80" -verify-diagnostics | FileCheck %s --check-prefix=SM80
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=1" -verify-diagnostics | FileCheck %s --check-prefix=WSV
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=1 tma=1" 2>&1 | FileCheck %s --check-prefix=WSVTMA
 
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: map = "cu_seqlens_q", name = "cu_seqlens_q", shape = array<i64: 5>
@@ -25,6 +27,12 @@
 // Slots past the sequence's tiles skip the body.
 // CHECK: %[[LIVE:.*]] = arith.cmpi ugt
 // CHECK-NEXT: scf.if %[[LIVE]] {
+
+// The warp-specialized kernel streams varlen K/V with cp.async (TMA is
+// not built for the sequences' offsets yet), and says why.
+// WSV-LABEL: attn.bundle = {
+// WSV-SAME: K/V by cp.async (varlen: K/V read at each sequence's offsets)
+// WSVTMA: error: tma=1: varlen: K/V read at each sequence's offsets
 
 // SM80-LABEL: attn.bundle = {
 // SM80-SAME: grid = array<i64: 11, 8, 1>

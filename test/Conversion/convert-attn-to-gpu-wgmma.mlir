@@ -132,6 +132,7 @@
 // a named barrier over the 256 consumer threads only.
 // WS-LABEL: module attributes
 // WS-SAME: block = array<i64: 384, 1, 1>
+// WS-SAME: K/V by cp.async (tma=0)
 // WS-SAME: min_blocks = 1
 // WS-SAME: shared_bytes = 82984
 // WS-SAME: tile_kv = 128 : i64, tile_q = 128 : i64, warp_specialize = 1 : i64, warps = 8
@@ -211,7 +212,7 @@
 // TMA:   mbarrier.try_wait.parity
 // TMA-NOT: fence.proxy.async
 // TMA:   wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
-// TMAREQ: error: tma=1: TMA loads are the producer warpgroup's (warp-specialize=1)
+// TMAREQ: error: tma=1: TMA loads are the producer warpgroup's: warp-specialize=1
 // TMABAD: error: tma must be -1 (default), 0 or 1, got 2
 
 // Warp-specialized and pipelined: the first tile waits for full before its

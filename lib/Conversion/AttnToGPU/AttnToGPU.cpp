@@ -1016,9 +1016,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   bool useMma = !useWgmma && mmaOk;
   MmaConfig cfg;
   WgmmaConfig wcfg;
+  // Why the warp-specialized kernel streams K/V with cp.async (explained).
+  std::string noTma;
   if (useWgmma) {
-    std::string noTma =
-        tmaIneligibility(op, mapOf, static_cast<bool>(varlen));
+    noTma = tmaIneligibility(op, mapOf, static_cast<bool>(varlen));
     FailureOr<WgmmaConfig> resolved =
         // Varlen: the keys of one sequence (on average N / S) bound a
         // block's loop, not N.
@@ -1033,7 +1034,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       return failure();
     wcfg = *resolved;
     if (!wcfg.warpSpecialized && noTma.empty())
-      noTma = "TMA loads are the producer warpgroup's (warp-specialize=1)";
+      noTma = "TMA loads are the producer warpgroup's: warp-specialize=1";
     if (opts.tma == 1 && !noTma.empty())
       return op.emitError("tma=1: ") << noTma;
     wcfg.tma = opts.tma != 0 && noTma.empty();
@@ -1138,6 +1139,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       d << ", " << wcfg.keyTile << "-key tiles, " << wcfg.stages << " stages";
       if (wcfg.tma)
         d << ", K/V by TMA";
+      else if (wcfg.warpSpecialized)
+        d << ", K/V by cp.async ("
+          << (noTma.empty() ? std::string("tma=0") : noTma) << ")";
       if (wcfg.maskRowBytes)
         d << ", mask tiles staged in shared memory"
           << (wcfg.maskInRing() ? " (in the K/V stages)" : "");

@@ -63,7 +63,7 @@ std::string gpu_kernel::tmaIneligibility(AttentionOp op, MapOfFn mapOf,
                                          bool varlen) {
   // Dynamic shapes too: the loader encodes each call's sizes.
   if (varlen)
-    return "varlen (K/V read at each sequence's offsets)";
+    return "varlen: K/V read at each sequence's offsets";
   unsigned r = op.getNumBatchDims();
   for (auto [name, tensor, inner] :
        {std::tuple{StringRef("k"), op.getKey(), r + 2},
@@ -74,7 +74,7 @@ std::string gpu_kernel::tmaIneligibility(AttentionOp op, MapOfFn mapOf,
     // contiguous (last) dim, which must be d (e for V).
     if (t.getRank() > 5)
       return (name + " has rank " + Twine(t.getRank()) +
-              " (tensor maps take at most 5 dims)")
+              "; tensor maps take at most 5 dims")
           .str();
     if (cast<AffineDimExpr>(map.getResults().back()).getPosition() != inner)
       return (name + "'s contiguous dim is not its head dim").str();
