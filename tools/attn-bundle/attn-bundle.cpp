@@ -349,18 +349,13 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
     // A TMA tensor map: 128 bytes (int64[16]) the loader encodes for the
     // operand it names, with a box per operand dim.
     if (o->getString("map") == "tensormap") {
-      std::optional<StringRef> tensor = o->getString("tensor");
       const llvm::json::Array *box = o->getArray("box");
       if (!name->starts_with("tmap_") || *dtype != "int64" ||
-          shape->size() != 1 || (*shape)[0].getAsInteger() != 16 || !tensor ||
-          !box || box->empty())
+          shape->size() != 1 || (*shape)[0].getAsInteger() != 16 ||
+          !o->getString("tensor") || !box || box->empty())
         return fail("tensor map argument '" + *name +
                     "' is not int64[16] with a tensor and a box");
-      if (!names.insert(*name).second)
-        return fail("argument '" + *name + "' appears twice");
-      continue;
-    }
-    if (size ? !name->starts_with("size_") || *dtype != "int64" ||
+    } else if (size ? !name->starts_with("size_") || *dtype != "int64" ||
                    !shape->empty()
         : workspace ? *dtype != (*name == "o_part" || *name == "ml_part"
                                      ? "float32"

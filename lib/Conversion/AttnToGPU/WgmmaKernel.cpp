@@ -447,12 +447,14 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // encoded (dims innermost first, 128-byte swizzle: the layout the
   // descriptors read; rows past N arrive as zeros), completing on the
   // mbarrier at `bar`.
+  // The global address (i64) of a memref's first element.
+  auto addressOf = [&](Value mem) -> Value {
+    return arith::IndexCastUIOp::create(
+        b, loc, i64, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem));
+  };
   auto tmaTile = [&](StringRef name, int64_t tileOff, int64_t panels,
                      unsigned colDim, Value n0, Value buf, Value bar) {
-    Value mapMem = memArg(("tmap_" + name).str());
-    Value mapPtr = arith::IndexCastUIOp::create(
-        b, loc, i64,
-        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mapMem));
+    Value mapPtr = addressOf(memArg(("tmap_" + name).str()));
     tk.loops[r + 1] = n0;
     tk.loops[colDim] = c0;
     SmallVector<Value> idx = tk.indices(name);
@@ -1097,11 +1099,6 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       auto first = scf::IfOp::create(b, loc, tmaThread, /*withElse=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&first.getThenRegion().front());
-      auto addressOf = [&](Value mem) -> Value {
-        return arith::IndexCastUIOp::create(
-            b, loc, i64,
-            memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem));
-      };
       for (StringRef name : {"k", "v"}) {
         em.asmCall("prefetch.tensormap [$0];",
                    {addressOf(memArg(("tmap_" + name).str()))}, "l", {}, "",
