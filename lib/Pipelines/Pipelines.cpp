@@ -123,6 +123,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   gpuOpts.warpSpecialize = options.warpSpecialize;
   gpuOpts.pingpong = options.pingpong;
   gpuOpts.tma = options.tma;
+  gpuOpts.persistent = options.persistent;
   gpuOpts.minBlocks = options.minBlocks;
   gpuOpts.splits = options.splits;
   gpuOpts.f32Precision = options.f32Precision;

@@ -88,7 +88,8 @@ OUTPUTS = ("out", "lse")
 # once, never passed by callers; no attention dims (map "workspace").
 # Shapes: o_part [splits, batch, m, e], ml_part [splits, batch, m, 2],
 # locks [batch, grid x] (batch: the product of the batch dims).
-WORKSPACE = {"o_part": "float32", "ml_part": "float32", "locks": "int32"}
+WORKSPACE = {"o_part": "float32", "ml_part": "float32", "locks": "int32",
+             "tile_counter": "int32"}
 # TMA tensor maps (map "tensormap"): 128 bytes (int64[16]) in device memory
 # that the loader encodes (cuTensorMapEncodeTiled) for the operand the entry
 # names ("tensor") with its "box" (elements per operand axis; 128 bytes
@@ -205,6 +206,11 @@ class AttentionSpec:
     # as three TF32 products of split halves, f32-accurate) or "tf32" (one,
     # 10-bit mantissas); None: not f32 on tensor cores.
     f32_precision: Optional[str] = None
+    # Persistent launch (attention.persistent): grid [P, 1, 1] whose blocks
+    # loop over the ceil(m / tile_q) x batch query tiles, taking each next
+    # one from the int32 workspace `tile_counter` [2] (left at 0); 0: one
+    # block per tile.
+    persistent: int = 0
 
 
 # attention.score_mod: the op's score modification region as a straight-line
@@ -1061,6 +1067,10 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     if f32_precision not in (None, "3xtf32", "tf32"):
         raise BundleError(f"{where}: attention.f32_precision must be \"3xtf32\" "
                           f"or \"tf32\", got {_show(f32_precision)}")
+    persistent = att.get("persistent", 0)
+    if not _is_int(persistent) or not 0 <= persistent <= GRID_MAX[0]:
+        raise BundleError(f"{where}: attention.persistent must be an integer in "
+                          f"[0, {GRID_MAX[0]}], got {_show(persistent)}")
     kernel_choice = att.get("kernel_choice", "")
     if not isinstance(kernel_choice, str):
         raise BundleError(f"{where}: attention.kernel_choice must be a string, "
@@ -1283,7 +1293,8 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                                          kernel_choice, tile_q, tensor_cores,
                                          query_offset, score_mod, paged,
                                          kv_lens_dim, varlen, tile_kv,
-                                         f32_precision=f32_precision),
+                                         f32_precision=f32_precision,
+                                         persistent=persistent),
                  path=path, sha256=tuple(sorted(sha.items())),
                  binding_sha256=binding)
     if (paged is None) != (m.arg("block_table") is None):
@@ -1376,6 +1387,23 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
         raise BundleError(f"{where}: attention.varlen cannot come with GQA "
                           "packing or split-KV")
     want = (*_grid_xy(sizes, batch, tq, group, varlen), splits)
+    # Persistent: P blocks over the want[0] x want[1] tiles (P <= tiles),
+    # static sizes, no split-KV, varlen or packing.
+    counter = m.arg("tile_counter")
+    if persistent:
+        if (-1 in want or splits != 1 or varlen is not None or group > 1
+                or persistent > want[0] * want[1]):
+            raise BundleError(f"{where}: attention.persistent {persistent} needs "
+                              "static sizes, no split-KV, varlen or GQA packing, "
+                              f"and at most the {want[0] * want[1]} query tiles "
+                              "as blocks")
+        if counter is None or counter.shape != (2,):
+            raise BundleError(f"{where}: attention.persistent needs the "
+                              "workspace 'tile_counter' of shape [2]")
+        want = (persistent, 1, 1)
+    elif counter is not None:
+        raise BundleError(f"{where}: workspace 'tile_counter' comes with "
+                          "attention.persistent")
     if grid != want:
         raise BundleError(
             f"{where}: grid {list(grid)} does not match the attention: m = "
@@ -1868,7 +1896,8 @@ def find_attn_bundle() -> str:
 
 LAUNCH_OPTIONS = ("tile_q", "tile_kv", "warps", "stages", "q_shared",
                   "rescale_threshold", "pipeline", "wgmma", "min_blocks",
-                  "warp_specialize", "pingpong", "tma", "splits", "f32_precision")
+                  "warp_specialize", "pingpong", "tma", "persistent", "splits",
+                  "f32_precision")
 F32_PRECISIONS = ("3xtf32", "tf32", "ieee")
 
 
@@ -2149,8 +2178,9 @@ class Kernel:
 
     def reset_workspace(self) -> None:
         """Zeroes split-KV's counters (after a launch that did not finish)."""
-        if "locks" in self._workspaces:
-            self._workspaces["locks"].zero_()
+        for name in ("locks", "tile_counter"):
+            if name in self._workspaces:
+                self._workspaces[name].zero_()
 
     def empty_out(self, name: str = "out",
                   manifest: Optional[Manifest] = None) -> Any:

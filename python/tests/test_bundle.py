@@ -509,6 +509,7 @@ def _eval_rule(rule: str, env: dict) -> object:
                                     {"warp_specialize": 1},
                                     {"warp_specialize": 1, "warps": 4, "tile_kv": 64, "stages": 3},
                                     {"warp_specialize": 1, "pipeline": 1, "pingpong": 1},
+                                    {"warp_specialize": 1, "pipeline": 1, "persistent": 1},
                                     {"f32_precision": "3xtf32"},
                                     {"f32_precision": "tf32", "warps": 8, "tile_kv": 32}])
 def test_real_attn_bundle_launch_rules(tmp_path, launch):
@@ -524,12 +525,13 @@ def test_real_attn_bundle_launch_rules(tmp_path, launch):
     assert att["mma"] == ("mma.sync" if launch.get("wgmma") == 0 or f32 else "wgmma")
     assert att.get("f32_precision") == launch.get("f32_precision")
     for key, value in launch.items():
-        if key not in ("wgmma", "min_blocks", "f32_precision"):
+        if key not in ("wgmma", "min_blocks", "f32_precision", "persistent"):
             assert att[key] == value
     env = dict(b0=2, b1=4, m=100, n=100, d=64, e=64, out_bytes=4 if f32 else 2,
                q_bytes=4 if f32 else 2,
                g=1, splits=att.get("splits", 1),
                warp_specialize=att.get("warp_specialize", 0),
+               persistent=att.get("persistent", 0),
                **{k: att[k] for k in ("tile_q", "tile_kv", "warps", "stages")})
     rules = att["launch_rules"]
     assert _eval_rule(rules["grid"], env) == raw["grid"]

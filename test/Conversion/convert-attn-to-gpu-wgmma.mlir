@@ -382,15 +382,37 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: 
 
 // -----
 
-// N < 1024 (measured 0.97-0.98x at N = 512): two blocks of two
+// 512 <= N < 1024 without a mask tensor: the warp-specialized kernel with
+// persistent blocks (1.10-1.27x the two-block kernel at N = 512): as many
+// blocks as query tiles here, the tile counter in the workspace.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: name = "tile_counter", shape = array<i64: 2>
+// CHECK-SAME: block = array<i64: 384, 1, 1>
+// CHECK-SAME: grid = array<i64: 2, 1, 1>
+// CHECK-SAME: persistent: 2 blocks take the 2 query tiles from a counter
+// CHECK-SAME: grid = "[persistent, 1, 1]"
+// CHECK-SAME: persistent = 2 : i64
+func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x1023x128xf16>, %v: tensor<1x1023x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x1023x128xf16>, tensor<1x1023x128xf16>)
+      scale(%s) outs(%o : tensor<1x256x128xf16>) causal
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+                       affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>]
+      -> tensor<1x256x128xf16>
+  return %r : tensor<1x256x128xf16>
+}
+
+// -----
+
+// N < 512 (not measured with persistent blocks): two blocks of two
 // warpgroups per multiprocessor, 64-key tiles.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: block = array<i64: 256, 1, 1>
 // CHECK-SAME: min_blocks = 2
 // CHECK-SAME: tile_kv = 64 : i64, tile_q = 128 : i64, warp_specialize = 0 : i64
-func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x1023x128xf16>, %v: tensor<1x1023x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
+func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x511x128xf16>, %v: tensor<1x511x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
-  %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x1023x128xf16>, tensor<1x1023x128xf16>)
+  %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x511x128xf16>, tensor<1x511x128xf16>)
       scale(%s) outs(%o : tensor<1x256x128xf16>) causal
       indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
                        affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>]
@@ -470,7 +492,7 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x16400x128xf16>, %v:
 // or a wait of their own.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: block = array<i64: 512, 1, 1>
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 3 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 56/152), 64-key tiles, 3 stages, K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, 1 block(s) per multiprocessor"
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 3 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 56/152), 64-key tiles, 3 stages, K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, a block per query tile (persistent: not faster measured here), 1 block(s) per multiprocessor"
 // CHECK-SAME: mask_row_bytes = 144
 // CHECK-SAME: shared_bytes = 231488
 // CHECK: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c129_i32

@@ -4,7 +4,7 @@
 //               [--warps=N] [--stages=N] [--q-shared=-1|0|1]
 //               [--rescale-threshold=8] [--pipeline=0|1] [--min-blocks=N]
 //               [--wgmma=-1|0|1] [--warp-specialize=-1|0|1]
-//               [--pingpong=-1|0|1] [--tma=-1|0|1]
+//               [--pingpong=-1|0|1] [--tma=-1|0|1] [--persistent=-1|0|1]
 //               [--f32-precision=3xtf32|tf32|ieee]
 //               [--explain] [--block-threads=128]
 //
@@ -104,6 +104,12 @@ static cl::opt<int64_t> tma(
              "accelerator from tensor maps the loader encodes (1), by "
              "cp.async (0), default (-1)"),
     cl::init(-1));
+static cl::opt<int64_t> persistent(
+    "persistent",
+    cl::desc("Warp-specialized pipelined kernel: one block per "
+             "multiprocessor looping over the query tiles it takes from a "
+             "counter (1), one block per tile (0), default (-1)"),
+    cl::init(-1));
 static cl::opt<int64_t> pingpong(
     "pingpong",
     cl::desc("Warp-specialized pipelined kernel: the computing warpgroups "
@@ -155,6 +161,7 @@ static FailureOr<std::string> compile(ModuleOp module, StringRef format,
   options.warpSpecialize = warpSpecialize;
   options.pingpong = pingpong;
   options.tma = tma;
+  options.persistent = persistent;
   options.explain = explain;
   PassManager kernelPm(module.getContext());
   attn::buildAttnGpuKernelPipeline(kernelPm, options);
@@ -341,7 +348,7 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
     // Split-KV's workspace: f32 partials and the int32 per-tile counters.
     // The block table of paged K/V, the lengths and varlen tables: int32.
     bool workspace = llvm::is_contained(
-        {"o_part", "ml_part", "locks", "block_table", "kv_lens",
+        {"o_part", "ml_part", "locks", "tile_counter", "block_table", "kv_lens",
          "cu_seqlens_q", "cu_seqlens_k"},
         *name);
     // A runtime size: an int64 scalar parameter.

@@ -98,6 +98,12 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "cp.async.bulk.tensor from tensor maps the launcher encodes, "
            "completing on the stage mbarriers), 0 with cp.async, -1 where "
            "it applies (static shapes, K/V read row-major along d/e)">,
+    Option<"persistent", "persistent", "int64_t", /*default=*/"-1",
+           "Warp-specialized, pipelined Hopper kernel: 1 launches one block "
+           "per multiprocessor (at most one per query tile), each running "
+           "query tiles it takes from a counter (workspace tile_counter) "
+           "until none is left, the next tile's loads under this one's "
+           "epilogue; 0 one block per tile; -1 where it applies">,
     Option<"pingpong", "pingpong", "int64_t", /*default=*/"-1",
            "Hopper kernel, warp-specialized and pipelined with two computing "
            "warpgroups: 1 makes them take turns issuing their wgmma (named "

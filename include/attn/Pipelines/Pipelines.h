@@ -83,6 +83,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Warp-specialized kernel: K/V tiles by the tensor "
                      "memory accelerator (1), by cp.async (0), default (-1)"),
       llvm::cl::init(-1)};
+  PassOptions::Option<int64_t> persistent{
+      *this, "persistent",
+      llvm::cl::desc("Warp-specialized pipelined kernel: one block per "
+                     "multiprocessor looping over the query tiles (1), one "
+                     "block per tile (0), default (-1)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<int64_t> pingpong{
       *this, "pingpong",
       llvm::cl::desc("Warp-specialized pipelined kernel: the two computing "

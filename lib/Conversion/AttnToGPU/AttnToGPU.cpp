@@ -190,7 +190,7 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t M,
 static FailureOr<WgmmaConfig>
 resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
                    int64_t N, int64_t D, int64_t E, bool causal,
-                   bool maskArg, bool tmaOk) {
+                   bool maskArg, bool tmaOk, bool persistentOk) {
   WgmmaConfig cfg;
   int64_t warps = opts.warps ? opts.warps : 8;
   if (warps % 4 != 0 || warps < 4 || warps > 12)
@@ -242,9 +242,21 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
       ShapedType::isDynamic(N)
           ? tmaOk && !ringBias && (causal || widest > 80)
           : N >= minN && (N <= 16384 || tmaOk);
+  // Persistent blocks (log step 60, H100, against the default of each
+  // shape): D = 128 1.10-1.27x at N = 512 (the two-block kernel), 1.04-
+  // 1.15x at 1024-4096, 1.00-1.06x at 8192, 0.96-1.00x at 16384; the causal
+  // forms (ALiBi, soft-capping, finite fill, sink) 1.03-1.22x to N = 4096;
+  // D = 80/96 causal 1.07-1.21x; but a mask tensor (bias, key padding)
+  // 0.96-1.02x and D = 64 0.81-0.98x (the two-block kernel stays there).
+  // D <= 96 non-causal was not measured.
+  const bool persistentWins =
+      tmaOk && persistentOk && !maskArg && !ShapedType::isDynamic(N) &&
+      N >= 512 && N <= 8192 && (causal || widest > 96);
+  const bool shortPersistent = persistentWins && widest > 96 && N < 1024;
   if (opts.warpSpecialize == -1 && defaultShape && widest > 64 &&
-      widest <= 128 && !op.getWindow() && longLoop) {
+      widest <= 128 && !op.getWindow() && (longLoop || shortPersistent)) {
     cfg.warpSpecialized = true;
+    cfg.wantPersistent = persistentWins;
     shaped.pipeline = 1;
     shaped.stages = 3;
     // A staged mask tile does not fit next to three 128-key K/V stages:
@@ -378,6 +390,7 @@ static LogicalResult validateOptions(AttentionOp op,
       failed(tristate("warp-specialize", opts.warpSpecialize)) ||
       failed(tristate("pingpong", opts.pingpong)) ||
       failed(tristate("tma", opts.tma)) ||
+      failed(tristate("persistent", opts.persistent)) ||
       failed(range("min-blocks", opts.minBlocks, -1, 32)))
     return failure();
   if (opts.splits != -1 && (opts.splits < 1 || opts.splits > kMaxSplits))
@@ -1029,7 +1042,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                 ? std::max<int64_t>(1, sizes[r + 1] / kb.varlenSeqs)
                 : sizes[r + 1], // kDynamic when dynamic
             D, E, op.getCausal() || kb.varlenCausal,
-            static_cast<bool>(memArg("mask")), noTma.empty() && opts.tma != 0);
+            static_cast<bool>(memArg("mask")), noTma.empty() && opts.tma != 0,
+            /*persistentOk=*/opts.persistent != 0 && !dynamic && !varlen);
     if (failed(resolved))
       return failure();
     wcfg = *resolved;
@@ -1121,6 +1135,34 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (dynBatch)
       kb.dynBatch = y;
   }
+  // Persistent: why not (empty if it applies), and then as many blocks as
+  // multiprocessors (or tiles, if fewer).
+  std::string noPersistent;
+  if (!useWgmma && opts.persistent == 1)
+    return op.emitError("persistent=1: persistent blocks are the Hopper "
+                        "warp-specialized kernel's; this attention gets ")
+           << (useMma ? "the mma.sync kernel" : "the SIMT kernel");
+  if (useWgmma) {
+    if (!wcfg.warpSpecialized || !wcfg.pipeline)
+      noPersistent = "it runs the warp-specialized, pipelined kernel "
+                     "(warp-specialize=1 pipeline=1)";
+    else if (dynamic)
+      noPersistent = "dynamic sizes: the tile count is known at launch only";
+    else if (varlen)
+      noPersistent = "varlen: a block's tiles are found in the tables";
+    if (opts.persistent == 1 && !noPersistent.empty())
+      return op.emitError("persistent=1: ") << noPersistent;
+    if (opts.persistent == 1 ||
+        (opts.persistent == -1 && wcfg.wantPersistent && noPersistent.empty())) {
+      wcfg.persistentBlocks =
+          std::min(gridX * launchBatch, multiprocessors(opts.chip));
+      sharedBytes = wcfg.sharedBytes(D, E); // and the tile slots
+      if (sharedBytes > 227 * 1024)
+        return op.emitError("persistent=1: its tile slots do not fit in "
+                            "shared memory (")
+               << sharedBytes << " bytes)";
+    }
+  }
   if (!dynDim[r] && gridX > std::numeric_limits<int32_t>::max())
     return op.emitError("M = ")
            << M << " needs " << gridX
@@ -1149,6 +1191,17 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         d << ", pipelined";
       if (wcfg.pingpong)
         d << ", ping-pong";
+      if (wcfg.persistent())
+        d << ", persistent: " << wcfg.persistentBlocks
+          << " blocks take the " << gridX * launchBatch
+          << " query tiles from a counter";
+      else if (wcfg.warpSpecialized)
+        d << ", a block per query tile ("
+          << (opts.persistent == 0    ? std::string("persistent=0")
+              : !noPersistent.empty() ? noPersistent
+                                      : std::string("persistent: not faster "
+                                                    "measured here"))
+          << ")";
       if (wcfg.minBlocks > 0)
         d << ", " << wcfg.minBlocks << " block(s) per multiprocessor";
       if (varlen)
@@ -1211,6 +1264,15 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     for (auto [i, d] : llvm::enumerate(dynDims))
       choice += (i ? ", " : "") + dimName(d);
     choice += ") as kernel parameters";
+  }
+  // Persistent: the counter blocks take their next tile from, and the
+  // count of blocks past the last (the last of them zeroes both).
+  if (useWgmma && wcfg.persistent()) {
+    workspace.push_back(
+        {"tile_counter", MemRefType::get({2}, b.getI32Type())});
+    if (failed(func.insertArgument(func.getNumArguments(),
+                                   workspace.back().second, {}, loc)))
+      return op.emitError("cannot add the tile counter argument");
   }
   if (useMma && cfg.splitKV()) {
     int64_t eDim = E;
@@ -1323,9 +1385,13 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       b.getNamedAttr("args", b.getArrayAttr(argAttrs)),
       // -1: from the runtime sizes by launch_rules.grid.
       b.getNamedAttr("grid",
-                     b.getDenseI64ArrayAttr(
-                         {dynDim[r] ? int64_t(-1) : gridX,
-                          kb.dynBatch ? int64_t(-1) : launchBatch, gridZ})),
+                     wcfg.persistent()
+                         ? b.getDenseI64ArrayAttr(
+                               {wcfg.persistentBlocks, 1, 1})
+                         : b.getDenseI64ArrayAttr(
+                               {dynDim[r] ? int64_t(-1) : gridX,
+                                kb.dynBatch ? int64_t(-1) : launchBatch,
+                                gridZ})),
       b.getNamedAttr("block", b.getDenseI64ArrayAttr({blockThreads, 1, 1})),
       b.getNamedAttr("tensor_cores", b.getBoolAttr(useMma || useWgmma)),
       b.getNamedAttr("mma", b.getStringAttr(useWgmma ? "wgmma"
@@ -1367,9 +1433,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   SmallVector<NamedAttribute> rules = {
       b.getNamedAttr("grid",
                      b.getStringAttr(
-                         (varlen ? "[floor(m / tile_q) + seqs, "
-                                 : "[ceil(m * g / tile_q), ") +
-                         batchProduct + " / g, splits]")),
+                         wcfg.persistent()
+                             ? std::string("[persistent, 1, 1]")
+                             : (varlen ? "[floor(m / tile_q) + seqs, "
+                                       : "[ceil(m * g / tile_q), ") +
+                                   batchProduct + " / g, splits]")),
       b.getNamedAttr(
           "splits",
           b.getStringAttr(
@@ -1398,7 +1466,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                              ? "1024 + max(stages * tile_kv * (ceil(d / 64) "
                                "+ ceil(e / 64)) * 128 + tile_q * ceil(d / "
                                "64) * 128, tile_q * (e * sizeof(out) + 16)) "
-                               "+ 8 * (2 * stages + 1) * warp_specialize"
+                               "+ 8 * (2 * stages + 1) * warp_specialize" +
+                                   std::string(wcfg.persistent() ? " + 24"
+                                                                 : "")
                          : useMma ? "max(stages * tile_kv * (d + e + 32 / "
                                     "sizeof(q)) * sizeof(q) + tile_q * (d + "
                                     "16 / sizeof(q)) * sizeof(q), tile_q * (e "
@@ -1429,6 +1499,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (wcfg.minBlocks > 0)
       info.push_back(
           b.getNamedAttr("min_blocks", b.getI64IntegerAttr(wcfg.minBlocks)));
+    // The blocks of a persistent launch (grid x), which loop over the
+    // ceil(m / tile_q) * batch query tiles.
+    if (wcfg.persistent())
+      info.push_back(b.getNamedAttr(
+          "persistent", b.getI64IntegerAttr(wcfg.persistentBlocks)));
   }
   if (useMma) {
     info.push_back(b.getNamedAttr("tile_kv", b.getI64IntegerAttr(cfg.keyTile)));
@@ -1512,6 +1587,7 @@ struct ConvertAttnToGPUPass
     opts.warpSpecialize = warpSpecialize;
     opts.pingpong = pingpong;
     opts.tma = tma;
+    opts.persistent = persistent;
     opts.minBlocks = minBlocks;
     opts.splits = splits;
     opts.f32Precision = f32Precision;

@@ -237,6 +237,16 @@ struct WgmmaConfig {
   // Warp-specialized: the producer loads K and V with the tensor memory
   // accelerator (one thread, tensor maps `tmap_k`/`tmap_v` as arguments).
   bool tma = false;
+  // Persistent (warp-specialized, pipelined): the launch has this many
+  // blocks (0: one per query tile), each running query tiles until none is
+  // left: its first is its block index, the next from a global counter
+  // (the workspace `tile_counter`) that its producer takes while the
+  // consumers still compute, so that the next tile's Q and first K/V
+  // tiles load under this one's last products and epilogue.
+  int64_t persistentBlocks = 0;
+  bool persistent() const { return persistentBlocks > 0; }
+  // The launch-shape defaults found a persistent launch faster here.
+  bool wantPersistent = false;
   int64_t rowsPerBlock() const { return 64 * warpGroups; }
   int64_t consumerThreads() const { return 128 * warpGroups; }
   int64_t threads() const {
@@ -280,8 +290,11 @@ struct WgmmaConfig {
   int64_t barrierOffset(int64_t D, int64_t E) const {
     return std::max(qBytes(D) + kBytes(D) + vBytes(E), outBytes(E));
   }
+  /// Persistent: then Q's empty barrier, the tile the consumers run next
+  /// (i32) and the producer's two broadcast slots (i32 each).
   int64_t barrierBytes() const {
-    return warpSpecialized ? 8 * (2 * stages + 1) : 0;
+    return warpSpecialized ? 8 * (2 * stages + 1) + (persistent() ? 24 : 0)
+                           : 0;
   }
   /// A mask tensor that indexes m and n is staged in shared memory, one
   /// key tile at a time per warpgroup, when maskRowBytes > 0 (its rows:

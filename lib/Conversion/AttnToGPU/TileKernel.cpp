@@ -647,12 +647,67 @@ void TileKernel::storeOutput(
   Value outMem = memArg("out");
   Type outElt = cast<MemRefType>(outMem.getType()).getElementType();
   Value zero = kb.cF32(0.0f);
+  const bool pairStores = !oTile && outputStaged();
+  // 16-bit outputs with e a multiple of 32: the quad's lanes swap their
+  // pairs (three xor shuffles per 32 columns) so that lane q holds the 8
+  // columns of block 4k + q, stored as 16 bytes.
+  const bool quadStores = pairStores && !outElt.isF32() && E % 32 == 0;
+  Value quadLane = quadStores ? divu(c2, 2) : Value();
+  Type i32 = b.getI32Type();
+  auto pick = [&](ArrayRef<Value> vals, Value sel) {
+    Value out = vals[0];
+    for (int64_t i = 1; i < static_cast<int64_t>(vals.size()); ++i)
+      out = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, sel, idx(i)),
+          vals[i], out);
+    return out;
+  };
   for (int64_t s = 0, e = l.size(); s < e; ++s) {
     Value sum = quadReduce(l[s], /*isMax=*/false);
     Value empty =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
     Value inv = arith::SelectOp::create(
         b, loc, empty, zero, arith::DivFOp::create(b, loc, kb.cF32(1.0f), sum));
+    // Quad stores: the transposed groups, built before the row guard (the
+    // shuffles need every lane).
+    SmallVector<Value> groups;
+    if (quadStores) {
+      auto pairType = VectorType::get({2}, outElt);
+      auto one = VectorType::get({1}, i32);
+      for (int64_t k = 0; k < E / 32; ++k) {
+        SmallVector<Value> own;
+        for (int64_t i = 0; i < 4; ++i) {
+          SmallVector<Value> pair;
+          for (int64_t j = 0; j < 2; ++j)
+            pair.push_back(arith::TruncFOp::create(
+                b, loc, outElt,
+                arith::MulFOp::create(b, loc, oAt(s, 4 * k + i, j), inv)));
+          own.push_back(vector::ExtractOp::create(
+              b, loc,
+              vector::BitCastOp::create(
+                  b, loc, one,
+                  vector::FromElementsOp::create(b, loc, pairType, pair)),
+              ArrayRef<int64_t>{0}));
+        }
+        // got[i]: lane q ^ i's pair of block 4k + q.
+        SmallVector<Value> got = {pick(own, quadLane)};
+        for (int32_t i = 1; i < 4; ++i) {
+          Value send = pick(own, arith::XOrIOp::create(b, loc, quadLane, idx(i)));
+          got.push_back(
+              gpu::ShuffleOp::create(b, loc, send, i, 32, gpu::ShuffleMode::XOR)
+                  .getShuffleResult());
+        }
+        SmallVector<Value> cols;
+        for (int64_t lane = 0; lane < 4; ++lane)
+          cols.push_back(
+              pick(got, arith::XOrIOp::create(b, loc, quadLane, idx(lane))));
+        groups.push_back(vector::BitCastOp::create(
+            b, loc, VectorType::get({8}, outElt),
+            vector::FromElementsOp::create(b, loc, VectorType::get({4}, i32),
+                                           cols)));
+      }
+    }
     std::optional<OpBuilder::InsertionGuard> guard;
     if (!oTile) {
       Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
@@ -675,6 +730,13 @@ void TileKernel::storeOutput(
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       memref::StoreOp::create(b, loc, x, lseMem, indices("lse"));
     }
+    for (auto [k, v] : llvm::enumerate(groups)) {
+      loops[r + 3] = mul(add(quadLane, 4 * static_cast<int64_t>(k)), 8);
+      vector::StoreOp::create(b, loc, v, outMem, indices("out"),
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    }
+    if (quadStores)
+      continue;
     Value rowLocal = rowLocalAt(s);
     for (int64_t eb = 0; eb < E / 8; ++eb) {
       SmallVector<Value> pair;
@@ -691,6 +753,18 @@ void TileKernel::storeOutput(
                                 ValueRange{rowLocal, add(c2, eb * 8)},
                                 /*nontemporal=*/false,
                                 llvm::MaybeAlign(outElt.isF32() ? 8 : 4));
+        continue;
+      }
+      // Not staged although e is the output's last dim (a persistent
+      // block: the buffers already hold the next tile): one store per pair.
+      if (pairStores) {
+        loops[r + 3] = add(c2, eb * 8);
+        vector::StoreOp::create(
+            b, loc,
+            vector::FromElementsOp::create(
+                b, loc, VectorType::get({2}, outElt), pair),
+            outMem, indices("out"), /*nontemporal=*/false,
+            llvm::MaybeAlign(outElt.isF32() ? 8 : 4));
         continue;
       }
       for (int64_t j = 0; j < 2; ++j) {

@@ -196,8 +196,11 @@ struct StageBarriers {
   Value base; // i32 shared-memory address of slot 0
   Value zero; // index 0
   int64_t stages;
+  bool persistent = false;
 
   Value q() { return zero; }
+  /// Persistent: Q's buffer is free again (the consumers' threads arrive).
+  Value qEmpty() { return tk.idx(1 + 2 * stages); }
   Value full(Value stage) { return tk.add(stage, 1); }
   Value empty(Value stage) { return tk.add(stage, 1 + stages); }
   Value addr(Value slot) {
@@ -210,6 +213,8 @@ struct StageBarriers {
             em.i32(8)));
   }
   /// Thread 0 initializes every slot; the caller then places a barrier.
+  /// Persistent: Q's full barrier also counts thread 0's arrival after it
+  /// wrote the tile number.
   void init(Value tid, int64_t consumers, int64_t fullCount) {
     OpBuilder &b = em.b;
     Value first =
@@ -217,10 +222,11 @@ struct StageBarriers {
     auto ifOp = scf::IfOp::create(b, em.loc, first, /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    for (int64_t slot = 0; slot < 1 + 2 * stages; ++slot)
+    for (int64_t slot = 0; slot < 1 + 2 * stages + (persistent ? 1 : 0);
+         ++slot)
       em.asmCall("mbarrier.init.shared::cta.b64 [$0], $1;",
                  {addr(tk.idx(slot)),
-                  em.i32(slot == 0            ? 128
+                  em.i32(slot == 0        ? (persistent ? 129 : 128)
                          : slot <= stages ? fullCount
                                           : consumers)},
                  "r,r", {}, "", 0);
@@ -308,8 +314,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value c1 = tk.idx(1);
   Value dynBytes = arith::ConstantOp::create(
       b, loc, b.getI32IntegerAttr(cfg.sharedBytes(D, E)));
-  auto launch = gpu::LaunchOp::create(b, loc, kb.gridX(gridX), kb.gridY(batch), c1,
-                                      tk.idx(T), c1, c1, dynBytes);
+  const bool persistent = cfg.persistent();
+  auto launch = gpu::LaunchOp::create(
+      b, loc, persistent ? tk.idx(cfg.persistentBlocks) : kb.gridX(gridX),
+      persistent ? c1 : kb.gridY(batch), c1, tk.idx(T), c1, c1, dynBytes);
   func::ReturnOp::create(b, loc);
   b.setInsertionPointToStart(&launch.getBody().front());
   Value smem = gpu::DynamicSharedMemoryOp::create(
@@ -355,20 +363,28 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value c2 = tk.mul(tk.remu(lane, 4), 2);
   tk.c2 = c2;
 
-  Value blockX =
-      tk.queryBlock(launch.getBlockIds().x, launch.getGridSize().x, gridX);
-  // Varlen: the block's query tile within its sequence (tables read here).
-  Value blockRow = tk.firstRow(blockX, BM);
-  // Within the block: the thread's rows g and g + 8 of its warp's 16.
-  Value warpRowLocal = tk.add(tk.mul(wg, 64), tk.mul(warpInWg, 16));
-  Value rows[2];
-  for (int64_t h = 0; h < 2; ++h)
-    rows[h] = tk.add(tk.add(blockRow, warpRowLocal), tk.add(g, 8 * h));
-
-  tk.setBatch(launch.getBlockIds().y);
+  // The query tile's rows (blockRow, the thread's rows) from its grid x
+  // index; a persistent block sets them per tile (enterTile).
+  Value blockRow, warpRowLocal, rows[2];
+  auto enterRows = [&](Value x) {
+    Value blockX = tk.queryBlock(x, launch.getGridSize().x, gridX);
+    // Varlen: the block's query tile within its sequence (tables read here).
+    blockRow = tk.firstRow(blockX, BM);
+    // Within the block: the thread's rows g and g + 8 of its warp's 16.
+    if (!warpRowLocal)
+      warpRowLocal = tk.add(tk.mul(wg, 64), tk.mul(warpInWg, 16));
+    for (int64_t h = 0; h < 2; ++h)
+      rows[h] = tk.add(tk.add(blockRow, warpRowLocal), tk.add(g, 8 * h));
+  };
+  if (persistent)
+    warpRowLocal = tk.add(tk.mul(wg, 64), tk.mul(warpInWg, 16));
   // 16-bit outputs: tanh.approx (as FlashAttention-3) is accurate enough.
   kb.approxTanh = true;
-  kb.hoistScoreMod(ArrayRef<Value>(tk.loops).take_front(r));
+  if (!persistent) {
+    enterRows(launch.getBlockIds().x);
+    tk.setBatch(launch.getBlockIds().y);
+    kb.hoistScoreMod(ArrayRef<Value>(tk.loops).take_front(r));
+  }
 
   // Rows into the swizzled panels tile[prefix..., panel, row, chunk ^ row %
   // 8] (8 chunks of 16 bytes per 128-byte panel row).
@@ -495,8 +511,14 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   };
 
   // Named values, not structured bindings: lambdas capture them (C++20).
-  std::pair<Value, Value> range = tk.keyRange(blockRow, BM);
-  Value lb = range.first, ub = range.second;
+  Value lb, ub;
+  auto enterKeys = [&]() {
+    std::pair<Value, Value> range = tk.keyRange(blockRow, BM);
+    lb = range.first;
+    ub = range.second;
+  };
+  if (!persistent)
+    enterKeys();
   if (!ws)
     for (int64_t st = 0; st + 1 < S; ++st)
       lastGroup = issue(tk.add(lb, st * BN), tk.idx(st));
@@ -544,11 +566,16 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
 
   // State: m[2], ℓ[2], O[oRegs], buffer; (m, ℓ) from (-inf, 0) or a sink.
   Value m0[2], l0[2];
-  for (int64_t h = 0; h < 2; ++h)
-    std::tie(m0[h], l0[h]) = tk.initialState(rows[h]);
-  SmallVector<Value> init = {m0[0], m0[1], l0[0], l0[1]};
-  init.append(oRegs, zero);
-  init.push_back(c0);
+  SmallVector<Value> init;
+  auto enterState = [&]() {
+    for (int64_t h = 0; h < 2; ++h)
+      std::tie(m0[h], l0[h]) = tk.initialState(rows[h]);
+    init = {m0[0], m0[1], l0[0], l0[1]};
+    init.append(oRegs, zero);
+    init.push_back(c0);
+  };
+  if (!persistent)
+    enterState();
 
   std::string pvInst = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(E) +
                        "k16.f32." + ty + "." + ty + " ";
@@ -830,8 +857,16 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // With a producer warpgroup, iteration t acquires tile t and releases
   // tile t - 1 once its P V is done.
   const int64_t pRegs = BN / 4;
-  auto pipelinedLoop = [&](Value lb, Value split,
-                           Value ub) -> SmallVector<Value> {
+  // Persistent: Q's buffer is released once the tile's last S product is
+  // done (before its last P V); tiles are numbered on across query tiles
+  // from `t0`, and `nextTile` gets the number after this query tile's last.
+  std::function<void()> afterLastS;
+  auto pipelinedLoop = [&](Value lb, Value split, Value ub,
+                           Value t0 = Value(),
+                           Value *nextTile = nullptr) -> SmallVector<Value> {
+    if (!t0)
+      t0 = c0;
+    Value buf0 = persistent ? tk.remu(t0, S) : c0;
     // Softmax of scores `s` of the tile at n0 against references m:
     // returns m', α (1 when no row of the warp moved), P and the row sums.
     auto softmax = [&](SmallVector<Value> s, Value n0, Value(&m)[2],
@@ -882,7 +917,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&first.getThenRegion().front());
       if (acquire)
-        acquire(c0);
+        acquire(t0);
       else
         landed(S - 2);
       SmallVector<Value> maskVals;
@@ -893,20 +928,20 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         tk.prefetchMask(tk.add(lb, BN), blockRow, BM, BN);
         maskVals = loadMask(lb, /*withMask=*/true);
       }
-      SmallVector<Value> acc = computeS(c0);
+      SmallVector<Value> acc = computeS(buf0);
       if (stagedMask)
-        maskVals = readMask(0, c0);
+        maskVals = readMask(0, buf0);
       Value m[2] = {m0[0], m0[1]}, alpha[2], lsum[2], any, l[2];
       SmallVector<Value> p =
           softmax(acc, lb, m, /*withMask=*/true, maskVals, alpha, lsum, any);
       for (int64_t h = 0; h < 2; ++h)
         l[h] = kb.fma(alpha[h], l0[h], lsum[h]);
       scf::YieldOp::create(b, loc,
-                           pack(m, l, SmallVector<Value>(oRegs, zero), p, c0));
+                           pack(m, l, SmallVector<Value>(oRegs, zero), p, t0));
       b.setInsertionPointToStart(&first.getElseRegion().front());
       SmallVector<Value> p0(pRegs, em.i32(0));
       scf::YieldOp::create(
-          b, loc, pack(m0, l0, SmallVector<Value>(oRegs, zero), p0, c0));
+          b, loc, pack(m0, l0, SmallVector<Value>(oRegs, zero), p0, t0));
     }
     auto body = [&](Value n0, ValueRange st, bool withMask) {
       Value prevTile = st.back();
@@ -988,6 +1023,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     Value mid = arith::MaxUIOp::create(b, loc, split, second);
     SmallVector<Value> st =
         tk.tileLoops(second, split, ub, BN, first.getResults(), body, mid);
+    if (afterLastS)
+      afterLastS();
     // The last tile's P V.
     auto last = scf::IfOp::create(b, loc, SmallVector<Type>(oRegs, f32), any0,
                                   /*withElse=*/true);
@@ -1001,11 +1038,17 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       o = issuePV(p, tk.remu(st.back(), S), o);
       em.through("wgmma.commit_group.sync.aligned;", {});
       o = em.through("wgmma.wait_group.sync.aligned 0;", o);
+      // The producer refills this stage for the next query tile.
+      if (persistent && release)
+        release(st.back());
       scf::YieldOp::create(b, loc, o);
       b.setInsertionPointToStart(&last.getElseRegion().front());
       scf::YieldOp::create(
           b, loc, SmallVector<Value>(st.begin() + 4, st.begin() + 4 + oRegs));
     }
+    if (nextTile)
+      *nextTile =
+          arith::SelectOp::create(b, loc, any0, tk.add(st.back(), 1), t0);
     SmallVector<Value> out(st.begin(), st.begin() + 4);
     llvm::append_range(out, last.getResults());
     return out;
@@ -1032,8 +1075,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
             fin[4 + 4 * eb + 2 * h + j] = o[h][eb * 2 + j];
       }
     }
+    // Persistent: straight from the registers (pairs), since the next
+    // tile's Q and K/V are already landing in the buffers.
     Value oTile;
-    if (tk.outputStaged()) {
+    if (tk.outputStaged() && !persistent) {
       tk.blockBarrier();
       oTile = view(oType, 0);
     }
@@ -1073,8 +1118,44 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                      arith::IndexCastOp::create(
                          b, loc, i32, tk.add(base, cfg.barrierOffset(D, E))),
                      c0, S};
+  bars.persistent = persistent;
   bars.init(tid, C, cfg.tma ? (cfg.maskInRing() ? 129 : 1) : 128);
   gpu::BarrierOp::create(b, loc);
+  // Persistent: the launch's query tiles in the order blocks take them
+  // (grid x fastest, as one block per tile would run them; causal: in
+  // groups of about `persistentBlocks` tiles over a few heads, longest
+  // first within the group, so that the blocks working at once share K/V
+  // in L2 and the tail runs short tiles), and the shared slots that pass
+  // the next tile's number: one the consumers read after Q's full barrier,
+  // two (by parity) the producer's thread 0 broadcasts to its warpgroup.
+  const int64_t tiles = gridX * batch, P = cfg.persistentBlocks;
+  Value tileSlot, bcastSlot;
+  auto mapTile = [&](Value tile) -> std::pair<Value, Value> {
+    if (!tk.causal)
+      return {tk.remu(tile, gridX), tk.divu(tile, gridX)};
+    const int64_t heads = std::max<int64_t>(1, P / gridX);
+    Value group = tk.divu(tile, heads * gridX);
+    Value head0 = tk.mul(group, heads);
+    Value inGroup = arith::MinUIOp::create(
+        b, loc, tk.idx(heads), arith::SubIOp::create(b, loc, tk.idx(batch), head0));
+    Value within = arith::SubIOp::create(b, loc, tile, tk.mul(group, heads * gridX));
+    return {arith::DivUIOp::create(b, loc, within, inGroup),
+            tk.add(head0, arith::RemUIOp::create(b, loc, within, inGroup))};
+  };
+  auto toI32 = [&](Value x) {
+    return arith::IndexCastOp::create(b, loc, i32, x).getResult();
+  };
+  auto storeShared = [&](Value addr, Value x) {
+    em.asmCall("st.shared.u32 [$0], $1;", {addr, toI32(x)}, "r,r", {}, "", 0);
+  };
+  auto loadShared = [&](Value addr) -> Value {
+    return arith::IndexCastOp::create(
+        b, loc, b.getIndexType(), em.asmI32("ld.shared.u32 $0, [$1];", {addr}, "r"));
+  };
+  if (persistent) {
+    tileSlot = bars.addr(tk.idx(2 + 2 * S));
+    bcastSlot = bars.addr(tk.idx(3 + 2 * S));
+  }
   Value isProducer =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, tid, tk.idx(C));
   auto roles = scf::IfOp::create(b, loc, isProducer, /*withElse=*/true);
@@ -1086,26 +1167,32 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                {});
     tk.tid = arith::SubIOp::create(b, loc, tid, tk.idx(C));
     tk.threads = 128;
-    copyQ();
-    bars.arriveOnCopies(bars.q());
     // With TMA one thread issues K and V (the stage's bytes expected on its
     // full barrier); a mask tile in the ring stays with all 128 (cp.async).
-    Value tmaThread =
-        cfg.tma ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                        tk.tid, c0)
-                      .getResult()
-                : Value();
-    if (cfg.tma) {
-      auto first = scf::IfOp::create(b, loc, tmaThread, /*withElse=*/false);
+    // A persistent block's thread 0 also takes and publishes its tiles.
+    Value first = cfg.tma || persistent
+                      ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              tk.tid, c0)
+                            .getResult()
+                      : Value();
+    Value tmaThread = cfg.tma ? first : Value();
+    auto ifFirst = [&](llvm::function_ref<void()> fn) {
+      auto one = scf::IfOp::create(b, loc, first, /*withElse=*/false);
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&first.getThenRegion().front());
+      b.setInsertionPointToStart(&one.getThenRegion().front());
+      fn();
+    };
+    // The tensor maps (`maps`), and (`rows`) the tile's first key row
+    // (clamped to the keys) into L2 through K and V: they stay kernel
+    // parameters (every caller argument is one).
+    auto prefetch = [&](bool maps, bool rows) {
       for (StringRef name : {"k", "v"}) {
-        em.asmCall("prefetch.tensormap [$0];",
-                   {addressOf(memArg(("tmap_" + name).str()))}, "l", {}, "",
-                   0);
-        // K and V stay kernel parameters (every caller argument is one):
-        // the block's first key row (clamped to the keys) into L2 through
-        // them.
+        if (maps)
+          em.asmCall("prefetch.tensormap [$0];",
+                     {addressOf(memArg(("tmap_" + name).str()))}, "l", {}, "",
+                     0);
+        if (!rows)
+          continue;
         Value mem = memArg(name);
         auto meta = memref::ExtractStridedMetadataOp::create(b, loc, mem);
         tk.loops[r + 1] = tk.clamp(lb, tk.Nv());
@@ -1122,38 +1209,151 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                                          tk.mul(elems, eltBytes)));
         em.asmCall("prefetch.global.L2 [$0];", {addr}, "l", {}, "", 0);
       }
-    }
-    scf::ForOp::create(
-        b, loc, lb, ub, tk.idx(BN), ValueRange{c0},
-        [&](OpBuilder &, Location, Value n0, ValueRange st) {
-          Value t = st[0];
-          Value stage = tk.remu(t, S);
-          Value parity = arith::XOrIOp::create(
-              b, loc, tk.remu(tk.divu(t, S), 2), tk.idx(1));
-          bars.wait(bars.empty(stage), parity);
-          if (!cfg.tma) {
-            issue(n0, stage);
-          } else {
-            {
-              auto one = scf::IfOp::create(b, loc, tmaThread, false);
-              OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPointToStart(&one.getThenRegion().front());
-              Value full = bars.addr(bars.full(stage));
-              bars.arriveExpectTx(bars.full(stage), BN * (Dp + Ep) * 2);
-              tmaTile("k", kOff, Dp / 64, r + 2, n0, stage, full);
-              tmaTile("v", vOff, Ep / 64, r + 3, n0, stage, full);
+    };
+    // The query tile's K/V tiles from key `from` to `to`, numbered on from
+    // t; returns the next number.
+    auto streamKV = [&](Value t0, Value from, Value to) -> Value {
+      auto loop = scf::ForOp::create(
+          b, loc, from, to, tk.idx(BN), ValueRange{t0},
+          [&](OpBuilder &, Location, Value n0, ValueRange st) {
+            Value t = st[0];
+            Value stage = tk.remu(t, S);
+            Value parity = arith::XOrIOp::create(
+                b, loc, tk.remu(tk.divu(t, S), 2), tk.idx(1));
+            bars.wait(bars.empty(stage), parity);
+            if (!cfg.tma) {
+              issue(n0, stage);
+            } else {
+              {
+                auto one = scf::IfOp::create(b, loc, tmaThread, false);
+                OpBuilder::InsertionGuard guard(b);
+                b.setInsertionPointToStart(&one.getThenRegion().front());
+                Value full = bars.addr(bars.full(stage));
+                bars.arriveExpectTx(bars.full(stage), BN * (Dp + Ep) * 2);
+                tmaTile("k", kOff, Dp / 64, r + 2, n0, stage, full);
+                tmaTile("v", vOff, Ep / 64, r + 3, n0, stage, full);
+              }
+              if (copyMaskTile) {
+                SmallVector<Value> tokens;
+                copyMaskTile(tokens, n0, stage);
+                nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
+                                                        tokens);
+              }
             }
-            if (copyMaskTile) {
-              SmallVector<Value> tokens;
-              copyMaskTile(tokens, n0, stage);
-              nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
-                                                      tokens);
-            }
-          }
-          if (!cfg.tma || copyMaskTile)
-            bars.arriveOnCopies(bars.full(stage));
-          scf::YieldOp::create(b, loc, ValueRange{tk.add(t, 1)});
+            if (!cfg.tma || copyMaskTile)
+              bars.arriveOnCopies(bars.full(stage));
+            scf::YieldOp::create(b, loc, ValueRange{tk.add(t, 1)});
+          });
+      return loop.getResult(0);
+    };
+    if (!persistent) {
+      copyQ();
+      bars.arriveOnCopies(bars.q());
+      if (cfg.tma)
+        ifFirst([&] { prefetch(/*maps=*/true, /*rows=*/true); });
+      streamKV(c0, lb, ub);
+    } else {
+      // Tile `tile` (j-th of the block) to the consumers: once they have
+      // released Q, thread 0 writes its number and arrives on Q's full
+      // barrier (release); the warpgroup's cp.async arrivals follow (after
+      // Q's copies, or none past the last tile).
+      auto publish = [&](Value tile, Value j) {
+        bars.wait(bars.qEmpty(),
+                  arith::XOrIOp::create(b, loc, tk.remu(j, 2), tk.idx(1)));
+        ifFirst([&] {
+          storeShared(tileSlot, tile);
+          bars.arrive(bars.q());
         });
+      };
+      if (cfg.tma)
+        ifFirst([&] { prefetch(/*maps=*/true, /*rows=*/false); });
+      Value cTiles = tk.idx(tiles);
+      SmallVector<Type> types(3, b.getIndexType());
+      auto loop = scf::WhileOp::create(
+          b, loc, types,
+          ValueRange{launch.getBlockIds().x, c0, c0});
+      {
+        OpBuilder::InsertionGuard guard(b);
+        Block *before = b.createBlock(&loop.getBefore(), {}, types,
+                                      SmallVector<Location>(3, loc));
+        b.setInsertionPointToStart(before);
+        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           before->getArgument(0), cTiles);
+        scf::ConditionOp::create(b, loc, more, before->getArguments());
+        Block *after = b.createBlock(&loop.getAfter(), {}, types,
+                                     SmallVector<Location>(3, loc));
+        b.setInsertionPointToStart(after);
+        Value tile = after->getArgument(0), t = after->getArgument(1),
+              j = after->getArgument(2);
+        auto [x, y] = mapTile(tile);
+        enterRows(x);
+        tk.setBatch(y);
+        enterKeys();
+        // The first K/V tile before Q: its stage frees while the consumers
+        // still run the previous tile; Q's buffer only after its last S.
+        Value second = arith::MinUIOp::create(b, loc, tk.add(lb, BN), ub);
+        t = streamKV(t, lb, second);
+        publish(tile, j);
+        copyQ();
+        bars.arriveOnCopies(bars.q());
+        // After Q's copies: the kernel's parameters follow their first use,
+        // and callers pass q, k, v in that order.
+        if (cfg.tma)
+          ifFirst([&] { prefetch(/*maps=*/false, /*rows=*/true); });
+        Value tNext = streamKV(t, second, ub);
+        // The next tile, taken once this one's loads are all issued (about
+        // when the block will be free: taken earlier, a long tile's block
+        // would hold the next number while short ones finish).
+        Value counter = memArg("tile_counter");
+        auto take = scf::IfOp::create(b, loc, TypeRange{i32}, first,
+                                      /*withElse=*/true);
+        {
+          OpBuilder::InsertionGuard g2(b);
+          b.setInsertionPointToStart(&take.getThenRegion().front());
+          Value got = memref::AtomicRMWOp::create(
+              b, loc, arith::AtomicRMWKind::addi, em.i32(1), counter,
+              ValueRange{c0});
+          scf::YieldOp::create(b, loc, got);
+          b.setInsertionPointToStart(&take.getElseRegion().front());
+          scf::YieldOp::create(b, loc, ValueRange{em.i32(0)});
+        }
+        Value bcast = arith::AddIOp::create(
+            b, loc, bcastSlot, toI32(tk.mul(tk.remu(j, 2), 4)));
+        ifFirst([&] {
+          Value next = tk.add(arith::IndexCastOp::create(
+                                  b, loc, b.getIndexType(), take.getResult(0)),
+                              P);
+          // Past the last tile: the last block to get there (all others
+          // have taken their last number) zeroes the counters for the next
+          // launch.
+          Value over = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                             next, cTiles);
+          auto ifOver = scf::IfOp::create(b, loc, over, /*withElse=*/false);
+          {
+            OpBuilder::InsertionGuard g3(b);
+            b.setInsertionPointToStart(&ifOver.getThenRegion().front());
+            Value done = memref::AtomicRMWOp::create(
+                b, loc, arith::AtomicRMWKind::addi, em.i32(1), counter,
+                ValueRange{tk.idx(1)});
+            Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                               done, em.i32(P - 1));
+            auto ifLast = scf::IfOp::create(b, loc, last, /*withElse=*/false);
+            b.setInsertionPointToStart(&ifLast.getThenRegion().front());
+            for (int64_t i = 0; i < 2; ++i)
+              memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign,
+                                          em.i32(0), counter,
+                                          ValueRange{tk.idx(i)});
+          }
+          storeShared(bcast, next);
+        });
+        em.asmCall("bar.sync 8, 128;", {}, "", {}, "", 0);
+        Value next = loadShared(bcast);
+        scf::YieldOp::create(b, loc, ValueRange{next, tNext, tk.add(j, 1)});
+      }
+      // Past the last tile: the consumers stop at its number.
+      publish(loop.getResult(0), loop.getResult(2));
+      bars.arriveOnCopies(bars.q());
+    }
     em.through("cp.async.wait_all;", {});
 
     b.setInsertionPointToStart(&roles.getElseRegion().front());
@@ -1164,8 +1364,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     tk.tid = tid;
     tk.threads = C;
     tk.barrierThreads = C;
-    bars.wait(bars.q(), c0);
-    em.through("fence.proxy.async.shared::cta;", {});
+    if (!persistent) {
+      bars.wait(bars.q(), c0);
+      em.through("fence.proxy.async.shared::cta;", {});
+    }
     acquire = [&](Value t) {
       bars.wait(bars.full(tk.remu(t, S)), tk.remu(tk.divu(t, S), 2));
       // K/V written by cp.async (the generic proxy) for the tensor cores;
@@ -1174,44 +1376,82 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         em.through("fence.proxy.async.shared::cta;", {});
     };
     release = [&](Value t) { bars.arrive(bars.empty(tk.remu(t, S))); };
-    Value split = tk.unmaskedEnd(lb, ub, blockRow, BN);
-    SmallVector<Value> fin;
-    if (cfg.pipeline) {
-      // Turns: named barriers 2 (warpgroup 0's) and 3 (warpgroup 1's), 256
-      // threads each: the owner syncs, the other arrives. Warpgroup 1 hands
-      // the first turn to warpgroup 0; warpgroup 0 takes the turn left over
-      // at the end, so the barriers end balanced.
-      if (cfg.pingpong) {
-        Value one = tk.idx(1);
-        Value wgIs1 =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, wg, one);
-        Value own = arith::IndexCastOp::create(b, loc, i32, tk.add(wg, 2));
-        Value other = arith::IndexCastOp::create(
-            b, loc, i32, tk.add(arith::SubIOp::create(b, loc, one, wg), 2));
-        takeTurn = [&, own]() {
-          em.asmCall("bar.sync $0, 256;", {own}, "r", {}, "", 0);
-        };
-        passTurn = [&, other]() {
-          em.asmCall("bar.arrive $0, 256;", {other}, "r", {}, "", 0);
-        };
-        auto handFirst = scf::IfOp::create(b, loc, wgIs1, /*withElse=*/false);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&handFirst.getThenRegion().front());
-        em.asmCall("bar.arrive 2, 256;", {}, "", {}, "", 0);
-      }
-      fin = pipelinedLoop(lb, split, ub);
-      if (cfg.pingpong) {
-        Value wgIs0 =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, wg, c0);
-        auto last = scf::IfOp::create(b, loc, wgIs0, /*withElse=*/false);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&last.getThenRegion().front());
-        em.asmCall("bar.sync 2, 256;", {}, "", {}, "", 0);
-      }
-    } else {
-      fin = tk.tileLoops(lb, split, ub, BN, init, tileBody);
+    // One query tile from Q's arrival to its output.
+    auto runTile = [&](Value t0, Value *nextTile) {
+      Value split = tk.unmaskedEnd(lb, ub, blockRow, BN);
+      SmallVector<Value> fin;
+      if (cfg.pipeline)
+        fin = pipelinedLoop(lb, split, ub, t0, nextTile);
+      else
+        fin = tk.tileLoops(lb, split, ub, BN, init, tileBody);
+      storeOutput(fin);
+    };
+    // Turns: named barriers 2 (warpgroup 0's) and 3 (warpgroup 1's), 256
+    // threads each: the owner syncs, the other arrives. Warpgroup 1 hands
+    // the first turn to warpgroup 0; warpgroup 0 takes the turn left over
+    // at the end, so the barriers end balanced (a persistent block's
+    // warpgroups run the same tiles: the turns go on across them).
+    if (cfg.pipeline && cfg.pingpong) {
+      Value one = tk.idx(1);
+      Value wgIs1 =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, wg, one);
+      Value own = arith::IndexCastOp::create(b, loc, i32, tk.add(wg, 2));
+      Value other = arith::IndexCastOp::create(
+          b, loc, i32, tk.add(arith::SubIOp::create(b, loc, one, wg), 2));
+      takeTurn = [&, own]() {
+        em.asmCall("bar.sync $0, 256;", {own}, "r", {}, "", 0);
+      };
+      passTurn = [&, other]() {
+        em.asmCall("bar.arrive $0, 256;", {other}, "r", {}, "", 0);
+      };
+      auto handFirst = scf::IfOp::create(b, loc, wgIs1, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&handFirst.getThenRegion().front());
+      em.asmCall("bar.arrive 2, 256;", {}, "", {}, "", 0);
     }
-    storeOutput(fin);
+    if (!persistent) {
+      runTile(Value(), nullptr);
+    } else {
+      afterLastS = [&]() { bars.arrive(bars.qEmpty()); };
+      // (t0, j) in; (tile, t0, j) from the condition.
+      SmallVector<Type> types(2, b.getIndexType()),
+          afterTypes(3, b.getIndexType());
+      auto loop =
+          scf::WhileOp::create(b, loc, afterTypes, ValueRange{c0, c0});
+      OpBuilder::InsertionGuard guard(b);
+      Block *before = b.createBlock(&loop.getBefore(), {}, types,
+                                    SmallVector<Location>(2, loc));
+      b.setInsertionPointToStart(before);
+      Value j = before->getArgument(1);
+      bars.wait(bars.q(), tk.remu(j, 2));
+      em.through("fence.proxy.async.shared::cta;", {});
+      Value tile = loadShared(tileSlot);
+      Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         tile, tk.idx(tiles));
+      scf::ConditionOp::create(b, loc, more,
+                               ValueRange{tile, before->getArgument(0), j});
+      Block *after = b.createBlock(&loop.getAfter(), {}, afterTypes,
+                                   SmallVector<Location>(3, loc));
+      b.setInsertionPointToStart(after);
+      auto [x, y] = mapTile(after->getArgument(0));
+      enterRows(x);
+      tk.setBatch(y);
+      kb.hoistScoreMod(ArrayRef<Value>(tk.loops).take_front(r));
+      enterKeys();
+      enterState();
+      Value next;
+      runTile(after->getArgument(1), &next);
+      scf::YieldOp::create(b, loc,
+                           ValueRange{next, tk.add(after->getArgument(2), 1)});
+    }
+    if (cfg.pipeline && cfg.pingpong) {
+      Value wgIs0 =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, wg, c0);
+      auto last = scf::IfOp::create(b, loc, wgIs0, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&last.getThenRegion().front());
+      em.asmCall("bar.sync 2, 256;", {}, "", {}, "", 0);
+    }
   }
   tk.terminate();
 }

@@ -277,6 +277,10 @@ def b_only(b: int, m: int, n: int, d: int, e: Optional[int] = None) -> Dict:
                 out=["b", "m", "e"])
 
 
+# The persistent warp-specialized kernel (launch flags).
+PERSIST = ["--warp-specialize=1", "--pipeline=1", "--tile-kv=128", "--stages=3",
+           "--persistent=1"]
+
 CASES: Dict[str, Case] = {
     "f16_bhsd_causal": Case("float16", **bhsd(2, 4, 100, 100, 64), causal=True),
     "f16_bhsd_full": Case("float16", **bhsd(2, 4, 200, 200, 64)),
@@ -506,6 +510,35 @@ CASES: Dict[str, Case] = {
                                      out=["b", "m", "h", "g", "e"]),
     "wg_ws_tma_d80_causal_sink_lse": Case("bfloat16", **bhsd(2, 2, 1100, 1100, 80),
                                           causal=True, sink=["h"], lse=True),
+    # Persistent blocks (more query tiles than blocks: each block loops,
+    # taking tiles from the counter; run twice, so the counter's reset is
+    # checked too): causal and ragged (longest-first groups), non-causal
+    # bf16 with 640 tiles, a sink and the lse per head at D = 96, a bias
+    # per head in the K/V ring, ALiBi (a per-head value computed per tile),
+    # GQA with K/V [b, n, h, d]; the output as 16-byte groups (16-bit, e a
+    # multiple of 32) or as pairs (D = 80).
+    "wg_persist_causal_ragged": Case("float16", **bhsd(4, 8, 1100, 1100, 128),
+                                     causal=True, flags=PERSIST),
+    "wg_persist_full_bf16_640": Case("bfloat16", **bhsd(8, 16, 600, 700, 128),
+                                     flags=PERSIST),
+    "wg_persist_d96_causal_sink_lse": Case("bfloat16", **bhsd(4, 8, 700, 900, 96),
+                                           causal=True, sink=["h"], lse=True,
+                                           flags=PERSIST),
+    "wg_persist_ring_bias_causal": Case("float16", **bhsd(2, 8, 1000, 1100, 128),
+                                        mask=["h", "m", "n"], mask_dtype="float16",
+                                        causal=True,
+                                        flags=PERSIST[:2] + ["--tile-kv=64", "--stages=3",
+                                                             "--persistent=1"]),
+    "wg_persist_alibi_causal_h8": Case("bfloat16", **bhsd(4, 8, 900, 900, 128),
+                                       causal=True, score_mod=score_mod_region(2, alibi(8)),
+                                       flags=PERSIST),
+    # D = 80: the output leaves as pairs (not 32-column groups).
+    "wg_persist_d80_full": Case("float16", **bhsd(4, 8, 700, 800, 80), flags=PERSIST),
+    "wg_persist_gqa_bshd": Case("float16", dims={"b": 4, "h": 4, "g": 2, "m": 900,
+                                                 "n": 1000, "d": 128, "e": 128},
+                                q=["b", "m", "h", "g", "d"],
+                                k=["b", "n", "h", "d"], v=["b", "n", "h", "e"],
+                                out=["b", "m", "h", "g", "e"], flags=PERSIST),
     # A bias per head under causal in the K/V ring (ragged M and N).
     "wg_ws_ring_bias_causal": Case("float16", **bhsd(2, 2, 1500, 1700, 128),
                                    mask=["h", "m", "n"], mask_dtype="float16",

@@ -1,0 +1,134 @@
+"""Persistent launches without a GPU: the manifest's attention.persistent
+(grid [P, 1, 1] over the query tiles) and its workspace `tile_counter`,
+their checks, that callers never pass the counter, the launcher's zeroed
+workspace, and attn-bundle choosing and refusing them."""
+import json
+
+import pytest
+
+from attn_opt import bundle
+from attn_opt.bundle import BundleError
+from test_bundle import seal, try_seal
+from test_tma import tma_manifest
+from tools import needs_attn_bundle, real_attn_bundle
+
+
+def persistent_manifest(blocks=128, **over):
+    """tma_manifest's [2, 4, 4096, 128] (32 x 8 = 256 query tiles) on
+    `blocks` persistent blocks."""
+    m = tma_manifest()
+    m["args"].insert(4, {"name": "tile_counter", "dtype": "int32", "shape": [2],
+                         "map": "workspace"})
+    m["grid"] = [blocks, 1, 1]
+    m["attention"]["persistent"] = blocks
+    m.update(over)
+    return try_seal(m)
+
+
+def test_persistent_parsed_and_counter_hidden_from_callers():
+    m = bundle.parse_manifest(seal(persistent_manifest()))
+    assert m.attention.persistent == 128 and m.grid == (128, 1, 1)
+    assert m.inputs == ("q", "k", "v")
+    with pytest.raises(TypeError, match="unexpected argument 'tile_counter'"):
+        bundle.bind_args(m, [1, 2, 3], {"tile_counter": 0})
+
+
+def _drop_counter(m):
+    m["args"] = [a for a in m["args"] if a["name"] != "tile_counter"]
+
+
+def _no_persistent(m):
+    del m["attention"]["persistent"]
+    m["grid"] = [32, 8, 1]
+
+
+@pytest.mark.parametrize("edit, msg", [
+    (lambda m: m.update(grid=[132, 1, 1]), "grid \\[132, 1, 1\\] does not match"),
+    (lambda m: m.update(grid=[32, 8, 1]), "grid \\[32, 8, 1\\] does not match"),
+    (lambda m: m["attention"].update(persistent=257), "at most the 256 query tiles"),
+    (lambda m: m["attention"].update(persistent=-1), "attention.persistent must be"),
+    (lambda m: m["attention"].update(persistent=True), "attention.persistent must be"),
+    (_drop_counter, "needs the workspace 'tile_counter' of shape \\[2\\]"),
+    (lambda m: m["args"][4].update(shape=[3]), "'tile_counter' of shape \\[2\\]"),
+    (lambda m: m["args"][4].update(dtype="float32"), "tile_counter"),
+    (_no_persistent, "'tile_counter' comes with attention.persistent"),
+])
+def test_persistent_validated(edit, msg):
+    obj = persistent_manifest()
+    edit(obj)
+    with pytest.raises(BundleError, match=msg):
+        bundle.parse_manifest(try_seal(obj))
+
+
+def test_reset_workspace_zeroes_the_tile_counter():
+    """After a launch that did not finish, reset_workspace zeroes the tile
+    counter as it does split-KV's locks (the kernel leaves both at 0)."""
+    class Buf:
+        zeroed = False
+
+        def zero_(self):
+            self.zeroed = True
+
+    k = bundle.Kernel.__new__(bundle.Kernel)
+    k._workspaces = {"tile_counter": Buf(), "locks": Buf(), "o_part": Buf()}
+    k.reset_workspace()
+    assert k._workspaces["tile_counter"].zeroed and k._workspaces["locks"].zeroed
+    assert not k._workspaces["o_part"].zeroed
+
+
+def _program(tmp_path, n, causal, d=128, heads=16):
+    t = f"tensor<2x{heads}x{n}x{d}xbf16>"
+    maps = ", ".join(f"affine_map<(b, h, m, n, d, e) -> ({x})>" for x in
+                     ("b, h, m, d", "b, h, n, d", "b, h, n, e", "b, h, m, e"))
+    src = tmp_path / f"a{n}_{int(causal)}_{d}.mlir"
+    src.write_text(f"""func.func @f(%q: {t}, %k: {t}, %v: {t}, %o: {t}) -> {t} {{
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : {t}, {t}, {t}) scale(%s) outs(%o : {t}){" causal" if causal else ""}
+      indexing_maps = [{maps}] -> {t}
+  return %r : {t}
+}}
+""")
+    return src
+
+
+@needs_attn_bundle
+@pytest.mark.parametrize("n, causal, d, launch, blocks", [
+    (512, False, 128, {}, 128),       # default: a block per tile (128)
+    (2048, True, 128, {}, 132),
+    (1024, True, 128, {"persistent": 0}, 0),
+    (16384, True, 128, {}, 0),         # not measured faster there
+    (1024, False, 64, {}, 0),          # D = 64: the two-block kernel
+    (16384, False, 128, {"persistent": 1}, 132),
+])
+def test_attn_bundle_persistent_default(tmp_path, n, causal, d, launch, blocks):
+    out = bundle.compile(_program(tmp_path, n, causal, d), tmp_path / "b",
+                         attn_bundle=real_attn_bundle(), launch=launch)
+    m = bundle.read_manifest(out)
+    raw = json.loads((out / "manifest.json").read_text())
+    assert m.attention.persistent == blocks
+    assert m.inputs == ("q", "k", "v")  # parameters by first use: q first
+    assert (m.arg("tile_counter") is not None) == bool(blocks)
+    if blocks:
+        assert m.grid == (blocks, 1, 1)
+        assert raw["attention"]["launch_rules"]["grid"] == "[persistent, 1, 1]"
+        assert "persistent:" in m.attention.kernel_choice
+    else:
+        assert m.grid[0] * m.grid[1] * m.grid[2] > 1
+
+
+@needs_attn_bundle
+def test_attn_bundle_persistent_refused_on_dynamic(tmp_path):
+    t = "tensor<2x16x?x128xbf16>"
+    maps = ", ".join(f"affine_map<(b, h, m, n, d, e) -> ({x})>" for x in
+                     ("b, h, m, d", "b, h, n, d", "b, h, n, e", "b, h, m, e"))
+    src = tmp_path / "dyn.mlir"
+    src.write_text(f"""func.func @f(%q: {t}, %k: {t}, %v: {t}, %o: {t}) -> {t} {{
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : {t}, {t}, {t}) scale(%s) outs(%o : {t}) causal
+      indexing_maps = [{maps}] -> {t}
+  return %r : {t}
+}}
+""")
+    with pytest.raises(Exception, match="persistent=1: dynamic sizes"):
+        bundle.compile(src, tmp_path / "b", attn_bundle=real_attn_bundle(),
+                       launch={"persistent": 1})
