@@ -1387,20 +1387,21 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
         raise BundleError(f"{where}: attention.varlen cannot come with GQA "
                           "packing or split-KV")
     want = (*_grid_xy(sizes, batch, tq, group, varlen), splits)
-    # Persistent: P blocks over the want[0] x want[1] tiles (P <= tiles),
-    # static sizes, no split-KV, varlen or packing.
+    # Persistent: P blocks over the want[0] x want[1] tiles (P <= tiles;
+    # with a dynamic m or batch grid x -1: min(tiles, P) at launch), no
+    # split-KV, varlen or packing.
     counter = m.arg("tile_counter")
     if persistent:
-        if (-1 in want or splits != 1 or varlen is not None or group > 1
-                or persistent > want[0] * want[1]):
+        dyn_tiles = -1 in want[:2]
+        if (splits != 1 or varlen is not None or group > 1
+                or (not dyn_tiles and persistent > want[0] * want[1])):
             raise BundleError(f"{where}: attention.persistent {persistent} needs "
-                              "static sizes, no split-KV, varlen or GQA packing, "
-                              f"and at most the {want[0] * want[1]} query tiles "
-                              "as blocks")
+                              "no split-KV, varlen or GQA packing, and at most "
+                              "the query tiles as blocks")
         if counter is None or counter.shape != (2,):
             raise BundleError(f"{where}: attention.persistent needs the "
                               "workspace 'tile_counter' of shape [2]")
-        want = (persistent, 1, 1)
+        want = (-1 if dyn_tiles else persistent, 1, 1)
     elif counter is not None:
         raise BundleError(f"{where}: workspace 'tile_counter' comes with "
                           "attention.persistent")
@@ -1845,6 +1846,8 @@ def specialize(man: Manifest, dims: Mapping[str, int],
         sms = multiprocessors or MULTIPROCESSORS.get(man.chip, 132)
         gz = split_count(span, gx * gy, man.attention.tile_kv or 64, sms)
     grid = (gx, gy, gz)
+    if man.attention.persistent:
+        grid = (min(gx * gy, man.attention.persistent), 1, 1)
     _within(grid, GRID_MAX, "grid", f"{where} at {dict(dims)}")
     ws = {"o_part": (gz, gy), "ml_part": (gz, gy), "locks": (gy, gx)}
     args = [ArgSpec(a.name, a.dtype, tuple(ws[a.name][i] if x == -1 else x

@@ -490,10 +490,10 @@ def test_real_attn_bundle_kernel_takes_one_pointer_per_arg(tmp_path):
 
 
 def _eval_rule(rule: str, env: dict) -> object:
-    """A manifest launch rule: names, + - * /, ceil(), max(), sizeof(out),
+    """A manifest launch rule: names, + - * /, ceil(), max(), min(), sizeof(out),
     sizeof(q)."""
     import math
-    names = dict(env, ceil=math.ceil, max=max)
+    names = dict(env, ceil=math.ceil, max=max, min=min)
     rule = rule.replace("sizeof(out)", "out_bytes").replace("sizeof(q)", "q_bytes")
     return eval(rule, {"__builtins__": {}}, names)
 

@@ -45,7 +45,7 @@ def _no_persistent(m):
 @pytest.mark.parametrize("edit, msg", [
     (lambda m: m.update(grid=[132, 1, 1]), "grid \\[132, 1, 1\\] does not match"),
     (lambda m: m.update(grid=[32, 8, 1]), "grid \\[32, 8, 1\\] does not match"),
-    (lambda m: m["attention"].update(persistent=257), "at most the 256 query tiles"),
+    (lambda m: m["attention"].update(persistent=257), "at most the query tiles as blocks"),
     (lambda m: m["attention"].update(persistent=-1), "attention.persistent must be"),
     (lambda m: m["attention"].update(persistent=True), "attention.persistent must be"),
     (_drop_counter, "needs the workspace 'tile_counter' of shape \\[2\\]"),
@@ -110,14 +110,17 @@ def test_attn_bundle_persistent_default(tmp_path, n, causal, d, launch, blocks):
     assert (m.arg("tile_counter") is not None) == bool(blocks)
     if blocks:
         assert m.grid == (blocks, 1, 1)
-        assert raw["attention"]["launch_rules"]["grid"] == "[persistent, 1, 1]"
+        assert raw["attention"]["launch_rules"]["grid"] == \
+            "[min(ceil(m / tile_q) * b0 * b1, persistent), 1, 1]"
         assert "persistent:" in m.attention.kernel_choice
     else:
         assert m.grid[0] * m.grid[1] * m.grid[2] > 1
 
 
 @needs_attn_bundle
-def test_attn_bundle_persistent_refused_on_dynamic(tmp_path):
+def test_attn_bundle_persistent_dynamic(tmp_path):
+    """A dynamic m: grid x -1 in the manifest, min(tiles, 132) blocks at
+    launch (specialize), the counter as for a static bundle."""
     t = "tensor<2x16x?x128xbf16>"
     maps = ", ".join(f"affine_map<(b, h, m, n, d, e) -> ({x})>" for x in
                      ("b, h, m, d", "b, h, n, d", "b, h, n, e", "b, h, m, e"))
@@ -129,6 +132,12 @@ def test_attn_bundle_persistent_refused_on_dynamic(tmp_path):
   return %r : {t}
 }}
 """)
-    with pytest.raises(Exception, match="persistent=1: dynamic sizes"):
-        bundle.compile(src, tmp_path / "b", attn_bundle=real_attn_bundle(),
-                       launch={"persistent": 1})
+    m = bundle.read_manifest(bundle.compile(src, tmp_path / "b",
+                                            attn_bundle=real_attn_bundle(),
+                                            launch={"persistent": 1}))
+    assert m.grid == (-1, 1, 1) and m.attention.persistent == 132
+    assert m.arg("tile_counter").shape == (2,)
+    assert "persistent: up to 132 blocks" in m.attention.kernel_choice
+    # 2 x 16 heads: 4 tiles each at m = 500, 32 each at m = 4096.
+    assert bundle.specialize(m, {"m": 500, "n": 500}).grid == (128, 1, 1)
+    assert bundle.specialize(m, {"m": 4096, "n": 4096}).grid == (132, 1, 1)

@@ -17,15 +17,21 @@
 // CHECK-SAME: {dtype = "int64", map = "size", name = "size_m", shape = array<i64>}
 // CHECK-SAME: {dtype = "int64", map = "size", name = "size_n", shape = array<i64>}
 // CHECK-SAME: {box = array<i64: 1, 1, 128, 64>, dtype = "int64", map = "tensormap", name = "tmap_k", shape = array<i64: 16>, tensor = "k"}
-// CHECK-SAME: grid = array<i64: -1, -1, 1>
+// CHECK-SAME: grid = array<i64: -1, 1, 1>
 // CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup
 // CHECK-SAME: K/V by TMA
+// CHECK-SAME: persistent: up to 132 blocks take the query tiles from a counter
 // CHECK-SAME: dynamic sizes (b0, m, n) as kernel parameters
-// CHECK: func.func @attn_fwd(%[[Q:.*]]: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xf16>, %[[B:.*]]: index, %[[M:.*]]: index, %[[N:.*]]: index, %{{.*}}: memref<16xi64>, %{{.*}}: memref<16xi64>)
-// The grid: ceil(m / 128) query blocks, 16 * b batch entries.
+// CHECK-SAME: grid = "[min(ceil(m / tile_q) * b0 * b1, persistent), 1, 1]"
+// CHECK-SAME: persistent = 132
+// CHECK: func.func @attn_fwd(%[[Q:.*]]: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xf16>, %{{.*}}: memref<1099511627776xf16>, %[[B:.*]]: index, %[[M:.*]]: index, %[[N:.*]]: index, %{{.*}}: memref<2xi32>, %{{.*}}: memref<16xi64>, %{{.*}}: memref<16xi64>)
+// The grid: ceil(m / 128) query blocks times 16 * b batch entries, at most
+// 132 persistent blocks.
 // CHECK: %[[GX:.*]] = arith.ceildivui %{{.*}}, %c128
 // CHECK: %[[GY:.*]] = arith.muli %c16, %[[B]]
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[GX]], {{.*}} = %[[GY]],
+// CHECK: %[[T:.*]] = arith.muli %[[GX]], %[[GY]]
+// CHECK: %[[P:.*]] = arith.minui %[[T]], %c132
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[P]], {{.*}} = %c1{{.*}},
 // The sizes narrowed to 32 bits in the kernel, then the views.
 // CHECK: %[[B32:.*]] = arith.index_cast %[[B]] : index to i32
 // CHECK: %[[B1:.*]] = arith.index_castui %[[B32]] : i32 to index

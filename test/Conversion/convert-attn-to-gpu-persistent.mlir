@@ -10,7 +10,7 @@
 // 288 causal query tiles (9 per head, 32 heads) on 132 blocks, by default
 // (D = 128, N <= 8192, no mask tensor). The workspace tile_counter [2]
 // (next tile, blocks done) follows the outputs; the launch is [132, 1, 1]
-// and its rule "[persistent, 1, 1]"; 24 more bytes of shared memory hold
+// (its rule: min(tiles, persistent) blocks); 24 more bytes of shared memory hold
 // Q's empty barrier and the tile-number slots.
 // Barriers: Q full counts 129 (thread 0's arrival after it wrote the
 // tile's number, and the producer's 128 cp.async arrivals), Q empty the
@@ -26,7 +26,7 @@
 // CHECK-SAME: {dtype = "int32", map = "workspace", name = "tile_counter", shape = array<i64: 2>}
 // CHECK-SAME: grid = array<i64: 132, 1, 1>
 // CHECK-SAME: persistent: 132 blocks take the 288 query tiles from a counter
-// CHECK-SAME: grid = "[persistent, 1, 1]"
+// CHECK-SAME: grid = "[min(ceil(m / tile_q) * b0 * b1, persistent), 1, 1]"
 // CHECK-SAME: + 8 * (2 * stages + 1) * warp_specialize + 24"
 // CHECK-SAME: persistent = 132 : i64
 // CHECK-SAME: shared_bytes = 230480

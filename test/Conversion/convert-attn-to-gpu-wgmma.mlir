@@ -390,7 +390,7 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: 
 // CHECK-SAME: block = array<i64: 384, 1, 1>
 // CHECK-SAME: grid = array<i64: 2, 1, 1>
 // CHECK-SAME: persistent: 2 blocks take the 2 query tiles from a counter
-// CHECK-SAME: grid = "[persistent, 1, 1]"
+// CHECK-SAME: grid = "[min(ceil(m / tile_q) * b0, persistent), 1, 1]"
 // CHECK-SAME: persistent = 2 : i64
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x1023x128xf16>, %v: tensor<1x1023x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32

@@ -250,9 +250,11 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // 0.96-1.02x and D = 64 0.81-0.98x (the two-block kernel stays there).
   // D <= 96 non-causal was not measured.
   const bool persistentWins =
-      tmaOk && persistentOk && !maskArg && !ShapedType::isDynamic(N) &&
-      N >= 512 && N <= 8192 && (causal || widest > 96);
-  const bool shortPersistent = persistentWins && widest > 96 && N < 1024;
+      tmaOk && persistentOk && !maskArg &&
+      (ShapedType::isDynamic(N) || (N >= 512 && N <= 8192)) &&
+      (causal || widest > 96);
+  const bool shortPersistent = persistentWins && widest > 96 &&
+                               !ShapedType::isDynamic(N) && N < 1024;
   if (opts.warpSpecialize == -1 && defaultShape && widest > 64 &&
       widest <= 128 && !op.getWindow() && (longLoop || shortPersistent)) {
     cfg.warpSpecialized = true;
@@ -1043,7 +1045,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                 : sizes[r + 1], // kDynamic when dynamic
             D, E, op.getCausal() || kb.varlenCausal,
             static_cast<bool>(memArg("mask")), noTma.empty() && opts.tma != 0,
-            /*persistentOk=*/opts.persistent != 0 && !dynamic && !varlen);
+            /*persistentOk=*/opts.persistent != 0 && !varlen);
     if (failed(resolved))
       return failure();
     wcfg = *resolved;
@@ -1146,16 +1148,17 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (!wcfg.warpSpecialized || !wcfg.pipeline)
       noPersistent = "it runs the warp-specialized, pipelined kernel "
                      "(warp-specialize=1 pipeline=1)";
-    else if (dynamic)
-      noPersistent = "dynamic sizes: the tile count is known at launch only";
     else if (varlen)
       noPersistent = "varlen: a block's tiles are found in the tables";
     if (opts.persistent == 1 && !noPersistent.empty())
       return op.emitError("persistent=1: ") << noPersistent;
     if (opts.persistent == 1 ||
         (opts.persistent == -1 && wcfg.wantPersistent && noPersistent.empty())) {
+      // Dynamic m or batch: the launch takes min(tiles, this) blocks.
       wcfg.persistentBlocks =
-          std::min(gridX * launchBatch, multiprocessors(opts.chip));
+          dynDim[r] || kb.dynBatch
+              ? multiprocessors(opts.chip)
+              : std::min(gridX * launchBatch, multiprocessors(opts.chip));
       sharedBytes = wcfg.sharedBytes(D, E); // and the tile slots
       if (sharedBytes > 227 * 1024)
         return op.emitError("persistent=1: its tile slots do not fit in "
@@ -1192,9 +1195,13 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       if (wcfg.pingpong)
         d << ", ping-pong";
       if (wcfg.persistent())
-        d << ", persistent: " << wcfg.persistentBlocks
-          << " blocks take the " << gridX * launchBatch
-          << " query tiles from a counter";
+        if (dynDim[r] || kb.dynBatch)
+          d << ", persistent: up to " << wcfg.persistentBlocks
+            << " blocks take the query tiles from a counter";
+        else
+          d << ", persistent: " << wcfg.persistentBlocks
+            << " blocks take the " << gridX * launchBatch
+            << " query tiles from a counter";
       else if (wcfg.warpSpecialized)
         d << ", a block per query tile ("
           << (opts.persistent == 0    ? std::string("persistent=0")
@@ -1387,7 +1394,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       b.getNamedAttr("grid",
                      wcfg.persistent()
                          ? b.getDenseI64ArrayAttr(
-                               {wcfg.persistentBlocks, 1, 1})
+                               {dynDim[r] || kb.dynBatch
+                                    ? int64_t(-1)
+                                    : wcfg.persistentBlocks,
+                                1, 1})
                          : b.getDenseI64ArrayAttr(
                                {dynDim[r] ? int64_t(-1) : gridX,
                                 kb.dynBatch ? int64_t(-1) : launchBatch,
@@ -1434,7 +1444,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       b.getNamedAttr("grid",
                      b.getStringAttr(
                          wcfg.persistent()
-                             ? std::string("[persistent, 1, 1]")
+                             ? "[min(ceil(m / tile_q) * " + batchProduct +
+                                   ", persistent), 1, 1]"
                              : (varlen ? "[floor(m / tile_q) + seqs, "
                                        : "[ceil(m * g / tile_q), ") +
                                    batchProduct + " / g, splits]")),

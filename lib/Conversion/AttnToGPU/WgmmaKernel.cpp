@@ -315,9 +315,21 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value dynBytes = arith::ConstantOp::create(
       b, loc, b.getI32IntegerAttr(cfg.sharedBytes(D, E)));
   const bool persistent = cfg.persistent();
+  // Persistent with a dynamic m or batch: as many blocks as tiles, at most
+  // persistentBlocks, counted at launch.
+  const bool dynTiles = persistent && (kb.dynGridX || kb.dynBatch);
+  Value launchX = !persistent ? kb.gridX(gridX)
+                  : dynTiles
+                      ? arith::MinUIOp::create(
+                            b, loc,
+                            arith::MulIOp::create(b, loc, kb.gridX(gridX),
+                                                  kb.gridY(batch)),
+                            tk.idx(cfg.persistentBlocks))
+                            .getResult()
+                      : tk.idx(cfg.persistentBlocks);
   auto launch = gpu::LaunchOp::create(
-      b, loc, persistent ? tk.idx(cfg.persistentBlocks) : kb.gridX(gridX),
-      persistent ? c1 : kb.gridY(batch), c1, tk.idx(T), c1, c1, dynBytes);
+      b, loc, launchX, persistent ? c1 : kb.gridY(batch), c1, tk.idx(T), c1,
+      c1, dynBytes);
   func::ReturnOp::create(b, loc);
   b.setInsertionPointToStart(&launch.getBody().front());
   Value smem = gpu::DynamicSharedMemoryOp::create(
@@ -353,6 +365,27 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                     cfg.maskOffset(D, E));
   }
 
+  // Persistent: the query tiles (gridXv per batch entry, tilesV in all) and
+  // the blocks, as values (runtime ones with dynamic sizes).
+  Value gridXv, batchV, tilesV, blocksV;
+  if (persistent && !dynTiles) {
+    gridXv = tk.idx(gridX);
+    batchV = tk.idx(batch);
+    tilesV = tk.idx(gridX * batch);
+    blocksV = tk.idx(cfg.persistentBlocks);
+  } else if (persistent) {
+    memArg("q"); // the views (and runtime sizes) first, in argument order
+    gridXv = kb.dynGridX ? arith::CeilDivUIOp::create(b, loc, tk.Mv(),
+                                                      tk.idx(BM))
+                               .getResult()
+                         : tk.idx(gridX);
+    batchV = tk.idx(1);
+    for (unsigned i = 0; i < r; ++i)
+      batchV = arith::MulIOp::create(b, loc, batchV, tk.size(i));
+    tilesV = arith::MulIOp::create(b, loc, gridXv, batchV);
+    blocksV = launch.getGridSize().x;
+  }
+
   Value tid = launch.getThreadIds().x;
   tk.tid = tid;
   Value c0 = tk.idx(0);
@@ -367,7 +400,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // index; a persistent block sets them per tile (enterTile).
   Value blockRow, warpRowLocal, rows[2];
   auto enterRows = [&](Value x) {
-    Value blockX = tk.queryBlock(x, launch.getGridSize().x, gridX);
+    Value blockX =
+        tk.queryBlock(x, persistent ? gridXv : launch.getGridSize().x, gridX);
     // Varlen: the block's query tile within its sequence (tables read here).
     blockRow = tk.firstRow(blockX, BM);
     // Within the block: the thread's rows g and g + 8 of its warp's 16.
@@ -1128,19 +1162,38 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // in L2 and the tail runs short tiles), and the shared slots that pass
   // the next tile's number: one the consumers read after Q's full barrier,
   // two (by parity) the producer's thread 0 broadcasts to its warpgroup.
-  const int64_t tiles = gridX * batch, P = cfg.persistentBlocks;
   Value tileSlot, bcastSlot;
   auto mapTile = [&](Value tile) -> std::pair<Value, Value> {
+    auto divu = [&](Value x, Value y) {
+      return arith::DivUIOp::create(b, loc, x, y).getResult();
+    };
+    auto remu = [&](Value x, Value y) {
+      return arith::RemUIOp::create(b, loc, x, y).getResult();
+    };
     if (!tk.causal)
-      return {tk.remu(tile, gridX), tk.divu(tile, gridX)};
-    const int64_t heads = std::max<int64_t>(1, P / gridX);
-    Value group = tk.divu(tile, heads * gridX);
-    Value head0 = tk.mul(group, heads);
+      return {remu(tile, gridXv), divu(tile, gridXv)};
+    if (!dynTiles) {
+      const int64_t P = cfg.persistentBlocks;
+      const int64_t heads = std::max<int64_t>(1, P / gridX);
+      Value group = tk.divu(tile, heads * gridX);
+      Value head0 = tk.mul(group, heads);
+      Value inGroup = arith::MinUIOp::create(
+          b, loc, tk.idx(heads),
+          arith::SubIOp::create(b, loc, tk.idx(batch), head0));
+      Value within =
+          arith::SubIOp::create(b, loc, tile, tk.mul(group, heads * gridX));
+      return {divu(within, inGroup), tk.add(head0, remu(within, inGroup))};
+    }
+    Value heads = arith::MaxUIOp::create(b, loc, divu(blocksV, gridXv),
+                                         tk.idx(1));
+    Value span = arith::MulIOp::create(b, loc, heads, gridXv);
+    Value group = divu(tile, span);
+    Value head0 = arith::MulIOp::create(b, loc, group, heads);
     Value inGroup = arith::MinUIOp::create(
-        b, loc, tk.idx(heads), arith::SubIOp::create(b, loc, tk.idx(batch), head0));
-    Value within = arith::SubIOp::create(b, loc, tile, tk.mul(group, heads * gridX));
-    return {arith::DivUIOp::create(b, loc, within, inGroup),
-            tk.add(head0, arith::RemUIOp::create(b, loc, within, inGroup))};
+        b, loc, heads, arith::SubIOp::create(b, loc, batchV, head0));
+    Value within = arith::SubIOp::create(
+        b, loc, tile, arith::MulIOp::create(b, loc, group, span));
+    return {divu(within, inGroup), tk.add(head0, remu(within, inGroup))};
   };
   auto toI32 = [&](Value x) {
     return arith::IndexCastOp::create(b, loc, i32, x).getResult();
@@ -1267,7 +1320,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       };
       if (cfg.tma)
         ifFirst([&] { prefetch(/*maps=*/true, /*rows=*/false); });
-      Value cTiles = tk.idx(tiles);
+      Value cTiles = tilesV;
       SmallVector<Type> types(3, b.getIndexType());
       auto loop = scf::WhileOp::create(
           b, loc, types,
@@ -1322,7 +1375,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         ifFirst([&] {
           Value next = tk.add(arith::IndexCastOp::create(
                                   b, loc, b.getIndexType(), take.getResult(0)),
-                              P);
+                              blocksV);
           // Past the last tile: the last block to get there (all others
           // have taken their last number) zeroes the counters for the next
           // launch.
@@ -1336,7 +1389,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                 b, loc, arith::AtomicRMWKind::addi, em.i32(1), counter,
                 ValueRange{tk.idx(1)});
             Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                               done, em.i32(P - 1));
+                                               done,
+                                               toI32(tk.add(blocksV, -1)));
             auto ifLast = scf::IfOp::create(b, loc, last, /*withElse=*/false);
             b.setInsertionPointToStart(&ifLast.getThenRegion().front());
             for (int64_t i = 0; i < 2; ++i)
@@ -1427,7 +1481,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       em.through("fence.proxy.async.shared::cta;", {});
       Value tile = loadShared(tileSlot);
       Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         tile, tk.idx(tiles));
+                                         tile, tilesV);
       scf::ConditionOp::create(b, loc, more,
                                ValueRange{tile, before->getArgument(0), j});
       Block *after = b.createBlock(&loop.getAfter(), {}, afterTypes,

@@ -918,6 +918,13 @@ CASES.update({
                                 flags=["--wgmma=1", "--pipeline=1"]),
     "dyn_bf16_ws_d128_causal": Case("bfloat16", **bhsd(-1, 2, -1, -1, 128), causal=True,
                                     flags=["--warp-specialize=1"]),
+    # Persistent with dynamic sizes: min(tiles, 132) blocks at launch (few
+    # at the small sizes, looping at the large ones), the causal head groups
+    # from the runtime tile count, D = 96 with a sink and the lse.
+    "dyn_persist_bf16_causal_d128": Case("bfloat16", **bhsd(-1, 8, -1, -1, 128), causal=True,
+                                         flags=PERSIST),
+    "dyn_persist_f16_d96_sink_lse": Case("float16", **bhsd(-1, 4, -1, -1, 96), causal=True,
+                                         sink=["h"], lse=True, flags=PERSIST),
     # Decode: split-KV with the count chosen at launch (1 to 47 ranges over
     # the checked sizes), GQA packing; a window and the lse without packing.
     "dyn_f16_decode_gqa_m1": Case("float16", dims={"b": -1, "h": 4, "g": 8, "m": 1, "n": -1,
