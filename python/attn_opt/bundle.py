@@ -2106,7 +2106,9 @@ class Kernel:
         self.device = device
         self.load_notes: List[str] = []
         self._workspace: Optional[Dict[str, Any]] = None
-        self._workspaces: Dict[str, Any] = {}  # name -> flat buffer
+        # (stream handle, name) -> flat buffer: launches on one stream run in
+        # order, so they can share one; launches on two streams may overlap.
+        self._workspaces: Dict[Tuple[int, str], Any] = {}
         # TMA tensor maps in device memory, by (argument, address, shape):
         # the latest _TENSOR_MAP_CACHE, so that calls on the same tensors (a
         # model's layer loop, the caching allocator's reused blocks) copy
@@ -2150,40 +2152,50 @@ class Kernel:
         return (f"Kernel({self.manifest.kernel!r}, {self.bundle.dir}, "
                 f"image={self.image}, inputs={list(self.manifest.inputs)})")
 
-    def workspace(self) -> Dict[str, Any]:
-        """Split-KV's workspace, allocated on first use and kept: the
-        kernel leaves the counters at 0 for the next launch. Launches of one
-        Kernel share it, so they must not run concurrently (one stream); a
-        launch that did not complete leaves the counters undefined
-        (reset_workspace)."""
-        return self._workspace_for(self.manifest)
+    def workspace(self, stream: Any = None) -> Dict[str, Any]:
+        """The workspace of launches on `stream` (default: torch's current
+        stream): split-KV's partials and counters, a persistent kernel's
+        tile counter; allocated on first use and kept: the kernel leaves the
+        counters at 0 for the next launch. Launches on one stream share it
+        (they run in order); each stream has its own, so launches on two
+        streams may overlap. A launch that did not complete leaves the
+        counters undefined (reset_workspace)."""
+        return self._workspace_for(self.manifest, stream)
 
-    def _workspace_for(self, man: Manifest) -> Dict[str, Any]:
+    def _workspace_for(self, man: Manifest, stream: Any = None) -> Dict[str, Any]:
         """The workspace at `man`'s shapes (a split count chosen at launch
-        sizes it per call): views of one zeroed buffer per tensor, grown to
-        the largest size asked for (not one buffer per shape: a serving
-        loop sees many). The kernel leaves the counters it used at 0, so
-        any prefix of the buffer starts zeroed."""
+        sizes it per call) for launches on `stream`: views of one zeroed
+        buffer per tensor, grown to the largest size asked for (not one
+        buffer per shape: a serving loop sees many), zeroed on that stream.
+        The kernel leaves the counters it used at 0, so any prefix of the
+        buffer starts zeroed."""
         import torch
+        if stream is None:
+            stream = torch.cuda.current_stream(self.device)
+        handle = stream if isinstance(stream, int) else stream.cuda_stream
         out: Dict[str, Any] = {}
         for spec in man.args:
             if spec.name not in WORKSPACE:
                 continue
             n = math.prod(spec.shape)
-            buf = self._workspaces.get(spec.name)
+            buf = self._workspaces.get((handle, spec.name))
             if buf is None or buf.numel() < n:
-                buf = torch.zeros(n, dtype=getattr(torch, spec.dtype),
-                                  device=f"cuda:{self.device}")
-                self._workspaces[spec.name] = buf
+                s = (stream if isinstance(stream, torch.cuda.Stream)
+                     else torch.cuda.ExternalStream(stream, device=self.device))
+                with torch.cuda.stream(s):
+                    buf = torch.zeros(n, dtype=getattr(torch, spec.dtype),
+                                      device=f"cuda:{self.device}")
+                self._workspaces[(handle, spec.name)] = buf
             out[spec.name] = buf[:n].view(spec.shape)
         self._workspace = out
         return out
 
     def reset_workspace(self) -> None:
-        """Zeroes split-KV's counters (after a launch that did not finish)."""
-        for name in ("locks", "tile_counter"):
-            if name in self._workspaces:
-                self._workspaces[name].zero_()
+        """Zeroes the counters of every stream's workspace (split-KV's locks,
+        the tile counter) after a launch that did not finish."""
+        for (_, name), buf in self._workspaces.items():
+            if name in ("locks", "tile_counter"):
+                buf.zero_()
 
     def empty_out(self, name: str = "out",
                   manifest: Optional[Manifest] = None) -> Any:
@@ -2221,7 +2233,9 @@ class Kernel:
         for name in OUTPUTS:
             if name in bound and bound[name] is None:
                 bound[name] = self.empty_out(name, at)
-        bound.update(self._workspace_for(at))
+        if stream is None:
+            stream = torch.cuda.current_stream(self.device)
+        bound.update(self._workspace_for(at, stream))
         check_args(at, bound)
         for spec in man.args:
             if _SIZE_ARG.fullmatch(spec.name) or spec.name in TENSOR_MAPS:
@@ -2231,8 +2245,6 @@ class Kernel:
                 raise BundleError(f"{man._where()}: '{spec.name}' is on "
                                   f"{x.device}, the kernel is loaded on "
                                   f"cuda:{self.device}")
-        if stream is None:
-            stream = torch.cuda.current_stream(self.device)
         handle = stream if isinstance(stream, int) else stream.cuda_stream
         for spec in man.args:
             if spec.name in TENSOR_MAPS:

@@ -70,10 +70,13 @@ def test_reset_workspace_zeroes_the_tile_counter():
             self.zeroed = True
 
     k = bundle.Kernel.__new__(bundle.Kernel)
-    k._workspaces = {"tile_counter": Buf(), "locks": Buf(), "o_part": Buf()}
+    # Per stream (handle, name): every stream's counters.
+    k._workspaces = {(7, "tile_counter"): Buf(), (9, "tile_counter"): Buf(),
+                     (7, "locks"): Buf(), (7, "o_part"): Buf()}
     k.reset_workspace()
-    assert k._workspaces["tile_counter"].zeroed and k._workspaces["locks"].zeroed
-    assert not k._workspaces["o_part"].zeroed
+    ws = k._workspaces
+    assert ws[(7, "tile_counter")].zeroed and ws[(9, "tile_counter")].zeroed
+    assert ws[(7, "locks")].zeroed and not ws[(7, "o_part")].zeroed
 
 
 def _program(tmp_path, n, causal, d=128, heads=16):
