@@ -1847,6 +1847,10 @@ def specialize(man: Manifest, dims: Mapping[str, int],
         gz = split_count(span, gx * gy, man.attention.tile_kv or 64, sms)
     grid = (gx, gy, gz)
     if man.attention.persistent:
+        # The kernel numbers tiles in 32 bits.
+        if gx * gy > 2**31 - 1:
+            raise BundleError(f"{where} at {dict(dims)}: {gx * gy} query tiles; "
+                              "a persistent kernel takes at most 2^31 - 1")
         grid = (min(gx * gy, man.attention.persistent), 1, 1)
     _within(grid, GRID_MAX, "grid", f"{where} at {dict(dims)}")
     ws = {"o_part": (gz, gy), "ml_part": (gz, gy), "locks": (gy, gx)}

@@ -3,6 +3,7 @@
 their checks, that callers never pass the counter, the launcher's zeroed
 workspace, and attn-bundle choosing and refusing them."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,8 @@ from attn_opt.bundle import BundleError
 from test_bundle import seal, try_seal
 from test_tma import tma_manifest
 from tools import needs_attn_bundle, real_attn_bundle
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def persistent_manifest(blocks=128, **over):
@@ -144,3 +147,16 @@ def test_attn_bundle_persistent_dynamic(tmp_path):
     # 2 x 16 heads: 4 tiles each at m = 500, 32 each at m = 4096.
     assert bundle.specialize(m, {"m": 500, "n": 500}).grid == (128, 1, 1)
     assert bundle.specialize(m, {"m": 4096, "n": 4096}).grid == (132, 1, 1)
+
+
+@needs_attn_bundle
+def test_persistent_tile_numbers_are_32_bit(tmp_path):
+    """A dynamic batch and m: more than 2^31 - 1 query tiles are refused
+    at launch (the kernel numbers tiles in 32 bits)."""
+    src = open(ROOT / "test/Conversion/convert-attn-to-gpu-dynamic.mlir").read()
+    m = bundle.read_manifest(bundle.compile(src.split("// -----")[0], tmp_path / "b",
+                                            attn_bundle=real_attn_bundle()))
+    assert m.attention.persistent == 132 and m.dynamic_dims == ("b0", "m", "n")
+    assert bundle.specialize(m, {"b0": 2**10, "m": 2**20, "n": 64}).grid == (132, 1, 1)
+    with pytest.raises(BundleError, match="at most 2\\^31 - 1"):
+        bundle.specialize(m, {"b0": 2**20, "m": 2**20, "n": 64})

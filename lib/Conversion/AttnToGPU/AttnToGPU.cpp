@@ -1150,6 +1150,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                      "(warp-specialize=1 pipeline=1)";
     else if (varlen)
       noPersistent = "varlen: a block's tiles are found in the tables";
+    else if (!dynDim[r] && !kb.dynBatch &&
+             gridX * launchBatch > std::numeric_limits<int32_t>::max())
+      noPersistent = "more than 2^31 - 1 query tiles (32-bit tile numbers)";
     if (opts.persistent == 1 && !noPersistent.empty())
       return op.emitError("persistent=1: ") << noPersistent;
     if (opts.persistent == 1 ||
