@@ -2196,10 +2196,28 @@ class Kernel:
 
     def reset_workspace(self) -> None:
         """Zeroes the counters of every stream's workspace (split-KV's locks,
-        the tile counter) after a launch that did not finish."""
-        for (_, name), buf in self._workspaces.items():
-            if name in ("locks", "tile_counter"):
-                buf.zero_()
+        the tile counter) after a launch that did not finish; waits for the
+        device first, so that no launch still runs on them."""
+        import torch
+        bufs = [buf for (_, name), buf in self._workspaces.items()
+                if name in ("locks", "tile_counter")]
+        if not bufs:
+            return
+        torch.cuda.synchronize(self.device)
+        for buf in bufs:
+            buf.zero_()
+        torch.cuda.synchronize(self.device)
+
+    def free_workspace(self, stream: Any = None) -> None:
+        """Drops the workspace of `stream` (default: every stream's), e.g.
+        when a caller that made a stream per request is done with it; the
+        next launch on that stream allocates a new one."""
+        if stream is None:
+            self._workspaces.clear()
+            return
+        handle = stream if isinstance(stream, int) else stream.cuda_stream
+        for key in [k for k in self._workspaces if k[0] == handle]:
+            del self._workspaces[key]
 
     def empty_out(self, name: str = "out",
                   manifest: Optional[Manifest] = None) -> Any:
@@ -2289,11 +2307,14 @@ class Kernel:
             return buf
         raw = self._drv.encode_tensor_map(key[1], op.dtype, op.shape, spec.box)
         host = torch.frombuffer(bytearray(raw), dtype=torch.int64).pin_memory()
-        buf = torch.empty(16, dtype=torch.int64, device=f"cuda:{self.device}")
         s = (stream if isinstance(stream, torch.cuda.Stream)
              else torch.cuda.ExternalStream(stream, device=self.device))
         with torch.cuda.stream(s):
+            buf = torch.empty(16, dtype=torch.int64, device=f"cuda:{self.device}")
             buf.copy_(host, non_blocking=True)
+        # The cache serves every stream: the 128 bytes must have landed
+        # before a launch on another stream reads them (once per new map).
+        s.synchronize()
         if len(self._tensor_maps) >= _TENSOR_MAP_CACHE:
             self._tensor_maps.pop(next(iter(self._tensor_maps)))
         self._tensor_maps[key] = buf

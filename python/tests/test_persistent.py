@@ -73,13 +73,29 @@ def test_reset_workspace_zeroes_the_tile_counter():
             self.zeroed = True
 
     k = bundle.Kernel.__new__(bundle.Kernel)
+    k.device = 0
     # Per stream (handle, name): every stream's counters.
     k._workspaces = {(7, "tile_counter"): Buf(), (9, "tile_counter"): Buf(),
                      (7, "locks"): Buf(), (7, "o_part"): Buf()}
-    k.reset_workspace()
+    import sys
+    import types
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=lambda d: None))
+    saved = sys.modules.get("torch")
+    sys.modules["torch"] = fake
+    try:
+        k.reset_workspace()
+    finally:
+        if saved is None:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = saved
     ws = k._workspaces
     assert ws[(7, "tile_counter")].zeroed and ws[(9, "tile_counter")].zeroed
     assert ws[(7, "locks")].zeroed and not ws[(7, "o_part")].zeroed
+    k.free_workspace(9)
+    assert set(ws) == {(7, "tile_counter"), (7, "locks"), (7, "o_part")}
+    k.free_workspace()
+    assert not ws
 
 
 def _program(tmp_path, n, causal, d=128, heads=16):
