@@ -11,7 +11,7 @@ from tools import needs_attn_bundle, real_attn_bundle
 
 
 def tma_manifest(**over):
-    """[B=2, H=4, N=4096, D=128] f16, K/V by TMA with 128-key boxes."""
+    """[B=2, H=4, N=4096, D=128] f16, Q/K/V by TMA with 128-key boxes."""
     shape = [2, 4, 4096, 128]
     tmap = lambda t: {"name": f"tmap_{t}", "dtype": "int64", "shape": [16],  # noqa: E731
                       "map": "tensormap", "tensor": t, "box": [1, 1, 128, 64]}
@@ -87,7 +87,7 @@ def test_tensor_map_layout_innermost_first():
 @needs_attn_bundle
 def test_attn_bundle_writes_tensor_maps(tmp_path):
     """attn-bundle on a long non-causal D = 128 attention: the
-    warp-specialized kernel with K/V by TMA, the tensor maps in kernel
+    warp-specialized kernel with Q/K/V by TMA, the tensor maps in kernel
     parameter order, accepted by the loader; tma=0 gives none."""
     src = tmp_path / "a.mlir"
     t = "tensor<1x4x4096x128xf16>"
@@ -102,7 +102,7 @@ def test_attn_bundle_writes_tensor_maps(tmp_path):
 """)
     m = bundle.read_manifest(bundle.compile(src, tmp_path / "b",
                                             attn_bundle=real_attn_bundle()))
-    assert "K/V by TMA" in m.attention.kernel_choice
+    assert "Q/K/V by TMA" in m.attention.kernel_choice
     assert m.arg("tmap_k").box == (1, 1, 128, 64) and m.inputs == ("q", "k", "v")
     m0 = bundle.read_manifest(bundle.compile(src, tmp_path / "b0",
                                              attn_bundle=real_attn_bundle(),

@@ -4,7 +4,7 @@
 // tensors in the manifest), and grid x / y are -1 (the launcher computes
 // them by launch_rules.grid). Head dims stay static; what the tensor-core
 // kernels cannot take dynamically is refused with a reason. D = 128 with a
-// dynamic N takes the warp-specialized kernel with K/V by TMA (the loader
+// dynamic N takes the warp-specialized kernel with Q/K/V by TMA (the loader
 // encodes the tensor maps at each call's sizes).
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" -verify-diagnostics | FileCheck %s
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_80" -verify-diagnostics | FileCheck %s --check-prefix=SM80
@@ -19,7 +19,7 @@
 // CHECK-SAME: {box = array<i64: 1, 1, 128, 64>, dtype = "int64", map = "tensormap", name = "tmap_k", shape = array<i64: 16>, tensor = "k"}
 // CHECK-SAME: grid = array<i64: -1, 1, 1>
 // CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup
-// CHECK-SAME: K/V by TMA
+// CHECK-SAME: Q/K/V by TMA
 // CHECK-SAME: persistent: up to 132 blocks take the query tiles from a counter
 // CHECK-SAME: dynamic sizes (b0, m, n) as kernel parameters
 // CHECK-SAME: grid = "[min(ceil(m / tile_q) * b0 * b1, persistent), 1, 1]"

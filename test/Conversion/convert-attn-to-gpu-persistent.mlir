@@ -12,11 +12,12 @@
 // (next tile, blocks done) follows the outputs; the launch is [132, 1, 1]
 // (its rule: min(tiles, persistent) blocks); 24 more bytes of shared memory hold
 // Q's empty barrier and the tile-number slots.
-// Barriers: Q full counts 129 (thread 0's arrival after it wrote the
-// tile's number, and the producer's 128 cp.async arrivals), Q empty the
-// 256 consumers. The producer warpgroup loops (scf.while) over its tiles:
-// the first K/V tile, then Q once the consumers released it (parity wait;
-// number to the slot; arrival), the other K/V tiles, then thread 0 takes
+// Barriers: Q full counts 1 (thread 0's arrival after it wrote the
+// tile's number, expecting Q's bytes from TMA; 129 with cp.async: its 128
+// arrivals too), Q empty the 256 consumers. The producer warpgroup loops
+// (scf.while) over its tiles: the first K/V tile, then Q once the
+// consumers released it (parity wait; number to the slot; expect-tx
+// arrival; Q's boxes), the other K/V tiles, then thread 0 takes
 // the next number (atomic add; past the last tile it counts the block done,
 // and the last block zeroes both counters), broadcast to the warpgroup
 // through shared memory (bar.sync 8). The consumers loop on Q's full
@@ -32,8 +33,7 @@
 // CHECK-SAME: shared_bytes = 230480
 // CHECK: func.func @attn_fwd({{.*}}, %[[CNT:.*]]: memref<2xi32>, %{{.*}}: memref<16xi64>, %{{.*}}: memref<16xi64>)
 // CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c132, %{{.*}} = %c1, %{{.*}} = %c1)
-// CHECK: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c129_i32
-// CHECK-COUNT-3: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c1_i32
+// CHECK-COUNT-4: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c1_i32
 // CHECK-COUNT-4: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c256_i32
 // CHECK: "setmaxnreg.dec.sync.aligned.u32 88;"
 // CHECK: scf.while
@@ -41,8 +41,8 @@
 // CHECK: cp.async.bulk.tensor.4d
 // CHECK: mbarrier.try_wait.parity
 // CHECK: "st.shared.u32 [$0], $1;"
-// CHECK: mbarrier.arrive.shared::cta.b64
-// CHECK: cp.async.mbarrier.arrive.noinc
+// CHECK: mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1;{{.*}}"r,r" %{{.*}}, %c32768_i32
+// CHECK: cp.async.bulk.tensor.4d
 // CHECK: scf.for
 // CHECK: memref.atomic_rmw addi %{{.*}}, %[[CNT]][%c0{{.*}}]
 // CHECK: memref.atomic_rmw addi %{{.*}}, %[[CNT]][%c1{{.*}}]
@@ -52,7 +52,8 @@
 // CHECK: "bar.sync 8, 128;"
 // CHECK: "ld.shared.u32 $0, [$1];"
 // CHECK: "st.shared.u32 [$0], $1;"
-// CHECK: cp.async.mbarrier.arrive.noinc
+// CHECK: mbarrier.arrive.shared::cta.b64
+// CHECK-NOT: cp.async.mbarrier.arrive.noinc
 // CHECK: "setmaxnreg.inc.sync.aligned.u32 208;"
 // CHECK: scf.while
 // CHECK: mbarrier.try_wait.parity

@@ -170,26 +170,33 @@
 // WS: "bar.sync 1, 256;"
 // WS: gpu.terminator
 
-// warp-specialize=1 with TMA (the default where it applies): K and V come
-// with the tensor memory accelerator. Two more kernel arguments, the
-// tensor maps of K and V (int64[16], encoded by the launcher, box: one key
-// tile of 64 columns per (b, h)); the stages' full barriers count one
-// arrival (the TMA thread's, which expects the stage's 2 x 128 x 64 x 2
-// bytes), Q's and the empty ones as before. Producer thread 0 prefetches
-// the maps (and the first K/V rows into L2), then per tile waits for empty,
-// expects the bytes and issues one 4-d box copy per 64-column panel of K
-// and V onto the full barrier. Consumers wait for full without a proxy
-// fence (TMA writes through the async proxy).
+// warp-specialize=1 with TMA (the default where it applies): Q, K and V
+// come with the tensor memory accelerator. Three more kernel arguments,
+// the tensor maps of Q, K and V (int64[16], encoded by the launcher, box:
+// one block's 128 rows or one key tile, of 64 columns, per (b, h)); Q's
+// full barrier and the stages' count one arrival (the TMA thread's, which
+// expects Q's 128 x 64 x 2 bytes or the stage's 2 x 128 x 64 x 2), the
+// empty ones the consumers'. Producer thread 0 prefetches Q's first row
+// into L2 (Q stays the kernel's first parameter), expects Q's bytes and
+// issues one 4-d box per 64-column panel of Q (one here), prefetches the K/V maps
+// (and their first rows), then per tile waits for empty, expects the bytes
+// and issues one 4-d box copy per 64-column panel of K and V onto the full
+// barrier. Consumers wait for full without a proxy fence (TMA writes
+// through the async proxy).
 // TMA-LABEL: module attributes
+// TMA-SAME: {box = array<i64: 1, 1, 128, 64>, dtype = "int64", map = "tensormap", name = "tmap_q", shape = array<i64: 16>, tensor = "q"}
 // TMA-SAME: {box = array<i64: 1, 1, 128, 64>, dtype = "int64", map = "tensormap", name = "tmap_k", shape = array<i64: 16>, tensor = "k"}
 // TMA-SAME: {box = array<i64: 1, 1, 128, 64>, dtype = "int64", map = "tensormap", name = "tmap_v", shape = array<i64: 16>, tensor = "v"}
-// TMA-SAME: K/V by TMA
-// TMA: func.func @attn_fwd({{.*}}, %[[TK:.*]]: memref<16xi64>, %[[TV:.*]]: memref<16xi64>)
-// TMA: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c128_i32
-// TMA: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c1_i32
-// TMA: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c1_i32
+// TMA-SAME: Q/K/V by TMA
+// TMA: func.func @attn_fwd(%{{.*}}, %[[TQ:.*]]: memref<16xi64>, %[[TK:.*]]: memref<16xi64>, %[[TV:.*]]: memref<16xi64>)
+// TMA-COUNT-3: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c1_i32
 // TMA: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c256_i32
 // TMA: "setmaxnreg.dec.sync.aligned.u32 88;"
+// TMA: scf.if
+// TMA:   "prefetch.global.L2 [$0];"
+// TMA:   mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1;{{.*}}"r,r" %{{.*}}, %c16384_i32
+// TMA:   cp.async.bulk.tensor.4d
+// TMA-NOT: cp.async.bulk.tensor
 // TMA: scf.if
 // TMA:   "prefetch.tensormap [$0];"
 // TMA:   "prefetch.global.L2 [$0];"
@@ -256,8 +263,8 @@
 // WSPTX-SAME: .maxntid 384, 1, 1
 // WSPTX-SAME: .minnctapersm 1
 // WSPTX-SAME: setmaxnreg.dec.sync.aligned.u32 88
-// WSPTX-SAME: prefetch.tensormap
 // WSPTX-SAME: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// WSPTX-SAME: prefetch.tensormap
 // WSPTX-SAME: setmaxnreg.inc.sync.aligned.u32 208
 
 // warp-specialize applies to the wgmma kernel only (like q-shared to the
@@ -365,10 +372,10 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: 
 
 // -----
 
-// Causal too (K/V by TMA; 1.12-1.40x the two-block kernel at N >= 4096).
+// Causal too (Q/K/V by TMA; 1.12-1.40x the two-block kernel at N >= 4096).
 // CHECK-LABEL: module attributes
 // CHECK-SAME: block = array<i64: 384, 1, 1>
-// CHECK-SAME: K/V by TMA
+// CHECK-SAME: Q/K/V by TMA
 // CHECK-SAME: tile_kv = 128 : i64, tile_q = 128 : i64, warp_specialize = 1 : i64
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: tensor<1x4096x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
@@ -492,7 +499,7 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x16400x128xf16>, %v:
 // or a wait of their own.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: block = array<i64: 512, 1, 1>
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 3 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 56/152), 64-key tiles, 3 stages, K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, a block per query tile (persistent: not faster measured here), 1 block(s) per multiprocessor"
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 3 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 56/152), 64-key tiles, 3 stages, Q/K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, a block per query tile (persistent: not faster measured here), 1 block(s) per multiprocessor"
 // CHECK-SAME: mask_row_bytes = 144
 // CHECK-SAME: shared_bytes = 231488
 // CHECK: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c129_i32
@@ -526,7 +533,7 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: 
 // its K/V stages (measured 1.13-1.18x the two-block kernel, which reads the
 // bias fragments from global memory), two computing warpgroups there.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup {{.*}}, 64-key tiles, 3 stages, K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, ping-pong
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup {{.*}}, 64-key tiles, 3 stages, Q/K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, ping-pong
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x1024x128xf16>, %v: tensor<1x1024x128xf16>, %bias: tensor<1x256x1024xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x1024x128xf16>, tensor<1x1024x128xf16>)
@@ -545,7 +552,7 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x1024x128xf16>, %v: 
 // less).
 // CHECK-LABEL: module attributes
 // CHECK-SAME: causal = true
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup {{.*}}, 64-key tiles, 3 stages, K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, ping-pong
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup {{.*}}, 64-key tiles, 3 stages, Q/K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, ping-pong
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: tensor<1x4096x128xf16>, %bias: tensor<1x256x4096xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x4096x128xf16>, tensor<1x4096x128xf16>)

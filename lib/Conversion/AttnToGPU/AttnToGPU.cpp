@@ -1193,7 +1193,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           << wcfg.producerRegs() << "/" << wcfg.consumerRegs() << ")";
       d << ", " << wcfg.keyTile << "-key tiles, " << wcfg.stages << " stages";
       if (wcfg.tma)
-        d << ", K/V by TMA";
+        d << ", Q/K/V by TMA";
       else if (wcfg.warpSpecialized)
         d << ", K/V by cp.async ("
           << (noTma.empty() ? std::string("tma=0") : noTma) << ")";
@@ -1320,7 +1320,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     }
   }
   if (useWgmma && wcfg.tma)
-    for (StringRef t : {"k", "v"}) {
+    for (StringRef t : {"q", "k", "v"}) {
       unsigned n = func.getNumArguments();
       if (failed(func.insertArgument(
               n, MemRefType::get({16}, b.getI64Type()), {}, loc)))
@@ -1386,7 +1386,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     SmallVector<int64_t> box;
     for (AffineExpr e : mapOf(tm.tensor).getResults()) {
       unsigned d = cast<AffineDimExpr>(e).getPosition();
-      box.push_back(d == r + 1 ? wcfg.keyTile : d >= r + 2 ? 64 : 1);
+      // q: a block's rows along m; k, v: a key tile along n.
+      box.push_back(d == r       ? wcfg.rowsPerBlock()
+                    : d == r + 1 ? wcfg.keyTile
+                    : d >= r + 2 ? 64
+                                 : 1);
     }
     argAttrs.push_back(b.getDictionaryAttr(
         {b.getNamedAttr("name", b.getStringAttr(tm.name)),

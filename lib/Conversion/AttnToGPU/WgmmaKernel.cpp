@@ -66,7 +66,8 @@ std::string gpu_kernel::tmaIneligibility(AttentionOp op, MapOfFn mapOf,
     return "varlen: K/V read at each sequence's offsets";
   unsigned r = op.getNumBatchDims();
   for (auto [name, tensor, inner] :
-       {std::tuple{StringRef("k"), op.getKey(), r + 2},
+       {std::tuple{StringRef("q"), op.getQuery(), r + 2},
+        std::tuple{StringRef("k"), op.getKey(), r + 2},
         std::tuple{StringRef("v"), op.getValue(), r + 3}}) {
     auto t = cast<RankedTensorType>(tensor.getType());
     AffineMap map = mapOf(name);
@@ -197,6 +198,7 @@ struct StageBarriers {
   Value zero; // index 0
   int64_t stages;
   bool persistent = false;
+  int64_t qCount = 128; // Q full's arrivals
 
   Value q() { return zero; }
   /// Persistent: Q's buffer is free again (the consumers' threads arrive).
@@ -226,7 +228,7 @@ struct StageBarriers {
          ++slot)
       em.asmCall("mbarrier.init.shared::cta.b64 [$0], $1;",
                  {addr(tk.idx(slot)),
-                  em.i32(slot == 0        ? (persistent ? 129 : 128)
+                  em.i32(slot == 0        ? qCount
                          : slot <= stages ? fullCount
                                           : consumers)},
                  "r,r", {}, "", 0);
@@ -502,10 +504,15 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     return arith::IndexCastUIOp::create(
         b, loc, i64, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem));
   };
-  auto tmaTile = [&](StringRef name, int64_t tileOff, int64_t panels,
-                     unsigned colDim, Value n0, Value buf, Value bar) {
+  // One box of 64 columns x `rows` rows per 64-column panel of operand
+  // `name` (rows from `row0` along loop `rowDim`, columns along `colDim`)
+  // into consecutive panels of `rows` x 128 bytes from shared address `dst`
+  // (index), completing on the mbarrier at `bar`.
+  auto tmaBox = [&](StringRef name, unsigned rowDim, Value row0,
+                    unsigned colDim, int64_t rows, int64_t panels, Value dst,
+                    Value bar) {
     Value mapPtr = addressOf(memArg(("tmap_" + name).str()));
-    tk.loops[r + 1] = n0;
+    tk.loops[rowDim] = row0;
     tk.loops[colDim] = c0;
     SmallVector<Value> idx = tk.indices(name);
     const size_t rank = idx.size();
@@ -520,9 +527,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     constraints += ",r";
     for (int64_t p = 0; p < panels; ++p) {
       SmallVector<Value> ops;
-      Value dst = tk.add(tk.add(base, tk.mul(buf, BN * panels * 64 * 2)),
-                         tileOff + p * BN * 128);
-      ops.push_back(arith::IndexCastOp::create(b, loc, i32, dst));
+      ops.push_back(
+          arith::IndexCastOp::create(b, loc, i32, tk.add(dst, p * rows * 128)));
       ops.push_back(mapPtr);
       for (size_t i = 0; i < rank; ++i) {
         Value c = idx[rank - 1 - i];
@@ -533,6 +539,13 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       ops.push_back(bar);
       em.asmCall(text, ops, constraints, {}, "", 0);
     }
+  };
+  // K or V: key rows n0.. into stage `buf` of the tile at `tileOff`.
+  auto tmaTile = [&](StringRef name, int64_t tileOff, int64_t panels,
+                     unsigned colDim, Value n0, Value buf, Value bar) {
+    tmaBox(name, r + 1, n0, colDim, BN, panels,
+           tk.add(tk.add(base, tk.mul(buf, BN * panels * 64 * 2)), tileOff),
+           bar);
   };
   // This thread's copies older than the `pending` youngest groups are in
   // shared memory; fence them to the async proxy, then a block barrier.
@@ -1153,6 +1166,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                          b, loc, i32, tk.add(base, cfg.barrierOffset(D, E))),
                      c0, S};
   bars.persistent = persistent;
+  // Q full: the producer's 128 cp.async arrivals (and, persistent, thread
+  // 0's after it wrote the tile number), or with TMA thread 0's
+  // expect-tx arrival alone.
+  bars.qCount = cfg.tma ? 1 : persistent ? 129 : 128;
   bars.init(tid, C, cfg.tma ? (cfg.maskInRing() ? 129 : 1) : 128);
   gpu::BarrierOp::create(b, loc);
   // Persistent: the launch's query tiles in the order blocks take them
@@ -1238,29 +1255,35 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     // The tensor maps (`maps`), and (`rows`) the tile's first key row
     // (clamped to the keys) into L2 through K and V: they stay kernel
     // parameters (every caller argument is one).
+    // `name`'s row `row` along loop `rowDim` (column 0 along `colDim`)
+    // into L2.
+    auto prefetchRow = [&](StringRef name, unsigned rowDim, Value row,
+                           unsigned colDim) {
+      Value mem = memArg(name);
+      auto meta = memref::ExtractStridedMetadataOp::create(b, loc, mem);
+      tk.loops[rowDim] = row;
+      tk.loops[colDim] = c0;
+      Value elems = meta.getOffset();
+      for (auto [i, x] : llvm::enumerate(tk.indices(name)))
+        elems = tk.add(elems, arith::MulIOp::create(b, loc, x,
+                                                    meta.getStrides()[i]));
+      int64_t eltBytes =
+          cast<MemRefType>(mem.getType()).getElementTypeBitWidth() / 8;
+      Value addr = arith::AddIOp::create(
+          b, loc, addressOf(mem),
+          arith::IndexCastUIOp::create(b, loc, i64,
+                                       tk.mul(elems, eltBytes)));
+      em.asmCall("prefetch.global.L2 [$0];", {addr}, "l", {}, "", 0);
+    };
     auto prefetch = [&](bool maps, bool rows) {
       for (StringRef name : {"k", "v"}) {
         if (maps)
           em.asmCall("prefetch.tensormap [$0];",
                      {addressOf(memArg(("tmap_" + name).str()))}, "l", {}, "",
                      0);
-        if (!rows)
-          continue;
-        Value mem = memArg(name);
-        auto meta = memref::ExtractStridedMetadataOp::create(b, loc, mem);
-        tk.loops[r + 1] = tk.clamp(lb, tk.Nv());
-        tk.loops[name == "k" ? r + 2 : r + 3] = c0;
-        Value elems = meta.getOffset();
-        for (auto [i, x] : llvm::enumerate(tk.indices(name)))
-          elems = tk.add(elems, arith::MulIOp::create(b, loc, x,
-                                                      meta.getStrides()[i]));
-        int64_t eltBytes =
-            cast<MemRefType>(mem.getType()).getElementTypeBitWidth() / 8;
-        Value addr = arith::AddIOp::create(
-            b, loc, addressOf(mem),
-            arith::IndexCastUIOp::create(b, loc, i64,
-                                         tk.mul(elems, eltBytes)));
-        em.asmCall("prefetch.global.L2 [$0];", {addr}, "l", {}, "", 0);
+        if (rows)
+          prefetchRow(name, r + 1, tk.clamp(lb, tk.Nv()),
+                      name == "k" ? r + 2 : r + 3);
       }
     };
     // The query tile's K/V tiles from key `from` to `to`, numbered on from
@@ -1299,23 +1322,41 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           });
       return loop.getResult(0);
     };
+    // Q by TMA (thread 0: the bytes expected on Q's full barrier, a box
+    // of 64 columns x BM rows per panel), else by the warpgroup's cp.async.
+    auto tmaQ = [&]() {
+      // Q stays a kernel parameter (and the first: callers pass q, k, v
+      // in the order the kernel first uses them) through its first row.
+      prefetchRow("q", r, tk.clamp(blockRow, tk.Mv()), r + 2);
+      bars.arriveExpectTx(bars.q(), BM * Dp * 2);
+      tmaBox("q", r, blockRow, r + 2, BM, Dp / 64, tk.add(base, qOff),
+             bars.addr(bars.q()));
+    };
     if (!persistent) {
-      copyQ();
-      bars.arriveOnCopies(bars.q());
+      if (cfg.tma) {
+        ifFirst(tmaQ);
+      } else {
+        copyQ();
+        bars.arriveOnCopies(bars.q());
+      }
       if (cfg.tma)
         ifFirst([&] { prefetch(/*maps=*/true, /*rows=*/true); });
       streamKV(c0, lb, ub);
     } else {
       // Tile `tile` (j-th of the block) to the consumers: once they have
       // released Q, thread 0 writes its number and arrives on Q's full
-      // barrier (release); the warpgroup's cp.async arrivals follow (after
-      // Q's copies, or none past the last tile).
-      auto publish = [&](Value tile, Value j) {
+      // barrier (release; with TMA expecting Q's bytes, whose copies it
+      // then issues); without TMA the warpgroup's cp.async arrivals follow
+      // (after Q's copies, or none past the last tile).
+      auto publish = [&](Value tile, Value j, bool withQ) {
         bars.wait(bars.qEmpty(),
                   arith::XOrIOp::create(b, loc, tk.remu(j, 2), tk.idx(1)));
         ifFirst([&] {
           storeShared(tileSlot, tile);
-          bars.arrive(bars.q());
+          if (withQ && cfg.tma)
+            tmaQ();
+          else
+            bars.arrive(bars.q());
         });
       };
       if (cfg.tma)
@@ -1346,9 +1387,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         // still run the previous tile; Q's buffer only after its last S.
         Value second = arith::MinUIOp::create(b, loc, tk.add(lb, BN), ub);
         t = streamKV(t, lb, second);
-        publish(tile, j);
-        copyQ();
-        bars.arriveOnCopies(bars.q());
+        publish(tile, j, /*withQ=*/true);
+        if (!cfg.tma) {
+          copyQ();
+          bars.arriveOnCopies(bars.q());
+        }
         // After Q's copies: the kernel's parameters follow their first use,
         // and callers pass q, k, v in that order.
         if (cfg.tma)
@@ -1405,8 +1448,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         scf::YieldOp::create(b, loc, ValueRange{next, tNext, tk.add(j, 1)});
       }
       // Past the last tile: the consumers stop at its number.
-      publish(loop.getResult(0), loop.getResult(2));
-      bars.arriveOnCopies(bars.q());
+      publish(loop.getResult(0), loop.getResult(2), /*withQ=*/false);
+      if (!cfg.tma)
+        bars.arriveOnCopies(bars.q());
     }
     em.through("cp.async.wait_all;", {});
 

@@ -495,7 +495,7 @@ CASES: Dict[str, Case] = {
     # N = 4096 where it fits): bf16, a bias per batch entry, ragged M.
     "wg_ws_ring_w12_bias_bf16": Case("bfloat16", **bhsd(2, 2, 700, 4160, 128),
                                      mask=["b", "m", "n"], mask_dtype="bfloat16"),
-    # K/V by TMA on the default path (warp-specialized from N = 1024):
+    # Q/K/V by TMA on the default path (warp-specialized from N = 1024):
     # D = 96 (the second 64-column box half outside the tensor, zero-filled),
     # causal with a ragged N; GQA with K/V [b, n, h, d] (a 4-d box over the
     # seq-major layout), non-causal bf16; D = 80 causal with the lse and a
