@@ -11,7 +11,7 @@ from tools import needs_attn_bundle, real_attn_bundle
 
 
 def tma_manifest(**over):
-    """[B=2, H=4, N=4096, D=128] f16, Q/K/V by TMA with 128-key boxes."""
+    """[B=2, H=4, N=4096, D=128] f16, K/V by TMA with 128-key boxes."""
     shape = [2, 4, 4096, 128]
     tmap = lambda t: {"name": f"tmap_{t}", "dtype": "int64", "shape": [16],  # noqa: E731
                       "map": "tensormap", "tensor": t, "box": [1, 1, 128, 64]}

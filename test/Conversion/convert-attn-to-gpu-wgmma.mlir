@@ -372,7 +372,7 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: 
 
 // -----
 
-// Causal too (Q/K/V by TMA; 1.12-1.40x the two-block kernel at N >= 4096).
+// Causal too (TMA; 1.12-1.40x the two-block kernel at N >= 4096).
 // CHECK-LABEL: module attributes
 // CHECK-SAME: block = array<i64: 384, 1, 1>
 // CHECK-SAME: Q/K/V by TMA
@@ -499,7 +499,7 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x16400x128xf16>, %v:
 // or a wait of their own.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: block = array<i64: 512, 1, 1>
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 3 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 56/152), 64-key tiles, 3 stages, Q/K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, a block per query tile (persistent: not faster measured here), 1 block(s) per multiprocessor"
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 3 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 56/152), 64-key tiles, 3 stages, K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, a block per query tile (persistent: not faster measured here), 1 block(s) per multiprocessor"
 // CHECK-SAME: mask_row_bytes = 144
 // CHECK-SAME: shared_bytes = 231488
 // CHECK: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c129_i32
@@ -533,7 +533,7 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: 
 // its K/V stages (measured 1.13-1.18x the two-block kernel, which reads the
 // bias fragments from global memory), two computing warpgroups there.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup {{.*}}, 64-key tiles, 3 stages, Q/K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, ping-pong
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup {{.*}}, 64-key tiles, 3 stages, K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, ping-pong
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x1024x128xf16>, %v: tensor<1x1024x128xf16>, %bias: tensor<1x256x1024xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x1024x128xf16>, tensor<1x1024x128xf16>)
@@ -552,7 +552,7 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x1024x128xf16>, %v: 
 // less).
 // CHECK-LABEL: module attributes
 // CHECK-SAME: causal = true
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup {{.*}}, 64-key tiles, 3 stages, Q/K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, ping-pong
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup {{.*}}, 64-key tiles, 3 stages, K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, ping-pong
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: tensor<1x4096x128xf16>, %bias: tensor<1x256x4096xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x4096x128xf16>, tensor<1x4096x128xf16>)

@@ -1055,6 +1055,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (opts.tma == 1 && !noTma.empty())
       return op.emitError("tma=1: ") << noTma;
     wcfg.tma = opts.tma != 0 && noTma.empty();
+    wcfg.tmaQ = wcfg.tma && !wcfg.maskInRing();
   }
   // GQA packing for decode: the query-head group (the one batch dim K and
   // V do not index) joins the rows, so that each kv head's K/V are read
@@ -1193,7 +1194,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           << wcfg.producerRegs() << "/" << wcfg.consumerRegs() << ")";
       d << ", " << wcfg.keyTile << "-key tiles, " << wcfg.stages << " stages";
       if (wcfg.tma)
-        d << ", Q/K/V by TMA";
+        d << (wcfg.tmaQ ? ", Q/K/V by TMA" : ", K/V by TMA");
       else if (wcfg.warpSpecialized)
         d << ", K/V by cp.async ("
           << (noTma.empty() ? std::string("tma=0") : noTma) << ")";
@@ -1321,6 +1322,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   }
   if (useWgmma && wcfg.tma)
     for (StringRef t : {"q", "k", "v"}) {
+      if (t == "q" && !wcfg.tmaQ)
+        continue;
       unsigned n = func.getNumArguments();
       if (failed(func.insertArgument(
               n, MemRefType::get({16}, b.getI64Type()), {}, loc)))

@@ -237,6 +237,9 @@ struct WgmmaConfig {
   // Warp-specialized: the producer loads K and V with the tensor memory
   // accelerator (one thread, tensor maps `tmap_k`/`tmap_v` as arguments).
   bool tma = false;
+  // With tma, Q by TMA too (tensor map `tmap_q`); not beside a mask tile in
+  // the K/V stages (measured 0.94-1.01x there: step 61).
+  bool tmaQ = false;
   // Persistent (warp-specialized, pipelined): the launch has this many
   // blocks (0: one per query tile), each running query tiles until none is
   // left: its first is its block index, the next from a global counter

@@ -1169,7 +1169,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // Q full: the producer's 128 cp.async arrivals (and, persistent, thread
   // 0's after it wrote the tile number), or with TMA thread 0's
   // expect-tx arrival alone.
-  bars.qCount = cfg.tma ? 1 : persistent ? 129 : 128;
+  bars.qCount = cfg.tmaQ ? 1 : persistent ? 129 : 128;
   bars.init(tid, C, cfg.tma ? (cfg.maskInRing() ? 129 : 1) : 128);
   gpu::BarrierOp::create(b, loc);
   // Persistent: the launch's query tiles in the order blocks take them
@@ -1333,7 +1333,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
              bars.addr(bars.q()));
     };
     if (!persistent) {
-      if (cfg.tma) {
+      if (cfg.tmaQ) {
         ifFirst(tmaQ);
       } else {
         copyQ();
@@ -1353,7 +1353,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                   arith::XOrIOp::create(b, loc, tk.remu(j, 2), tk.idx(1)));
         ifFirst([&] {
           storeShared(tileSlot, tile);
-          if (withQ && cfg.tma)
+          if (withQ && cfg.tmaQ)
             tmaQ();
           else
             bars.arrive(bars.q());
@@ -1388,7 +1388,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         Value second = arith::MinUIOp::create(b, loc, tk.add(lb, BN), ub);
         t = streamKV(t, lb, second);
         publish(tile, j, /*withQ=*/true);
-        if (!cfg.tma) {
+        if (!cfg.tmaQ) {
           copyQ();
           bars.arriveOnCopies(bars.q());
         }
@@ -1449,7 +1449,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       }
       // Past the last tile: the consumers stop at its number.
       publish(loop.getResult(0), loop.getResult(2), /*withQ=*/false);
-      if (!cfg.tma)
+      if (!cfg.tmaQ)
         bars.arriveOnCopies(bars.q());
     }
     em.through("cp.async.wait_all;", {});
