@@ -617,8 +617,8 @@ bool wgmmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D, int64_t E);
 std::string wgmmaIneligibility(AttentionOp op, MapOfFn mapOf, int64_t D,
                                int64_t E);
 
-/// Why the warp-specialized kernel could not load K/V by TMA ("" if it
-/// can): no varlen, K/V of rank <= 5 with the head dim last
+/// Why the warp-specialized kernel could not load Q/K/V by TMA ("" if it
+/// can): no varlen, Q/K/V of rank <= 5 with the head dim last
 /// and rows of a multiple of 16 bytes.
 std::string tmaIneligibility(AttentionOp op, MapOfFn mapOf, bool varlen);
 

@@ -23,7 +23,18 @@
 // the K/V tiles (cp.async, arriving on per-stage mbarriers as they land)
 // with few registers, and the computing warpgroups wait on those barriers
 // instead of block barriers, with the registers the producer gave back
-// (setmaxnreg); they free a stage by arriving on its empty barrier.
+// (setmaxnreg); they free a stage by arriving on its empty barrier. With
+// tma=1 one producer thread loads Q, K and V by cp.async.bulk.tensor.
+//
+// Persistent (persistent=1, warp-specialized and pipelined): the launch
+// has at most one block per multiprocessor, and each runs query tiles
+// until a global counter (the workspace tile_counter) is past the last.
+// Q gets an empty barrier too: the producer loads the next tile's first
+// K/V tile, then (once the consumers' last S product of this tile is done)
+// its Q, and passes the tile's number through shared memory with Q's full
+// barrier; the K/V stages and their phases run on across tiles. The
+// output leaves from registers (16-byte groups after quad shuffles), as
+// the buffers already hold the next tile.
 //
 //===----------------------------------------------------------------------===//
 
