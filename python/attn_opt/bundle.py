@@ -2101,6 +2101,18 @@ class _Driver:
         return int(mod.value or 0)
 
 
+def _stream_handle(stream: Any) -> int:
+    """A launch stream's CUDA handle (a torch stream or an int handle)."""
+    return stream if isinstance(stream, int) else stream.cuda_stream
+
+
+def _torch_stream(stream: Any, device: int) -> Any:
+    """A torch stream for `stream` (a torch stream or an int handle)."""
+    import torch
+    return (stream if isinstance(stream, torch.cuda.Stream)
+            else torch.cuda.ExternalStream(stream, device=device))
+
+
 class Kernel:
     """A loaded bundle: `kernel(q, k, v, [mask], [sink], out=None) -> out`."""
 
@@ -2176,7 +2188,7 @@ class Kernel:
         import torch
         if stream is None:
             stream = torch.cuda.current_stream(self.device)
-        handle = stream if isinstance(stream, int) else stream.cuda_stream
+        handle = _stream_handle(stream)
         out: Dict[str, Any] = {}
         for spec in man.args:
             if spec.name not in WORKSPACE:
@@ -2184,8 +2196,7 @@ class Kernel:
             n = math.prod(spec.shape)
             buf = self._workspaces.get((handle, spec.name))
             if buf is None or buf.numel() < n:
-                s = (stream if isinstance(stream, torch.cuda.Stream)
-                     else torch.cuda.ExternalStream(stream, device=self.device))
+                s = _torch_stream(stream, self.device)
                 with torch.cuda.stream(s):
                     buf = torch.zeros(n, dtype=getattr(torch, spec.dtype),
                                       device=f"cuda:{self.device}")
@@ -2215,7 +2226,7 @@ class Kernel:
         if stream is None:
             self._workspaces.clear()
             return
-        handle = stream if isinstance(stream, int) else stream.cuda_stream
+        handle = _stream_handle(stream)
         for key in [k for k in self._workspaces if k[0] == handle]:
             del self._workspaces[key]
 
@@ -2267,7 +2278,7 @@ class Kernel:
                 raise BundleError(f"{man._where()}: '{spec.name}' is on "
                                   f"{x.device}, the kernel is loaded on "
                                   f"cuda:{self.device}")
-        handle = stream if isinstance(stream, int) else stream.cuda_stream
+        handle = _stream_handle(stream)
         for spec in man.args:
             if spec.name in TENSOR_MAPS:
                 x = bound[TENSOR_MAPS[spec.name]]
@@ -2307,8 +2318,7 @@ class Kernel:
             return buf
         raw = self._drv.encode_tensor_map(key[1], op.dtype, op.shape, spec.box)
         host = torch.frombuffer(bytearray(raw), dtype=torch.int64).pin_memory()
-        s = (stream if isinstance(stream, torch.cuda.Stream)
-             else torch.cuda.ExternalStream(stream, device=self.device))
+        s = _torch_stream(stream, self.device)
         with torch.cuda.stream(s):
             buf = torch.empty(16, dtype=torch.int64, device=f"cuda:{self.device}")
             buf.copy_(host, non_blocking=True)

@@ -1142,6 +1142,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // Persistent: why not (empty if it applies), and then as many blocks as
   // multiprocessors (or tiles, if fewer).
   std::string noPersistent;
+  // The tile count is a runtime value (a dynamic m or batch).
+  const bool dynTiles = dynDim[r] || kb.dynBatch;
   if (!useWgmma && opts.persistent == 1)
     return op.emitError("persistent=1: persistent blocks are the Hopper "
                         "warp-specialized kernel's; this attention gets ")
@@ -1152,7 +1154,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                      "(warp-specialize=1 pipeline=1)";
     else if (varlen)
       noPersistent = "varlen: a block's tiles are found in the tables";
-    else if (!dynDim[r] && !kb.dynBatch &&
+    else if (!dynTiles &&
              gridX * launchBatch > std::numeric_limits<int32_t>::max())
       noPersistent = "more than 2^31 - 1 query tiles (32-bit tile numbers)";
     if (opts.persistent == 1 && !noPersistent.empty())
@@ -1161,8 +1163,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         (opts.persistent == -1 && wcfg.wantPersistent && noPersistent.empty())) {
       // Dynamic m or batch: the launch takes min(tiles, this) blocks.
       wcfg.persistentBlocks =
-          dynDim[r] || kb.dynBatch
-              ? multiprocessors(opts.chip)
+          dynTiles ? multiprocessors(opts.chip)
               : std::min(gridX * launchBatch, multiprocessors(opts.chip));
       // The tile slots must fit too: required, an error; by default, one
       // block per tile then.
@@ -1206,7 +1207,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       if (wcfg.pingpong)
         d << ", ping-pong";
       if (wcfg.persistent())
-        if (dynDim[r] || kb.dynBatch)
+        if (dynTiles)
           d << ", persistent: up to " << wcfg.persistentBlocks
             << " blocks take the query tiles from a counter";
         else
@@ -1411,8 +1412,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       b.getNamedAttr("grid",
                      wcfg.persistent()
                          ? b.getDenseI64ArrayAttr(
-                               {dynDim[r] || kb.dynBatch
-                                    ? int64_t(-1)
+                               {dynTiles ? int64_t(-1)
                                     : wcfg.persistentBlocks,
                                 1, 1})
                          : b.getDenseI64ArrayAttr(

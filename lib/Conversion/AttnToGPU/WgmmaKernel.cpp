@@ -1200,18 +1200,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     };
     if (!tk.causal)
       return {remu(tile, gridXv), divu(tile, gridXv)};
-    if (!dynTiles) {
-      const int64_t P = cfg.persistentBlocks;
-      const int64_t heads = std::max<int64_t>(1, P / gridX);
-      Value group = tk.divu(tile, heads * gridX);
-      Value head0 = tk.mul(group, heads);
-      Value inGroup = arith::MinUIOp::create(
-          b, loc, tk.idx(heads),
-          arith::SubIOp::create(b, loc, tk.idx(batch), head0));
-      Value within =
-          arith::SubIOp::create(b, loc, tile, tk.mul(group, heads * gridX));
-      return {divu(within, inGroup), tk.add(head0, remu(within, inGroup))};
-    }
+    // Groups of max(1, blocks / gridX) heads (constants when static).
     Value heads = arith::MaxUIOp::create(b, loc, divu(blocksV, gridXv),
                                          tk.idx(1));
     Value span = arith::MulIOp::create(b, loc, heads, gridXv);
