@@ -268,7 +268,11 @@ struct WgmmaConfig {
   /// registers (12 at 88); 88 / 208 measured 0.99-1.05x (mean +2%) the
   /// 56 / 224 split at D = 128 (docs/performance.md, log step 39). Three
   /// consumer warpgroups keep 56: their share would drop below 152.
-  int64_t producerRegs() const { return warpGroups >= 3 ? 56 : 88; }
+  int64_t producerRegs() const {
+    if (warpGroups < 3)
+      return 88;
+    return tma && tmaQ ? 32 : 56;
+  }
   int64_t consumerRegs() const {
     int64_t total = (warpGroups + 1) * entryRegs() - producerRegs();
     return std::min<int64_t>(240, total / warpGroups / 8 * 8);

@@ -539,6 +539,17 @@ CASES: Dict[str, Case] = {
                                 q=["b", "m", "h", "g", "d"],
                                 k=["b", "n", "h", "d"], v=["b", "n", "h", "e"],
                                 out=["b", "m", "h", "g", "e"], flags=PERSIST),
+    # D = 64 non-causal from N = 16384: three computing warpgroups (192
+    # rows) and a 32-register TMA producer by default; ragged M and N, large
+    # logits in bf16; forced at a short causal N with the lse.
+    "wg_3wg_d64_n16400": Case("float16", **bhsd(1, 2, 1000, 16400, 64)),
+    "wg_3wg_d64_bf16_large_logits": Case("bfloat16", **bhsd(1, 1, 400, 16384, 64),
+                                         scale=6.0),
+    "wg_3wg_d64_causal_lse_forced": Case("float16", **bhsd(2, 2, 700, 700, 64),
+                                         causal=True, lse=True,
+                                         flags=["--warps=12", "--warp-specialize=1",
+                                                "--pipeline=1", "--stages=3",
+                                                "--tile-kv=128"]),
     # A bias per head under causal in the K/V ring (ragged M and N).
     "wg_ws_ring_bias_causal": Case("float16", **bhsd(2, 2, 1500, 1700, 128),
                                    mask=["h", "m", "n"], mask_dtype="float16",
