@@ -25,7 +25,7 @@ func.func @wgmma(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x100x64xf16>, %v: ten
 // SM80: remark: GPU kernel: mma.sync m16n8k16, 4 warps x 2 x 16 query rows, 32-key tiles, 2 stages; not wgmma: chip=sm_80
 func.func @warp_specialized(%q: tensor<1x256x128xbf16>, %k: tensor<1x4096x128xbf16>, %v: tensor<1x4096x128xbf16>, %o: tensor<1x256x128xbf16>) -> tensor<1x256x128xbf16> {
   %s = arith.constant 0.088 : f32
-  // expected-remark @+1 {{GPU kernel: wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 88/208), 128-key tiles, 3 stages, Q/K/V by TMA, pipelined, ping-pong, persistent: 2 blocks take the 2 query tiles from a counter, 1 block(s) per multiprocessor}}
+  // expected-remark @+1 {{GPU kernel: wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 40/232), 128-key tiles, 3 stages, Q/K/V by TMA, pipelined, ping-pong, persistent: 2 blocks take the 2 query tiles from a counter, 1 block(s) per multiprocessor}}
   %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xbf16>, tensor<1x4096x128xbf16>, tensor<1x4096x128xbf16>)
       scale(%s) outs(%o : tensor<1x256x128xbf16>)
       indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,

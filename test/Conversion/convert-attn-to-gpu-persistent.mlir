@@ -35,7 +35,7 @@
 // CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c132, %{{.*}} = %c1, %{{.*}} = %c1)
 // CHECK-COUNT-4: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c1_i32
 // CHECK-COUNT-4: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c256_i32
-// CHECK: "setmaxnreg.dec.sync.aligned.u32 88;"
+// CHECK: "setmaxnreg.dec.sync.aligned.u32 40;"
 // CHECK: scf.while
 // CHECK: scf.for
 // CHECK: cp.async.bulk.tensor.4d
@@ -54,7 +54,7 @@
 // CHECK: "st.shared.u32 [$0], $1;"
 // CHECK: mbarrier.arrive.shared::cta.b64
 // CHECK-NOT: cp.async.mbarrier.arrive.noinc
-// CHECK: "setmaxnreg.inc.sync.aligned.u32 208;"
+// CHECK: "setmaxnreg.inc.sync.aligned.u32 232;"
 // CHECK: scf.while
 // CHECK: mbarrier.try_wait.parity
 // CHECK: "fence.proxy.async.shared::cta;"

@@ -191,7 +191,7 @@
 // TMA: func.func @attn_fwd(%{{.*}}, %[[TQ:.*]]: memref<16xi64>, %[[TK:.*]]: memref<16xi64>, %[[TV:.*]]: memref<16xi64>)
 // TMA-COUNT-3: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c1_i32
 // TMA: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c256_i32
-// TMA: "setmaxnreg.dec.sync.aligned.u32 88;"
+// TMA: "setmaxnreg.dec.sync.aligned.u32 40;"
 // TMA: scf.if
 // TMA:   "prefetch.global.L2 [$0];"
 // TMA:   mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1;{{.*}}"r,r" %{{.*}}, %c16384_i32
@@ -213,7 +213,7 @@
 // TMA:   scf.yield
 // TMA: "cp.async.wait_all;"
 // TMA: } else {
-// TMA: "setmaxnreg.inc.sync.aligned.u32 208;"
+// TMA: "setmaxnreg.inc.sync.aligned.u32 232;"
 // TMA: "fence.proxy.async.shared::cta;"
 // TMA: scf.for
 // TMA:   mbarrier.try_wait.parity
@@ -232,7 +232,7 @@
 // WSPIPE-SAME: pingpong = true
 // WSPIPE-SAME: pipeline = true
 // WSPIPE-SAME: stages = 3
-// WSPIPE: "setmaxnreg.inc.sync.aligned.u32 208;"
+// WSPIPE: "setmaxnreg.inc.sync.aligned.u32 232;"
 // WSPIPE: scf.if
 // WSPIPE:   "bar.arrive 2, 256;"
 // WSPIPE: scf.if
@@ -262,10 +262,10 @@
 // WSPTX: .target sm_90a
 // WSPTX-SAME: .maxntid 384, 1, 1
 // WSPTX-SAME: .minnctapersm 1
-// WSPTX-SAME: setmaxnreg.dec.sync.aligned.u32 88
+// WSPTX-SAME: setmaxnreg.dec.sync.aligned.u32 40
 // WSPTX-SAME: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // WSPTX-SAME: prefetch.tensormap
-// WSPTX-SAME: setmaxnreg.inc.sync.aligned.u32 208
+// WSPTX-SAME: setmaxnreg.inc.sync.aligned.u32 232
 
 // warp-specialize applies to the wgmma kernel only (like q-shared to the
 // mma.sync one): ignored where another kernel runs.
@@ -359,7 +359,7 @@ func.func @attention(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: tenso
 // CHECK-SAME: pipeline = true
 // CHECK-SAME: stages = 3
 // CHECK-SAME: tile_kv = 128 : i64, tile_q = 128 : i64, warp_specialize = 1 : i64, warps = 8
-// CHECK: setmaxnreg.dec.sync.aligned.u32 88
+// CHECK: setmaxnreg.dec.sync.aligned.u32 40
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: tensor<1x4096x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x4096x128xf16>, tensor<1x4096x128xf16>)

@@ -264,14 +264,17 @@ struct WgmmaConfig {
   int64_t entryRegs() const {
     return std::min<int64_t>(240, 65536 / threads() / 8 * 8);
   }
-  /// The producer's 64-bit copy addressing spilled 156 bytes at 56
+  /// A cp.async producer's 64-bit copy addressing spilled 156 bytes at 56
   /// registers (12 at 88); 88 / 208 measured 0.99-1.05x (mean +2%) the
-  /// 56 / 224 split at D = 128 (docs/performance.md, log step 39). Three
-  /// consumer warpgroups keep 56: their share would drop below 152.
+  /// 56 / 224 split at D = 128 (docs/performance.md, log step 39); three
+  /// consumer warpgroups keep 56 there. With Q, K and V by TMA one thread
+  /// issues the copies: 40 / 232 (no spills at D = 128: 0.98-1.06x 88 / 208,
+  /// log step 63) and, with three consumer warpgroups, 32 / 160 (log step
+  /// 62).
   int64_t producerRegs() const {
-    if (warpGroups < 3)
-      return 88;
-    return tma && tmaQ ? 32 : 56;
+    if (tma && tmaQ)
+      return warpGroups < 3 ? 40 : 32;
+    return warpGroups < 3 ? 88 : 56;
   }
   int64_t consumerRegs() const {
     int64_t total = (warpGroups + 1) * entryRegs() - producerRegs();
