@@ -531,6 +531,7 @@ def test_real_attn_bundle_launch_rules(tmp_path, launch):
                q_bytes=4 if f32 else 2,
                g=1, splits=att.get("splits", 1),
                warp_specialize=att.get("warp_specialize", 0),
+               tma=att.get("tma", 0),
                persistent=att.get("persistent", 0),
                **{k: att[k] for k in ("tile_q", "tile_kv", "warps", "stages")})
     rules = att["launch_rules"]
@@ -578,6 +579,7 @@ def test_real_attn_bundle_launch_rules_head_dims_and_staged_mask(tmp_path, d, e,
     assert ("mask_row_bytes" in att) == staged
     env = dict(b0=2, b1=4, m=128, n=128, d=d, e=e, out_bytes=2,
                warp_specialize=att.get("warp_specialize", 0),
+               tma=att.get("tma", 0),
                mask_row_bytes=att.get("mask_row_bytes", 0),
                **{k: att[k] for k in ("tile_q", "tile_kv", "warps", "stages")})
     assert _eval_rule(att["launch_rules"]["shared_bytes"], env) == raw["shared_bytes"]

@@ -11,7 +11,7 @@
 // OFF: remark: GPU kernel: mma.sync m16n8k16, 4 warps x 2 x 16 query rows, 64-key tiles, 2 stages; not wgmma: wgmma=0
 func.func @wgmma(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x100x64xf16>, %v: tensor<2x4x100x64xf16>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
   %s = arith.constant 0.125 : f32
-  // expected-remark @+1 {{GPU kernel: wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, 128-key tiles, 2 stages, 2 block(s) per multiprocessor}}
+  // expected-remark @+1 {{GPU kernel: wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, 128-key tiles, 2 stages, Q/K/V by TMA, 2 block(s) per multiprocessor}}
   %r = attn.attention ins(%q, %k, %v : tensor<2x4x100x64xf16>, tensor<2x4x100x64xf16>, tensor<2x4x100x64xf16>)
       scale(%s) outs(%o : tensor<2x4x100x64xf16>) causal
       indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
@@ -38,7 +38,7 @@ func.func @warp_specialized(%q: tensor<1x256x128xbf16>, %k: tensor<1x4096x128xbf
 
 func.func @head_dim_32(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: tensor<2x47x32xf16>, %o: tensor<2x33x32xf16>) -> tensor<2x33x32xf16> {
   %s = arith.constant 0.125 : f32
-  // expected-remark @+1 {{GPU kernel: wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, 128-key tiles, 2 stages, 2 block(s) per multiprocessor}}
+  // expected-remark @+1 {{GPU kernel: wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, 128-key tiles, 2 stages, Q/K/V by TMA, 2 block(s) per multiprocessor}}
   %r = attn.attention ins(%q, %k, %v : tensor<2x33x64xf16>, tensor<2x47x64xf16>, tensor<2x47x32xf16>)
       scale(%s) outs(%o : tensor<2x33x32xf16>)
       indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,

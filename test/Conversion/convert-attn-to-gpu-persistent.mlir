@@ -28,7 +28,7 @@
 // CHECK-SAME: grid = array<i64: 132, 1, 1>
 // CHECK-SAME: persistent: 132 blocks take the 288 query tiles from a counter
 // CHECK-SAME: grid = "[min(ceil(m / tile_q) * b0 * b1, persistent), 1, 1]"
-// CHECK-SAME: + 8 * (2 * stages + 1) * warp_specialize + 24"
+// CHECK-SAME: + 8 * (2 * stages + 1) * max(warp_specialize, tma) + 24"
 // CHECK-SAME: persistent = 132 : i64
 // CHECK-SAME: shared_bytes = 230480
 // CHECK: func.func @attn_fwd({{.*}}, %[[CNT:.*]]: memref<2xi32>, %{{.*}}: memref<16xi64>, %{{.*}}: memref<16xi64>)

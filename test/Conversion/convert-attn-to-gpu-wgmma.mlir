@@ -13,7 +13,9 @@
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_70" 2>&1 | FileCheck %s --check-prefix=BADCHIP
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=1 tma=0" | FileCheck %s --check-prefix=WS
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=1" | FileCheck %s --check-prefix=TMA
-// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a tma=1" 2>&1 | FileCheck %s --check-prefix=TMAREQ
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a tma=0" | FileCheck %s --check-prefix=CPA
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a tma=1 pipeline=1 tile-kv=64" 2>&1 | FileCheck %s --check-prefix=TMAREQ
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a tma=1 wgmma=0" 2>&1 | FileCheck %s --check-prefix=TMAMMA
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a tma=2" 2>&1 | FileCheck %s --check-prefix=TMABAD
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=1 pipeline=1 tile-kv=64" | FileCheck %s --check-prefix=WSPIPE
 // RUN: attn-opt %s --split-input-file --attn-gpu-pipeline="chip=sm_90a warp-specialize=1" | FileCheck %s --check-prefix=WSPTX
@@ -24,9 +26,15 @@
 
 // f16, D = E = 64 on sm_90a: two warpgroups of 64 query rows (256
 // threads), 128-key tiles, 2 stages. Shared memory is aligned to the
-// 1024-byte swizzle pattern; Q and the K/V stages are 64-column panels
-// written by cp.async at swizzled chunks. Per key tile: wait for this
-// thread's copies, fence them to the async proxy, barrier; then S = Q K^T as
+// 1024-byte swizzle pattern; Q and the K/V stages are 64-column panels in
+// the 128-byte swizzle, written by TMA (thread 0: a box per panel from the
+// tensor maps, completing on mbarriers with their byte counts: Q's
+// 128 x 64 x 2, a stage's 2 x 128 x 64 x 2), or with tma=0 (CPA) by every
+// thread's cp.async at swizzled chunks. Per key tile: a barrier (the stage
+// of the tile before is free), thread 0 issues the tile a stage ahead
+// where it is within the loop, every thread waits for this tile's full
+// barrier (cp.async: waits for its own copies, fences them to the async
+// proxy, then the barrier); then S = Q K^T as
 // D/16 = 4 wgmma m64n128k16 from two descriptors (128-byte swizzle, 1024-byte
 // atoms), the first without accumulating; commit, and a wait that passes the
 // accumulators through; the online softmax; O += P V as 128/16 = 8 wgmma
@@ -34,27 +42,27 @@
 // CHECK: module attributes {attn.bundle = {{.*}}block = array<i64: 256, 1, 1>
 // CHECK-SAME: grid = array<i64: 1, 8, 1>
 // CHECK-SAME: mma = "wgmma"
-// CHECK-SAME: shared_bytes = 82944
+// CHECK-SAME: shared_bytes = 82984
 // CHECK-SAME: stages = 2
-// CHECK-SAME: tensor_cores = true, tile_kv = 128 : i64, tile_q = 128 : i64, warp_specialize = 0 : i64, warps = 8
+// CHECK-SAME: tensor_cores = true, tile_kv = 128 : i64, tile_q = 128 : i64, tma = 1 : i64, warp_specialize = 0 : i64, warps = 8
 // CHECK-LABEL: func.func @attn_fwd
 // CHECK:   %[[SM:.*]] = gpu.dynamic_shared_memory
 // CHECK:   memref.extract_aligned_pointer_as_index %[[SM]]
-// CHECK:   %[[QT:.*]] = memref.view %[[SM]][%{{.*}}][] : {{.*}} to memref<1x128x64xf16, #gpu.address_space<workgroup>>
-// CHECK:   %[[KT:.*]] = memref.view %[[SM]][%{{.*}}][] : {{.*}} to memref<2x1x128x64xf16, #gpu.address_space<workgroup>>
-// CHECK:   %[[VT:.*]] = memref.view %[[SM]][%{{.*}}][] : {{.*}} to memref<2x1x128x64xf16, #gpu.address_space<workgroup>>
-// CHECK:   arith.xori
-// CHECK:   nvgpu.device_async_copy {{.*}}, %[[QT]]
-// CHECK:   nvgpu.device_async_copy {{.*}}, %[[KT]]
-// CHECK:   nvgpu.device_async_copy {{.*}}, %[[VT]]
-// CHECK:   nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
-// CHECK:   llvm.inline_asm has_side_effects {{.*}} "fence.proxy.async.shared::cta;"
+// CHECK-COUNT-3: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c1_i32
 // CHECK:   gpu.barrier
+// CHECK:   scf.if
+// CHECK:     mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1;{{.*}}"r,r" %{{.*}}, %c16384_i32
+// CHECK:     cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// CHECK:   scf.if
+// CHECK:     mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1;{{.*}}"r,r" %{{.*}}, %c32768_i32
+// CHECK-COUNT-2: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// CHECK:   mbarrier.try_wait.parity
 // CHECK:   scf.for
-// CHECK:     nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
-// CHECK:     "fence.proxy.async.shared::cta;"
 // CHECK:     gpu.barrier
-// CHECK:     nvgpu.device_async_create_group
+// CHECK:     scf.if
+// CHECK-COUNT-2: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// CHECK:     mbarrier.try_wait.parity
+// CHECK-NOT: fence.proxy.async
 // CHECK:     arith.constant 4611686293305360384 : i64
 // CHECK:     "wgmma.fence.sync.aligned;"
 // CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}} p, 1, 1, 0, 0;
@@ -70,6 +78,25 @@
 // CHECK:   arith.divf
 // CHECK:   vector.store %{{.*}} {alignment = 16 : i64} : memref<2x4x100x64xf16>, vector<8xf16>
 
+// CPA-LABEL: module attributes
+// CPA-SAME: shared_bytes = 82944
+// CPA-LABEL: func.func @attn_fwd
+// CPA:   %[[QT:.*]] = memref.view %{{.*}}[%{{.*}}][] : {{.*}} to memref<1x128x64xf16, #gpu.address_space<workgroup>>
+// CPA:   %[[KT:.*]] = memref.view %{{.*}}[%{{.*}}][] : {{.*}} to memref<2x1x128x64xf16, #gpu.address_space<workgroup>>
+// CPA:   %[[VT:.*]] = memref.view %{{.*}}[%{{.*}}][] : {{.*}} to memref<2x1x128x64xf16, #gpu.address_space<workgroup>>
+// CPA:   arith.xori
+// CPA:   nvgpu.device_async_copy {{.*}}, %[[QT]]
+// CPA:   nvgpu.device_async_copy {{.*}}, %[[KT]]
+// CPA:   nvgpu.device_async_copy {{.*}}, %[[VT]]
+// CPA:   nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// CPA:   llvm.inline_asm has_side_effects {{.*}} "fence.proxy.async.shared::cta;"
+// CPA:   gpu.barrier
+// CPA:   scf.for
+// CPA:     nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CPA:     "fence.proxy.async.shared::cta;"
+// CPA:     gpu.barrier
+// CPA:     nvgpu.device_async_create_group
+
 // sm_80 (the pass's default chip) and wgmma=0 keep the mma.sync kernel.
 // SM80: mma = "mma.sync"
 // SM80-NOT: wgmma.{{(mma_async|fence|commit|wait)}}
@@ -79,9 +106,9 @@
 // One warpgroup (tile-q = 64), 64-key tiles, 3 stages.
 // W4: block = array<i64: 128, 1, 1>
 // W4-SAME: grid = array<i64: 2, 8, 1>
-// W4-SAME: shared_bytes = 58368
+// W4-SAME: shared_bytes = 58424
 // W4-SAME: stages = 3
-// W4-SAME: tile_kv = 64 : i64, tile_q = 64 : i64, warp_specialize = 0 : i64, warps = 4
+// W4-SAME: tile_kv = 64 : i64, tile_q = 64 : i64, tma = 1 : i64, warp_specialize = 0 : i64, warps = 4
 // W4: wgmma.mma_async.sync.aligned.m64n64k16
 
 // pipeline=1 (3 stages): the first tile's S and softmax before the loop;
@@ -114,7 +141,7 @@
 
 // PTX: .target sm_90a
 // PTX-SAME: .minnctapersm 2
-// PTX-SAME: fence.proxy.async.shared::cta
+// PTX-SAME: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX-SAME: wgmma.fence.sync.aligned
 // PTX-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 // PTX-SAME: wgmma.commit_group.sync.aligned
@@ -135,7 +162,7 @@
 // WS-SAME: K/V by cp.async (tma=0)
 // WS-SAME: min_blocks = 1
 // WS-SAME: shared_bytes = 82984
-// WS-SAME: tile_kv = 128 : i64, tile_q = 128 : i64, warp_specialize = 1 : i64, warps = 8
+// WS-SAME: tile_kv = 128 : i64, tile_q = 128 : i64, tma = 0 : i64, warp_specialize = 1 : i64, warps = 8
 // WS: gpu.launch
 // WS-SAME: threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c384
 // WS: scf.if
@@ -219,7 +246,8 @@
 // TMA:   mbarrier.try_wait.parity
 // TMA-NOT: fence.proxy.async
 // TMA:   wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
-// TMAREQ: error: tma=1: TMA loads are the producer warpgroup's: warp-specialize=1
+// TMAREQ: error: tma=1: the pipelined two-block kernel loads K/V with cp.async
+// TMAMMA: error: tma=1: TMA loads are the Hopper (wgmma) kernel's; this attention gets the mma.sync kernel
 // TMABAD: error: tma must be -1 (default), 0 or 1, got 2
 
 // Warp-specialized and pipelined: the first tile waits for full before its
@@ -295,7 +323,7 @@ func.func @attention(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x100x64xf16>, %v:
 // CHECK-LABEL: module attributes
 // CHECK-SAME: min_blocks = 2
 // CHECK-SAME: mma = "wgmma"
-// CHECK-SAME: shared_bytes = 82944
+// CHECK-SAME: shared_bytes = 82984
 // CHECK-SAME: tile_kv = 64
 // CHECK: memref<2x128x64xbf16, #gpu.address_space<workgroup>>
 // CHECK: memref<2x2x64x64xbf16, #gpu.address_space<workgroup>>
@@ -358,7 +386,7 @@ func.func @attention(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: tenso
 // CHECK-SAME: pingpong = true
 // CHECK-SAME: pipeline = true
 // CHECK-SAME: stages = 3
-// CHECK-SAME: tile_kv = 128 : i64, tile_q = 128 : i64, warp_specialize = 1 : i64, warps = 8
+// CHECK-SAME: tile_kv = 128 : i64, tile_q = 128 : i64, tma = {{[01]}} : i64, warp_specialize = 1 : i64, warps = 8
 // CHECK: setmaxnreg.dec.sync.aligned.u32 40
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: tensor<1x4096x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
@@ -376,7 +404,7 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: 
 // CHECK-LABEL: module attributes
 // CHECK-SAME: block = array<i64: 384, 1, 1>
 // CHECK-SAME: Q/K/V by TMA
-// CHECK-SAME: tile_kv = 128 : i64, tile_q = 128 : i64, warp_specialize = 1 : i64
+// CHECK-SAME: tile_kv = 128 : i64, tile_q = 128 : i64, tma = {{[01]}} : i64, warp_specialize = 1 : i64
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: tensor<1x4096x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x4096x128xf16>, tensor<1x4096x128xf16>)
@@ -416,7 +444,7 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x1023x128xf16>, %v: 
 // CHECK-LABEL: module attributes
 // CHECK-SAME: block = array<i64: 256, 1, 1>
 // CHECK-SAME: min_blocks = 2
-// CHECK-SAME: tile_kv = 64 : i64, tile_q = 128 : i64, warp_specialize = 0 : i64
+// CHECK-SAME: tile_kv = 64 : i64, tile_q = 128 : i64, tma = {{[01]}} : i64, warp_specialize = 0 : i64
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x511x128xf16>, %v: tensor<1x511x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x511x128xf16>, tensor<1x511x128xf16>)
@@ -476,7 +504,7 @@ func.func @attention(%q: tensor<1x256x80xf16>, %k: tensor<1x2048x80xf16>, %v: te
 // N > 16384 with TMA (1.18-1.29x at N = 32768-131072): warp-specialized.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: block = array<i64: 384, 1, 1>
-// CHECK-SAME: tile_kv = 128 : i64, tile_q = 128 : i64, warp_specialize = 1 : i64
+// CHECK-SAME: tile_kv = 128 : i64, tile_q = 128 : i64, tma = {{[01]}} : i64, warp_specialize = 1 : i64
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x16400x128xf16>, %v: tensor<1x16400x128xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x16400x128xf16>, tensor<1x16400x128xf16>)
@@ -568,7 +596,7 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: 
 
 // N = 512 (below 1024, not measured): the two-block kernel.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, 64-key tiles, 2 stages, 2 block(s) per multiprocessor"
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, 64-key tiles, 2 stages, Q/K/V by TMA, 2 block(s) per multiprocessor"
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x512x128xf16>, %v: tensor<1x512x128xf16>, %bias: tensor<1x256x512xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x512x128xf16>, tensor<1x512x128xf16>)
@@ -606,7 +634,7 @@ func.func @attention(%q: tensor<2x384x64xbf16>, %k: tensor<2x16384x64xbf16>, %v:
 
 // The same at N = 8192 (0.98-0.99x measured): the two-block kernel.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, 128-key tiles, 2 stages, 2 block(s) per multiprocessor"
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, 128-key tiles, 2 stages, Q/K/V by TMA, 2 block(s) per multiprocessor"
 func.func @attention(%q: tensor<2x384x64xbf16>, %k: tensor<2x8192x64xbf16>, %v: tensor<2x8192x64xbf16>, %o: tensor<2x384x64xbf16>) -> tensor<2x384x64xbf16> {
   %s = arith.constant 0.125 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<2x384x64xbf16>, tensor<2x8192x64xbf16>, tensor<2x8192x64xbf16>)
@@ -622,7 +650,7 @@ func.func @attention(%q: tensor<2x384x64xbf16>, %k: tensor<2x8192x64xbf16>, %v: 
 // And causal at N = 16384 (192-row tiles: 0.92-0.96x): the two-block kernel.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: causal = true
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, 128-key tiles, 2 stages, 2 block(s) per multiprocessor"
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, 128-key tiles, 2 stages, Q/K/V by TMA, 2 block(s) per multiprocessor"
 func.func @attention(%q: tensor<2x384x64xbf16>, %k: tensor<2x16384x64xbf16>, %v: tensor<2x16384x64xbf16>, %o: tensor<2x384x64xbf16>) -> tensor<2x384x64xbf16> {
   %s = arith.constant 0.125 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<2x384x64xbf16>, tensor<2x16384x64xbf16>, tensor<2x16384x64xbf16>)

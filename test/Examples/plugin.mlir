@@ -22,7 +22,7 @@
 // CPU-NOT: attn.
 // GPU: func.func @attn_fwd
 // GPU: gpu.launch
-// GPU: nvgpu.device_async_copy
+// GPU: cp.async.bulk.tensor
 // GPU: wgmma.mma_async
 func.func @attention(%q: tensor<2x128x64xf16>, %k: tensor<2x100x64xf16>, %v: tensor<2x100x64xf16>) -> tensor<2x128x64xf16> {
   %z = arith.constant 0.0 : f16

@@ -1066,11 +1066,18 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (failed(resolved))
       return failure();
     wcfg = *resolved;
-    if (!wcfg.warpSpecialized && noTma.empty())
-      noTma = "TMA loads are the producer warpgroup's: warp-specialize=1";
+    // The two-block kernel (no producer warpgroup) takes TMA from its
+    // thread 0 where its loop is not pipelined and no mask tile is staged
+    // beside K/V.
+    if (!wcfg.warpSpecialized && noTma.empty()) {
+      if (wcfg.pipeline)
+        noTma = "the pipelined two-block kernel loads K/V with cp.async";
+      else if (wcfg.maskRowBytes)
+        noTma = "a mask tile staged beside K/V (cp.async)";
+    }
     if (opts.tma == 1 && !noTma.empty())
       return op.emitError("tma=1: ") << noTma;
-    wcfg.tma = opts.tma != 0 && noTma.empty();
+    wcfg.tma = noTma.empty() && opts.tma != 0;
     wcfg.tmaQ = wcfg.tma && !wcfg.maskInRing();
   }
   // GQA packing for decode: the query-head group (the one batch dim K and
@@ -1160,6 +1167,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   std::string noPersistent;
   // The tile count is a runtime value (a dynamic m or batch).
   const bool dynTiles = dynDim[r] || kb.dynBatch;
+  if (!useWgmma && opts.tma == 1)
+    return op.emitError("tma=1: TMA loads are the Hopper (wgmma) kernel's; "
+                        "this attention gets ")
+           << (useMma ? "the mma.sync kernel" : "the SIMT kernel");
   if (!useWgmma && opts.persistent == 1)
     return op.emitError("persistent=1: persistent blocks are the Hopper "
                         "warp-specialized kernel's; this attention gets ")
@@ -1504,13 +1515,15 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                                "/ 64) + ceil(e / 64)) * 128 + tile_q * "
                                "ceil(d / 64) * 128, tile_q * (e * "
                                "sizeof(out) + 16)) + 8 * (2 * stages + 1) * "
-                               "warp_specialize) / 16) * 16 + (1 + (stages - 1) * "
+                               "max(warp_specialize, tma)) / 16) * 16 + (1 + "
+                               "(stages - 1) * "
                                "warp_specialize) * tile_q * mask_row_bytes"
                          : useWgmma
                              ? "1024 + max(stages * tile_kv * (ceil(d / 64) "
                                "+ ceil(e / 64)) * 128 + tile_q * ceil(d / "
                                "64) * 128, tile_q * (e * sizeof(out) + 16)) "
-                               "+ 8 * (2 * stages + 1) * warp_specialize" +
+                               "+ 8 * (2 * stages + 1) * max(warp_specialize, "
+                               "tma)" +
                                    std::string(wcfg.persistent() ? " + 24"
                                                                  : "")
                          : useMma ? "max(stages * tile_kv * (d + e + 32 / "
@@ -1532,6 +1545,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         "warps", b.getI64IntegerAttr(wcfg.consumerThreads() / 32)));
     info.push_back(b.getNamedAttr(
         "warp_specialize", b.getI64IntegerAttr(wcfg.warpSpecialized ? 1 : 0)));
+    // Q/K/V (or K/V) by TMA: the mbarriers take shared memory too.
+    info.push_back(
+        b.getNamedAttr("tma", b.getI64IntegerAttr(wcfg.tma ? 1 : 0)));
     info.push_back(b.getNamedAttr("pingpong", b.getBoolAttr(wcfg.pingpong)));
     info.push_back(b.getNamedAttr("stages", b.getI64IntegerAttr(wcfg.stages)));
     info.push_back(b.getNamedAttr("pipeline", b.getBoolAttr(wcfg.pipeline)));

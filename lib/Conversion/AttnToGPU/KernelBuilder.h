@@ -303,8 +303,9 @@ struct WgmmaConfig {
   /// Persistent: then Q's empty barrier, the tile the consumers run next
   /// (i32) and the producer's two broadcast slots (i32 each).
   int64_t barrierBytes() const {
-    return warpSpecialized ? 8 * (2 * stages + 1) + (persistent() ? 24 : 0)
-                           : 0;
+    return warpSpecialized || tma
+               ? 8 * (2 * stages + 1) + (persistent() ? 24 : 0)
+               : 0;
   }
   /// A mask tensor that indexes m and n is staged in shared memory, one
   /// key tile at a time per warpgroup, when maskRowBytes > 0 (its rows:

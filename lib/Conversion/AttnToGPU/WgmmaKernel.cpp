@@ -455,7 +455,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   };
   const bool ws = cfg.warpSpecialized;
-  if (!ws)
+  // Two-block kernel with TMA (tma=1, not pipelined, no staged mask): thread
+  // 0 loads Q and each K/V tile by cp.async.bulk.tensor onto mbarriers.
+  const bool tmaTwoBlock = !ws && cfg.tma;
+  if (!ws && !tmaTwoBlock)
     copyQ();
 
   // Matrix descriptors (PTX ISA, "matrix-descriptor-format"): start
@@ -558,6 +561,26 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
            tk.add(tk.add(base, tk.mul(buf, BN * panels * 64 * 2)), tileOff),
            bar);
   };
+  // `name`'s row `row` along loop `rowDim` (column 0 along `colDim`)
+  // into L2.
+  auto prefetchRow = [&](StringRef name, unsigned rowDim, Value row,
+                         unsigned colDim) {
+    Value mem = memArg(name);
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, mem);
+    tk.loops[rowDim] = row;
+    tk.loops[colDim] = c0;
+    Value elems = meta.getOffset();
+    for (auto [i, x] : llvm::enumerate(tk.indices(name)))
+      elems = tk.add(elems, arith::MulIOp::create(b, loc, x,
+                                                  meta.getStrides()[i]));
+    int64_t eltBytes =
+        cast<MemRefType>(mem.getType()).getElementTypeBitWidth() / 8;
+    Value addr = arith::AddIOp::create(
+        b, loc, addressOf(mem),
+        arith::IndexCastUIOp::create(b, loc, i64,
+                                     tk.mul(elems, eltBytes)));
+    em.asmCall("prefetch.global.L2 [$0];", {addr}, "l", {}, "", 0);
+  };
   // This thread's copies older than the `pending` youngest groups are in
   // shared memory; fence them to the async proxy, then a block barrier.
   Value lastGroup;
@@ -577,7 +600,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   };
   if (!persistent)
     enterKeys();
-  if (!ws)
+  if (!ws && !tmaTwoBlock)
     for (int64_t st = 0; st + 1 < S; ++st)
       lastGroup = issue(tk.add(lb, st * BN), tk.idx(st));
 
@@ -864,7 +887,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   };
 
   // Q has landed once only the S - 1 K/V groups may be pending.
-  if (!cfg.pipeline && !ws)
+  if (!cfg.pipeline && !ws && !tmaTwoBlock)
     landed(S - 1);
   // With a producer warpgroup, `acquire(t)` waits for tile t to be in its
   // buffer (t % stages) and `release(t)` frees that buffer; without one
@@ -1148,6 +1171,66 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         },
         {fin[0], fin[1]}, /*mLog2=*/foldScale);
   };
+  if (tmaTwoBlock) {
+    // Q full (slot 0) and each stage's full barrier count thread 0's
+    // expect-tx arrival; the TMA copies complete them with their bytes.
+    // Tile t (keys lb + t * BN) is in stage t % S, phase t / S. At tile t,
+    // after a block barrier (every warpgroup is done with tile t - 1, whose
+    // stage is then free: each wgmma was waited for), thread 0 issues tile
+    // t + S - 1 into that stage if it is within the loop (so none is in
+    // flight at the end); then every thread waits for tile t. The tensor
+    // cores read what TMA wrote through the same (async) proxy: no fence.
+    StageBarriers bars{em, tk,
+                       arith::IndexCastOp::create(
+                           b, loc, i32, tk.add(base, cfg.barrierOffset(D, E))),
+                       c0, S};
+    bars.qCount = 1;
+    bars.init(tid, T, 1);
+    gpu::BarrierOp::create(b, loc);
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c0);
+    const int64_t stageBytes = BN * (Dp + Ep) * 2;
+    // Thread 0: tile t into stage t % S, where its keys start before ub.
+    auto issueTile = [&](Value t) {
+      Value n0 = tk.add(lb, tk.mul(t, BN));
+      Value inLoop = arith::AndIOp::create(
+          b, loc, first,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, n0, ub));
+      auto one = scf::IfOp::create(b, loc, inLoop, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&one.getThenRegion().front());
+      Value stage = tk.remu(t, S);
+      Value full = bars.addr(bars.full(stage));
+      bars.arriveExpectTx(bars.full(stage), stageBytes);
+      tmaTile("k", kOff, Dp / 64, r + 2, n0, stage, full);
+      tmaTile("v", vOff, Ep / 64, r + 3, n0, stage, full);
+    };
+    {
+      auto one = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&one.getThenRegion().front());
+      // Q, K and V stay kernel parameters through their first rows (into
+      // L2).
+      prefetchRow("q", r, tk.clamp(blockRow, tk.Mv()), r + 2);
+      prefetchRow("k", r + 1, tk.clamp(lb, tk.Nv()), r + 2);
+      prefetchRow("v", r + 1, tk.clamp(lb, tk.Nv()), r + 3);
+      bars.arriveExpectTx(bars.q(), BM * Dp * 2);
+      tmaBox("q", r, blockRow, r + 2, BM, Dp / 64, tk.add(base, qOff),
+             bars.addr(bars.q()));
+    }
+    for (int64_t st = 0; st + 1 < S; ++st)
+      issueTile(tk.idx(st));
+    bars.wait(bars.q(), c0);
+    acquire = [&](Value t) {
+      gpu::BarrierOp::create(b, loc);
+      issueTile(tk.add(t, S - 1));
+      bars.wait(bars.full(tk.remu(t, S)), tk.remu(tk.divu(t, S), 2));
+    };
+    Value split = tk.unmaskedEnd(lb, ub, blockRow, BN);
+    storeOutput(tk.tileLoops(lb, split, ub, BN, init, tileBody));
+    tk.terminate();
+    return;
+  }
   if (!ws) {
     Value split = tk.unmaskedEnd(lb, ub, blockRow, BN);
     SmallVector<Value> fin;
@@ -1255,26 +1338,6 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     // The tensor maps (`maps`), and (`rows`) the tile's first key row
     // (clamped to the keys) into L2 through K and V: they stay kernel
     // parameters (every caller argument is one).
-    // `name`'s row `row` along loop `rowDim` (column 0 along `colDim`)
-    // into L2.
-    auto prefetchRow = [&](StringRef name, unsigned rowDim, Value row,
-                           unsigned colDim) {
-      Value mem = memArg(name);
-      auto meta = memref::ExtractStridedMetadataOp::create(b, loc, mem);
-      tk.loops[rowDim] = row;
-      tk.loops[colDim] = c0;
-      Value elems = meta.getOffset();
-      for (auto [i, x] : llvm::enumerate(tk.indices(name)))
-        elems = tk.add(elems, arith::MulIOp::create(b, loc, x,
-                                                    meta.getStrides()[i]));
-      int64_t eltBytes =
-          cast<MemRefType>(mem.getType()).getElementTypeBitWidth() / 8;
-      Value addr = arith::AddIOp::create(
-          b, loc, addressOf(mem),
-          arith::IndexCastUIOp::create(b, loc, i64,
-                                       tk.mul(elems, eltBytes)));
-      em.asmCall("prefetch.global.L2 [$0];", {addr}, "l", {}, "", 0);
-    };
     auto prefetch = [&](bool maps, bool rows) {
       for (StringRef name : {"k", "v"}) {
         if (maps)

@@ -550,6 +550,22 @@ CASES: Dict[str, Case] = {
                                          flags=["--warps=12", "--warp-specialize=1",
                                                 "--pipeline=1", "--stages=3",
                                                 "--tile-kv=128"]),
+    # The two-block kernel with TMA (tma=1): Q and each K/V tile by thread
+    # 0 onto mbarriers; ragged causal with a sink and the lse, bf16 large
+    # logits, D = 128 with 64-key tiles, GQA with K/V [b, n, h, d].
+    "wg_2b_tma_causal_sink_lse": Case("float16", **bhsd(2, 2, 700, 900, 64),
+                                      causal=True, sink=["h"], lse=True,
+                                      flags=["--tma=1"]),
+    "wg_2b_tma_bf16_large_logits": Case("bfloat16", **bhsd(1, 2, 300, 1000, 64),
+                                        scale=6.0, flags=["--tma=1"]),
+    "wg_2b_tma_d128_n500": Case("float16", **bhsd(2, 2, 333, 500, 128),
+                                flags=["--tma=1"]),
+    "wg_2b_tma_gqa_bshd": Case("bfloat16", dims={"b": 2, "h": 2, "g": 2, "m": 300,
+                                                 "n": 700, "d": 64, "e": 64},
+                               q=["b", "m", "h", "g", "d"],
+                               k=["b", "n", "h", "d"], v=["b", "n", "h", "e"],
+                               out=["b", "m", "h", "g", "e"], causal=True,
+                               flags=["--tma=1"]),
     # A bias per head under causal in the K/V ring (ragged M and N).
     "wg_ws_ring_bias_causal": Case("float16", **bhsd(2, 2, 1500, 1700, 128),
                                    mask=["h", "m", "n"], mask_dtype="float16",
