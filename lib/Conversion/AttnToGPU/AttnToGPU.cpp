@@ -280,22 +280,6 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
         cfg.warpGroups = 3;
     }
   }
-  // D = E = 64, non-causal, from N = 16384: three computing warpgroups
-  // (192 query rows, FA3's tile height for D = 64) and a TMA producer that
-  // keeps 32 registers, so the consumers get 160 and do not spill. Against
-  // the two-block kernel on an H100 (docs/performance.md, log step 62):
-  // 1.06-1.07x at N = 16384, 1.03-1.05x at 32768, 1.01-1.05x at 131072
-  // (one head), 0.98-0.99x at 8192 and 0.88-0.94x below; causal 0.60-0.96x
-  // (192-row tiles waste more of the diagonal). Persistent measured the
-  // same (0.99-1.01x of this) and is not used.
-  if (opts.warpSpecialize == -1 && defaultShape && D == 64 && E == 64 &&
-      !causal && !maskArg && !op.getWindow() && tmaOk &&
-      !ShapedType::isDynamic(N) && N >= 16384) {
-    cfg.warpSpecialized = true;
-    cfg.warpGroups = 3;
-    shaped.pipeline = 1;
-    shaped.stages = 3;
-  }
   // Head dims past 128 (Gemma's 256): O alone is E / 2 registers per
   // thread; the producer warpgroup's registers go to the consumers, 64-key
   // tiles, 2 stages. Measured against the two-warpgroup block with 64-key
