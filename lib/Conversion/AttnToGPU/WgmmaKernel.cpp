@@ -13,9 +13,12 @@
 // Q, K and V live in shared memory in the 128-byte-swizzle layout the
 // descriptors name: each 64-column panel is rows of 128 bytes whose 16-byte
 // chunks are permuted by chunk ^ (row % 8), in 1024-byte atoms of 8 rows.
-// K/V tiles stream through `stages` buffers with cp.async (one group per
-// tile, one barrier per tile); the writers fence the async proxy before the
-// barrier because the tensor cores read through it. Every wgmma batch is
+// K/V tiles stream through `stages` buffers, one barrier per tile: by TMA
+// (tma: thread 0 issues Q's box and each K/V tile's boxes a tile ahead onto
+// per-stage mbarriers that every thread then waits on), or with cp.async
+// (one group per tile; pipelined loops and staged mask tiles), whose
+// writers fence the async proxy before the barrier because the tensor
+// cores read through it. Every wgmma batch is
 // committed and waited for before its accumulators are used; the waits pass
 // the accumulators through so that no use is scheduled above them.
 //
@@ -201,7 +204,8 @@ struct Emitter {
 /// 1 + S + s its empty one. Full barriers count the producer's 128 threads
 /// (`fullCount` for a stage's: 1, the TMA thread's expect-tx arrival, or
 /// 129 with a mask tile that the 128 copy with cp.async beside it), empty
-/// ones the consumers'.
+/// ones the consumers'. The two-block kernel with TMA uses Q's and the
+/// full ones (thread 0's expect-tx arrivals); its empty ones stay unused.
 struct StageBarriers {
   Emitter &em;
   TileKernel &tk;
@@ -455,8 +459,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   };
   const bool ws = cfg.warpSpecialized;
-  // Two-block kernel with TMA (tma=1, not pipelined, no staged mask): thread
-  // 0 loads Q and each K/V tile by cp.async.bulk.tensor onto mbarriers.
+  // Two-block kernel with TMA (cfg.tma: not pipelined, no staged mask
+  // tile): thread 0 loads Q and each K/V tile by cp.async.bulk.tensor onto
+  // mbarriers.
   const bool tmaTwoBlock = !ws && cfg.tma;
   if (!ws && !tmaTwoBlock)
     copyQ();
