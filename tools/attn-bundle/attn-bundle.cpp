@@ -100,9 +100,9 @@ static cl::opt<int64_t> warpSpecialize(
     cl::init(-1));
 static cl::opt<int64_t> tma(
     "tma",
-    cl::desc("Warp-specialized kernel: K/V tiles by the tensor memory "
-             "accelerator from tensor maps the loader encodes (1), by "
-             "cp.async (0), default (-1)"),
+    cl::desc("Hopper kernel: Q/K/V tiles by the tensor memory accelerator "
+             "from tensor maps the loader encodes (1), by cp.async (0), "
+             "default (-1)"),
     cl::init(-1));
 static cl::opt<int64_t> persistent(
     "persistent",

@@ -93,11 +93,12 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "of long non-causal key loops (4096 <= N <= 16384, D or E = 128); "
            "ignored where another kernel runs">,
     Option<"tma", "tma", "int64_t", /*default=*/"-1",
-           "Warp-specialized Hopper kernel: 1 has its producer load K and V "
-           "tiles with the tensor memory accelerator (one thread issues "
-           "cp.async.bulk.tensor from tensor maps the launcher encodes, "
-           "completing on the stage mbarriers), 0 with cp.async, -1 where "
-           "it applies (static shapes, K/V read row-major along d/e)">,
+           "Hopper kernel: 1 loads Q, K and V tiles with the tensor memory "
+           "accelerator (one thread issues cp.async.bulk.tensor from tensor "
+           "maps the launcher encodes, completing on the stage mbarriers; "
+           "Q by cp.async beside a staged mask), 0 with cp.async, -1 where "
+           "it applies (no varlen, head dims contiguous; not with a "
+           "pipelined two-block loop or a mask tile staged beside it)">,
     Option<"persistent", "persistent", "int64_t", /*default=*/"-1",
            "Warp-specialized, pipelined Hopper kernel: 1 launches one block "
            "per multiprocessor (at most one per query tile), each running "

@@ -80,8 +80,8 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::init(-1)};
   PassOptions::Option<int64_t> tma{
       *this, "tma",
-      llvm::cl::desc("Warp-specialized kernel: K/V tiles by the tensor "
-                     "memory accelerator (1), by cp.async (0), default (-1)"),
+      llvm::cl::desc("Hopper kernel: Q/K/V tiles by the tensor memory "
+                     "accelerator (1), by cp.async (0), default (-1)"),
       llvm::cl::init(-1)};
   PassOptions::Option<int64_t> persistent{
       *this, "persistent",

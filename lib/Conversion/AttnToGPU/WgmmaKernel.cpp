@@ -586,6 +586,24 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                                      tk.mul(elems, eltBytes)));
     em.asmCall("prefetch.global.L2 [$0];", {addr}, "l", {}, "", 0);
   };
+  // TMA onto `bars` (both kernels' callers are one thread): Q's box and
+  // stage `stage`'s K/V tile at key n0, with their bytes expected. Q's
+  // first row into L2: Q stays a kernel parameter, and the first (callers
+  // pass q, k, v in the order the kernel first uses them).
+  auto prefetchQ = [&] {
+    prefetchRow("q", r, tk.clamp(blockRow, tk.Mv()), r + 2);
+  };
+  auto tmaLoadQ = [&](StageBarriers &bars) {
+    bars.arriveExpectTx(bars.q(), BM * Dp * 2);
+    tmaBox("q", r, blockRow, r + 2, BM, Dp / 64, tk.add(base, qOff),
+           bars.addr(bars.q()));
+  };
+  auto tmaLoadKV = [&](StageBarriers &bars, Value stage, Value n0) {
+    Value full = bars.addr(bars.full(stage));
+    bars.arriveExpectTx(bars.full(stage), BN * (Dp + Ep) * 2);
+    tmaTile("k", kOff, Dp / 64, r + 2, n0, stage, full);
+    tmaTile("v", vOff, Ep / 64, r + 3, n0, stage, full);
+  };
   // This thread's copies older than the `pending` youngest groups are in
   // shared memory; fence them to the async proxy, then a block barrier.
   Value lastGroup;
@@ -1194,7 +1212,6 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     gpu::BarrierOp::create(b, loc);
     Value first =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c0);
-    const int64_t stageBytes = BN * (Dp + Ep) * 2;
     // Thread 0: tile t into stage t % S, where its keys start before ub.
     auto issueTile = [&](Value t) {
       Value n0 = tk.add(lb, tk.mul(t, BN));
@@ -1204,24 +1221,17 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       auto one = scf::IfOp::create(b, loc, inLoop, /*withElse=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&one.getThenRegion().front());
-      Value stage = tk.remu(t, S);
-      Value full = bars.addr(bars.full(stage));
-      bars.arriveExpectTx(bars.full(stage), stageBytes);
-      tmaTile("k", kOff, Dp / 64, r + 2, n0, stage, full);
-      tmaTile("v", vOff, Ep / 64, r + 3, n0, stage, full);
+      tmaLoadKV(bars, tk.remu(t, S), n0);
     };
     {
       auto one = scf::IfOp::create(b, loc, first, /*withElse=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&one.getThenRegion().front());
-      // Q, K and V stay kernel parameters through their first rows (into
-      // L2).
-      prefetchRow("q", r, tk.clamp(blockRow, tk.Mv()), r + 2);
+      // K and V stay kernel parameters through their first rows too.
+      prefetchQ();
       prefetchRow("k", r + 1, tk.clamp(lb, tk.Nv()), r + 2);
       prefetchRow("v", r + 1, tk.clamp(lb, tk.Nv()), r + 3);
-      bars.arriveExpectTx(bars.q(), BM * Dp * 2);
-      tmaBox("q", r, blockRow, r + 2, BM, Dp / 64, tk.add(base, qOff),
-             bars.addr(bars.q()));
+      tmaLoadQ(bars);
     }
     for (int64_t st = 0; st + 1 < S; ++st)
       issueTile(tk.idx(st));
@@ -1372,10 +1382,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                 auto one = scf::IfOp::create(b, loc, tmaThread, false);
                 OpBuilder::InsertionGuard guard(b);
                 b.setInsertionPointToStart(&one.getThenRegion().front());
-                Value full = bars.addr(bars.full(stage));
-                bars.arriveExpectTx(bars.full(stage), BN * (Dp + Ep) * 2);
-                tmaTile("k", kOff, Dp / 64, r + 2, n0, stage, full);
-                tmaTile("v", vOff, Ep / 64, r + 3, n0, stage, full);
+                tmaLoadKV(bars, stage, n0);
               }
               if (copyMaskTile) {
                 SmallVector<Value> tokens;
@@ -1393,12 +1400,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     // Q by TMA (thread 0: the bytes expected on Q's full barrier, a box
     // of 64 columns x BM rows per panel), else by the warpgroup's cp.async.
     auto tmaQ = [&]() {
-      // Q stays a kernel parameter (and the first: callers pass q, k, v
-      // in the order the kernel first uses them) through its first row.
-      prefetchRow("q", r, tk.clamp(blockRow, tk.Mv()), r + 2);
-      bars.arriveExpectTx(bars.q(), BM * Dp * 2);
-      tmaBox("q", r, blockRow, r + 2, BM, Dp / 64, tk.add(base, qOff),
-             bars.addr(bars.q()));
+      prefetchQ();
+      tmaLoadQ(bars);
     };
     if (!persistent) {
       if (cfg.tmaQ) {
