@@ -563,14 +563,38 @@ LOWEST = {"float16": -65504.0, "bfloat16": -3.3895313892515355e38,
           "float32": -3.4028234663852886e38}
 
 
+def tile_pattern_mask(dims: Sequence[str], shape: Sequence[int], seed: int) -> Any:
+    """A bool mask (numpy) whose 64-row x 128-key blocks are all False,
+    all True or mixed (~85% True), as key padding and block-sparse masks
+    are: with a query dim, each block by a hash of its indices; without one
+    (key padding), keys past a random length per batch entry (at least a
+    quarter of the keys) are False."""
+    import numpy as np
+    rng = np.random.default_rng(seed * 31 + 7)
+    grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")
+    at = dict(zip(dims, grids))
+    n = at["n"]
+    mixed = rng.random(tuple(shape)) < 0.85
+    if "m" in at:
+        code = (3 * (at["m"] // 64) + (n // 128) * 5 + 1) % 7 % 3
+        return np.where(code == 0, False, np.where(code == 1, True, mixed))
+    N = shape[dims.index("n")]
+    batch = [d for d in dims if d != "n"]
+    lens = rng.integers(max(1, N // 4), N + 1, size=tuple(shape[dims.index(d)] for d in batch))
+    idx = tuple(at[d] for d in batch)
+    return n < (lens[idx] if batch else lens)
+
+
 def make_inputs(man: Manifest, ops: Any, seed: int,
-                fully_masked_rows: int = 2, lowest_row: bool = True) -> Dict[str, Any]:
+                fully_masked_rows: int = 2, lowest_row: bool = True,
+                mask_pattern: str = "") -> Dict[str, Any]:
     """Random inputs of the manifest's shapes/dtypes: q, k, v, sink ~ N(0, 1);
     a bool mask keeps ~85% of keys, a float mask is N(0, 1) with ~10% -inf;
     `fully_masked_rows` query rows of the mask mask every key, and a float
     mask has one more row of its dtype's lowest finite value (a padding
     bias as Hugging Face writes it, finfo.min: every key equally far, so the
-    row averages V) unless `lowest_row` is False. Returns
+    row averages V) unless `lowest_row` is False. `mask_pattern` "tiles":
+    a bool mask by tile_pattern_mask instead. Returns
     backend arrays of the manifest dtypes (numpy: bfloat16 unsupported)."""
     out: Dict[str, Any] = {}
     is_torch = isinstance(ops, TorchOps)
@@ -631,6 +655,12 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
             continue
         if spec.name != "mask":
             out[spec.name] = cast(randn(spec.shape), spec.dtype)
+            continue
+        if mask_pattern == "tiles" and spec.dtype == "bool":
+            keep = tile_pattern_mask(spec.dims, spec.shape, seed)
+            if is_torch:
+                keep = torch.as_tensor(keep, device=ops.device)
+            out["mask"] = cast(keep, "bool")
             continue
         # Masked keys: ~15% (bool) or ~10% (-inf in a float mask), plus a few
         # whole query rows when the mask has both m and n.

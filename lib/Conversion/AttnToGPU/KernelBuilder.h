@@ -530,8 +530,12 @@ struct TileKernel {
   /// (row, col) (col even), in that order; empty without a mask tensor.
   /// Issued before the S product so that their latency hides under it; one
   /// 2-element load each where the mask is contiguous along n and aligned.
+  /// `packed`: each aligned pair stays one 2-element vector (a register to
+  /// carry across a loop), for unpackMask to split where it is used.
   SmallVector<Value> loadMaskPairs(ArrayRef<std::pair<Value, Value>> rowCol,
-                                   bool boundary);
+                                   bool boundary, bool packed = false);
+  /// loadMaskPairs(..., packed = true)'s values as one element each.
+  SmallVector<Value> unpackMask(ArrayRef<Value> vals);
   /// The running (m, ℓ) a row starts from: (-inf, 0), or with a sink
   /// (sink, 1) (ℓ on the first lane of the quad only, since the lanes'
   /// partial sums are added at the end). Natural units.

@@ -352,7 +352,7 @@ SmallVector<Value> TileKernel::tileLoops(Value lb, Value split, Value ub,
 }
 
 SmallVector<Value> TileKernel::loadMaskPairs(
-    ArrayRef<std::pair<Value, Value>> rowCol, bool boundary) {
+    ArrayRef<std::pair<Value, Value>> rowCol, bool boundary, bool packed) {
   SmallVector<Value> out;
   Value mask = memArg("mask");
   if (!mask)
@@ -379,6 +379,10 @@ SmallVector<Value> TileKernel::loadMaskPairs(
       Value v = vector::LoadOp::create(b, loc, VectorType::get({2}, elt), mask,
                                        indices("mask"), /*nontemporal=*/false,
                                        llvm::MaybeAlign(2 * (elt.getIntOrFloatBitWidth() / 8)));
+      if (packed) {
+        out.push_back(v);
+        continue;
+      }
       for (int64_t j = 0; j < 2; ++j)
         out.push_back(
             vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{j}));
@@ -389,6 +393,20 @@ SmallVector<Value> TileKernel::loadMaskPairs(
       loops[r + 1] = boundary ? clamp(c, Nv()) : c;
       out.push_back(memref::LoadOp::create(b, loc, mask, indices("mask")));
     }
+  }
+  return out;
+}
+
+SmallVector<Value> TileKernel::unpackMask(ArrayRef<Value> vals) {
+  SmallVector<Value> out;
+  for (Value v : vals) {
+    if (!isa<VectorType>(v.getType())) {
+      out.push_back(v);
+      continue;
+    }
+    for (int64_t j = 0; j < 2; ++j)
+      out.push_back(
+          vector::ExtractOp::create(kb.b, kb.loc, v, ArrayRef<int64_t>{j}));
   }
   return out;
 }

@@ -699,11 +699,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // masked keys -inf; returns the two row maxima (scaled), quad-reduced.
   // The mask tensor's elements for score register i (see prepare), loaded
   // before the tile's S product is issued.
-  auto loadMask = [&](Value n0, bool withMask) {
+  auto loadMask = [&](Value n0, bool withMask, bool packed = false) {
     SmallVector<std::pair<Value, Value>> pairs;
     for (int64_t i = 0; i < sRegs; i += 2)
       pairs.push_back({rows[(i / 2) % 2], tk.add(tk.add(n0, (i / 4) * 8), c2)});
-    return tk.loadMaskPairs(pairs, withMask);
+    return tk.loadMaskPairs(pairs, withMask, packed);
   };
   // Staged: the warpgroup copies its rows of the key tile at n0 into
   // shared memory (cp.async, 16-byte chunks: coalesced, unlike the fragment
@@ -971,6 +971,23 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     if (!t0)
       t0 = c0;
     Value buf0 = persistent ? tk.remu(t0, S) : c0;
+    // A mask tensor read from global memory (not staged) with a producer
+    // warpgroup: tile t's fragments are loaded during tile t - 1 and carried
+    // in the state (packed pairs), a whole tile ahead of their use; issued
+    // with the S product only, their latency showed (log step 68). The
+    // tile loaded ahead is clamped into [0, N): past the loop's end it is
+    // not used. Only where a boundary tile may exist are keys clamped per
+    // pair.
+    const bool maskAhead = ws && !stagedMask && memArg("mask");
+    const bool aheadInTiles =
+        !kb.isDynamic(r + 1) && N % BN == 0 && N >= BN;
+    auto loadAhead = [&](Value n0) -> SmallVector<Value> {
+      Value next = tk.add(n0, BN);
+      if (aheadInTiles)
+        next = arith::MinUIOp::create(b, loc, next, tk.idx(N - BN));
+      return loadMask(next, /*withMask=*/!aheadInTiles, /*packed=*/true);
+    };
+
     // Softmax of scores `s` of the tile at n0 against references m:
     // returns m', α (1 when no row of the warp moved), P and the row sums.
     auto softmax = [&](SmallVector<Value> s, Value n0, Value(&m)[2],
@@ -1001,12 +1018,13 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       m[1] = mNew[1];
       return p;
     };
-    // (m, ℓ, O, P, buffer) in loop order.
+    // (m, ℓ, O, P, the next tile's mask, buffer) in loop order.
     auto pack = [&](Value(&m)[2], Value(&l)[2], ArrayRef<Value> o,
-                    ArrayRef<Value> p, Value buf) {
+                    ArrayRef<Value> p, ArrayRef<Value> ahead, Value buf) {
       SmallVector<Value> st = {m[0], m[1], l[0], l[1]};
       llvm::append_range(st, o);
       llvm::append_range(st, p);
+      llvm::append_range(st, ahead);
       st.push_back(buf);
       return st;
     };
@@ -1014,6 +1032,15 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lb, ub);
     SmallVector<Type> types(4 + oRegs, f32);
     types.append(pRegs, i32);
+    // The first two tiles' masks (in range even where the loop is empty).
+    SmallVector<Value> mask0, ahead0;
+    if (maskAhead) {
+      mask0 = loadMask(lb, /*withMask=*/true);
+      ahead0 = loadAhead(lb);
+    }
+
+    for (Value v : ahead0)
+      types.push_back(v.getType());
     types.push_back(b.getIndexType());
     // The first tile: S, softmax (masked: it may be a boundary tile).
     auto first = scf::IfOp::create(b, loc, types, any0, /*withElse=*/true);
@@ -1028,6 +1055,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       if (stagedMask) {
         if (!maskRing)
           issueMaskCopy(lb);
+      } else if (maskAhead) {
+        tk.prefetchMask(tk.add(lb, 2 * BN), blockRow, BM, BN);
+        maskVals = mask0;
       } else {
         tk.prefetchMask(tk.add(lb, BN), blockRow, BM, BN);
         maskVals = loadMask(lb, /*withMask=*/true);
@@ -1041,11 +1071,13 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       for (int64_t h = 0; h < 2; ++h)
         l[h] = kb.fma(alpha[h], l0[h], lsum[h]);
       scf::YieldOp::create(b, loc,
-                           pack(m, l, SmallVector<Value>(oRegs, zero), p, t0));
+                           pack(m, l, SmallVector<Value>(oRegs, zero), p,
+                                ahead0, t0));
       b.setInsertionPointToStart(&first.getElseRegion().front());
       SmallVector<Value> p0(pRegs, em.i32(0));
       scf::YieldOp::create(
-          b, loc, pack(m0, l0, SmallVector<Value>(oRegs, zero), p0, t0));
+          b, loc,
+          pack(m0, l0, SmallVector<Value>(oRegs, zero), p0, ahead0, t0));
     }
     auto body = [&](Value n0, ValueRange st, bool withMask) {
       Value prevTile = st.back();
@@ -1055,8 +1087,12 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       SmallVector<Value> o(st.begin() + 4, st.begin() + 4 + oRegs);
       SmallVector<Value> pPrev(st.begin() + 4 + oRegs,
                                st.begin() + 4 + oRegs + pRegs);
-      SmallVector<Value> maskVals;
-      if (!stagedMask) {
+      SmallVector<Value> maskVals, ahead;
+      if (maskAhead) {
+        maskVals = tk.unpackMask(SmallVector<Value>(
+            st.begin() + 4 + oRegs + pRegs, std::prev(st.end())));
+        tk.prefetchMask(tk.add(n0, 2 * BN), blockRow, BM, BN);
+      } else if (!stagedMask) {
         tk.prefetchMask(tk.add(n0, BN), blockRow, BM, BN);
         maskVals = loadMask(n0, withMask);
       }
@@ -1096,6 +1132,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         maskVals = readMask(pending, buf);
       SmallVector<Value> p =
           softmax(acc, n0, m, withMask, maskVals, alpha, lsum, any);
+      // After the softmax: this tile's mask registers are free again.
+      if (maskAhead)
+        ahead = loadAhead(n0);
       live = o;
       llvm::append_range(live, pPrev);
       live = em.through("wgmma.wait_group.sync.aligned 0;", live);
@@ -1120,7 +1159,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value l[2];
       for (int64_t h = 0; h < 2; ++h)
         l[h] = kb.fma(alpha[h], st[2 + h], lsum[h]);
-      scf::YieldOp::create(b, loc, pack(m, l, o, p, tile));
+      scf::YieldOp::create(b, loc, pack(m, l, o, p, ahead, tile));
     };
     // Tiles from the second on (the first is done above).
     Value second = tk.add(lb, BN);

@@ -21,6 +21,7 @@ the exit status is 1 if any was.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import subprocess
 import sys
@@ -75,6 +76,9 @@ class Case:
     # attn.varlen_mask of int32 tables cu_seqlens_q/_k [seqs + 1] (one
     # table for both when M == N and not bottom-right).
     varlen: Optional[Tuple[int, bool, bool]] = None
+    # The harness's input pattern for the mask (reference.make_inputs'
+    # mask_pattern, written to the bundle's check.json): "tiles".
+    mask_pattern: str = ""
 
 
 def tensor(shape_dims: Sequence[str], dims: Dict[str, int], dt: str) -> str:
@@ -577,6 +581,20 @@ CASES: Dict[str, Case] = {
     "wg_ws_ring_bool_rows_masked": Case("bfloat16", **bhsd(2, 2, 300, 333, 128),
                                         mask=["b", "h", "m", "n"],
                                         flags=["--warp-specialize=1", "--tile-kv=64"]),
+    # Bool masks by tile content (default launch: the pipelined
+    # warp-specialized kernel reads them a tile ahead): key padding whose
+    # tiles past each batch entry's length are false for every row (skipped)
+    # and before it true (no selects); ragged N and causal; and a [B, M, N]
+    # mask of all-false / all-true / mixed 64 x 128 blocks (the warpgroup's
+    # barrier reduction decides).
+    "wg_ws_keypad_tiles_f16": Case("float16", **bhsd(3, 2, 1000, 2048, 128),
+                                   mask=["b", "n"], mask_pattern="tiles"),
+    "wg_ws_keypad_tiles_ragged_causal_bf16": Case("bfloat16",
+                                                  **bhsd(2, 2, 1500, 1500, 128),
+                                                  mask=["b", "n"], causal=True,
+                                                  mask_pattern="tiles"),
+    "wg_ws_boolmask_tiles_bf16": Case("bfloat16", **bhsd(2, 2, 1100, 1300, 128),
+                                      mask=["b", "m", "n"], mask_pattern="tiles"),
     "wg_ws_ring_bias_pipe_ragged": Case("float16", **bhsd(1, 2, 257, 4099, 64),
                                         mask=["b", "m", "n"], mask_dtype="float32",
                                         flags=["--warp-specialize=1", "--pipeline=1",
@@ -1021,6 +1039,9 @@ def main() -> int:
                 failed.append(name)
                 print(f"FAIL {name}:\n{p.stderr[-1500:]}", file=sys.stderr)
             else:
+                if case.mask_pattern:
+                    (out / name / "check.json").write_text(
+                        json.dumps({"mask_pattern": case.mask_pattern}))
                 print(f"wrote {out / name}")
     if failed:
         print(f"{len(failed)} case(s) not compiled: {', '.join(failed)}", file=sys.stderr)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import sys
 import traceback
@@ -100,7 +101,9 @@ def check_once(kernel: Any, man: B.Manifest, d: Path, row: Dict[str, Any], torch
     seed = args.seed + zlib.crc32(str(d.name).encode()) % 100000
     # Every float mask gets a finfo.min row: split-KV bundles too (their
     # merge weighs ranges by (m, ℓ), exact where m + log ℓ rounds to m).
-    inputs = R.make_inputs(man, ops, seed)
+    # check.json (make_check_bundles): the case's input pattern.
+    hints = json.loads((d / "check.json").read_text()) if (d / "check.json").exists() else {}
+    inputs = R.make_inputs(man, ops, seed, mask_pattern=hints.get("mask_pattern", ""))
     ins = [inputs[n] for n in man.inputs]
 
     has_lse = man.arg("lse") is not None
