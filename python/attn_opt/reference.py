@@ -568,7 +568,8 @@ def tile_pattern_mask(dims: Sequence[str], shape: Sequence[int], seed: int) -> A
     all True or mixed (~85% True), as key padding and block-sparse masks
     are: with a query dim, each block by a hash of its indices; without one
     (key padding), keys past a random length per batch entry (at least a
-    quarter of the keys) are False."""
+    quarter of the keys; with three or more entries the second has none)
+    are False."""
     import numpy as np
     rng = np.random.default_rng(seed * 31 + 7)
     grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")
@@ -581,6 +582,8 @@ def tile_pattern_mask(dims: Sequence[str], shape: Sequence[int], seed: int) -> A
     N = shape[dims.index("n")]
     batch = [d for d in dims if d != "n"]
     lens = rng.integers(max(1, N // 4), N + 1, size=tuple(shape[dims.index(d)] for d in batch))
+    if lens.size >= 3:
+        lens.flat[1] = 0  # a batch entry with no key at all
     idx = tuple(at[d] for d in batch)
     return n < (lens[idx] if batch else lens)
 

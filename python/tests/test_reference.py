@@ -8,7 +8,7 @@ import pytest
 
 from attn_opt.reference import (NumpyOps, make_inputs, make_problem, reference,
                                 rel_error, rows_for_budget, select_rows,
-                                to_canonical)
+                                tile_pattern_mask, to_canonical)
 
 OPS = NumpyOps()
 
@@ -172,3 +172,19 @@ def test_to_canonical_inserts_missing_dims():
     y = to_canonical(OPS, x, ["n", "b1"], ["b0", "b1", "n", "d"])
     assert y.shape == (1, 3, 2, 1)
     assert y[0, 2, 1, 0] == x[1, 2]
+
+
+def test_tile_pattern_mask():
+    """The GPU checks' "tiles" mask: key padding past a length per batch
+    entry (one entry with no key), and [B, M, N] masks with all-false,
+    all-true and mixed 64 x 128 blocks."""
+    keys = tile_pattern_mask(["b", "n"], (3, 2048), seed=5)
+    lens = keys.sum(1)
+    assert keys.dtype == bool and lens[1] == 0
+    for b in (0, 2):  # a prefix of kept keys, at least a quarter of them
+        assert lens[b] >= 512 and keys[b, :lens[b]].all() and not keys[b, lens[b]:].any()
+    full = tile_pattern_mask(["b", "m", "n"], (2, 1024, 1280), seed=5)
+    blocks = full[0].reshape(16, 64, 10, 128).transpose(0, 2, 1, 3).reshape(160, -1)
+    kept = blocks.sum(1)
+    assert (kept == 0).any() and (kept == blocks.shape[1]).any()
+    assert ((kept > 0) & (kept < blocks.shape[1])).any()

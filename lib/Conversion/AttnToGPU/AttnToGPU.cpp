@@ -1063,6 +1063,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       return op.emitError("tma=1: ") << noTma;
     wcfg.tma = noTma.empty() && opts.tma != 0;
     wcfg.tmaQ = wcfg.tma && !wcfg.maskInRing();
+    wcfg.trimKeys = keyMaskTrimmable(op, kb.maskValue);
   }
   // GQA packing for decode: the query-head group (the one batch dim K and
   // V do not index) joins the rows, so that each kv head's K/V are read
@@ -1213,6 +1214,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       if (wcfg.maskRowBytes)
         d << ", mask tiles staged in shared memory"
           << (wcfg.maskInRing() ? " (in the K/V stages)" : "");
+      if (wcfg.trims())
+        d << ", keys past the mask's last kept key skipped";
       if (wcfg.pipeline)
         d << ", pipelined";
       if (wcfg.pingpong)

@@ -301,12 +301,21 @@ struct WgmmaConfig {
     return std::max(qBytes(D) + kBytes(D) + vBytes(E), outBytes(E));
   }
   /// Persistent: then Q's empty barrier, the tile the consumers run next
-  /// (i32) and the producer's two broadcast slots (i32 each).
+  /// (i32) and the producer's two broadcast slots (i32 each); trimming the
+  /// keys (trims()): the producer warps' (last, first) kept keys and the
+  /// published key range, five 8-byte slots.
   int64_t barrierBytes() const {
-    return warpSpecialized || tma
-               ? 8 * (2 * stages + 1) + (persistent() ? 24 : 0)
-               : 0;
+    return warpSpecialized || tma ? 8 * (2 * stages + 1) +
+                                        (persistent() ? 24 : 0) +
+                                        (trims() ? 40 : 0)
+                                  : 0;
   }
+  /// A key padding mask (keyMaskTrimmable) with a producer warpgroup: its
+  /// threads scan the block's mask row after issuing Q and publish the key
+  /// range of the kept keys with Q's arrival; the loop runs that range. Not
+  /// with persistent blocks.
+  bool trimKeys = false;
+  bool trims() const { return trimKeys && warpSpecialized && !persistent(); }
   /// A mask tensor that indexes m and n is staged in shared memory, one
   /// key tile at a time per warpgroup, when maskRowBytes > 0 (its rows:
   /// keyTile elements plus 16 bytes, so that the fragment reads of 8 rows
@@ -536,6 +545,12 @@ struct TileKernel {
                                    bool boundary, bool packed = false);
   /// loadMaskPairs(..., packed = true)'s values as one element each.
   SmallVector<Value> unpackMask(ArrayRef<Value> vals);
+  /// The last key the block's mask row keeps (i32, -1 if none; N - 1 where
+  /// the row is not 16-byte aligned), over this thread's part of the row
+  /// (`threads` threads from `tid`, 16-byte loads, four in flight) and then
+  /// the warp (keyMaskTrimmable masks). `between` is emitted after the
+  /// first loads are issued (copies that should queue behind them).
+  Value lastKeptKey(llvm::function_ref<void()> between = {});
   /// The running (m, ℓ) a row starts from: (-inf, 0), or with a sink
   /// (sink, 1) (ℓ on the first lane of the quad only, since the lanes'
   /// partial sums are added at the end). Natural units.
@@ -639,6 +654,12 @@ std::string tmaIneligibility(AttentionOp op, MapOfFn mapOf, bool varlen);
 /// float mask that indexes m and n, contiguous along n, whose rows and tiles
 /// start 16-byte aligned (N and keyTile multiples of 16 bytes, no window).
 int64_t wgmmaMaskRowBytes(AttentionOp op, int64_t N, int64_t keyTile);
+
+/// A bool mask over the keys only (no query dim; contiguous along n, in rows
+/// of 16-byte multiples, static shape) with the -inf fill and no window:
+/// keys past the last one it keeps can be dropped from the key loop
+/// (TileKernel::lastKeptKey).
+bool keyMaskTrimmable(AttentionOp op, float maskValue);
 
 /// Emits the gpu.launch of the Hopper kernel (wgmma, sm_90a), as
 /// buildMmaKernel.

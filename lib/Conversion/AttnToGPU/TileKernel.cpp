@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -123,6 +124,110 @@ void TileKernel::prefetchMask(Value n0, Value blockRow, int64_t rows,
         /*is_align_stack=*/false, LLVM::TailCallKind::None,
         LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), ArrayAttr());
   }
+}
+
+Value TileKernel::lastKeptKey(llvm::function_ref<void()> between) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  MLIRContext *ctx = b.getContext();
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value mask = memArg("mask");
+  auto type = cast<MemRefType>(mask.getType());
+  const int64_t N = type.getShape().back(), chunks = N / 16;
+  auto i32c = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, v, 32).getResult();
+  };
+  // The block's mask row (bytes, row-major): its batch indices, key 0.
+  SmallVector<int64_t> strides(type.getRank(), 1);
+  for (int64_t i = type.getRank() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * type.getDimSize(i + 1);
+  loops[r + 1] = idx(0);
+  Value offset = idx(0);
+  for (auto [k, v] : llvm::enumerate(indices("mask")))
+    offset = add(offset, mul(v, strides[k]));
+  Value row = arith::AddIOp::create(
+      b, loc,
+      arith::IndexCastUIOp::create(
+          b, loc, i64,
+          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mask)),
+      arith::IndexCastUIOp::create(b, loc, i64, offset));
+  // 16-byte loads need a 16-byte aligned row; else every key counts.
+  Value aligned = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::AndIOp::create(b, loc, row,
+                            arith::ConstantIntOp::create(b, loc, 15, 64)),
+      arith::ConstantIntOp::create(b, loc, 0, 64));
+  // Chunks c, c + T, ..., c + 3T per group: four loads in flight. The
+  // first group's loads go out before `between` (the caller's other
+  // copies), the rest after.
+  const int64_t group = 4;
+  auto loadGroup = [&](Value c0) {
+    SmallVector<std::pair<Value, Value>> loaded; // (chunk, 4 x i32)
+    for (int64_t u = 0; u < group; ++u) {
+      // Past the row (or not aligned): chunk 0 again, not counted.
+      Value c = add(c0, u * threads);
+      Value in = arith::AndIOp::create(
+          b, loc, aligned,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
+                                idx(chunks)));
+      c = arith::SelectOp::create(b, loc, in, c, idx(0));
+      Value addr = arith::AddIOp::create(
+          b, loc, row, arith::IndexCastUIOp::create(b, loc, i64, mul(c, 16)));
+      // The row's first chunk is aligned where the row is (else its address
+      // is not used: an aligned one in the row's first 16 bytes).
+      addr = arith::AndIOp::create(
+          b, loc, addr, arith::ConstantIntOp::create(b, loc, ~15LL, 64));
+      Value v = LLVM::LoadOp::create(
+          b, loc, VectorType::get({4}, i32),
+          LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 1),
+                                   addr),
+          /*alignment=*/16);
+      loaded.push_back({in, v});
+    }
+    return loaded;
+  };
+  auto reduceGroup = [&](Value hi, Value c0,
+                         ArrayRef<std::pair<Value, Value>> loaded) {
+    for (auto [u, inV] : llvm::enumerate(loaded)) {
+      auto [in, v] = inV;
+      Value key0 = arith::IndexCastOp::create(
+                       b, loc, i32, mul(add(c0, u * threads), 16))
+                       .getResult();
+      for (int64_t j = 0; j < 4; ++j) {
+        Value w = LLVM::ExtractElementOp::create(b, loc, v, i32c(j));
+        Value kept = arith::AndIOp::create(
+            b, loc, in,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, w,
+                                  i32c(0)));
+        // Bytes are 0 or 1: the highest set bit gives the last byte.
+        Value lz = LLVM::CountLeadingZerosOp::create(b, loc, i32, w,
+                                                     b.getBoolAttr(false));
+        Value last = arith::AddIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, key0, i32c(4 * j)),
+            arith::ShRUIOp::create(
+                b, loc, arith::SubIOp::create(b, loc, i32c(31), lz), i32c(3)));
+        hi = arith::SelectOp::create(
+            b, loc, kept, arith::MaxSIOp::create(b, loc, hi, last), hi);
+      }
+    }
+    return hi;
+  };
+  SmallVector<std::pair<Value, Value>> firstGroup = loadGroup(tid);
+  if (between)
+    between();
+  Value hi0 = reduceGroup(i32c(-1), tid, firstGroup);
+  Value end = arith::SelectOp::create(b, loc, aligned, idx(chunks), idx(0));
+  auto scan = scf::ForOp::create(
+      b, loc, add(tid, group * threads), end, idx(group * threads),
+      ValueRange{hi0}, [&](OpBuilder &, Location, Value c0, ValueRange st) {
+        scf::YieldOp::create(b, loc,
+                             ValueRange{reduceGroup(st[0], c0, loadGroup(c0))});
+      });
+  Value hi = arith::SelectOp::create(b, loc, aligned, scan.getResult(0),
+                                     i32c(N - 1));
+  return NVVM::ReduxOp::create(
+      b, loc, i32, hi, NVVM::ReduxKindAttr::get(ctx, NVVM::ReduxKind::MAX),
+      i32c(-1));
 }
 
 Value TileKernel::pageAt(Value column) {

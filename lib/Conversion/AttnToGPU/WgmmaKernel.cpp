@@ -119,6 +119,24 @@ int64_t gpu_kernel::wgmmaMaskRowBytes(AttentionOp op, int64_t N,
   return keyTile * eltBytes + 16;
 }
 
+bool gpu_kernel::keyMaskTrimmable(AttentionOp op, float maskValue) {
+  if (!op.getMask() || op.getWindow() || !std::isinf(maskValue) ||
+      maskValue > 0)
+    return false;
+  auto type = cast<ShapedType>(op.getMask().getType());
+  if (auto memref = dyn_cast<MemRefType>(type))
+    if (!memref.getLayout().isIdentity())
+      return false;
+  unsigned r = op.getNumBatchDims();
+  AffineMap map = op.getMaskMap();
+  if (!type.getElementType().isInteger(1) || !type.hasStaticShape() ||
+      map.getNumResults() == 0 || map.isFunctionOfDim(r))
+    return false;
+  auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+  return last && last.getPosition() == r + 1 &&
+         type.getShape().back() % 16 == 0;
+}
+
 bool gpu_kernel::wgmmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D,
                                int64_t E) {
   return wgmmaIneligibility(op, mapOf, D, E).empty();
@@ -1317,7 +1335,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // Q full: the producer's 128 cp.async arrivals (and, persistent, thread
   // 0's after it wrote the tile number), or with TMA thread 0's
   // expect-tx arrival alone.
-  bars.qCount = cfg.tmaQ ? 1 : persistent ? 129 : 128;
+  bars.qCount = (cfg.tmaQ ? 1 : persistent ? 129 : 128) + (cfg.trims() ? 1 : 0);
   bars.init(tid, C, cfg.tma ? (cfg.maskInRing() ? 129 : 1) : 128);
   gpu::BarrierOp::create(b, loc);
   // Persistent: the launch's query tiles in the order blocks take them
@@ -1443,15 +1461,59 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       tmaLoadQ(bars);
     };
     if (!persistent) {
-      if (cfg.tmaQ) {
-        ifFirst(tmaQ);
+      auto issueQ = [&] {
+        if (cfg.tmaQ) {
+          ifFirst(tmaQ);
+        } else {
+          copyQ();
+          bars.arriveOnCopies(bars.q());
+        }
+        if (cfg.tma)
+          ifFirst([&] { prefetch(/*maps=*/true, /*rows=*/true); });
+      };
+      if (!cfg.trims()) {
+        issueQ();
+        streamKV(c0, lb, ub);
       } else {
-        copyQ();
-        bars.arriveOnCopies(bars.q());
+        // Key padding: the warps find the last key the block's mask row
+        // keeps (their loads issued first, so that they do not queue
+        // behind Q and the first stages' tiles, which go out meanwhile),
+        // and the loop ends there (but not before those tiles: they are
+        // consumed either way). Thread 0's arrival on Q's full barrier
+        // publishes the end.
+        Value early = arith::MinSIOp::create(b, loc, ub, tk.add(lb, S * BN));
+        Value next;
+        Value last = tk.lastKeptKey([&] {
+          issueQ();
+          next = streamKV(c0, lb, early);
+        });
+        auto lane0 = scf::IfOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                  tk.remu(tk.tid, 32), c0),
+            /*withElse=*/false);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&lane0.getThenRegion().front());
+          storeShared(bars.addr(tk.add(tk.divu(tk.tid, 32), 2 * S + 1)),
+                      arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                                 last));
+        }
+        em.asmCall("bar.sync 9, 128;", {}, "", {}, "", 0);
+        Value lastAll;
+        for (int64_t w = 0; w < 4; ++w) {
+          Value l = loadShared(bars.addr(tk.idx(2 * S + 1 + w)));
+          lastAll = w ? arith::MaxSIOp::create(b, loc, lastAll, l) : l;
+        }
+        Value end = arith::MaxSIOp::create(
+            b, loc, early,
+            arith::MinSIOp::create(b, loc, ub, tk.add(lastAll, 1)));
+        ifFirst([&] {
+          storeShared(bars.addr(tk.idx(2 * S + 5)), end);
+          bars.arrive(bars.q());
+        });
+        streamKV(next, tk.add(lb, S * BN), end);
       }
-      if (cfg.tma)
-        ifFirst([&] { prefetch(/*maps=*/true, /*rows=*/true); });
-      streamKV(c0, lb, ub);
     } else {
       // Tile `tile` (j-th of the block) to the consumers: once they have
       // released Q, thread 0 writes its number and arrives on Q's full
@@ -1575,6 +1637,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     if (!persistent) {
       bars.wait(bars.q(), c0);
       em.through("fence.proxy.async.shared::cta;", {});
+      // The loop's end the producer published with Q.
+      if (cfg.trims())
+        ub = loadShared(bars.addr(tk.idx(2 * S + 5)));
     }
     acquire = [&](Value t) {
       bars.wait(bars.full(tk.remu(t, S)), tk.remu(tk.divu(t, S), 2));

@@ -581,18 +581,24 @@ CASES: Dict[str, Case] = {
     "wg_ws_ring_bool_rows_masked": Case("bfloat16", **bhsd(2, 2, 300, 333, 128),
                                         mask=["b", "h", "m", "n"],
                                         flags=["--warp-specialize=1", "--tile-kv=64"]),
-    # Bool masks by tile content (default launch: the pipelined
-    # warp-specialized kernel reads them a tile ahead): key padding whose
-    # tiles past each batch entry's length are false for every row (skipped)
-    # and before it true (no selects); ragged N and causal; and a [B, M, N]
-    # mask of all-false / all-true / mixed 64 x 128 blocks (the warpgroup's
-    # barrier reduction decides).
+    # Bool masks with whole tiles false or true (default launch: the
+    # pipelined warp-specialized kernel reads them a tile ahead): key
+    # padding (each batch entry's keys past a random length false: the key
+    # range is trimmed to the kept keys), causal too, ragged N (1500: rows
+    # not of 16-byte multiples, no trim); and a [B, M, N] mask of all-false /
+    # all-true / mixed 64 x 128 blocks (not trimmed).
     "wg_ws_keypad_tiles_f16": Case("float16", **bhsd(3, 2, 1000, 2048, 128),
                                    mask=["b", "n"], mask_pattern="tiles"),
     "wg_ws_keypad_tiles_ragged_causal_bf16": Case("bfloat16",
                                                   **bhsd(2, 2, 1500, 1500, 128),
                                                   mask=["b", "n"], causal=True,
                                                   mask_pattern="tiles"),
+    "wg_ws_keypad_tiles_causal_f16": Case("float16", **bhsd(2, 3, 1024, 1024, 128),
+                                          mask=["b", "n"], causal=True,
+                                          mask_pattern="tiles"),
+    # D = 64: the two-block TMA kernel trims its keys too.
+    "wg_2b_keypad_tiles_f16": Case("float16", **bhsd(3, 2, 700, 1024, 64),
+                                   mask=["b", "n"], mask_pattern="tiles"),
     "wg_ws_boolmask_tiles_bf16": Case("bfloat16", **bhsd(2, 2, 1100, 1300, 128),
                                       mask=["b", "m", "n"], mask_pattern="tiles"),
     "wg_ws_ring_bias_pipe_ragged": Case("float16", **bhsd(1, 2, 257, 4099, 64),
