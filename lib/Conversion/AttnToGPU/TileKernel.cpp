@@ -542,6 +542,30 @@ Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
   }
   if (!boundary)
     return x;
+  Value ninfV = kb.cF32(-std::numeric_limits<float>::infinity());
+  // The scores' keys as colBase + a constant: each bound becomes one i32
+  // limit per row relative to colBase (shared by the row's scores), and
+  // each score one compare against an immediate. With the -inf fill the
+  // causal diagonal and the keys past the end are one bound.
+  if (colBase && !window &&
+      (!causal || (std::isinf(kb.maskValue) && kb.maskValue < 0))) {
+    Type i32 = b.getI32Type();
+    auto rel = [&](Value v) -> Value {
+      return arith::TruncIOp::create(
+          b, loc, i32,
+          arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                     arith::SubIOp::create(b, loc, v, colBase)));
+    };
+    // Hidden: colOffset >= keyEnd - colBase, or (causal) > qPos - colBase.
+    Value last = arith::SubIOp::create(
+        b, loc, rel(keyEnd()), arith::ConstantIntOp::create(b, loc, 1, 32));
+    if (causal)
+      last = arith::MinSIOp::create(b, loc, rel(keyPosOf(query)), last);
+    Value hidden = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sgt,
+        arith::ConstantIntOp::create(b, loc, colOffset, 32), last);
+    return arith::SelectOp::create(b, loc, hidden, ninfV, x);
+  }
   Value hidden;
   auto orInto = [&](Value c) {
     hidden = hidden ? arith::OrIOp::create(b, loc, hidden, c).getResult() : c;
@@ -556,8 +580,7 @@ Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
     x = arith::SelectOp::create(b, loc, hidden, fill(), x);
   Value past =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, col, keyEnd());
-  return arith::SelectOp::create(
-      b, loc, past, kb.cF32(-std::numeric_limits<float>::infinity()), x);
+  return arith::SelectOp::create(b, loc, past, ninfV, x);
 }
 
 std::pair<Value, Value> TileKernel::initialState(Value row) {
