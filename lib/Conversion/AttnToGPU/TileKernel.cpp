@@ -547,8 +547,7 @@ Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
   // limit per row relative to colBase (shared by the row's scores), and
   // each score one compare against an immediate. With the -inf fill the
   // causal diagonal and the keys past the end are one bound.
-  if (colBase && !window &&
-      (!causal || (std::isinf(kb.maskValue) && kb.maskValue < 0))) {
+  if (colBase && !window) {
     Type i32 = b.getI32Type();
     auto rel = [&](Value v) -> Value {
       return arith::TruncIOp::create(
@@ -556,15 +555,24 @@ Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
           arith::IndexCastOp::create(b, loc, b.getI64Type(),
                                      arith::SubIOp::create(b, loc, v, colBase)));
     };
-    // Hidden: colOffset >= keyEnd - colBase, or (causal) > qPos - colBase.
+    Value off = arith::ConstantIntOp::create(b, loc, colOffset, 32);
+    // Past the keys: colOffset > keyEnd - colBase - 1; causal hides
+    // colOffset > qPos - colBase.
     Value last = arith::SubIOp::create(
         b, loc, rel(keyEnd()), arith::ConstantIntOp::create(b, loc, 1, 32));
-    if (causal)
-      last = arith::MinSIOp::create(b, loc, rel(keyPosOf(query)), last);
-    Value hidden = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::sgt,
-        arith::ConstantIntOp::create(b, loc, colOffset, 32), last);
-    return arith::SelectOp::create(b, loc, hidden, ninfV, x);
+    if (causal) {
+      Value diag = rel(keyPosOf(query));
+      if (std::isinf(kb.maskValue) && kb.maskValue < 0) {
+        last = arith::MinSIOp::create(b, loc, diag, last);
+      } else {
+        Value hidden = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::sgt, off, diag);
+        x = arith::SelectOp::create(b, loc, hidden, fill(), x);
+      }
+    }
+    Value past =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, off, last);
+    return arith::SelectOp::create(b, loc, past, ninfV, x);
   }
   Value hidden;
   auto orInto = [&](Value c) {
