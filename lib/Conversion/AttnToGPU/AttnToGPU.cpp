@@ -249,9 +249,13 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // D = 80/96 causal 1.07-1.21x (from N = 1024, where the warp-specialized
   // kernel starts for them; N = 512 not measured); but a mask tensor (bias, key padding)
   // 0.96-1.02x and D = 64 0.81-0.98x (the two-block kernel stays there).
-  // D <= 96 non-causal was not measured.
+  // D <= 96 non-causal was not measured. Since TMA K/V (step 73) a bias in
+  // the K/V stages gains too: 1.01-1.06x at N = 1024-4096 (against three
+  // computing warpgroups at 4096), causal 1.09-1.13x; at 16384 0.95-1.02x
+  // (N = 512 not measured). Not key padding (trimmed keys need a block per
+  // query tile).
   const bool persistentWins =
-      tmaOk && persistentOk && !maskArg &&
+      tmaOk && persistentOk && (!maskArg || (ringBias && N >= 1024)) &&
       (ShapedType::isDynamic(N) || (N >= 512 && N <= 8192)) &&
       (causal || widest > 96);
   const bool shortPersistent = persistentWins && widest > 96 &&
@@ -269,8 +273,9 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     // From N = 4096, three computing warpgroups (192 rows: K/V read once
     // for more rows) measured 1.03-1.07x two, where their Q, three stages
     // and three bias tiles fit; at N = 1024 0.89-0.91x
-    // (docs/performance.md, step 52).
-    if (ringBias && !causal && N >= 4096 && !opts.warps) {
+    // (docs/performance.md, step 52). Up to N = 8192 persistent blocks with
+    // two beat them (step 73; with three they spill).
+    if (ringBias && !causal && N >= 4096 && !opts.warps && !persistentWins) {
       WgmmaConfig probe = cfg;
       probe.warpGroups = 3;
       probe.keyTile = shaped.tileKV;

@@ -601,6 +601,13 @@ CASES: Dict[str, Case] = {
                                    mask=["b", "n"], mask_pattern="tiles"),
     "wg_ws_boolmask_tiles_bf16": Case("bfloat16", **bhsd(2, 2, 1100, 1300, 128),
                                       mask=["b", "m", "n"], mask_pattern="tiles"),
+    # A bias over (m, n) at 1024 <= N <= 8192 by default: persistent
+    # blocks with the bias tile in the K/V stages (ragged M; causal).
+    "wg_ws_persistent_bias_f16": Case("float16", **bhsd(2, 4, 1100, 2048, 128),
+                                      mask=["h", "m", "n"], mask_dtype="float16"),
+    "wg_ws_persistent_bias_causal_bf16": Case("bfloat16", **bhsd(1, 3, 1536, 1536, 128),
+                                              mask=["h", "m", "n"], mask_dtype="bfloat16",
+                                              causal=True),
     "wg_ws_ring_bias_pipe_ragged": Case("float16", **bhsd(1, 2, 257, 4099, 64),
                                         mask=["b", "m", "n"], mask_dtype="float32",
                                         flags=["--warp-specialize=1", "--pipeline=1",
