@@ -302,8 +302,8 @@ struct WgmmaConfig {
   }
   /// Persistent: then Q's empty barrier, the tile the consumers run next
   /// (i32) and the producer's two broadcast slots (i32 each); trimming the
-  /// keys (trims()): the producer warps' (last, first) kept keys and the
-  /// published key range, five 8-byte slots.
+  /// keys (trims()): each producer warp's last kept key and the published
+  /// end of the key loop, five 8-byte slots.
   int64_t barrierBytes() const {
     return warpSpecialized || tma ? 8 * (2 * stages + 1) +
                                         (persistent() ? 24 : 0) +
@@ -311,9 +311,9 @@ struct WgmmaConfig {
                                   : 0;
   }
   /// A key padding mask (keyMaskTrimmable) with a producer warpgroup: its
-  /// threads scan the block's mask row after issuing Q and publish the key
-  /// range of the kept keys with Q's arrival; the loop runs that range. Not
-  /// with persistent blocks.
+  /// threads scan the block's mask row while Q and the first tiles load and
+  /// publish the end of the key loop (past the last kept key) with Q's
+  /// arrival. Not with persistent blocks.
   bool trimKeys = false;
   bool trims() const { return trimKeys && warpSpecialized && !persistent(); }
   /// A mask tensor that indexes m and n is staged in shared memory, one

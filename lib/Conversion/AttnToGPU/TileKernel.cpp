@@ -173,8 +173,8 @@ Value TileKernel::lastKeptKey(llvm::function_ref<void()> between) {
       c = arith::SelectOp::create(b, loc, in, c, idx(0));
       Value addr = arith::AddIOp::create(
           b, loc, row, arith::IndexCastUIOp::create(b, loc, i64, mul(c, 16)));
-      // The row's first chunk is aligned where the row is (else its address
-      // is not used: an aligned one in the row's first 16 bytes).
+      // Aligned down: a no-op where the row is aligned; else (nothing
+      // counted) an aligned address within the row's first 16 bytes.
       addr = arith::AndIOp::create(
           b, loc, addr, arith::ConstantIntOp::create(b, loc, ~15LL, 64));
       Value v = LLVM::LoadOp::create(
