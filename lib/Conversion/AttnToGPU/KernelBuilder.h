@@ -484,6 +484,10 @@ struct TileKernel {
   /// query rows from blockRow (one `prefetch.global.L2` per 128-byte line),
   /// a tile ahead of their loads. Only for masks that index both m and n.
   void prefetchMask(Value n0, Value blockRow, int64_t rows, int64_t tile);
+  /// The mask's data pointer (i64), and the byte address from it of the
+  /// element at the current loops (a mask of static shape, row-major).
+  Value maskBase();
+  Value maskAddress(Value base);
   /// Operand `name`'s indices for the current loop values.
   SmallVector<Value> indices(StringRef name);
   /// Asynchronous 16-byte copies of `count` rows x `width` columns of

@@ -82,6 +82,27 @@ void TileKernel::setBatch(Value flat) {
   }
 }
 
+Value TileKernel::maskBase() {
+  return arith::IndexCastUIOp::create(
+      kb.b, kb.loc, kb.b.getI64Type(),
+      memref::ExtractAlignedPointerAsIndexOp::create(kb.b, kb.loc,
+                                                     memArg("mask")));
+}
+
+Value TileKernel::maskAddress(Value base) {
+  auto type = cast<MemRefType>(memArg("mask").getType());
+  int64_t eltBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  SmallVector<int64_t> strides(type.getRank(), 1);
+  for (int64_t i = type.getRank() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * type.getDimSize(i + 1);
+  Value offset = idx(0);
+  for (auto [k, v] : llvm::enumerate(indices("mask")))
+    offset = add(offset, mul(v, strides[k] * eltBytes));
+  return arith::AddIOp::create(
+      kb.b, kb.loc, base,
+      arith::IndexCastUIOp::create(kb.b, kb.loc, kb.b.getI64Type(), offset));
+}
+
 void TileKernel::prefetchMask(Value n0, Value blockRow, int64_t rows,
                               int64_t tile) {
   Value mask = memArg("mask");
@@ -99,12 +120,7 @@ void TileKernel::prefetchMask(Value n0, Value blockRow, int64_t rows,
   int64_t eltBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
   int64_t perLine = 128 / eltBytes;
   int64_t lines = (tile + perLine - 1) / perLine, total = rows * lines;
-  SmallVector<int64_t> strides(type.getRank(), 1);
-  for (int64_t i = type.getRank() - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * type.getDimSize(i + 1);
-  Value base = arith::IndexCastUIOp::create(
-      b, loc, b.getI64Type(),
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mask));
+  Value base = maskBase();
   MLIRContext *ctx = b.getContext();
   for (int64_t it = 0; it * threads < total; ++it) {
     Value i = add(tid, it * threads);
@@ -112,12 +128,7 @@ void TileKernel::prefetchMask(Value n0, Value blockRow, int64_t rows,
       i = clamp(i, total);
     loops[r] = clamp(add(blockRow, divu(i, lines)), Mv());
     loops[r + 1] = clamp(add(n0, mul(remu(i, lines), perLine)), Nv());
-    Value offset = idx(0);
-    for (auto [k, v] : llvm::enumerate(indices("mask")))
-      offset = add(offset, mul(v, strides[k] * eltBytes));
-    Value addr = arith::AddIOp::create(
-        b, loc, base,
-        arith::IndexCastUIOp::create(b, loc, b.getI64Type(), offset));
+    Value addr = maskAddress(base);
     LLVM::InlineAsmOp::create(
         b, loc, LLVM::LLVMVoidType::get(ctx), ValueRange{addr},
         "prefetch.global.L2 [$0];", "l", /*has_side_effects=*/true,
@@ -137,20 +148,9 @@ Value TileKernel::lastKeptKey(llvm::function_ref<void()> between) {
   auto i32c = [&](int64_t v) {
     return arith::ConstantIntOp::create(b, loc, v, 32).getResult();
   };
-  // The block's mask row (bytes, row-major): its batch indices, key 0.
-  SmallVector<int64_t> strides(type.getRank(), 1);
-  for (int64_t i = type.getRank() - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * type.getDimSize(i + 1);
+  // The block's mask row (bytes): its batch indices, key 0.
   loops[r + 1] = idx(0);
-  Value offset = idx(0);
-  for (auto [k, v] : llvm::enumerate(indices("mask")))
-    offset = add(offset, mul(v, strides[k]));
-  Value row = arith::AddIOp::create(
-      b, loc,
-      arith::IndexCastUIOp::create(
-          b, loc, i64,
-          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mask)),
-      arith::IndexCastUIOp::create(b, loc, i64, offset));
+  Value row = maskAddress(maskBase());
   // 16-byte loads need a 16-byte aligned row; else every key counts.
   Value aligned = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::eq,
