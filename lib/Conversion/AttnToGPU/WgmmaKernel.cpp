@@ -655,6 +655,13 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value scoreScale = natural ? kb.cF32(kb.scale) : scaleLog2;
   Value log2e = kb.cF32(1.4426950408889634f);
   const bool fmaExponent = tk.fmaExponent();
+  // Natural units only for a finite fill (no mask tensor, no region): a
+  // tile without masked keys holds no fill, so its scores stay raw and P's
+  // exponent is the plain kernel's one fma, s * scale log2 e - m log2 e
+  // (m then includes this tile's max: a real score, not the fill, and its
+  // product with log2 e cannot overflow). Saves two ops per score there.
+  const bool rawInterior = natural && kb.scale > 0 && !memArg("mask") &&
+                           !kb.op.hasScoreMod();
   // S = Q K^T: D / 16 wgmma, the first one without accumulating.
   std::string sInst = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(BN) +
                       "k16.f32." + ty + "." + ty + " ";
@@ -803,7 +810,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   auto prepare = [&](SmallVector<Value> &s, Value n0, bool withMask,
                      Value(&tileMax)[2], ArrayRef<Value> maskVals) {
     // s[i]: 8-key block i / 4, row h = (i / 2) % 2, key c2 + i % 2.
-    for (int64_t i = 0; i < sRegs; ++i) {
+    const bool raw = rawInterior && !withMask;
+    for (int64_t i = 0; i < sRegs && !raw; ++i) {
       Value &x = s[i];
       if (!foldScale)
         x = arith::MulFOp::create(b, loc, x, scoreScale, tk.scaleFlags());
@@ -820,28 +828,31 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           mt = mt ? arith::MaximumFOp::create(b, loc, mt, s[i]).getResult()
                   : s[i];
       mt = tk.quadReduce(mt, /*isMax=*/true);
-      if (foldScale)
-        mt = arith::MulFOp::create(b, loc, mt, scaleLog2);
+      if (foldScale || raw)
+        mt = arith::MulFOp::create(b, loc, mt, raw ? scoreScale : scaleLog2);
       tileMax[h] = mt;
     }
   };
   // P = 2^(s - m) for the row references m, packed as the A fragments of
   // P V: k-step kk takes 8-key blocks 2 kk and 2 kk + 1, registers (row g,
   // row g + 8) of each, like mma.sync's A layout. Adds the row sums to lsum.
+  // `raw`: s unscaled (prepare's rawInterior tiles), m natural.
   auto exponentiate = [&](SmallVector<Value> &s, Value(&m)[2],
-                          Value(&lsum)[2]) -> SmallVector<Value> {
+                          Value(&lsum)[2],
+                          bool raw = false) -> SmallVector<Value> {
     Value negM[2], ref[2], negMLog2[2];
     for (int64_t h = 0; h < 2; ++h) {
       Value isNinf =
           arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m[h], ninf);
       ref[h] = arith::SelectOp::create(b, loc, isNinf, zero, m[h]);
       negM[h] = arith::NegFOp::create(b, loc, ref[h]);
-      if (fmaExponent)
+      if (fmaExponent || raw)
         negMLog2[h] = arith::MulFOp::create(b, loc, negM[h], log2e);
     }
     for (int64_t i = 0; i < sRegs; ++i) {
       int64_t h = (i / 2) % 2;
-      s[i] = foldScale     ? tk.ex2(kb.fma(s[i], scaleLog2, negM[h]))
+      s[i] = raw ? tk.ex2(kb.fma(s[i], scaleLog2, negMLog2[h]))
+             : foldScale   ? tk.ex2(kb.fma(s[i], scaleLog2, negM[h]))
              : fmaExponent ? tk.ex2(kb.fma(s[i], log2e, negMLog2[h]))
                            : tk.expDiff(s[i], ref[h]);
       lsum[h] = arith::AddFOp::create(b, loc, lsum[h], s[i]);
@@ -913,7 +924,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     }
     Value m[2] = {next[0], next[1]};
     Value lsum[2] = {zero, zero};
-    SmallVector<Value> p = exponentiate(s, m, lsum);
+    SmallVector<Value> p =
+        exponentiate(s, m, lsum, rawInterior && !withMask);
     for (int64_t h = 0; h < 2; ++h)
       next[2 + h] = arith::AddFOp::create(b, loc, next[2 + h], lsum[h]);
     p = em.through("", p);
@@ -1031,7 +1043,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
             arith::SelectOp::create(b, loc, any, tk.expDiff(m[h], ms), one);
         lsum[h] = zero;
       }
-      SmallVector<Value> p = exponentiate(s, mNew, lsum);
+      SmallVector<Value> p =
+          exponentiate(s, mNew, lsum, rawInterior && !withMask);
       m[0] = mNew[0];
       m[1] = mNew[1];
       return p;

@@ -872,6 +872,16 @@ TC_FEATURES: Dict[str, Case] = {
     # folded in at the end (TileKernel::foldHiddenKeys).
     "causal_fill_m2": Case("float16", **bhsd(1, 2, 300, 300, 64), causal=True,
                            mask_value=-2.0),
+    # Finite fills with keys past the diagonal's tiles: those tiles' scores
+    # stay unscaled and P's exponent is one fma (WgmmaKernel rawInterior);
+    # JAX's fill with large logits (rescales inside the loop), a small
+    # fill, and bottom-right causal with the fill.
+    "causal_jaxfill_large": Case("bfloat16", **bhsd(1, 2, 1000, 1000, 128), causal=True,
+                                 mask_value=-2.3819763e38, scale=6.0),
+    "causal_fill_m2_long": Case("float16", **bhsd(2, 2, 777, 777, 64), causal=True,
+                                mask_value=-2.0),
+    "br_causal_fill_long": Case("float16", **bhsd(1, 2, 300, 1000, 128), causal=True,
+                                query_offset=700, mask_value=-1.0e4),
     # Bias tiles staged in shared memory by the wgmma kernel (rows 16-byte
     # aligned): an f32 bias per (batch, head) with ragged M, and a bf16 one
     # broadcast over batch and heads under causal with M < N and large logits.
