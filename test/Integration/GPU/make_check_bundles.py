@@ -904,6 +904,30 @@ TC_FEATURES: Dict[str, Case] = {
     "alibi_softcap30_causal": Case("bfloat16", **bhsd(1, 4, 300, 333, 128), causal=True,
                                    scale=1.5, score_mod=score_mod_region(2, alibi(4),
                                                                          softcap(30))),
+    # ALiBi alone (x + k (n - m)) on every tensor-core variant: non-causal
+    # (both signs of n - m) with large logits (rescales in the loop); and
+    # with (m - n), the slopes as a tensor, a bool mask (fully masked rows)
+    # and a per-head sink.
+    "alibi_linear_large": Case("bfloat16", **bhsd(1, 4, 300, 333, 128), scale=6.0,
+                               score_mod=score_mod_region(2, alibi(4))),
+    # Causal (the row max grows on every key tile), with large logits; and
+    # bottom-right with M < N.
+    "alibi_causal_large": Case("bfloat16", **bhsd(1, 4, 700, 700, 128), causal=True,
+                               scale=6.0, score_mod=score_mod_region(2, alibi(4))),
+    "alibi_br_causal": Case("float16", **bhsd(2, 2, 300, 1000, 64), causal=True,
+                            query_offset=700, score_mod=score_mod_region(2, alibi(2))),
+    "alibi_mn_slopes_boolmask_sink": Case(
+        "float16", **bhsd(2, 4, 200, 333, 64), mask=["b", "m", "n"], sink=["h"],
+        mods=[(["h"], "float32")],
+        score_mod="""score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index, %sl: f32):
+        %d = arith.subi %m, %n : index
+        %di = arith.index_cast %d : index to i64
+        %df = arith.sitofp %di : i64 to f32
+        %bias = arith.mulf %df, %sl : f32
+        %y = arith.addf %bias, %x : f32
+        attn.yield %y : f32
+      }"""),
     # Runtime score_mod tensors (kernel arguments): ALiBi slopes per head
     # (f32) and a per-key weight (the input dtype), read at clamped indices.
     "mod_args_alibi_keyweight": Case(
