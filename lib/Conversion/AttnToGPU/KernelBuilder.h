@@ -471,10 +471,26 @@ struct TileKernel {
   Value mul(Value x, int64_t k);
   Value divu(Value x, int64_t k);
   Value remu(Value x, int64_t k);
+  /// Division by a divisor 1 <= d < 2^31 computed at run time, through a
+  /// multiplier made once (Granlund-Montgomery, as CUTLASS's FastDivmod):
+  /// q = (umulhi(n, m) + n) >> l for n < 2^31, l = ceil(log2 d),
+  /// m = floor(2^32 (2^l - d) / d) + 1. Three instructions per division
+  /// instead of a division routine where it repeats (once per query tile
+  /// of a persistent block). A constant d stays a plain (folded) division.
+  struct FastDiv {
+    Value d, m, l; // d: index; m, l: i32 (null for a constant d)
+  };
+  FastDiv fastDiv(Value d);
+  Value divu(const FastDiv &f, Value n);
+  Value remu(const FastDiv &f, Value n);
   /// min(x, hi - 1)
   Value clamp(Value x, int64_t hi);
   Value clamp(Value x, Value hi);
 
+  /// Multipliers for setBatch's dynamic batch sizes (made once, before a
+  /// persistent block's tile loop).
+  void prepareBatchDivs();
+  SmallVector<std::optional<FastDiv>> batchDivs;
   /// loops[0..r) from the flattened batch index (grid y). Batch dims the
   /// mask tensor does not index vary fastest: blocks that read the same
   /// mask slice (a bias per head, shared by the batch) then run together

@@ -38,6 +38,60 @@ Value TileKernel::divu(Value x, int64_t k) {
 Value TileKernel::remu(Value x, int64_t k) {
   return arith::RemUIOp::create(kb.b, kb.loc, x, idx(k));
 }
+TileKernel::FastDiv TileKernel::fastDiv(Value d) {
+  if (getConstantIntValue(d))
+    return {d, Value(), Value()};
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value d64 = arith::IndexCastUIOp::create(b, loc, i64, d);
+  Value d32 = arith::TruncIOp::create(b, loc, i32, d64);
+  // l = 32 - clz(d - 1) (0 for d = 1).
+  Value l = arith::SubIOp::create(
+      b, loc, arith::ConstantIntOp::create(b, loc, 32, 32),
+      NVVM::InlinePtxOp::create(
+          b, loc, TypeRange{i32},
+          ValueRange{arith::SubIOp::create(
+              b, loc, d32, arith::ConstantIntOp::create(b, loc, 1, 32))},
+          ValueRange{}, "clz.b32 $0, $1;", Value())
+          ->getResult(0));
+  Value p = arith::SubIOp::create(
+      b, loc,
+      arith::ShLIOp::create(b, loc, arith::ConstantIntOp::create(b, loc, 1, 64),
+                            arith::ExtUIOp::create(b, loc, i64, l)),
+      d64);
+  Value m = arith::AddIOp::create(
+      b, loc,
+      arith::DivUIOp::create(
+          b, loc,
+          arith::ShLIOp::create(b, loc, p,
+                                arith::ConstantIntOp::create(b, loc, 32, 64)),
+          d64),
+      arith::ConstantIntOp::create(b, loc, 1, 64));
+  return {d, arith::TruncIOp::create(b, loc, i32, m), l};
+}
+
+Value TileKernel::divu(const FastDiv &f, Value n) {
+  if (!f.m)
+    return arith::DivUIOp::create(kb.b, kb.loc, n, f.d);
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value n32 = arith::TruncIOp::create(
+      b, loc, b.getI32Type(),
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), n));
+  Value hi = arith::MulUIExtendedOp::create(b, loc, n32, f.m).getHigh();
+  Value q = arith::ShRUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, hi, n32), f.l);
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), q);
+}
+
+Value TileKernel::remu(const FastDiv &f, Value n) {
+  if (!f.m)
+    return arith::RemUIOp::create(kb.b, kb.loc, n, f.d);
+  return arith::SubIOp::create(
+      kb.b, kb.loc, n, arith::MulIOp::create(kb.b, kb.loc, divu(f, n), f.d));
+}
+
 Value TileKernel::clamp(Value x, int64_t hi) {
   return arith::MinUIOp::create(kb.b, kb.loc, x, idx(hi - 1));
 }
@@ -61,6 +115,13 @@ Value TileKernel::queryOf(Value rho) {
   return packDim < 0 ? rho : remu(rho, M());
 }
 
+void TileKernel::prepareBatchDivs() {
+  batchDivs.assign(r, std::nullopt);
+  for (unsigned i = 0; i < r; ++i)
+    if (kb.isDynamic(i) && static_cast<int64_t>(i) != packDim)
+      batchDivs[i] = fastDiv(size(i));
+}
+
 void TileKernel::setBatch(Value flat) {
   AffineMap maskMap = memArg("mask") ? mapOf("mask") : AffineMap();
   auto shared = [&](unsigned i) {
@@ -72,6 +133,13 @@ void TileKernel::setBatch(Value flat) {
       if (shared(i) == first && i != packDim)
         fastestFirst.push_back(i);
   for (unsigned i : fastestFirst) {
+    if (i < batchDivs.size() && batchDivs[i]) {
+      Value q = divu(*batchDivs[i], flat);
+      loops[i] = arith::SubIOp::create(
+          kb.b, kb.loc, flat, arith::MulIOp::create(kb.b, kb.loc, q, size(i)));
+      flat = q;
+      continue;
+    }
     if (kb.isDynamic(i)) {
       loops[i] = arith::RemUIOp::create(kb.b, kb.loc, flat, size(i));
       flat = arith::DivUIOp::create(kb.b, kb.loc, flat, size(i));

@@ -1097,8 +1097,39 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       if (stagedMask)
         maskVals = readMask(0, buf0);
       Value m[2] = {m0[0], m0[1]}, alpha[2], lsum[2], any, l[2];
-      SmallVector<Value> p =
-          softmax(acc, lb, m, /*withMask=*/true, maskVals, alpha, lsum, any);
+      SmallVector<Value> p;
+      if (kb.isDynamic(r) || kb.isDynamic(r + 1)) {
+        // Dynamic sizes: whether the first tile has masked keys is known
+        // only at run time (a static kernel's bounds fold); a uniform
+        // branch spares a full first tile the per-score bounds.
+        Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                           tk.add(lb, BN), split);
+        SmallVector<Type> types(pRegs, i32);
+        types.append(6, f32);
+        types.push_back(b.getI1Type());
+        auto ifOp = scf::IfOp::create(b, loc, types, full, /*withElse=*/true);
+        for (int branch = 0; branch < 2; ++branch) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(branch == 0
+                                         ? &ifOp.getThenRegion().front()
+                                         : &ifOp.getElseRegion().front());
+          Value mb[2] = {m0[0], m0[1]}, ab[2], lb2[2], anyB;
+          SmallVector<Value> pb =
+              softmax(acc, lb, mb, /*withMask=*/branch == 1, maskVals, ab,
+                      lb2, anyB);
+          pb.append({mb[0], mb[1], ab[0], ab[1], lb2[0], lb2[1], anyB});
+          scf::YieldOp::create(b, loc, pb);
+        }
+        p.assign(ifOp.getResults().begin(), ifOp.getResults().begin() + pRegs);
+        for (int64_t h = 0; h < 2; ++h) {
+          m[h] = ifOp.getResult(pRegs + h);
+          alpha[h] = ifOp.getResult(pRegs + 2 + h);
+          lsum[h] = ifOp.getResult(pRegs + 4 + h);
+        }
+        any = ifOp.getResult(pRegs + 6);
+      } else {
+        p = softmax(acc, lb, m, /*withMask=*/true, maskVals, alpha, lsum, any);
+      }
       for (int64_t h = 0; h < 2; ++h)
         l[h] = kb.fma(alpha[h], l0[h], lsum[h]);
       scf::YieldOp::create(b, loc,
@@ -1359,6 +1390,27 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // the next tile's number: one the consumers read after Q's full barrier,
   // two (by parity) the producer's thread 0 broadcasts to its warpgroup.
   Value tileSlot, bcastSlot;
+  // Groups of max(1, blocks / gridX) heads (constants when static); the
+  // divisors of the mapping as multipliers, made once (dynamic sizes).
+  // Static sizes: constant divisors, which LLVM turns into multiplies.
+  const bool constMap = !persistent || (getConstantIntValue(gridXv) &&
+                                        getConstantIntValue(batchV) &&
+                                        getConstantIntValue(blocksV));
+  TileKernel::FastDiv gridXDiv, spanDiv, headsDiv;
+  Value heads, span;
+  if (persistent && tk.causal) {
+    heads = arith::MaxUIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, blocksV, gridXv), tk.idx(1));
+    span = arith::MulIOp::create(b, loc, heads, gridXv);
+  }
+  if (!constMap) {
+    tk.prepareBatchDivs();
+    gridXDiv = tk.fastDiv(gridXv);
+    if (tk.causal) {
+      spanDiv = tk.fastDiv(span);
+      headsDiv = tk.fastDiv(heads);
+    }
+  }
   auto mapTile = [&](Value tile) -> std::pair<Value, Value> {
     auto divu = [&](Value x, Value y) {
       return arith::DivUIOp::create(b, loc, x, y).getResult();
@@ -1366,19 +1418,51 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     auto remu = [&](Value x, Value y) {
       return arith::RemUIOp::create(b, loc, x, y).getResult();
     };
-    if (!tk.causal)
+    if (constMap && !tk.causal)
       return {remu(tile, gridXv), divu(tile, gridXv)};
-    // Groups of max(1, blocks / gridX) heads (constants when static).
-    Value heads = arith::MaxUIOp::create(b, loc, divu(blocksV, gridXv),
-                                         tk.idx(1));
-    Value span = arith::MulIOp::create(b, loc, heads, gridXv);
-    Value group = divu(tile, span);
+    if (constMap) {
+      Value group = divu(tile, span);
+      Value head0 = arith::MulIOp::create(b, loc, group, heads);
+      Value inGroup = arith::MinUIOp::create(
+          b, loc, heads, arith::SubIOp::create(b, loc, batchV, head0));
+      Value within = arith::SubIOp::create(
+          b, loc, tile, arith::MulIOp::create(b, loc, group, span));
+      return {divu(within, inGroup), tk.add(head0, remu(within, inGroup))};
+    }
+    if (!tk.causal) {
+      Value y = tk.divu(gridXDiv, tile);
+      return {arith::SubIOp::create(b, loc, tile,
+                                    arith::MulIOp::create(b, loc, y, gridXv)),
+              y};
+    }
+    Value group = tk.divu(spanDiv, tile);
     Value head0 = arith::MulIOp::create(b, loc, group, heads);
     Value inGroup = arith::MinUIOp::create(
         b, loc, heads, arith::SubIOp::create(b, loc, batchV, head0));
     Value within = arith::SubIOp::create(
         b, loc, tile, arith::MulIOp::create(b, loc, group, span));
-    return {divu(within, inGroup), tk.add(head0, remu(within, inGroup))};
+    // The last group may hold fewer heads: a plain division there.
+    Type idxT = b.getIndexType();
+    auto split = scf::IfOp::create(
+        b, loc, TypeRange{idxT, idxT},
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, inGroup, heads),
+        /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&split.getThenRegion().front());
+      Value q = tk.divu(headsDiv, within);
+      scf::YieldOp::create(
+          b, loc,
+          ValueRange{q, arith::SubIOp::create(
+                            b, loc, within,
+                            arith::MulIOp::create(b, loc, q, heads))});
+      b.setInsertionPointToStart(&split.getElseRegion().front());
+      scf::YieldOp::create(
+          b, loc,
+          ValueRange{arith::DivUIOp::create(b, loc, within, inGroup),
+                     arith::RemUIOp::create(b, loc, within, inGroup)});
+    }
+    return {split.getResult(0), tk.add(head0, split.getResult(1))};
   };
   auto toI32 = [&](Value x) {
     return arith::IndexCastOp::create(b, loc, i32, x).getResult();

@@ -1019,6 +1019,12 @@ CASES.update({
                                          flags=PERSIST),
     "dyn_persist_f16_d96_sink_lse": Case("float16", **bhsd(-1, 4, -1, -1, 96), causal=True,
                                          sink=["h"], lse=True, flags=PERSIST),
+    # ... the tile mapping's run-time divisors as multipliers (FastDiv):
+    # non-causal with two dynamic batch dims (the batch and the heads), and
+    # causal with 5 heads (a last head group smaller than the others).
+    "dyn_persist_f16_full_bh": Case("float16", **bhsd(-1, -1, -1, -1, 128), flags=PERSIST),
+    "dyn_persist_f16_causal_h5": Case("float16", **bhsd(-1, 5, -1, -1, 64), causal=True,
+                                      flags=PERSIST),
     # Decode: split-KV with the count chosen at launch (1 to 47 ranges over
     # the checked sizes), GQA packing; a window and the lse without packing.
     "dyn_f16_decode_gqa_m1": Case("float16", dims={"b": -1, "h": 4, "g": 8, "m": 1, "n": -1,
