@@ -134,3 +134,37 @@ func.func @d64(%q: tensor<4x16x1024x64xf16>, %k: tensor<4x16x1024x64xf16>, %v: t
       -> tensor<4x16x1024x64xf16>
   return %r : tensor<4x16x1024x64xf16>
 }
+
+// -----
+
+// Dynamic sizes: the tile mapping's run-time divisors (query tiles per head,
+// the causal head group, its heads; the dynamic batch dim) become multipliers
+// made once, before the tile loop (clz, one 64-bit division each), and each
+// tile divides with a high multiply (the last head group, possibly smaller,
+// with a plain division). The first key tile takes its bounds only where it
+// has masked keys (a uniform branch around the two softmax forms).
+// CHECK-LABEL: module attributes
+// CHECK-SAME: persistent: up to 132 blocks take the query tiles from a counter
+// CHECK-COUNT-4: "clz.b32 $0, $1;"
+// CHECK: scf.while
+// CHECK: arith.mului_extended
+// CHECK: scf.if
+// CHECK: arith.mului_extended
+// CHECK: } else {
+// CHECK: arith.divui
+// CHECK: arith.remui
+// CHECK: arith.mului_extended
+// CHECK: "setmaxnreg.inc.sync.aligned.u32 232;"
+// CHECK: scf.while
+// CHECK: arith.mului_extended
+// CHECK: %[[FULL:.*]] = arith.cmpi ule
+// CHECK: scf.if %[[FULL]] -> (
+func.func @dynamic(%q: tensor<?x16x?x128xf16>, %k: tensor<?x16x?x128xf16>, %v: tensor<?x16x?x128xf16>, %o: tensor<?x16x?x128xf16>) -> tensor<?x16x?x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<?x16x?x128xf16>, tensor<?x16x?x128xf16>, tensor<?x16x?x128xf16>)
+      scale(%s) outs(%o : tensor<?x16x?x128xf16>) causal
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>]
+      -> tensor<?x16x?x128xf16>
+  return %r : tensor<?x16x?x128xf16>
+}
