@@ -36,7 +36,8 @@
 // QSH: q_shared = true
 // QSH-SAME: shared_bytes = 55296
 // QSH: %[[QT:.*]] = memref.view {{.*}} to memref<128x72xbf16, #gpu.address_space<workgroup>>
-// QSH: nvgpu.device_async_copy {{.*}}, %[[QT]]
+// QSH: memref.extract_aligned_pointer_as_index %[[QT]]
+// QSH: llvm.inline_asm has_side_effects {{.*}}"cp.async.cg.shared.global.L2::128B [$0], [$1], 16;"
 // QSH: scf.for
 // QSH:   nvgpu.ldmatrix %[[QT]]
 

@@ -15,7 +15,8 @@
 // CHECK: memref.load %{{.*}} : memref<4x100xi32>
 // CHECK: arith.minsi
 // CHECK: arith.maxsi
-// CHECK: nvgpu.device_async_copy {{.*}} : memref<300x16x8x128xf16> to
+// CHECK: memref.extract_aligned_pointer_as_index {{.*}} : memref<300x16x8x128xf16> -> index
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"cp.async.cg.shared.global.L2::128B [$0], [$1], 16;"
 // CHECK-NOT: attn.page_gather
 
 // WGMMA: error: paged K/V runs on the mma.sync kernel; it cannot be combined with wgmma=1

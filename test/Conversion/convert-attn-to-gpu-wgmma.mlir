@@ -85,9 +85,12 @@
 // CPA:   %[[KT:.*]] = memref.view %{{.*}}[%{{.*}}][] : {{.*}} to memref<2x1x128x64xf16, #gpu.address_space<workgroup>>
 // CPA:   %[[VT:.*]] = memref.view %{{.*}}[%{{.*}}][] : {{.*}} to memref<2x1x128x64xf16, #gpu.address_space<workgroup>>
 // CPA:   arith.xori
-// CPA:   nvgpu.device_async_copy {{.*}}, %[[QT]]
-// CPA:   nvgpu.device_async_copy {{.*}}, %[[KT]]
-// CPA:   nvgpu.device_async_copy {{.*}}, %[[VT]]
+// CPA:   memref.extract_aligned_pointer_as_index %[[QT]]
+// CPA:   llvm.inline_asm has_side_effects {{.*}}"cp.async.cg.shared.global.L2::128B [$0], [$1], 16;"
+// CPA:   memref.extract_aligned_pointer_as_index %[[KT]]
+// CPA:   llvm.inline_asm has_side_effects {{.*}}"cp.async.cg.shared.global.L2::128B [$0], [$1], 16;"
+// CPA:   memref.extract_aligned_pointer_as_index %[[VT]]
+// CPA:   llvm.inline_asm has_side_effects {{.*}}"cp.async.cg.shared.global.L2::128B [$0], [$1], 16;"
 // CPA:   nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
 // CPA:   llvm.inline_asm has_side_effects {{.*}} "fence.proxy.async.shared::cta;"
 // CPA:   gpu.barrier
@@ -170,12 +173,12 @@
 // WS: gpu.barrier
 // WS: scf.if
 // WS: "setmaxnreg.dec.sync.aligned.u32 88;"
-// WS: nvgpu.device_async_copy
+// WS: llvm.inline_asm has_side_effects {{.*}}"cp.async.cg.shared.global.L2::128B [$0], [$1], 16;"
 // WS: cp.async.mbarrier.arrive.noinc.shared::cta.b64
 // WS: scf.for
 // WS:   scf.while
 // WS:     mbarrier.try_wait.parity.shared::cta.b64
-// WS:   nvgpu.device_async_copy
+// WS:   llvm.inline_asm has_side_effects {{.*}}"cp.async.cg.shared.global.L2::128B [$0], [$1], 16;"
 // WS:   cp.async.mbarrier.arrive.noinc.shared::cta.b64
 // WS: "cp.async.wait_all;"
 // WS: } else {

@@ -25,9 +25,11 @@
 // CHECK:   %[[VT:.*]] = memref.view %[[SM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x64x72xf16, #gpu.address_space<workgroup>>
 // CHECK:   %[[QT:.*]] = memref.view %[[SM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x72xf16, #gpu.address_space<workgroup>>
 // CHECK:   arith.subi %{{.*}}, %[[BX]] : index
-// CHECK:   nvgpu.device_async_copy {{.*}}, %[[QT]]
+// CHECK:   memref.extract_aligned_pointer_as_index %[[QT]]
+// CHECK:   llvm.inline_asm has_side_effects {{.*}}"cp.async.cg.shared.global.L2::128B [$0], [$1], 16;"
 // CHECK:   nvgpu.device_async_create_group
-// CHECK:   nvgpu.device_async_copy {{.*}}, %[[KT]]
+// CHECK:   memref.extract_aligned_pointer_as_index %[[KT]]
+// CHECK:   llvm.inline_asm has_side_effects {{.*}}"cp.async.cg.shared.global.L2::128B [$0], [$1], 16;"
 // CHECK:   nvgpu.device_async_create_group
 // CHECK:   nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
 // CHECK:   gpu.barrier
@@ -35,7 +37,7 @@
 // CHECK:   scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, vector<2x2xf32>,
 // CHECK:     nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
 // CHECK:     gpu.barrier
-// CHECK:     nvgpu.device_async_copy
+// CHECK:     llvm.inline_asm has_side_effects {{.*}}"cp.async.cg.shared.global.L2::128B [$0], [$1], 16;"
 // CHECK:     nvgpu.device_async_create_group
 // CHECK:     nvgpu.ldmatrix %[[KT]]{{.*}} {numTiles = 4 : i32, transpose = false}
 // CHECK:     nvvm.inline_ptx "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};"
@@ -100,7 +102,9 @@ func.func @attention(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: t
 // CHECK-SAME: q_shared = true
 // CHECK-SAME: tile_q = 128
 // CHECK-LABEL: func.func @attn_fwd
-// CHECK: nvgpu.device_async_copy {{.*}}, 4 {bypassL1} : memref<2x4x100x64xf32> to memref<128x68xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.extract_aligned_pointer_as_index {{.*}} : memref<128x68xf32, #gpu.address_space<workgroup>> -> index
+// CHECK: memref.extract_aligned_pointer_as_index {{.*}} : memref<2x4x100x64xf32> -> index
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"cp.async.cg.shared.global.L2::128B [$0], [$1], 16;"
 // CHECK: scf.for
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false} : memref<128x68xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
 // CHECK: %[[BITS:.*]] = arith.bitcast %{{.*}} : f32 to i32

@@ -340,7 +340,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
                       Value tile, ValueRange prefix, int64_t count,
                       int64_t width, unsigned rowDim, Value row0, Value limit,
                       unsigned colDim) {
-    tk.copyRows(tokens, name, tile, count, width, rowDim, row0, limit, colDim,
+    tk.copyRows(name, tile, count, width, rowDim, row0, limit, colDim,
                 [&](Value rowLocal, Value) {
                   SmallVector<Value> dst(prefix.begin(), prefix.end());
                   dst.append({rowLocal, tk.loops[colDim]});

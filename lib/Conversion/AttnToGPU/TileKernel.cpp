@@ -38,6 +38,33 @@ Value TileKernel::divu(Value x, int64_t k) {
 Value TileKernel::remu(Value x, int64_t k) {
   return arith::RemUIOp::create(kb.b, kb.loc, x, idx(k));
 }
+Value TileKernel::byteAddress(Value mem, ValueRange idx) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  auto type = cast<MemRefType>(mem.getType());
+  auto md = memref::ExtractStridedMetadataOp::create(b, loc, mem);
+  Value off = md.getOffset();
+  for (auto [i, v] : llvm::enumerate(idx))
+    off = add(off, arith::MulIOp::create(b, loc, v, md.getStrides()[i]));
+  int64_t eltBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem);
+  return arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
+                                      add(base, mul(off, eltBytes)));
+}
+
+void TileKernel::asyncCopy16(Value dst, ValueRange dstIdx, Value src,
+                             ValueRange srcIdx) {
+  OpBuilder &b = kb.b;
+  MLIRContext *ctx = b.getContext();
+  LLVM::InlineAsmOp::create(
+      b, kb.loc, LLVM::LLVMVoidType::get(ctx),
+      ValueRange{byteAddress(dst, dstIdx), byteAddress(src, srcIdx)},
+      "cp.async.cg.shared.global.L2::128B [$0], [$1], 16;", "l,l",
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), ArrayAttr());
+}
+
 TileKernel::FastDiv TileKernel::fastDiv(Value d) {
   if (getConstantIntValue(d))
     return {d, Value(), Value()};
@@ -401,12 +428,10 @@ Value TileKernel::setVarlen(Value blockX, int64_t rows) {
   return arith::SelectOp::create(b, loc, found, mul(t, rows), idx(0));
 }
 
-void TileKernel::copyRows(SmallVectorImpl<Value> &tokens, StringRef name,
-                          Value tile, int64_t count, int64_t width,
+void TileKernel::copyRows(StringRef name, Value tile, int64_t count,
+                          int64_t width,
                           unsigned rowDim, Value row0, Value limit,
                           unsigned colDim, DstFn dst) {
-  OpBuilder &b = kb.b;
-  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   // 16-byte chunks: 8 halves or 4 f32.
   Type elt = cast<MemRefType>(memArg(name).getType()).getElementType();
   const int64_t vec = 128 / elt.getIntOrFloatBitWidth();
@@ -437,10 +462,8 @@ void TileKernel::copyRows(SmallVectorImpl<Value> &tokens, StringRef name,
     else
       loops[rowDim] = clamp(add(row0, rowLocal), limit);
     loops[colDim] = col;
-    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, kb.loc, tokenType, tile, dst(rowLocal, chunk), memArg(name),
-        indices(name), b.getIndexAttr(vec), /*srcElements=*/Value(),
-        /*bypassL1=*/b.getUnitAttr())); // .cg: streamed once per block
+    // .cg: streamed once per block.
+    asyncCopy16(tile, dst(rowLocal, chunk), memArg(name), indices(name));
   }
 }
 

@@ -462,7 +462,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                       Value tile, ValueRange prefix, int64_t count,
                       int64_t width, unsigned rowDim, Value row0, Value limit,
                       unsigned colDim) {
-    tk.copyRows(tokens, name, tile, count, width, rowDim, row0, limit, colDim,
+    tk.copyRows(name, tile, count, width, rowDim, row0, limit, colDim,
                 [&](Value rowLocal, Value chunk) {
                   Value swz = arith::XOrIOp::create(b, loc, tk.remu(chunk, 8),
                                                     tk.remu(rowLocal, 8));
