@@ -168,3 +168,43 @@ func.func @dynamic(%q: tensor<?x16x?x128xf16>, %k: tensor<?x16x?x128xf16>, %v: t
       -> tensor<?x16x?x128xf16>
   return %r : tensor<?x16x?x128xf16>
 }
+
+// -----
+
+// Past D = 128 (Gemma's 256) without a mask tensor: 48-key tiles, three
+// stages, the pipelined ping-pong loop (Q 64 KB + 3 x (K + V) 144 KB),
+// persistent to N = 8192; with persistent=0 a block per query tile.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: 48-key tiles, 3 stages, Q/K/V by TMA, pipelined, ping-pong, persistent: 132 blocks take the 2048 query tiles from a counter
+// CHECK-SAME: stages = 3
+// CHECK-SAME: tile_kv = 48
+// OFF: 48-key tiles, 3 stages, Q/K/V by TMA, pipelined, ping-pong, a block per query tile
+func.func @d256(%q: tensor<4x16x4096x256xbf16>, %k: tensor<4x16x4096x256xbf16>, %v: tensor<4x16x4096x256xbf16>, %o: tensor<4x16x4096x256xbf16>) -> tensor<4x16x4096x256xbf16> {
+  %s = arith.constant 0.0625 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<4x16x4096x256xbf16>, tensor<4x16x4096x256xbf16>, tensor<4x16x4096x256xbf16>)
+      scale(%s) outs(%o : tensor<4x16x4096x256xbf16>) causal
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>]
+      -> tensor<4x16x4096x256xbf16>
+  return %r : tensor<4x16x4096x256xbf16>
+}
+
+// -----
+
+// ... with a bias tensor (no room for its tile in three 48-key stages):
+// 64-key tiles, 2 stages, a block per query tile.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: 64-key tiles, 2 stages
+// CHECK-NOT: persistent:
+// CHECK-SAME: stages = 2
+// CHECK-SAME: tile_kv = 64
+func.func @d256_bias(%q: tensor<4x16x4096x256xbf16>, %k: tensor<4x16x4096x256xbf16>, %v: tensor<4x16x4096x256xbf16>, %m: tensor<16x4096x4096xbf16>, %o: tensor<4x16x4096x256xbf16>) -> tensor<4x16x4096x256xbf16> {
+  %s = arith.constant 0.0625 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<4x16x4096x256xbf16>, tensor<4x16x4096x256xbf16>, tensor<4x16x4096x256xbf16>)
+      scale(%s) mask(%m : tensor<16x4096x4096xbf16>) outs(%o : tensor<4x16x4096x256xbf16>)
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+                       affine_map<(b, h, m, n, d, e) -> (h, m, n)>]
+      -> tensor<4x16x4096x256xbf16>
+  return %r : tensor<4x16x4096x256xbf16>
+}

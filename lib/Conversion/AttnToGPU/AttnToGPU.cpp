@@ -290,10 +290,23 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // tiles, 2 stages. Measured against the two-warpgroup block with 64-key
   // tiles at D = 256 on an H100: 0.80-0.86x cuDNN against 0.71-0.82x at
   // N >= 4096, even at N = 1024 (docs/performance.md, head dims).
+  // With K/V by TMA and no mask tensor or window: 48-key tiles, three
+  // stages (Q 64 KB + 3 x 48 keys of K and V: 214 KB at D = 256), the
+  // pipelined, ping-pong loop, persistent blocks to N = 8192 (log step 79:
+  // at D = 256 1.09-1.29x the 64-key, 2-stage block at N = 1024-4096;
+  // at N = 16384 a block per query tile, 1.12-1.16x; 32-key tiles lost
+  // 2-11%).
   if (opts.warpSpecialize == -1 && defaultShape && std::max(D, E) > 128) {
     cfg.warpSpecialized = true;
-    shaped.tileKV = 64;
-    shaped.stages = 2;
+    if (tmaOk && !maskArg && !op.getWindow()) {
+      cfg.wantPersistent = persistentWins;
+      shaped.pipeline = 1;
+      shaped.tileKV = 48;
+      shaped.stages = 3;
+    } else {
+      shaped.tileKV = 64;
+      shaped.stages = 2;
+    }
   }
   // Defaults measured on an H100 (bench/tune.py, docs/performance.md): two
   // resident blocks per multiprocessor (ptxas keeps to 128 registers) with

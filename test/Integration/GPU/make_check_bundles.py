@@ -442,6 +442,17 @@ CASES: Dict[str, Case] = {
                                   flags=["--wgmma=1"]),
     "wg_d256_large_logits": Case("bfloat16", **bhsd(1, 2, 300, 300, 256), scale=4.0,
                                  flags=["--wgmma=1"]),
+    # Past D = 128 without a mask tensor: 48-key tiles, three stages, the
+    # pipelined ping-pong loop, persistent blocks to N = 8192 (a block per
+    # query tile past it): a sink with soft-capping, N past 8192 ragged,
+    # bottom-right causal, MLA with the lse, a dynamic batch and lengths.
+    "wg_d256_softcap_sink": Case("bfloat16", **bhsd(2, 2, 700, 700, 256), causal=True,
+                                 sink=["h"], score_mod=score_mod_region(2, softcap(30.0))),
+    "wg_d256_long_ragged": Case("float16", **bhsd(1, 2, 130, 9001, 256)),
+    "wg_d256_br_causal": Case("float16", **bhsd(1, 2, 300, 1000, 256), causal=True,
+                              query_offset=700),
+    "wg_d192_e128_lse": Case("bfloat16", **bhsd(1, 2, 500, 777, 192, 128), lse=True),
+    "dyn_f16_d256_causal": Case("float16", **bhsd(-1, 2, -1, -1, 256), causal=True),
     # Bottom-right causal (chunked prefill: M new queries after N - M cached
     # keys, query m at key m + N - M) on every kernel: with a window, a
     # finite fill, the warp-specialized and mma.sync kernels, a staged bias,
