@@ -286,16 +286,15 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     }
   }
   // Head dims past 128 (Gemma's 256): O alone is E / 2 registers per
-  // thread; the producer warpgroup's registers go to the consumers, 64-key
-  // tiles, 2 stages. Measured against the two-warpgroup block with 64-key
-  // tiles at D = 256 on an H100: 0.80-0.86x cuDNN against 0.71-0.82x at
-  // N >= 4096, even at N = 1024 (docs/performance.md, head dims).
-  // With K/V by TMA and no mask tensor or window: 48-key tiles, three
-  // stages (Q 64 KB + 3 x 48 keys of K and V: 214 KB at D = 256), the
-  // pipelined, ping-pong loop, persistent blocks to N = 8192 (log step 79:
-  // at D = 256 1.09-1.29x the 64-key, 2-stage block at N = 1024-4096;
-  // at N = 16384 a block per query tile, 1.12-1.16x; 32-key tiles lost
-  // 2-11%).
+  // thread; the producer warpgroup's registers go to the consumers (at
+  // D = 256 0.80-0.86x cuDNN against 0.71-0.82x for the two-warpgroup
+  // block, docs/performance.md, head dims). With K/V by TMA and no mask
+  // tensor or window: 48-key tiles, three stages (Q 64 KB + 3 x 48 keys of
+  // K and V: 214 KB at D = 256), the pipelined ping-pong loop, persistent
+  // blocks to N = 8192 (log step 79: at D = 256 1.09-1.29x the 64-key,
+  // 2-stage block at N = 1024-4096; past 8192 a block per query tile,
+  // 1.12-1.16x; 32-key tiles lost 2-11%). Otherwise (a bias tile would not
+  // fit beside three stages) 64-key tiles, 2 stages.
   if (opts.warpSpecialize == -1 && defaultShape && std::max(D, E) > 128) {
     cfg.warpSpecialized = true;
     if (tmaOk && !maskArg && !op.getWindow()) {

@@ -522,9 +522,9 @@ struct TileKernel {
   /// they join the thread's next commit group. Threads past the last chunk
   /// repeat it (same bytes to the same place).
   using DstFn = llvm::function_ref<SmallVector<Value>(Value, Value)>;
-  void copyRows(StringRef name, Value tile,
-                int64_t count, int64_t width, unsigned rowDim, Value row0,
-                Value limit, unsigned colDim, DstFn dst);
+  void copyRows(StringRef name, Value tile, int64_t count, int64_t width,
+                unsigned rowDim, Value row0, Value limit, unsigned colDim,
+                DstFn dst);
 
   /// Keys the block's rows [blockRow, blockRow + rows) can see: [lb, ub).
   std::pair<Value, Value> keyRange(Value blockRow, int64_t rows);

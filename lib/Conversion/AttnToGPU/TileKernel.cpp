@@ -107,8 +107,8 @@ Value TileKernel::divu(const FastDiv &f, Value n) {
       b, loc, b.getI32Type(),
       arith::IndexCastUIOp::create(b, loc, b.getI64Type(), n));
   Value hi = arith::MulUIExtendedOp::create(b, loc, n32, f.m).getHigh();
-  Value q = arith::ShRUIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, hi, n32), f.l);
+  Value q = arith::ShRUIOp::create(b, loc,
+                                   arith::AddIOp::create(b, loc, hi, n32), f.l);
   return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), q);
 }
 
@@ -429,9 +429,8 @@ Value TileKernel::setVarlen(Value blockX, int64_t rows) {
 }
 
 void TileKernel::copyRows(StringRef name, Value tile, int64_t count,
-                          int64_t width,
-                          unsigned rowDim, Value row0, Value limit,
-                          unsigned colDim, DstFn dst) {
+                          int64_t width, unsigned rowDim, Value row0,
+                          Value limit, unsigned colDim, DstFn dst) {
   // 16-byte chunks: 8 halves or 4 f32.
   Type elt = cast<MemRefType>(memArg(name).getType()).getElementType();
   const int64_t vec = 128 / elt.getIntOrFloatBitWidth();

@@ -660,8 +660,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // exponent is the plain kernel's one fma, s * scale log2 e - m log2 e
   // (m then includes this tile's max: a real score, not the fill, and its
   // product with log2 e cannot overflow). Saves two ops per score there.
-  const bool rawInterior = natural && kb.scale > 0 && !memArg("mask") &&
-                           !kb.op.hasScoreMod();
+  const bool rawInterior =
+      natural && kb.scale > 0 && !memArg("mask") && !kb.op.hasScoreMod();
   // S = Q K^T: D / 16 wgmma, the first one without accumulating.
   std::string sInst = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(BN) +
                       "k16.f32." + ty + "." + ty + " ";
@@ -837,8 +837,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // P V: k-step kk takes 8-key blocks 2 kk and 2 kk + 1, registers (row g,
   // row g + 8) of each, like mma.sync's A layout. Adds the row sums to lsum.
   // `raw`: s unscaled (prepare's rawInterior tiles), m natural.
-  auto exponentiate = [&](SmallVector<Value> &s, Value(&m)[2],
-                          Value(&lsum)[2],
+  auto exponentiate = [&](SmallVector<Value> &s, Value(&m)[2], Value(&lsum)[2],
                           bool raw = false) -> SmallVector<Value> {
     Value negM[2], ref[2], negMLog2[2];
     for (int64_t h = 0; h < 2; ++h) {
@@ -851,7 +850,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     }
     for (int64_t i = 0; i < sRegs; ++i) {
       int64_t h = (i / 2) % 2;
-      s[i] = raw ? tk.ex2(kb.fma(s[i], scaleLog2, negMLog2[h]))
+      s[i] = raw           ? tk.ex2(kb.fma(s[i], scaleLog2, negMLog2[h]))
              : foldScale   ? tk.ex2(kb.fma(s[i], scaleLog2, negM[h]))
              : fmaExponent ? tk.ex2(kb.fma(s[i], log2e, negMLog2[h]))
                            : tk.expDiff(s[i], ref[h]);
@@ -924,8 +923,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     }
     Value m[2] = {next[0], next[1]};
     Value lsum[2] = {zero, zero};
-    SmallVector<Value> p =
-        exponentiate(s, m, lsum, rawInterior && !withMask);
+    SmallVector<Value> p = exponentiate(s, m, lsum, rawInterior && !withMask);
     for (int64_t h = 0; h < 2; ++h)
       next[2 + h] = arith::AddFOp::create(b, loc, next[2 + h], lsum[h]);
     p = em.through("", p);
@@ -1114,9 +1112,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                                          ? &ifOp.getThenRegion().front()
                                          : &ifOp.getElseRegion().front());
           Value mb[2] = {m0[0], m0[1]}, ab[2], lb2[2], anyB;
-          SmallVector<Value> pb =
-              softmax(acc, lb, mb, /*withMask=*/branch == 1, maskVals, ab,
-                      lb2, anyB);
+          SmallVector<Value> pb = softmax(acc, lb, mb, /*withMask=*/branch == 1,
+                                          maskVals, ab, lb2, anyB);
           pb.append({mb[0], mb[1], ab[0], ab[1], lb2[0], lb2[1], anyB});
           scf::YieldOp::create(b, loc, pb);
         }
@@ -1453,9 +1450,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value q = tk.divu(headsDiv, within);
       scf::YieldOp::create(
           b, loc,
-          ValueRange{q, arith::SubIOp::create(
-                            b, loc, within,
-                            arith::MulIOp::create(b, loc, q, heads))});
+          ValueRange{
+              q, arith::SubIOp::create(
+                     b, loc, within, arith::MulIOp::create(b, loc, q, heads))});
       b.setInsertionPointToStart(&split.getElseRegion().front());
       scf::YieldOp::create(
           b, loc,
