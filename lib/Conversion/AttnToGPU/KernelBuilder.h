@@ -488,8 +488,9 @@ struct TileKernel {
   Value clamp(Value x, Value hi);
 
   /// The byte address (i64) of mem[idx] (any strided memref; a shared one
-  /// gives its shared-window address).
-  Value byteAddress(Value mem, ValueRange idx);
+  /// gives its shared-window address); `base`: mem's aligned pointer as an
+  /// index where the caller hoisted it.
+  Value byteAddress(Value mem, ValueRange idx, Value base = Value());
   /// A 16-byte `cp.async.cg` from src[srcIdx] (global) to dst[dstIdx]
   /// (shared), asking L2 to fetch the surrounding 128 bytes with it
   /// (`.L2::128B`; NVVM's op has no prefetch hint, hence inline PTX). It
@@ -510,8 +511,8 @@ struct TileKernel {
   /// query rows from blockRow (one `prefetch.global.L2` per 128-byte line),
   /// a tile ahead of their loads. Only for masks that index both m and n.
   void prefetchMask(Value n0, Value blockRow, int64_t rows, int64_t tile);
-  /// The mask's data pointer (i64), and the byte address from it of the
-  /// element at the current loops (a mask of static shape, row-major).
+  /// The mask's aligned pointer (index), and the byte address (i64) from
+  /// it of the element at the current loops (byteAddress).
   Value maskBase();
   Value maskAddress(Value base);
   /// Operand `name`'s indices for the current loop values.

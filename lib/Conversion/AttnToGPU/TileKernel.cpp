@@ -38,7 +38,7 @@ Value TileKernel::divu(Value x, int64_t k) {
 Value TileKernel::remu(Value x, int64_t k) {
   return arith::RemUIOp::create(kb.b, kb.loc, x, idx(k));
 }
-Value TileKernel::byteAddress(Value mem, ValueRange idx) {
+Value TileKernel::byteAddress(Value mem, ValueRange idx, Value base) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   auto type = cast<MemRefType>(mem.getType());
@@ -47,7 +47,8 @@ Value TileKernel::byteAddress(Value mem, ValueRange idx) {
   for (auto [i, v] : llvm::enumerate(idx))
     off = add(off, arith::MulIOp::create(b, loc, v, md.getStrides()[i]));
   int64_t eltBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem);
+  if (!base)
+    base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem);
   return arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
                                       add(base, mul(off, eltBytes)));
 }
@@ -178,24 +179,12 @@ void TileKernel::setBatch(Value flat) {
 }
 
 Value TileKernel::maskBase() {
-  return arith::IndexCastUIOp::create(
-      kb.b, kb.loc, kb.b.getI64Type(),
-      memref::ExtractAlignedPointerAsIndexOp::create(kb.b, kb.loc,
-                                                     memArg("mask")));
+  return memref::ExtractAlignedPointerAsIndexOp::create(kb.b, kb.loc,
+                                                        memArg("mask"));
 }
 
 Value TileKernel::maskAddress(Value base) {
-  auto type = cast<MemRefType>(memArg("mask").getType());
-  int64_t eltBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-  SmallVector<int64_t> strides(type.getRank(), 1);
-  for (int64_t i = type.getRank() - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * type.getDimSize(i + 1);
-  Value offset = idx(0);
-  for (auto [k, v] : llvm::enumerate(indices("mask")))
-    offset = add(offset, mul(v, strides[k] * eltBytes));
-  return arith::AddIOp::create(
-      kb.b, kb.loc, base,
-      arith::IndexCastUIOp::create(kb.b, kb.loc, kb.b.getI64Type(), offset));
+  return byteAddress(memArg("mask"), indices("mask"), base);
 }
 
 void TileKernel::prefetchMask(Value n0, Value blockRow, int64_t rows,

@@ -1387,9 +1387,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // the next tile's number: one the consumers read after Q's full barrier,
   // two (by parity) the producer's thread 0 broadcasts to its warpgroup.
   Value tileSlot, bcastSlot;
-  // Groups of max(1, blocks / gridX) heads (constants when static); the
-  // divisors of the mapping as multipliers, made once (dynamic sizes).
-  // Static sizes: constant divisors, which LLVM turns into multiplies.
+  // Groups of max(1, blocks / gridX) heads (constants when static). With
+  // dynamic sizes the mapping's divisors become multipliers made once;
+  // static ones stay constant divisions, which LLVM turns into multiplies.
   const bool constMap = !persistent || (getConstantIntValue(gridXv) &&
                                         getConstantIntValue(batchV) &&
                                         getConstantIntValue(blocksV));
@@ -1399,6 +1399,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     heads = arith::MaxUIOp::create(
         b, loc, arith::DivUIOp::create(b, loc, blocksV, gridXv), tk.idx(1));
     span = arith::MulIOp::create(b, loc, heads, gridXv);
+    spanDiv.d = span;
   }
   if (!constMap) {
     tk.prepareBatchDivs();
@@ -1409,24 +1410,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     }
   }
   auto mapTile = [&](Value tile) -> std::pair<Value, Value> {
-    auto divu = [&](Value x, Value y) {
-      return arith::DivUIOp::create(b, loc, x, y).getResult();
-    };
-    auto remu = [&](Value x, Value y) {
-      return arith::RemUIOp::create(b, loc, x, y).getResult();
-    };
-    if (constMap && !tk.causal)
-      return {remu(tile, gridXv), divu(tile, gridXv)};
-    if (constMap) {
-      Value group = divu(tile, span);
-      Value head0 = arith::MulIOp::create(b, loc, group, heads);
-      Value inGroup = arith::MinUIOp::create(
-          b, loc, heads, arith::SubIOp::create(b, loc, batchV, head0));
-      Value within = arith::SubIOp::create(
-          b, loc, tile, arith::MulIOp::create(b, loc, group, span));
-      return {divu(within, inGroup), tk.add(head0, remu(within, inGroup))};
-    }
     if (!tk.causal) {
+      if (constMap)
+        return {arith::RemUIOp::create(b, loc, tile, gridXv),
+                arith::DivUIOp::create(b, loc, tile, gridXv)};
       Value y = tk.divu(gridXDiv, tile);
       return {arith::SubIOp::create(b, loc, tile,
                                     arith::MulIOp::create(b, loc, y, gridXv)),
@@ -1438,6 +1425,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         b, loc, heads, arith::SubIOp::create(b, loc, batchV, head0));
     Value within = arith::SubIOp::create(
         b, loc, tile, arith::MulIOp::create(b, loc, group, span));
+    if (constMap)
+      return {arith::DivUIOp::create(b, loc, within, inGroup),
+              tk.add(head0, arith::RemUIOp::create(b, loc, within, inGroup))};
     // The last group may hold fewer heads: a plain division there.
     Type idxT = b.getIndexType();
     auto split = scf::IfOp::create(
