@@ -1304,8 +1304,23 @@ struct PeeledOperand {
   AffineMap map; ///< over attention loops
   double scale = 1.0;
   SmallVector<Operation *> ops;
+  /// FP8: `value` is the 8-bit tensor that the program dequantized
+  /// (extf, times `dequantScale`); `plain*` is the operand before that step,
+  /// used when the other operands are not dequantized alike.
+  bool dequantized = false;
+  double dequantScale = 1.0;
+  Value plainValue;
+  AffineMap plainMap;
+  double plainScale = 1.0;
+  size_t plainOps = 0;
+  Type f8Type() const {
+    return dequantized ? cast<ShapedType>(value.getType()).getElementType()
+                       : Type();
+  }
 };
 } // namespace
+
+static bool isF8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
 
 /// Looks through single-use transposes and a multiplication/division by a
 /// constant (scale on Q or K, as frontends often write it).
@@ -1363,6 +1378,60 @@ static PeeledOperand peelOperand(Value v, AffineMap map, bool allowScale,
       p.value = term.leaf;
       llvm::append_range(p.ops, tr.ops);
       continue;
+    }
+    // FP8 dequantization, as frontends write it: an 8-bit float tensor
+    // extended (to f16, bf16 or f32) and multiplied or divided by a
+    // constant per-tensor scale, or extended only.
+    if (!p.dequantized) {
+      int inner = tr.stripCasts(t);
+      double c = 1.0;
+      bool ok = true;
+      const Term &it = tr.get(inner);
+      if (it.kind == Term::Binary &&
+          (isName(it, "arith.mulf") || isName(it, "arith.divf"))) {
+        bool div = isName(it, "arith.divf");
+        std::optional<double> cv = tr.constValue(it.kids[1]);
+        int xi = it.kids[0];
+        if (!cv && !div) {
+          cv = tr.constValue(it.kids[0]);
+          xi = it.kids[1];
+        }
+        ok = cv && *cv != 0.0 && std::isfinite(*cv);
+        if (ok) {
+          c = div ? 1.0 / *cv : *cv;
+          inner = xi;
+        }
+      }
+      int leafId = tr.stripCasts(inner);
+      const Term &leaf = tr.get(leafId);
+      if (ok && leaf.kind == Term::Leaf &&
+          isF8(cast<ShapedType>(leaf.leaf.getType()).getElementType()) &&
+          !isF8(type.getElementType()) &&
+          (leaf.access.isPermutation() ||
+           (broadcastBatchDims && dropsOnlyBatchDims(leaf.access))) &&
+          p.map.isProjectedPermutation()) {
+        Operation *consumer = *p.value.getUsers().begin();
+        bool closed = llvm::all_of(tr.ops, [&](Operation *op) {
+          return llvm::all_of(op->getUsers(), [&](Operation *user) {
+            return tr.ops.contains(user) || user == consumer;
+          });
+        });
+        if (closed) {
+          p.plainValue = p.value;
+          p.plainMap = p.map;
+          p.plainScale = p.scale;
+          p.plainOps = p.ops.size();
+          SmallVector<AffineExpr> res(leaf.access.getNumResults());
+          for (unsigned i = 0; i < leaf.access.getNumResults(); ++i)
+            res[i] = p.map.getResult(leaf.access.getDimPosition(i));
+          p.map = AffineMap::get(p.map.getNumDims(), 0, res, v.getContext());
+          p.value = leaf.leaf;
+          p.dequantized = true;
+          p.dequantScale = c;
+          llvm::append_range(p.ops, tr.ops);
+          continue;
+        }
+      }
     }
     if (!allowScale || term.kind != Term::Binary ||
         !(isName(term, "arith.mulf") || isName(term, "arith.divf")))
@@ -1591,6 +1660,12 @@ std::string AttentionMatch::describe() const {
                std::to_string(groups);
   if (window)
     causalStr += ", window=" + std::to_string(*window);
+  if (isF8(cast<ShapedType>(query.getType()).getElementType())) {
+    char vs[32];
+    snprintf(vs, sizeof(vs), "%g", valueScale);
+    maskStr += std::string(", fp8 (dequantization folded, value scale ") +
+               vs + ")";
+  }
   if (fromAdditiveMask)
     causalStr += " (from a constant additive 0 / -65504-or-lower mask)";
   if (!scoreMod.empty())
@@ -1855,6 +1930,25 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
       /*allowScale=*/true, numBatch);
   PeeledOperand v = peelOperand(vOperand->get(), remap(vMapPV, pvToAttn),
                                 /*allowScale=*/false, numBatch);
+  // FP8 only when Q, K and V are all dequantized from one 8-bit type (the
+  // kernels multiply 8-bit by 8-bit); otherwise the dequantizations stay
+  // in the program and the op takes their results.
+  if (q.dequantized || k.dequantized || v.dequantized) {
+    if (q.f8Type() && q.f8Type() == k.f8Type() && q.f8Type() == v.f8Type()) {
+      q.scale *= q.dequantScale;
+      k.scale *= k.dequantScale;
+      match.valueScale = v.dequantScale;
+    } else {
+      for (PeeledOperand *p : {&q, &k, &v})
+        if (p->dequantized) {
+          p->value = p->plainValue;
+          p->map = p->plainMap;
+          p->scale = p->plainScale;
+          p->ops.resize(p->plainOps); // the dequantization stays alive
+          p->dequantized = false;
+        }
+    }
+  }
   match.query = q.value;
   match.queryMap = q.map;
   match.key = k.value;
@@ -1864,7 +1958,7 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
   match.scale = sf.scale * q.scale * k.scale;
   match.outputMap = remap(oMapPV, pvToAttn);
   for (Value val : {match.query, match.key, match.value, match.init})
-    if (!supported(val))
+    if (!supported(val) && !(val != match.init && q.dequantized))
       return fail("an operand has an element type other than f32, f16 or "
                   "bf16");
 

@@ -234,6 +234,11 @@ FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
   Location loc = root->getLoc();
   Value scale = arith::ConstantOp::create(
       rewriter, loc, rewriter.getF32FloatAttr(static_cast<float>(match.scale)));
+  Value valueScale;
+  if (match.valueScale != 1.0)
+    valueScale = arith::ConstantOp::create(
+        rewriter, loc,
+        rewriter.getF32FloatAttr(static_cast<float>(match.valueScale)));
   SmallVector<AffineMap> maps = {match.queryMap, match.keyMap, match.valueMap,
                                  match.outputMap};
   Value mask, sink;
@@ -305,7 +310,7 @@ FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
   auto op = AttentionOp::create(
       rewriter, loc, init.getType(), lseType, query, match.key, value,
       scale, init,
-      mask, sink, modOperands, rewriter.getAffineMapArrayAttr(maps),
+      mask, sink, modOperands, valueScale, rewriter.getAffineMapArrayAttr(maps),
       match.causal,
       match.window ? rewriter.getI64IntegerAttr(*match.window) : IntegerAttr(),
       match.maskValue ? rewriter.getF32FloatAttr(*match.maskValue)

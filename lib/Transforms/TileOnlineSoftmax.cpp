@@ -129,6 +129,7 @@ struct Canonical {
   SmallVector<OpFoldResult> batchSizes;
   OpFoldResult m, n, e;
   Value scale;
+  Value valueScale; ///< FP8: the value's dequantization scale (or null)
   bool causal;
   std::optional<int64_t> window;
   int64_t queryOffset = 0; // query m sits at key m + queryOffset
@@ -409,8 +410,23 @@ static Value buildQueryTile(OpBuilder &b, Location loc, const Canonical &c,
       cast<RankedTensorType>(acc0.getType()).getShape(), c.outElt);
   if (lse)
     *lse = buildLse(b, loc, loop.getResult(0), loop.getResult(1));
-  return FinalizeOp::create(b, loc, outType, loop.getResult(2),
-                            loop.getResult(1));
+  Value acc = loop.getResult(2);
+  if (c.valueScale) {
+    // O = value_scale * acc / sum: the value's scale, once per output.
+    auto accType = cast<RankedTensorType>(acc.getType());
+    Value empty = tensor::EmptyOp::create(
+        b, loc, tensor::getMixedSizes(b, loc, acc), accType.getElementType());
+    Value vs = c.valueScale;
+    acc = linalg::MapOp::create(
+              b, loc, ValueRange{acc}, empty,
+              [&](OpBuilder &nb, Location l, ValueRange args) {
+                linalg::YieldOp::create(
+                    nb, l, ValueRange{arith::MulFOp::create(nb, l, args[0], vs)
+                                          .getResult()});
+              })
+              ->getResult(0);
+  }
+  return FinalizeOp::create(b, loc, outType, acc, loop.getResult(1));
 }
 
 FailureOr<Value> mlir::attn::tileOnlineSoftmax(RewriterBase &rewriter,
@@ -471,6 +487,7 @@ FailureOr<Value> mlir::attn::tileOnlineSoftmax(RewriterBase &rewriter,
   c.n = tensor::getMixedSizes(rewriter, loc, c.k)[c.kBatch.size()];
   c.e = tensor::getMixedSizes(rewriter, loc, c.v)[c.vBatch.size() + 1];
   c.scale = op.getScale();
+  c.valueScale = op.getValueScale();
   c.causal = op.getCausal();
   c.window = op.getWindow();
   c.queryOffset = op.getQueryOffsetOrZero();

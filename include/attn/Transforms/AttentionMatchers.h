@@ -70,6 +70,9 @@ struct AttentionMatch {
   bool guarded = false; ///< the safe-softmax guard was absorbed
   unsigned numBatch = 0;
   double scale = 1.0;
+  /// FP8: Q, K, V are 8-bit (their dequantizations folded); the value's
+  /// scale multiplies the output (1: none).
+  double valueScale = 1.0;
   bool causal = false;
   std::optional<int64_t> window; ///< sliding window: keys m - n >= W masked
   int64_t queryOffset = 0; ///< key position of query 0 (bottom-right causal)

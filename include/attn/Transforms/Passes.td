@@ -91,4 +91,16 @@ def AttnFoldLengthMask : Pass<"attn-fold-length-mask"> {
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
 
+def AttnExpandF8 : Pass<"attn-expand-f8"> {
+  let summary = "Expand arith.extf from 8-bit floats into integer operations";
+  let description = [{
+    MLIR's LLVM lowering has no conversion for `arith.extf` from
+    `f8E4M3FN` or `f8E5M2`. This rewrites each such extension as exact
+    integer arithmetic on the byte (every code, NaN included), so FP8
+    programs, fused or not, lower to the CPU. The CPU pipeline runs it
+    before the LLVM conversion.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

@@ -33,6 +33,10 @@ FailureOr<Value> tileOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
 /// Lowers attn.online_update / attn.finalize to linalg on tensors.
 void populateAttnToLinalgPatterns(RewritePatternSet &patterns);
 
+/// arith.extf from f8E4M3FN / f8E5M2 as exact integer operations on the
+/// byte (the LLVM lowering has no conversion for them).
+void populateExpandF8Patterns(RewritePatternSet &patterns);
+
 } // namespace mlir::attn
 
 #endif // ATTN_TRANSFORMS_TRANSFORMS_H

@@ -426,6 +426,11 @@ static LogicalResult validateOptions(AttentionOp op,
 static LogicalResult validateShapes(AttentionOp op,
                                     ArrayRef<std::pair<StringRef, Value>> args,
                                     ArrayRef<int64_t> sizes, unsigned r) {
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(
+          op.getQuery().getType().getElementType()))
+    return op.emitError("FP8 attention (")
+           << op.getQuery().getType().getElementType()
+           << ") has no GPU kernel yet; the CPU pipeline runs it";
   for (auto &[name, v] : args) {
     auto t = cast<RankedTensorType>(v.getType());
     int64_t elems = 1;

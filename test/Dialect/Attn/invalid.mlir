@@ -146,7 +146,7 @@ func.func @mask_query_len_mismatch(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v:
 
 func.func @integer_query(%q: tensor<4x8xi32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %s = arith.constant 1.0 : f32
-  // expected-error @below {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  // expected-error @below {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or f8E4M3FN type or f8E5M2 type values}}
   %r = attn.attention ins(%q, %k, %v : tensor<4x8xi32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
       outs(%o : tensor<4x8xf32>)
       indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
@@ -496,4 +496,40 @@ func.func @varlen_mask_bottom_right(%cq: tensor<3xi32>) -> tensor<64x64xi1> {
   // expected-error @below {{bottom_right aligns the causal rule; it needs causal}}
   %m = attn.varlen_mask %cq, %cq bottom_right : tensor<3xi32>, tensor<3xi32> -> tensor<64x64xi1>
   return %m : tensor<64x64xi1>
+}
+
+// -----
+
+func.func @fp8_mixed_types(%q: tensor<4x8xf8E4M3FN>, %k: tensor<6x8xf8E5M2>, %v: tensor<6x8xf8E4M3FN>, %o: tensor<4x8xf16>) -> tensor<4x8xf16> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{expects query, key and value of one 8-bit float type when any is 8-bit, got 'f8E4M3FN', 'f8E5M2', 'f8E4M3FN'}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf8E4M3FN>, tensor<6x8xf8E5M2>, tensor<6x8xf8E4M3FN>) scale(%s)
+      outs(%o : tensor<4x8xf16>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>] -> tensor<4x8xf16>
+  return %r : tensor<4x8xf16>
+}
+
+// -----
+
+func.func @fp8_with_f16_query(%q: tensor<4x8xf16>, %k: tensor<6x8xf8E4M3FN>, %v: tensor<6x8xf8E4M3FN>, %o: tensor<4x8xf16>) -> tensor<4x8xf16> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{expects query, key and value of one 8-bit float type when any is 8-bit, got 'f16', 'f8E4M3FN', 'f8E4M3FN'}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf16>, tensor<6x8xf8E4M3FN>, tensor<6x8xf8E4M3FN>) scale(%s)
+      outs(%o : tensor<4x8xf16>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>] -> tensor<4x8xf16>
+  return %r : tensor<4x8xf16>
+}
+
+// -----
+
+func.func @fp8_result(%q: tensor<4x8xf8E4M3FN>, %k: tensor<6x8xf8E4M3FN>, %v: tensor<6x8xf8E4M3FN>, %o: tensor<4x8xf8E4M3FN>) -> tensor<4x8xf8E4M3FN> {
+  %s = arith.constant 1.0 : f32
+  // expected-error @below {{operand #4 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf8E4M3FN>, tensor<6x8xf8E4M3FN>, tensor<6x8xf8E4M3FN>) scale(%s)
+      outs(%o : tensor<4x8xf8E4M3FN>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+                       affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>] -> tensor<4x8xf8E4M3FN>
+  return %r : tensor<4x8xf8E4M3FN>
 }

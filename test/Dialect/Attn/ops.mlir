@@ -150,3 +150,18 @@ func.func @varlen_mask_dynamic(%cq: tensor<5xi32>, %tq: index, %tk: index) -> (t
   %b = attn.varlen_mask %cq, %cq sizes(%tk) : tensor<5xi32>, tensor<5xi32> -> tensor<64x?xi1>
   return %a, %b : tensor<?x?xi1>, tensor<64x?xi1>
 }
+
+// -----
+
+// FP8 operands with the value's dequantization scale.
+// CHECK-LABEL: func.func @fp8_value_scale
+// CHECK: attn.attention ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<2x16x64xf8E4M3FN>, tensor<2x32x64xf8E4M3FN>, tensor<2x32x64xf8E4M3FN>) scale(%{{.+}}) value_scale(%{{.+}}) outs
+func.func @fp8_value_scale(%q: tensor<2x16x64xf8E4M3FN>, %k: tensor<2x32x64xf8E4M3FN>, %v: tensor<2x32x64xf8E4M3FN>, %o: tensor<2x16x64xf16>) -> tensor<2x16x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %vs = arith.constant 0.5 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x16x64xf8E4M3FN>, tensor<2x32x64xf8E4M3FN>, tensor<2x32x64xf8E4M3FN>) scale(%s) value_scale(%vs)
+      outs(%o : tensor<2x16x64xf16>)
+      indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+                       affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>] -> tensor<2x16x64xf16>
+  return %r : tensor<2x16x64xf16>
+}

@@ -3,6 +3,7 @@
 
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -43,6 +44,19 @@ LogicalResult AttentionOp::verify() {
     SmallVector<unsigned> allowed; // iteration dims it may index
     SmallVector<unsigned> mustUse; // ... and those it must index
   };
+  // FP8: Q, K and V share one 8-bit type (the kernels multiply f8 by f8).
+  auto isF8 = [](Type t) {
+    return isa<Float8E4M3FNType, Float8E5M2Type>(getElementTypeOrSelf(t));
+  };
+  Type qElt = qType.getElementType();
+  if (isF8(qElt) || isF8(getKey().getType()) || isF8(getValue().getType())) {
+    if (getKey().getType().getElementType() != qElt ||
+        getValue().getType().getElementType() != qElt)
+      return emitOpError("expects query, key and value of one 8-bit float "
+                         "type when any is 8-bit, got ")
+             << qElt << ", " << getKey().getType().getElementType() << ", "
+             << getValue().getType().getElementType();
+  }
   SmallVector<unsigned> batch = llvm::to_vector(llvm::seq<unsigned>(0, numBatch));
   auto with = [&](std::initializer_list<unsigned> extra) {
     SmallVector<unsigned> v = batch;

@@ -10,6 +10,9 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Attn_FloatElt : AnyTypeOf<[F32, F16, BF16]>;
 def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+// Q, K and V may also be 8-bit floats (FP8 attention, dequantized by the
+// op's scales).
+def Attn_InputTensor : RankedTensorOf<[F32, F16, BF16, F8E4M3FN, F8E5M2]>;
 def Attn_F32Tensor : RankedTensorOf<[F32]>;
 def Attn_MaskTensor : RankedTensorOf<[F32, F16, BF16, I1]>;
 
@@ -82,7 +85,13 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
 
     Inputs may be f32, f16 or bf16; scores, softmax statistics and the
     accumulation are computed in f32 and the result is rounded once to the
-    element type of `init`. A row in which every score is `-inf` (fully
+    element type of `init`.
+
+    FP8: Q, K and V may instead all be `f8E4M3FN` or all `f8E5M2` (one
+    type for the three), with per-tensor dequantization scales: the scales
+    of Q and K are part of `scale`, and the optional `value_scale`
+    multiplies the output, `O = value_scale * sum_n P V` (the value's scale;
+    default 1). The result is f32, f16 or bf16. A row in which every score is `-inf` (fully
     masked) yields 0; the unfused softmax would yield NaN there.
 
     Example (`[B, H, S, D]` layout, causal):
@@ -99,10 +108,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
     ```
   }];
 
-  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
-      Attn_FloatTensor:$value, F32:$scale, Attn_FloatTensor:$init,
+  let arguments = (ins Attn_InputTensor:$query, Attn_InputTensor:$key,
+      Attn_InputTensor:$value, F32:$scale, Attn_FloatTensor:$init,
       Optional<Attn_MaskTensor>:$mask, Optional<Attn_FloatTensor>:$sink,
-      Variadic<AnyRankedTensor>:$mod_operands,
+      Variadic<AnyRankedTensor>:$mod_operands, Optional<F32>:$value_scale,
       AffineMapArrayAttr:$indexing_maps,
       UnitAttr:$causal, OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$window,
       OptionalAttr<F32Attr>:$mask_value,
@@ -114,6 +123,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
     `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`
         type($value) `)`
     `scale` `(` $scale `)`
+    (`value_scale` `(` $value_scale^ `)`)?
     (`mask` `(` $mask^ `:` type($mask) `)`)?
     (`sink` `(` $sink^ `:` type($sink) `)`)?
     (`score_mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
@@ -363,7 +373,7 @@ def Attn_OnlineUpdateOp : Attn_Op<"online_update", [Pure,
     softmax-weighted sum.
   }];
 
-  let arguments = (ins Attn_F32Tensor:$scores, Attn_FloatTensor:$value,
+  let arguments = (ins Attn_F32Tensor:$scores, Attn_InputTensor:$value,
       Attn_F32Tensor:$max, Attn_F32Tensor:$sum, Attn_F32Tensor:$acc,
       OptionalAttr<DenseI64ArrayAttr>:$value_batch_dims);
   let results = (outs Attn_F32Tensor:$new_max, Attn_F32Tensor:$new_sum,
