@@ -110,6 +110,38 @@ F32_VARIANTS = {  # name: (flags, Ns)
 }
 
 
+# The FP8 table (bench/bench_fp8.py): e4m3 Q, K, V with f16 output against
+# attn-opt's own f16 kernel at the same shape (and SDPA's f16 backends);
+# D in {64, 128, 256}, N in {1024, 4096, 16384} at 16k tokens, H = 2048 / D.
+FP8_NS = (1024, 4096, 16384)
+
+
+def fp8_configs():
+    for d in (64, 128, 256):
+        for n in FP8_NS:
+            for causal in (False, True):
+                yield d, n, 16384 // n, 2048 // d, causal
+
+
+def fp8_program(d: int, n: int, b: int, h: int, causal: bool,
+                value_scale: float = 1.0) -> str:
+    """program() with e4m3 Q, K, V (dequantization scales: scale and
+    value_scale) and an f16 output."""
+    t8 = f"tensor<{b}x{h}x{n}x{d}xf8E4M3FN>"
+    to = f"tensor<{b}x{h}x{n}x{d}xf16>"
+    m = "affine_map<(b, h, m, n, d, e) -> "
+    maps = ", ".join(m + x + ">" for x in
+                     ("(b, h, m, d)", "(b, h, n, d)", "(b, h, n, e)", "(b, h, m, e)"))
+    return f"""func.func @attention(%q: {t8}, %k: {t8}, %v: {t8}, %o: {to}) -> {to} {{
+  %s = arith.constant {1.0 / math.sqrt(d)!r} : f32
+  %vs = arith.constant {value_scale!r} : f32
+  %r = attn.attention ins(%q, %k, %v : {t8}, {t8}, {t8}) scale(%s) value_scale(%vs)
+      outs(%o : {to}) {"causal " if causal else ""}indexing_maps = [{maps}] -> {to}
+  return %r : {to}
+}}
+"""
+
+
 def f32_configs():
     for var, (flags, ns) in F32_VARIANTS.items():
         for d in (64, 128):
@@ -406,11 +438,20 @@ def main() -> int:
                          "OUT/st_{dtype}_d{D}_n{N}_b{B}_h{H}_{causal|full}")
     ap.add_argument("--f32", action="store_true",
                     help="the f32 table's bundles (bench/bench_f32.py)")
+    ap.add_argument("--fp8", action="store_true",
+                    help="the FP8 table: e4m3 bundles and their f16 twins")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     out = Path(a.out)
     jobs = []  # (bundle dir, program, flags)
-    if a.f32:
+    if a.fp8:
+        for d, n, b, h, causal in fp8_configs():
+            tag = f"d{d}_n{n}_b{b}_h{h}_{'causal' if causal else 'full'}"
+            jobs.append((out / f"fp8_{tag}", fp8_program(d, n, b, h, causal),
+                         a.flags.split()))
+            jobs.append((out / f"f16_{tag}", program("float16", d, n, b, h, causal),
+                         a.flags.split()))
+    elif a.f32:
         for var, flags, d, n, b, h, causal in f32_configs():
             name = f"f32_{var}_d{d}_n{n}_b{b}_h{h}_{'causal' if causal else 'full'}"
             jobs.append((out / name, program("float32", d, n, b, h, causal),

@@ -106,10 +106,13 @@ INDEX_ARGS = {"block_table": 2, "kv_lens": 1, "cu_seqlens_q": 1,
 # "size", shape []) for the batch dims, m and n. Grid x (with m dynamic)
 # and y (with a batch dim dynamic) are -1: the launch rule computes them.
 _SIZE_ARG = re.compile(r"size_(b[0-9]{1,2}|m|n)")
-DTYPES = ("float16", "bfloat16", "float32", "bool")
+DTYPES = ("float16", "bfloat16", "float32", "bool", "float8_e4m3fn",
+          "float8_e5m2")
 ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "bool": 1, "int32": 4,
-            "int64": 8}
+            "int64": 8, "float8_e4m3fn": 1, "float8_e5m2": 1}
 TENSOR_CORE_DTYPES = ("float16", "bfloat16")
+# FP8 attention: q, k and v of one 8-bit type (torch's names), out 16-bit.
+FP8_DTYPES = ("float8_e4m3fn", "float8_e5m2")
 
 # What a bundle may hold at all (it is read as hostile input).
 MAX_MANIFEST_BYTES = 1 << 20       # manifest.json
@@ -211,6 +214,9 @@ class AttentionSpec:
     # one from the int32 workspace `tile_counter` [2] (left at 0); 0: one
     # block per tile.
     persistent: int = 0
+    # FP8 (attention.value_scale): the output is multiplied by V's
+    # dequantization scale (Q's and K's are part of `scale`); 1: none.
+    value_scale: float = 1.0
 
 
 # attention.score_mod: the op's score modification region as a straight-line
@@ -991,6 +997,8 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     if "scale" not in att:
         raise BundleError(f"{where}: attention lacks 'scale'")
     scale = _number(att["scale"], "attention.scale", where)
+    value_scale = _number(att.get("value_scale", 1.0), "attention.value_scale",
+                          where)
     causal = att.get("causal", False)
     if not isinstance(causal, bool):
         raise BundleError(f"{where}: attention.causal must be true/false, "
@@ -1220,9 +1228,9 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
         if op is None:
             raise BundleError(f"{where}: tensor map '{n}' describes '{t}', "
                               "which is not an argument")
-        if op.dtype not in ("float16", "bfloat16"):
+        if op.dtype not in ("float16", "bfloat16") + FP8_DTYPES:
             raise BundleError(f"{where}: tensor map '{n}' needs a 16-bit "
-                              f"'{t}'")
+                              f"or 8-bit '{t}'")
         if (len(box) != len(op.shape) or len(box) > 5 or max(box) > 256
                 or box[-1] * ITEMSIZE[op.dtype] != 128):
             raise BundleError(f"{where}: tensor map '{n}' has box "
@@ -1262,7 +1270,9 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
         dts = {n: spec[n].dtype for n in ("q", "k", "v", "out")}
         ok = dts["q"] in TENSOR_CORE_DTYPES or (dts["q"] == "float32"
                                                  and f32_precision is not None)
-        if len(set(dts.values())) != 1 or not ok:
+        fp8 = (dts["q"] in FP8_DTYPES and dts["k"] == dts["v"] == dts["q"]
+               and dts["out"] in TENSOR_CORE_DTYPES)
+        if not fp8 and (len(set(dts.values())) != 1 or not ok):
             raise BundleError(f"{where}: a tensor-core kernel takes q, k, v and "
                               f"out of one dtype in {list(TENSOR_CORE_DTYPES)} "
                               f"(or float32 with attention.f32_precision), "
@@ -1294,7 +1304,8 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                                          query_offset, score_mod, paged,
                                          kv_lens_dim, varlen, tile_kv,
                                          f32_precision=f32_precision,
-                                         persistent=persistent),
+                                         persistent=persistent,
+                                         value_scale=value_scale),
                  path=path, sha256=tuple(sorted(sha.items())),
                  binding_sha256=binding)
     if (paged is None) != (m.arg("block_table") is None):
@@ -1971,7 +1982,9 @@ _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 
 # cuda.h: CUtensorMapDataType, CU_TENSOR_MAP_SWIZZLE_128B,
 # CU_TENSOR_MAP_L2_PROMOTION_L2_256B.
-_TENSOR_MAP_DTYPE = {"float16": 6, "bfloat16": 9}
+# CU_TENSOR_MAP_DATA_TYPE_*: 8-bit floats as UINT8 (TMA moves bytes).
+_TENSOR_MAP_DTYPE = {"float16": 6, "bfloat16": 9, "float8_e4m3fn": 0,
+                     "float8_e5m2": 0}
 _TENSOR_MAP_CACHE = 64
 _CU_TENSOR_MAP_SWIZZLE_128B = 3
 _CU_TENSOR_MAP_L2_PROMOTION_256B = 3

@@ -16,7 +16,8 @@ is there), loads it once per process and launches it. Without attn-bundle
 built on one machine serves another.
 
 `dense_attention` compiles one dynamic-shape bundle per (heads, head dim,
-dtype, causal, scale, lse): batch, query and key lengths are kernel
+dtype, causal, scale, lse; with FP8 inputs also the value scale and output
+dtype): batch, query and key lengths are kernel
 parameters, so a model whose lengths change does not recompile;
 `decode_attention` one per (query tokens, heads, key capacity, head dim,
 dtype, paging, kv_lens, causal, scale, lse) for every batch size (the
@@ -48,6 +49,8 @@ from .bundle import BundleError, Kernel, compile, dtype_name, load
 # float32 runs on tensor cores as 3xTF32 (f32-accurate; attn-bundle's
 # default f32-precision).
 _DT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
+# FP8 (dense_attention only): 8-bit q, k, v with a 16-bit output.
+_F8 = {"float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2"}
 _LOADED: Dict[str, Kernel] = {}
 
 
@@ -118,21 +121,40 @@ def varlen_program(hq: int, hkv: int, d: int, seqs: int,
 
 def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
                   causal: bool = False, scale: Optional[float] = None,
-                  lse: bool = False) -> str:
+                  lse: bool = False, out_dtype: Optional[str] = None,
+                  value_scale: float = 1.0) -> str:
     """Dense attention as MLIR with B, M and N dynamic: q [?, ?, hq, d]
-    (viewed [?, ?, hkv, g, d]), k/v [?, ?, hkv, d]."""
-    g, t, scale = _common(hq, hkv, d, dtype, scale)
+    (viewed [?, ?, hkv, g, d]), k/v [?, ?, hkv, d]. FP8 (`dtype` an 8-bit
+    float): q, k, v of that type, the output `out_dtype` (float16 or
+    bfloat16), V's dequantization scale `value_scale` (Q's and K's are
+    part of `scale`)."""
+    f8 = _F8.get(dtype)
+    g, t, scale = _common(hq, hkv, d, "float16" if f8 else dtype, scale)
+    to = t
+    if f8:
+        t, to = f8, _dt(out_dtype or "float16")
+        if to == "f32":
+            raise BundleError("attn_opt.ops: FP8 attention writes float16 or "
+                              "bfloat16")
+    elif out_dtype not in (None, dtype) or value_scale != 1.0:
+        raise BundleError("attn_opt.ops: out_dtype and value_scale are for FP8 "
+                          "inputs")
     tqt = f"tensor<?x?x{hkv}x{g}x{d}x{t}>"
+    tot = f"tensor<?x?x{hkv}x{g}x{d}x{to}>"
     tkt = f"tensor<?x?x{hkv}x{d}x{t}>"
     tl = f"tensor<?x?x{hkv}x{g}xf32>"
     mp = "affine_map<(b, h, g, m, n, d, e) -> "
     maps = ", ".join(mp + x + ">" for x in ("(b, m, h, g, d)", "(b, n, h, d)",
                                             "(b, n, h, e)", "(b, m, h, g, e)"))
-    res, lhs, ret = _results(tqt, tl, lse)
-    return f"""func.func @dense(%q: {tqt}, %k: {tkt}, %v: {tkt}, %o: {tqt}) -> ({res}) {{
-  %s = arith.constant {scale!r} : f32
-  {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale(%s)
-      outs(%o : {tqt}) {"causal " if causal else ""}indexing_maps = [{maps}] -> {res}
+    res, lhs, ret = _results(tot, tl, lse)
+    vs_def = vs = ""
+    if value_scale != 1.0:
+        vs_def = f"\n  %vs = arith.constant {float(value_scale)!r} : f32"
+        vs = " value_scale(%vs)"
+    return f"""func.func @dense(%q: {tqt}, %k: {tkt}, %v: {tkt}, %o: {tot}) -> ({res}) {{
+  %s = arith.constant {scale!r} : f32{vs_def}
+  {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale(%s){vs}
+      outs(%o : {tot}) {"causal " if causal else ""}indexing_maps = [{maps}] -> {res}
   return {ret} : {res}
 }}
 """
@@ -225,14 +247,30 @@ def prepare_varlen(hq: int, hkv: int, d: int, seqs: int,
                                   bottom_right, scale, return_lse), chip, cache_dir)
 
 
+def _dense_text(hq: int, hkv: int, d: int, dtype: str, causal: bool,
+                scale: Optional[float], lse: bool, q_scale: float, k_scale: float,
+                v_scale: float, out_dtype: Optional[str]) -> str:
+    """dense_attention's program; FP8 folds the dequantization scales."""
+    if dtype in _F8:
+        scale = (1.0 / math.sqrt(d) if scale is None else float(scale)) * q_scale * k_scale
+        return dense_program(hq, hkv, d, dtype, causal, scale, lse,
+                             out_dtype or "float16", v_scale)
+    if (q_scale, k_scale, v_scale) != (1.0, 1.0, 1.0) or out_dtype is not None:
+        raise BundleError("attn_opt.ops: q_scale, k_scale, v_scale and out_dtype "
+                          "are for FP8 inputs")
+    return dense_program(hq, hkv, d, dtype, causal, scale, lse)
+
+
 def prepare_dense(hq: int, hkv: int, d: int, dtype: str = "float16",
                   causal: bool = False, scale: Optional[float] = None,
                   return_lse: bool = False, chip: str = "sm_90a",
-                  cache_dir: Optional[Union[str, Path]] = None) -> Path:
+                  cache_dir: Optional[Union[str, Path]] = None,
+                  q_scale: float = 1.0, k_scale: float = 1.0, v_scale: float = 1.0,
+                  out_dtype: Optional[str] = None) -> Path:
     """Compiles (or finds) the one bundle dense_attention uses for these
     heads and head dim, at every length."""
-    return _bundle(dense_program(hq, hkv, d, dtype, causal, scale, return_lse),
-                   chip, cache_dir)
+    return _bundle(_dense_text(hq, hkv, d, dtype, causal, scale, return_lse,
+                               q_scale, k_scale, v_scale, out_dtype), chip, cache_dir)
 
 
 def prepare_decode(b: Optional[int], m: int, hq: int, hkv: int, n: int, d: int,
@@ -280,17 +318,27 @@ def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: An
 def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
                     scale: Optional[float] = None, return_lse: bool = False,
                     chip: str = "sm_90a",
-                    cache_dir: Optional[Union[str, Path]] = None) -> Any:
+                    cache_dir: Optional[Union[str, Path]] = None,
+                    q_scale: float = 1.0, k_scale: float = 1.0,
+                    v_scale: float = 1.0, out_dtype: Optional[str] = None) -> Any:
     """Attention of q [B, M, Hq, D] over k/v [B, N, Hkv, D] (see the module
-    docstring); one bundle serves every B, M and N."""
+    docstring); one bundle serves every B, M and N. FP8: q, k, v of one
+    8-bit type (torch.float8_e4m3fn / float8_e5m2) hold q / q_scale etc.
+    (per-tensor dequantization scales, constants of the bundle); the output
+    is `out_dtype` (float16 by default, or bfloat16)."""
     b, m, hq, d = q.shape
     if k.dim() != 4 or k.shape[0] != b or k.shape[3] != d or tuple(v.shape) != tuple(k.shape):
         raise BundleError(f"attn_opt.ops: dense_attention takes q [B, M, Hq, D] and k, "
                           f"v [B, N, Hkv, D]; got q {list(q.shape)}, k {list(k.shape)}, "
                           f"v {list(v.shape)}")
     hkv = k.shape[2]
-    kern = _kernel(dense_program(hq, hkv, d, dtype_name(q), causal, scale, return_lse),
-                   chip, cache_dir)
+    dt = dtype_name(q)
+    if dt in _F8 and (dtype_name(k) != dt or dtype_name(v) != dt):
+        raise BundleError(f"attn_opt.ops: FP8 attention takes q, k and v of one "
+                          f"8-bit type; got {dt}, {dtype_name(k)}, {dtype_name(v)}")
+    text = _dense_text(hq, hkv, d, dt, causal, scale, return_lse, q_scale, k_scale,
+                       v_scale, out_dtype)
+    kern = _kernel(text, chip, cache_dir)
     res = kern(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v)
     if return_lse:
         out, lse = res

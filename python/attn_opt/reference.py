@@ -511,6 +511,8 @@ def reference(man: Manifest, inputs: Mapping[str, Any], ops: Any,
             o = p @ vb
             safe = ops.where(denom == 0, 1.0, denom)
             o = ops.where(denom == 0, 0.0, o / safe)
+            if att.value_scale != 1.0:
+                o = o * att.value_scale
             if r >= 1:
                 out[b0:b1, ..., i0:i1, :] = o
             else:

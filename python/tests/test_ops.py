@@ -26,6 +26,9 @@ SPEC = dict(b=2, m=4, hq=8, hkv=8, n=700, d=64, dtype="bfloat16", causal=True)
 DENSE = dict(hq=8, hkv=2, d=128, causal=True, return_lse=True)
 # f32: 3xTF32 on tensor cores (f32-accurate), checked at 1e-5.
 DENSE_F32 = dict(hq=4, hkv=2, d=64, dtype="float32")
+# FP8: e4m3 with per-tensor scales, bf16 out, causal (checked at 3e-2).
+DENSE_FP8 = dict(hq=8, hkv=2, d=128, dtype="float8_e4m3fn", causal=True, q_scale=0.5,
+                 k_scale=2.0, v_scale=0.25, out_dtype="bfloat16")
 # (B, M, N) the one dense bundle runs at on the GPU.
 DENSE_SIZES = ((1, 1, 1), (2, 37, 53), (3, 300, 300), (1, 1000, 4097))
 
@@ -36,13 +39,19 @@ def prepare_all(cache):
             ops.prepare_decode(**PAGED, cache_dir=cache),
             ops.prepare_decode(**SPEC, cache_dir=cache),
             ops.prepare_dense(**DENSE, cache_dir=cache),
-            ops.prepare_dense(**DENSE_F32, cache_dir=cache)]
+            ops.prepare_dense(**DENSE_F32, cache_dir=cache),
+            ops.prepare_dense(**DENSE_FP8, cache_dir=cache)]
 
 
 @needs_attn_bundle
 def test_programs_compile(tmp_path):
     paths = prepare_all(tmp_path)
-    vl, vbr, paged, spec, dense, f32 = (bundle.read_manifest(p) for p in paths)
+    vl, vbr, paged, spec, dense, f32, fp8 = (bundle.read_manifest(p) for p in paths)
+    # FP8: e4m3 q, k, v, bf16 out; Q's and K's scales in scale, V's apart.
+    assert fp8.arg("q").dtype == "float8_e4m3fn" and fp8.arg("out").dtype == "bfloat16"
+    assert fp8.attention.value_scale == 0.25 and set(fp8.dynamic_dims) == {"b0", "m", "n"}
+    assert abs(fp8.attention.scale - 0.5 * 2.0 / math.sqrt(128)) < 1e-7
+    assert "Q/K/V by TMA" in fp8.attention.kernel_choice
     assert f32.attention.f32_precision == "3xtf32" and f32.arg("q").dtype == "float32"
     assert "mma.sync m16n8k8 3xTF32" in f32.attention.kernel_choice
     assert set(dense.dynamic_dims) == {"b0", "m", "n"} and dense.arg("lse") is not None
@@ -61,6 +70,13 @@ def test_programs_compile(tmp_path):
     assert spec.attention.causal and spec.attention.query_offset == 696
     # The same shapes find the same bundle (no second compile).
     assert prepare_all(tmp_path) == paths
+
+
+def test_program_errors_fp8():
+    with pytest.raises(bundle.BundleError, match="float16 or bfloat16"):
+        ops.dense_program(8, 2, 128, "float8_e4m3fn", out_dtype="float32")
+    with pytest.raises(bundle.BundleError, match="are for FP8 inputs"):
+        ops.prepare_dense(8, 2, 128, "float16", v_scale=2.0)
 
 
 def test_program_errors():
@@ -153,6 +169,32 @@ def test_dense_on_gpu():
                              v[i].transpose(0, 1), keep)
             _close(out[i].transpose(0, 1), ref)
             assert torch.allclose(lse[i].transpose(0, 1), rlse, atol=1e-2)
+
+
+@needs_gpu
+def test_dense_fp8_on_gpu():
+    """FP8 q, k, v (stored / their scales), one bundle at several lengths,
+    within 3e-2 of the fp32 attention of the dequantized values."""
+    import torch
+    kw = {k: v for k, v in DENSE_FP8.items() if k not in ("hq", "hkv", "d", "dtype")}
+    for b, m, n in DENSE_SIZES:
+        g = torch.Generator(device="cuda").manual_seed(m + 7)
+        q, k, v = (torch.randn(b, x, h, DENSE_FP8["d"], generator=g, device="cuda")
+                   for x, h in ((m, DENSE_FP8["hq"]), (n, DENSE_FP8["hkv"]),
+                                (n, DENSE_FP8["hkv"])))
+        q8, k8, v8 = ((x / s).to(torch.float8_e4m3fn) for x, s in
+                      ((q, kw["q_scale"]), (k, kw["k_scale"]), (v, kw["v_scale"])))
+        out = ops.dense_attention(q8, k8, v8, **kw)
+        assert out.dtype == torch.bfloat16
+        dq, dk, dv = (x.float() * s for x, s in ((q8, kw["q_scale"]), (k8, kw["k_scale"]),
+                                                  (v8, kw["v_scale"])))
+        keep = torch.ones(m, n, dtype=torch.bool, device="cuda").tril()
+        for i in range(b):
+            ref, _ = _ref(dq[i].transpose(0, 1), dk[i].transpose(0, 1),
+                          dv[i].transpose(0, 1), keep)
+            o = out[i].transpose(0, 1).float()
+            assert not o.isnan().any()
+            assert float((o - ref).norm() / ref.norm()) < 3e-2
 
 
 @needs_gpu

@@ -67,7 +67,55 @@ def test_tensor_map_needs_16_bit_operand():
     for a in obj["args"]:
         if a["name"] in ("q", "k", "v", "out"):
             a["dtype"] = "float32"
-    with pytest.raises(BundleError, match="needs a 16-bit 'k'"):
+    with pytest.raises(BundleError, match="needs a 16-bit or 8-bit 'k'"):
+        bundle.parse_manifest(try_seal(obj))
+
+
+def fp8_manifest(dtype="float8_e4m3fn", box=128, out="float16", **att):
+    """tma_manifest with 8-bit q, k, v (128-element boxes) and `out`."""
+    obj = tma_manifest()
+    for a in obj["args"]:
+        if a["name"] in ("q", "k", "v"):
+            a["dtype"] = dtype
+        elif a["name"] == "out":
+            a["dtype"] = out
+        elif a.get("map") == "tensormap":
+            a["box"] = [1, 1, 128, box]
+    obj["attention"].update(att)
+    return obj
+
+
+def test_fp8_manifest():
+    m = bundle.parse_manifest(seal(fp8_manifest(value_scale=0.5)))
+    assert m.arg("q").dtype == "float8_e4m3fn" and m.arg("out").dtype == "float16"
+    assert m.arg("tmap_v").box == (1, 1, 128, 128)
+    assert m.attention.value_scale == 0.5
+    assert bundle.parse_manifest(seal(fp8_manifest())).attention.value_scale == 1.0
+    assert bundle.ITEMSIZE["float8_e5m2"] == 1
+    # cuTensorMapEncodeTiled moves bytes: UINT8 (0), byte strides.
+    assert bundle._TENSOR_MAP_DTYPE["float8_e4m3fn"] == 0
+    dims, strides, boxes = bundle.tensor_map_layout("float8_e4m3fn", (2, 4, 4096, 128),
+                                                    (1, 1, 128, 128))
+    assert dims == (128, 4096, 4, 2) and strides == (128, 128 * 4096, 128 * 4096 * 4)
+
+
+@pytest.mark.parametrize("obj, msg", [
+    (lambda: fp8_manifest(box=64), "128 bytes along the last"),
+    (lambda: fp8_manifest(out="float8_e4m3fn"), "one dtype in"),
+    (lambda: fp8_manifest(out="float32"), "one dtype in"),
+    (lambda: fp8_manifest(value_scale="inf"), "value_scale must be a finite number"),
+])
+def test_fp8_manifest_checked(obj, msg):
+    with pytest.raises(BundleError, match=msg):
+        bundle.parse_manifest(try_seal(obj()))
+
+
+def test_fp8_mixed_types_refused():
+    obj = fp8_manifest()
+    for a in obj["args"]:
+        if a["name"] == "k":
+            a["dtype"] = "float8_e5m2"
+    with pytest.raises(BundleError, match="one dtype in"):
         bundle.parse_manifest(try_seal(obj))
 
 

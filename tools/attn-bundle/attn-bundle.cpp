@@ -367,8 +367,10 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
         : workspace ? *dtype != (*name == "o_part" || *name == "ml_part"
                                      ? "float32"
                                      : "int32")
-                    : !llvm::is_contained(
-                          {"float16", "bfloat16", "float32", "bool"}, *dtype))
+                    : !llvm::is_contained({"float16", "bfloat16", "float32",
+                                           "bool", "float8_e4m3fn",
+                                           "float8_e5m2"},
+                                          *dtype))
       return fail("argument '" + *name + "' has dtype '" + *dtype + "'");
     for (const llvm::json::Value &d : *shape) {
       int64_t v = d.getAsInteger().value_or(0);

@@ -72,6 +72,10 @@ static std::string dtypeName(Type t) {
     return "bool";
   if (t.isInteger(32))
     return "int32";
+  if (isa<Float8E4M3FNType>(t))
+    return "float8_e4m3fn";
+  if (isa<Float8E5M2Type>(t))
+    return "float8_e5m2";
   return "unknown";
 }
 
@@ -258,9 +262,42 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
       tmaOk && persistentOk && (!maskArg || (ringBias && N >= 1024)) &&
       (ShapedType::isDynamic(N) || (N >= 512 && N <= 8192)) &&
       (causal || widest > 96);
+  // FP8: the warp-specialized, pipelined kernel with 128-key tiles (V^T's
+  // rows are 128 keys), three stages where they fit (else two), persistent
+  // blocks up to N = 8192 as for 16-bit operands.
+  const bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(
+      op.getQuery().getType().getElementType());
+  if (fp8) {
+    if (opts.warpSpecialize == 0)
+      return op.emitError("FP8 attention runs on the warp-specialized "
+                          "kernel; warp-specialize=0 excludes it");
+    if (opts.tileKV && opts.tileKV != 128)
+      return op.emitError("FP8 attention takes tile-kv = 128 (the rows of "
+                          "V^T in shared memory), got ")
+             << opts.tileKV;
+    cfg.fp8 = true;
+    cfg.warpSpecialized = true;
+    cfg.wantPersistent = tmaOk && persistentOk &&
+                         (ShapedType::isDynamic(N) || N <= 8192);
+    shaped.tileKV = 128;
+    WgmmaConfig probe = cfg;
+    probe.keyTile = 128;
+    probe.stages = 3;
+    // D = 256: three stages do not fit (Q, K, V^T and the staging buffer:
+    // 256 KB); two, not pipelined.
+    const bool three = probe.sharedBytes(D, E) <= 227 * 1024;
+    if (!opts.stages)
+      shaped.stages = three ? 3 : 2;
+    if (!opts.pipeline && three)
+      shaped.pipeline = 1;
+    // A second staging buffer where it fits beside three stages.
+    probe.stagingBuffers = 2;
+    if (three && probe.sharedBytes(D, E) <= 227 * 1024)
+      cfg.stagingBuffers = 2;
+  }
   const bool shortPersistent = persistentWins && widest > 96 &&
                                !ShapedType::isDynamic(N) && N < 1024;
-  if (opts.warpSpecialize == -1 && defaultShape && widest > 64 &&
+  if (!fp8 && opts.warpSpecialize == -1 && defaultShape && widest > 64 &&
       widest <= 128 && !op.getWindow() && (longLoop || shortPersistent)) {
     cfg.warpSpecialized = true;
     cfg.wantPersistent = persistentWins;
@@ -295,7 +332,8 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // 2-stage block at N = 1024-4096; past 8192 a block per query tile,
   // 1.12-1.16x; 32-key tiles lost 2-11%). Otherwise (a bias tile would not
   // fit beside three stages) 64-key tiles, 2 stages.
-  if (opts.warpSpecialize == -1 && defaultShape && std::max(D, E) > 128) {
+  if (!fp8 && opts.warpSpecialize == -1 && defaultShape &&
+      std::max(D, E) > 128) {
     cfg.warpSpecialized = true;
     if (tmaOk && !maskArg && !op.getWindow()) {
       cfg.wantPersistent = persistentWins;
@@ -426,11 +464,6 @@ static LogicalResult validateOptions(AttentionOp op,
 static LogicalResult validateShapes(AttentionOp op,
                                     ArrayRef<std::pair<StringRef, Value>> args,
                                     ArrayRef<int64_t> sizes, unsigned r) {
-  if (isa<Float8E4M3FNType, Float8E5M2Type>(
-          op.getQuery().getType().getElementType()))
-    return op.emitError("FP8 attention (")
-           << op.getQuery().getType().getElementType()
-           << ") has no GPU kernel yet; the CPU pipeline runs it";
   for (auto &[name, v] : args) {
     auto t = cast<RankedTensorType>(v.getType());
     int64_t elems = 1;
@@ -595,6 +628,21 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       !std::isfinite(static_cast<float>(*scale)))
     return op.emitError("the GPU kernel needs a finite f32 scale, got ")
            << *scale;
+  const bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(
+      op.getQuery().getType().getElementType());
+  std::optional<double> valueScale;
+  if (Value vs = op.getValueScale()) {
+    Attribute attr;
+    if (matchPattern(vs, m_Constant(&attr)))
+      if (auto f = dyn_cast<FloatAttr>(attr))
+        valueScale = f.getValueAsDouble();
+    if (!valueScale || !std::isfinite(static_cast<float>(*valueScale)))
+      return op.emitError("the GPU kernel needs a constant, finite "
+                          "value_scale");
+    if (!fp8)
+      return op.emitError("value_scale runs on the GPU with FP8 operands "
+                          "only (the FP8 kernel applies it)");
+  }
   if (failed(validateOptions(op, opts)))
     return failure();
   // The kernel takes mask and sink as arguments the caller passes; a
@@ -850,6 +898,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                    op.getMaskValue() ? op.getMaskValue()->convertToFloat()
                                      : -std::numeric_limits<float>::infinity(),
                    threads};
+  if (valueScale)
+    kb.valueScale = static_cast<float>(*valueScale);
   if (varlen) {
     kb.varlenSeqs = varlen.getCuSeqlensQ().getType().getDimSize(0) - 1;
     kb.varlenCausal = varlen.getCausal();
@@ -987,6 +1037,22 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       batch *= sizes[i];
   const int64_t tf32 = tf32Passes(opts);
   bool canWgmma = opts.chip == "sm_90a" && wgmmaEligible(op, mapOf, D, E);
+  // FP8 has one kernel: the warp-specialized wgmma kernel with TMA.
+  if (fp8) {
+    std::string why =
+        opts.chip != "sm_90a" ? "chip=" + opts.chip + " (needs sm_90a)"
+        : !canWgmma           ? wgmmaIneligibility(op, mapOf, D, E)
+        : opts.wgmma == 0     ? std::string("wgmma=0")
+        : opts.splits > 1     ? std::string("split-KV (splits > 1)")
+        : kPages              ? std::string("paged K/V")
+        : lenMask             ? std::string("per-sequence key counts")
+        : varlen              ? std::string("varlen")
+                              : std::string();
+    if (!why.empty())
+      return op.emitError("FP8 attention runs on the Hopper kernel "
+                          "(warp-specialized wgmma with TMA) only: ")
+             << why;
+  }
   if (opts.wgmma == 1 && !canWgmma)
     return op.emitError("wgmma=1: the wgmma kernel needs chip=sm_90a, "
                         "f16/bf16 inputs and output, D and E multiples of "
@@ -1000,7 +1066,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // wgmma=1 keeps the Hopper kernel.
   // Only with the default row shape (tile-kv, stages, pipeline may be set).
   bool mmaOk = mmaEligible(op, mapOf, D, E, tf32);
-  if (dynamic && !mmaOk)
+  if (dynamic && !mmaOk && !fp8)
     return op.emitError("dynamic shapes run on the tensor-core kernels only, "
                         "which cannot take this attention: ")
            << mmaIneligibility(op, mapOf, D, E, tf32);
@@ -1085,6 +1151,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       return op.emitError("tma=1: ") << noTma;
     wcfg.tma = noTma.empty() && opts.tma != 0;
     wcfg.tmaQ = wcfg.tma && !wcfg.maskInRing();
+    if (fp8 && !(wcfg.tma && wcfg.tmaQ && wcfg.warpSpecialized))
+      return op.emitError("FP8 attention runs on the warp-specialized "
+                          "kernel with Q, K and V by TMA only: ")
+             << (!noTma.empty() ? noTma
+                 : opts.tma == 0 ? std::string("tma=0")
+                                 : std::string("not warp-specialized"));
     wcfg.trimKeys = keyMaskTrimmable(op, kb.maskValue);
   }
   // GQA packing for decode: the query-head group (the one batch dim K and
@@ -1429,7 +1501,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       // q: a block's rows along m; k, v: a key tile along n.
       box.push_back(d == r       ? wcfg.rowsPerBlock()
                     : d == r + 1 ? wcfg.keyTile
-                    : d >= r + 2 ? 64
+                    : d >= r + 2 ? (fp8 ? 128 : 64)
                                  : 1);
     }
     argAttrs.push_back(b.getDictionaryAttr(
@@ -1472,6 +1544,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         "f32_precision", b.getStringAttr(cfg.tf32 == 3 ? "3xtf32" : "tf32")));
   if (std::optional<int64_t> window = op.getWindow())
     info.push_back(b.getNamedAttr("window", b.getI64IntegerAttr(*window)));
+  if (kb.valueScale != 1.0f)
+    info.push_back(
+        b.getNamedAttr("value_scale", b.getF32FloatAttr(kb.valueScale)));
   if (scoreModInfo)
     info.push_back(b.getNamedAttr("score_mod", scoreModInfo));
   if (op.getQueryOffsetOrZero())

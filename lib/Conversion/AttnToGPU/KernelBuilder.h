@@ -91,6 +91,9 @@ struct KernelBuilder {
   /// FlashAttention-3's soft-capping uses): the tensor-core kernels, whose
   /// output is 16-bit; else exactly through ex2 (f32 outputs).
   bool approxTanh = false;
+  /// The output's factor (FP8's value_scale; 1 without), applied with the
+  /// final 1 / sum.
+  float valueScale = 1.0f;
   IRMapping scoreModHoisted = {};
   /// The kernel argument of each score_mod operand that is not a constant
   /// (null for constants, which become constant vectors).
@@ -272,6 +275,9 @@ struct WgmmaConfig {
   /// log step 63) and, with three consumer warpgroups, 32 / 160 (log step
   /// 62).
   int64_t producerRegs() const {
+    // FP8: the producer also transposes V (4 x 4-byte blocks in registers).
+    if (fp8)
+      return 56;
     if (tma && tmaQ)
       return warpGroups < 3 ? 40 : 32;
     return warpGroups < 3 ? 88 : 56;
@@ -287,18 +293,39 @@ struct WgmmaConfig {
   /// Head dims are held in whole 64-column panels (D = 96: two panels, the
   /// second half used).
   static int64_t panelCols(int64_t x) { return (x + 63) / 64 * 64; }
-  int64_t qBytes(int64_t D) const { return rowsPerBlock() * panelCols(D) * 2; }
+  /// FP8 (8-bit Q, K, V): a 128-byte panel row holds 128 elements; the
+  /// layout is that of 16-bit operands with half the head dim (cols2). V
+  /// arrives row-major in a staging buffer and is transposed by the
+  /// producer into its stage, E rows of 128 keys (K-major, as FP8 wgmma
+  /// reads B); keyTile is 128.
+  bool fp8 = false;
+  /// FP8: V staging buffers (2: the next tile's V streams in while this
+  /// one's is transposed).
+  int64_t stagingBuffers = 1;
+  int64_t cols2(int64_t x) const { return fp8 ? (x + 1) / 2 : x; }
+  int64_t qBytes(int64_t D) const {
+    return rowsPerBlock() * panelCols(cols2(D)) * 2;
+  }
   int64_t kBytes(int64_t D) const {
-    return stages * keyTile * panelCols(D) * 2;
+    return stages * keyTile * panelCols(cols2(D)) * 2;
   }
   int64_t vBytes(int64_t E) const {
-    return stages * keyTile * panelCols(E) * 2;
+    return stages * keyTile * panelCols(cols2(E)) * 2;
+  }
+  int64_t stagingBytes(int64_t E) const {
+    return fp8 ? keyTile * panelCols(cols2(E)) * 2 : 0;
   }
   int64_t outBytes(int64_t E) const { return rowsPerBlock() * (E + 8) * 2; }
   /// The mbarriers of the warp-specialized kernel (Q full, K/V full and
   /// empty per stage) follow the buffers.
   int64_t barrierOffset(int64_t D, int64_t E) const {
-    return std::max(qBytes(D) + kBytes(D) + vBytes(E), outBytes(E));
+    return std::max(qBytes(D) + kBytes(D) + vBytes(E) +
+                        stagingBuffers * stagingBytes(E),
+                    outBytes(E));
+  }
+  /// FP8: the staging buffer's mbarrier, after the others.
+  int64_t stagingBarrierSlot() const {
+    return 2 * stages + 1 + (persistent() ? 3 : 0) + (trims() ? 5 : 0);
   }
   /// Persistent: then Q's empty barrier, the tile the consumers run next
   /// (i32) and the producer's two broadcast slots (i32 each); trimming the
@@ -307,7 +334,7 @@ struct WgmmaConfig {
   int64_t barrierBytes() const {
     return warpSpecialized || tma ? 8 * (2 * stages + 1) +
                                         (persistent() ? 24 : 0) +
-                                        (trims() ? 40 : 0)
+                                        (trims() ? 40 : 0) + (fp8 ? 8 * stagingBuffers : 0)
                                   : 0;
   }
   /// A key padding mask (keyMaskTrimmable) with a producer warpgroup: its

@@ -901,7 +901,8 @@ void TileKernel::storeOutput(
     Value empty =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
     Value inv = arith::SelectOp::create(
-        b, loc, empty, zero, arith::DivFOp::create(b, loc, kb.cF32(1.0f), sum));
+        b, loc, empty, zero,
+        arith::DivFOp::create(b, loc, kb.cF32(kb.valueScale), sum));
     // Quad stores: the transposed groups, built before the row guard (the
     // shuffles need every lane).
     SmallVector<Value> groups;

@@ -61,6 +61,29 @@ using namespace mlir::attn::gpu_kernel;
 
 std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
                                            int64_t D, int64_t E) {
+  Type qElt = op.getQuery().getType().getElementType();
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(qElt)) {
+    // FP8: k32 steps; V^T rows are E, the A fragments 32 keys.
+    Type out = op.getInit().getType().getElementType();
+    if (!out.isF16() && !out.isBF16())
+      return "an FP8 attention writes f16 or bf16 here (the output is " +
+             std::string(out.isF32() ? "f32" : "other") + ")";
+    if (D % 32 != 0 || E % 32 != 0 || D > 256 || E > 256)
+      return "FP8 takes D and E multiples of 32 up to 256 (D = " +
+             std::to_string(D) + ", E = " + std::to_string(E) + ")";
+    if (op.getMask())
+      return "a mask tensor with FP8 operands (no FP8 kernel stages mask "
+             "tiles yet)";
+    unsigned r = op.getNumBatchDims();
+    auto lastIs = [&](StringRef name, unsigned dim) {
+      AffineMap m = mapOf(name);
+      return m.getNumResults() > 0 &&
+             cast<AffineDimExpr>(m.getResults().back()).getPosition() == dim;
+    };
+    if (!lastIs("q", r + 2) || !lastIs("k", r + 2) || !lastIs("v", r + 3))
+      return "q, k or v is not contiguous along its head dim";
+    return "";
+  }
   std::string why = mmaIneligibility(op, mapOf, D, E);
   if (!why.empty())
     return why;
@@ -232,6 +255,7 @@ struct StageBarriers {
   int64_t stages;
   bool persistent = false;
   int64_t qCount = 128; // Q full's arrivals
+  int64_t extraSlot = -1, extraSlots = 0; // FP8's staging barriers
 
   Value q() { return zero; }
   /// Persistent: Q's buffer is free again (the consumers' threads arrive).
@@ -265,6 +289,9 @@ struct StageBarriers {
                          : slot <= stages ? fullCount
                                           : consumers)},
                  "r,r", {}, "", 0);
+    for (int64_t i = 0; i < extraSlots; ++i)
+      em.asmCall("mbarrier.init.shared::cta.b64 [$0], $1;",
+                 {addr(tk.idx(extraSlot + i)), em.i32(1)}, "r,r", {}, "", 0);
   }
   /// Arrives once this thread's cp.async copies so far have landed.
   void arriveOnCopies(Value slot) {
@@ -330,12 +357,19 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Type f32 = b.getF32Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
   Value outMem = memArg("out");
   Type outElt = cast<MemRefType>(outMem.getType()).getElementType();
-  std::string ty = elt.isF16() ? "f16" : "bf16";
+  // FP8 (cfg.fp8): k32 wgmma on 8-bit operands, B always K-major.
+  const bool fp8 = cfg.fp8;
+  std::string ty = fp8 ? (isa<Float8E4M3FNType>(elt) ? "e4m3" : "e5m2")
+                   : elt.isF16() ? "f16"
+                                 : "bf16";
+  const int64_t kStep = fp8 ? 32 : 16; // elements per wgmma k-step
 
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  // Panels of 64 columns (128 bytes per row), swizzled.
-  const int64_t Dp = WgmmaConfig::panelCols(D), Ep = WgmmaConfig::panelCols(E);
+  // Panels of 64 columns (128 bytes per row), swizzled; with FP8 in 16-bit
+  // units (a panel row is 128 elements).
+  const int64_t Dp = WgmmaConfig::panelCols(cfg.cols2(D)),
+                Ep = WgmmaConfig::panelCols(cfg.cols2(E));
   auto qType = MemRefType::get({Dp / 64, BM, 64}, elt, AffineMap(), workgroup);
   auto kType =
       MemRefType::get({S, Dp / 64, BN, 64}, elt, AffineMap(), workgroup);
@@ -344,7 +378,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   const int64_t outPad = 8;
   auto oType =
       MemRefType::get({BM, E + outPad}, outElt, AffineMap(), workgroup);
-  const int64_t qOff = 0, kOff = cfg.qBytes(D), vOff = kOff + cfg.kBytes(D);
+  const int64_t qOff = 0, kOff = cfg.qBytes(D), vOff = kOff + cfg.kBytes(D),
+                stageOff = vOff + cfg.vBytes(E);
 
   Value c1 = tk.idx(1);
   Value dynBytes = arith::ConstantOp::create(
@@ -516,6 +551,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // atoms, 1024 bytes apart = stride offset); 64-column panels BN * 128
   // bytes apart (leading offset).
   auto vDesc = [&](Value buf, int64_t kk) {
+    // FP8: V^T (K-major, E rows of 128 keys): k-step kk is bytes kk * 32
+    // into the rows, like K's.
+    if (fp8)
+      return desc(tk.add(tk.mul(buf, BN * Ep * 2), vOff + kk * 32), 16, 1024);
     return desc(tk.add(tk.mul(buf, BN * Ep * 2), vOff + kk * 16 * 128),
                 /*lbo=*/BN * 128, /*sbo=*/1024);
   };
@@ -570,7 +609,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       for (size_t i = 0; i < rank; ++i) {
         Value c = idx[rank - 1 - i];
         if (i == 0 && p)
-          c = tk.add(c, p * 64);
+          c = tk.add(c, p * (fp8 ? 128 : 64));
         ops.push_back(arith::IndexCastOp::create(b, loc, i32, c));
       }
       ops.push_back(bar);
@@ -616,8 +655,26 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     tmaBox("q", r, blockRow, r + 2, BM, Dp / 64, tk.add(base, qOff),
            bars.addr(bars.q()));
   };
-  auto tmaLoadKV = [&](StageBarriers &bars, Value stage, Value n0) {
+  // FP8: tile t's V (keys n0..) into staging buffer t % buffers.
+  auto tmaStagingV = [&](StageBarriers &bars, Value t, Value n0) {
+    Value sb = tk.remu(t, cfg.stagingBuffers);
+    Value slot = tk.add(sb, cfg.stagingBarrierSlot());
+    bars.arriveExpectTx(slot, BN * Ep * 2);
+    tmaTile("v", stageOff, Ep / 64, r + 3, n0, sb, bars.addr(slot));
+  };
+  auto tmaLoadKV = [&](StageBarriers &bars, Value stage, Value n0,
+                       Value t = Value()) {
     Value full = bars.addr(bars.full(stage));
+    if (fp8) {
+      // K into its stage; V row-major into staging buffer t % buffers (its
+      // own barrier), which the producer transposes into V's stage. With
+      // two buffers V comes a tile ahead (streamKV), not here.
+      bars.arriveExpectTx(bars.full(stage), BN * Dp * 2);
+      tmaTile("k", kOff, Dp / 64, r + 2, n0, stage, full);
+      if (cfg.stagingBuffers == 1)
+        tmaStagingV(bars, t, n0);
+      return;
+    }
     bars.arriveExpectTx(bars.full(stage), BN * (Dp + Ep) * 2);
     tmaTile("k", kOff, Dp / 64, r + 2, n0, stage, full);
     tmaTile("v", vOff, Ep / 64, r + 3, n0, stage, full);
@@ -664,14 +721,17 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       natural && kb.scale > 0 && !memArg("mask") && !kb.op.hasScoreMod();
   // S = Q K^T: D / 16 wgmma, the first one without accumulating.
   std::string sInst = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(BN) +
-                      "k16.f32." + ty + "." + ty + " ";
+                      "k" + std::to_string(kStep) + ".f32." + ty + "." + ty +
+                      " ";
+  // 16-bit types take the transpose immediates (both K-major: 0).
+  std::string sTail = fp8 ? ", p, 1, 1;\n}" : ", p, 1, 1, 0, 0;\n}";
   auto issueS = [&](Value buf) -> SmallVector<Value> {
     SmallVector<Value> acc(sRegs, zero);
-    for (int64_t ks = 0; ks < D / 16; ++ks) {
+    for (int64_t ks = 0; ks < cfg.cols2(D) / 16; ++ks) {
       std::string text =
           "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(sRegs + 2) +
           ", 0;\n" + sInst + regList(0, sRegs) + ", $" + std::to_string(sRegs) +
-          ", $" + std::to_string(sRegs + 1) + ", p, 1, 1, 0, 0;\n}";
+          ", $" + std::to_string(sRegs + 1) + sTail;
       acc = em.asmCall(text, {qDesc(ks), kDesc(buf, ks), em.i32(ks ? 1 : 0)},
                        "l,l,r", acc, "f", sRegs);
     }
@@ -706,8 +766,27 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   if (!persistent)
     enterState();
 
+  // FP8: P is always e4m3 (3 mantissa bits; e5m2's 2 doubled the error
+  // against the f32 reference: 5.1e-2 against 2.6e-2), V is either.
+  std::string pTy = fp8 ? "e4m3" : ty;
   std::string pvInst = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(E) +
-                       "k16.f32." + ty + "." + ty + " ";
+                       "k" + std::to_string(kStep) + ".f32." + pTy + "." + ty +
+                       " ";
+  // FP8: four P values (f32) to one register of 8-bit values, the first
+  // in the low byte (cvt puts its first source in the high half).
+  auto packQuad = [&](Value x0, Value x1, Value x2, Value x3) -> Value {
+    std::string cvt = "cvt.rn.satfinite." + pTy + "x2.f32 ";
+    return LLVM::InlineAsmOp::create(
+               b, loc, i32, ValueRange{x0, x1, x2, x3},
+               "{\n.reg .b16 l, h;\n" + cvt + "l, $2, $1;\n" + cvt +
+                   "h, $4, $3;\nmov.b32 $0, {l, h};\n}",
+               "=r,f,f,f,f", /*has_side_effects=*/false,
+               /*is_align_stack=*/false, LLVM::TailCallKind::None,
+               LLVM::AsmDialectAttr::get(b.getContext(),
+                                         LLVM::AsmDialect::AD_ATT),
+               ArrayAttr())
+        .getResult(0);
+  };
   auto pairType = VectorType::get({2}, elt);
   auto i32x1 = VectorType::get({1}, i32);
   auto packPair = [&](Value lo, Value hi) -> Value {
@@ -857,6 +936,19 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       lsum[h] = arith::AddFOp::create(b, loc, lsum[h], s[i]);
     }
     SmallVector<Value> p;
+    if (fp8) {
+      // k-step kk (32 keys, 8-key blocks 4 kk..4 kk + 3): register part
+      // holds row g (even part) or g + 8 of blocks 4 kk + 2 (part / 2) and
+      // the next, keys c2, c2 + 1 of each: k positions 4 t.. of the A
+      // fragment are keys 2t, 2t + 1, 8 + 2t, 9 + 2t, the order in which
+      // the producer wrote V^T.
+      for (int64_t kk = 0; kk < BN / 32; ++kk)
+        for (int64_t part = 0; part < 4; ++part) {
+          int64_t i = 4 * (4 * kk + 2 * (part / 2)) + 2 * (part % 2);
+          p.push_back(packQuad(s[i], s[i + 1], s[i + 4], s[i + 5]));
+        }
+      return p;
+    }
     for (int64_t kk = 0; kk < BN / 16; ++kk)
       for (int64_t part = 0; part < 4; ++part) {
         int64_t i = 4 * (2 * kk + part / 2) + 2 * (part % 2);
@@ -866,12 +958,14 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   };
   // O += P V from buffer `buf`: tile-kv / 16 wgmma (not committed).
   auto issuePV = [&](ArrayRef<Value> p, Value buf, SmallVector<Value> o) {
-    for (int64_t kk = 0; kk < BN / 16; ++kk) {
-      // scale-d (a predicate) true; scale-a, scale-b 1; B transposed.
+    for (int64_t kk = 0; kk < BN / kStep; ++kk) {
+      // scale-d (a predicate) true; scale-a, scale-b 1; B transposed (FP8:
+      // no transpose immediate, V^T is K-major).
       std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
                          std::to_string(oRegs + 5) + ", 0;\n" + pvInst +
                          regList(0, oRegs) + ", " + regList(oRegs, 4) + ", $" +
-                         std::to_string(oRegs + 4) + ", p, 1, 1, 1;\n}";
+                         std::to_string(oRegs + 4) +
+                         (fp8 ? ", p, 1, 1;\n}" : ", p, 1, 1, 1;\n}");
       o = em.asmCall(text,
                      {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3],
                       vDesc(buf, kk), em.i32(1)},
@@ -988,7 +1082,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // O[oRegs], P of the previous tile, its number (buffer: number % stages).
   // With a producer warpgroup, iteration t acquires tile t and releases
   // tile t - 1 once its P V is done.
-  const int64_t pRegs = BN / 4;
+  const int64_t pRegs = fp8 ? BN / 8 : BN / 4; // P's A fragments
   // Persistent: Q's buffer is released once the tile's last S product is
   // done (before its last P V); tiles are numbered on across query tiles
   // from `t0`, and `nextTile` gets the number after this query tile's last.
@@ -1377,7 +1471,14 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // 0's after it wrote the tile number), or with TMA thread 0's
   // expect-tx arrival alone.
   bars.qCount = (cfg.tmaQ ? 1 : persistent ? 129 : 128) + (cfg.trims() ? 1 : 0);
-  bars.init(tid, C, cfg.tma ? (cfg.maskInRing() ? 129 : 1) : 128);
+  // FP8: a stage is full after K's bytes (thread 0's expect-tx) and the
+  // producer's 128 arrivals once V^T is written.
+  if (fp8) {
+    bars.extraSlot = cfg.stagingBarrierSlot();
+    bars.extraSlots = cfg.stagingBuffers;
+  }
+  bars.init(tid, C,
+            cfg.tma ? (cfg.maskInRing() || fp8 ? 129 : 1) : 128);
   gpu::BarrierOp::create(b, loc);
   // Persistent: the launch's query tiles in the order blocks take them
   // (grid x fastest, as one block per tile would run them; causal: in
@@ -1505,9 +1606,94 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                       name == "k" ? r + 2 : r + 3);
       }
     };
+    // FP8: tile t's V (row-major in the staging buffer, 128-byte swizzle)
+    // into stage `stage` as V^T, E rows of 128 keys in the 128-byte
+    // swizzle, the keys of each 32 in the order P's A fragments hold them
+    // (positions 4t..4t+3: keys 2t, 2t+1, 8+2t, 9+2t). A thread moves 4 x 4
+    // byte blocks: rows {2t, 2t+1, 8+2t, 9+2t} + 16 half of a 32-key group,
+    // 4 columns, transposed with byte permutes. Then the stage's full
+    // arrival (after a proxy fence: the tensor cores read what these
+    // threads wrote) and a warpgroup barrier (the buffer is free).
+    auto prmt = [&](Value x, Value y, int64_t sel) -> Value {
+      return LLVM::InlineAsmOp::create(
+                 b, loc, i32, ValueRange{x, y},
+                 "prmt.b32 $0, $1, $2, " + std::to_string(sel) + ";",
+                 "=r,r,r", /*has_side_effects=*/false,
+                 /*is_align_stack=*/false, LLVM::TailCallKind::None,
+                 LLVM::AsmDialectAttr::get(b.getContext(),
+                                           LLVM::AsmDialect::AD_ATT),
+                 ArrayAttr())
+          .getResult(0);
+    };
+    auto transposeV = [&](Value stage, Value t) {
+      const int64_t nb = cfg.stagingBuffers;
+      Value sb = tk.remu(t, nb);
+      bars.wait(tk.add(sb, cfg.stagingBarrierSlot()),
+                tk.remu(tk.divu(t, nb), 2));
+      Value pl = tk.remu(tk.tid, 32), pw = tk.divu(tk.tid, 32);
+      Value tq = tk.remu(pl, 4), half = tk.remu(tk.divu(pl, 4), 2),
+            wLow = tk.divu(pl, 8);
+      Value srcBase =
+          tk.add(tk.add(base, stageOff), tk.mul(sb, cfg.stagingBytes(E)));
+      Value dstBase = tk.add(tk.add(base, vOff), tk.mul(stage, BN * Ep * 2));
+      for (int64_t gi = 0; gi < BN / 128; ++gi) {
+        Value grp = tk.add(pw, 4 * gi);
+        Value rowBase =
+            tk.add(tk.add(tk.mul(grp, 32), tk.mul(half, 16)), tk.mul(tq, 2));
+        Value pos = tk.add(tk.add(tk.mul(grp, 32), tk.mul(half, 16)),
+                           tk.mul(tq, 4));
+        Value posChunk = tk.divu(pos, 16), posByte = tk.remu(pos, 16);
+        for (int64_t i = 0; i < E / 16; ++i) {
+          // Columns e0..e0 + 3 (bytes).
+          Value e0 = tk.mul(tk.add(wLow, 4 * i), 4);
+          Value x[4];
+          const int64_t rowOff[4] = {0, 1, 8, 9};
+          for (int64_t j = 0; j < 4; ++j) {
+            Value n = tk.add(rowBase, rowOff[j]);
+            Value chunk = arith::XOrIOp::create(
+                b, loc, tk.remu(tk.divu(e0, 16), 8), tk.remu(n, 8));
+            Value a = tk.add(
+                tk.add(tk.add(srcBase, tk.mul(tk.divu(e0, 128), BN * 128)),
+                       tk.mul(n, 128)),
+                tk.add(tk.mul(chunk, 16), tk.remu(e0, 16)));
+            x[j] = em.asmI32("ld.shared.b32 $0, [$1];", {toI32(a)}, "r");
+          }
+          Value lo01 = prmt(x[0], x[1], 0x5140), hi01 = prmt(x[0], x[1], 0x7362);
+          Value lo23 = prmt(x[2], x[3], 0x5140), hi23 = prmt(x[2], x[3], 0x7362);
+          Value y[4] = {prmt(lo01, lo23, 0x5410), prmt(lo01, lo23, 0x7632),
+                        prmt(hi01, hi23, 0x5410), prmt(hi01, hi23, 0x7632)};
+          for (int64_t j = 0; j < 4; ++j) {
+            Value e = tk.add(e0, j);
+            Value chunk = arith::XOrIOp::create(b, loc, posChunk, tk.remu(e, 8));
+            Value a = tk.add(tk.add(dstBase, tk.mul(e, 128)),
+                             tk.add(tk.mul(chunk, 16), posByte));
+            em.asmCall("st.shared.b32 [$0], $1;", {toI32(a), y[j]}, "r,r", {},
+                       "", 0);
+          }
+        }
+      }
+      em.through("fence.proxy.async.shared::cta;", {});
+      bars.arrive(bars.full(stage));
+      em.asmCall("bar.sync 10, 128;", {}, "", {}, "", 0);
+    };
     // The query tile's K/V tiles from key `from` to `to`, numbered on from
     // t; returns the next number.
+    // FP8 with two staging buffers: V of the range's first tile before the
+    // loop, each next one an iteration ahead (while this one is
+    // transposed).
+    const bool vAhead = fp8 && cfg.stagingBuffers == 2;
+    auto ifTma = [&](Value cond, llvm::function_ref<void()> fn) {
+      auto one = scf::IfOp::create(
+          b, loc, arith::AndIOp::create(b, loc, tmaThread, cond),
+          /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&one.getThenRegion().front());
+      fn();
+    };
     auto streamKV = [&](Value t0, Value from, Value to) -> Value {
+      if (vAhead)
+        ifTma(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, from, to),
+              [&] { tmaStagingV(bars, t0, from); });
       auto loop = scf::ForOp::create(
           b, loc, from, to, tk.idx(BN), ValueRange{t0},
           [&](OpBuilder &, Location, Value n0, ValueRange st) {
@@ -1523,7 +1709,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                 auto one = scf::IfOp::create(b, loc, tmaThread, false);
                 OpBuilder::InsertionGuard guard(b);
                 b.setInsertionPointToStart(&one.getThenRegion().front());
-                tmaLoadKV(bars, stage, n0);
+                tmaLoadKV(bars, stage, n0, t);
               }
               if (copyMaskTile) {
                 SmallVector<Value> tokens;
@@ -1531,6 +1717,14 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                 nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
                                                         tokens);
               }
+              if (vAhead) {
+                Value next = tk.add(n0, BN);
+                ifTma(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                            next, to),
+                      [&] { tmaStagingV(bars, tk.add(t, 1), next); });
+              }
+              if (fp8)
+                transposeV(stage, t);
             }
             if (!cfg.tma || copyMaskTile)
               bars.arriveOnCopies(bars.full(stage));

@@ -32,7 +32,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-MLIR_DT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "bool": "i1"}
+MLIR_DT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "bool": "i1",
+           "float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2"}
 
 
 @dataclass
@@ -79,6 +80,8 @@ class Case:
     # The harness's input pattern for the mask (reference.make_inputs'
     # mask_pattern, written to the bundle's check.json): "tiles".
     mask_pattern: str = ""
+    # FP8: V's dequantization scale (the op's value_scale); None: none.
+    value_scale: Optional[float] = None
 
 
 def tensor(shape_dims: Sequence[str], dims: Dict[str, int], dt: str) -> str:
@@ -203,9 +206,13 @@ def program(c: Case) -> str:
     if c.lse:
         results += ", " + tensor([x for x in c.out if x != "e"], c.dims, "float32")
         lhs = "%r, %l"
+    vs_def, vs_clause = "", ""
+    if c.value_scale is not None:
+        vs_def = f"  %vs = arith.constant {c.value_scale!r} : f32\n"
+        vs_clause = " value_scale(%vs)"
     return f"""func.func @attention({', '.join(params)}) -> {to} {{
   %s = arith.constant {scale!r} : f32
-{gathers}{lens_op}  {lhs} = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tv}) scale(%s){clauses}
+{vs_def}{gathers}{lens_op}  {lhs} = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tv}) scale(%s){vs_clause}{clauses}
       outs(%o : {to}) {attrs}indexing_maps = [{', '.join(maps)}]{region} -> {results}
   return %r : {to}
 }}
@@ -1074,6 +1081,35 @@ for _f, _c in TC_FEATURES.items():
     for _v, _flags in TC_VARIANTS.items():
         CASES[f"tc_{_f}_{_v}"] = Case(**{**_c.__dict__, "flags": list(_flags)})
 
+
+# FP8 (e4m3 / e5m2 Q, K, V, 16-bit output) on the warp-specialized TMA
+# kernel: the producer's V transpose (ragged key tiles, several 32-key
+# groups), P quantized to 8 bits, value_scale, causal and bottom-right,
+# lse, a score_mod region, GQA, D = 64/256, persistent and block-per-tile
+# launches, dynamic sizes.
+E4 = "float8_e4m3fn"
+E5 = "float8_e5m2"
+CASES.update({
+    "fp8_d128": Case(E4, **bhsd(2, 8, 1024, 1024, 128), out_dtype="float16",
+                     value_scale=1.5),
+    "fp8_d128_causal_ragged": Case(E4, **bhsd(1, 4, 1000, 1000, 128), causal=True,
+                                   out_dtype="float16", scale=0.07, value_scale=0.3),
+    "fp8_d128_long": Case(E4, **bhsd(1, 2, 300, 16500, 128), out_dtype="bfloat16"),
+    "fp8_d128_br_lse": Case(E4, **bhsd(1, 4, 200, 2000, 128), causal=True,
+                            query_offset=1800, lse=True, out_dtype="float16"),
+    "fp8_e5m2_d64": Case(E5, **bhsd(2, 3, 333, 1111, 64), out_dtype="float16"),
+    "fp8_d256": Case(E4, **bhsd(1, 4, 600, 1500, 256), out_dtype="bfloat16",
+                     value_scale=2.0),
+    "fp8_softcap": Case(E4, **bhsd(2, 2, 700, 700, 128), causal=True, out_dtype="float16",
+                        score_mod=score_mod_region(2, softcap(30.0))),
+    "fp8_gqa": Case(E4, dims={"b": 2, "h": 2, "g": 4, "m": 500, "n": 900, "d": 128, "e": 128},
+                    q=["b", "h", "g", "m", "d"], k=["b", "h", "n", "d"],
+                    v=["b", "h", "n", "e"], out=["b", "h", "g", "m", "e"],
+                    out_dtype="float16"),
+    "fp8_block_per_tile": Case(E4, **bhsd(2, 2, 640, 3000, 128), out_dtype="float16",
+                               flags=["--persistent=0"]),
+    "fp8_dyn": Case(E4, **bhsd(-1, 2, -1, -1, 128), causal=True, out_dtype="float16"),
+})
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,

@@ -60,7 +60,12 @@ COLUMNS = ["bundle", "kernel", "status", "rel_err", "tol", "nan", "unwritten",
 POISON = 4096.0
 
 
-def tolerance(dtype: str, f32_precision: Optional[str] = None) -> float:
+def tolerance(dtype: str, f32_precision: Optional[str] = None,
+              q_dtype: str = "") -> float:
+    # FP8: P is rounded to 8 bits (3 mantissa bits in e4m3) for P V; the
+    # issue's bound against the f32 reference of the same 8-bit inputs.
+    if q_dtype.startswith("float8"):
+        return 3e-2
     # TF32 products keep 10 mantissa bits (unit roundoff 2^-11); 3xTF32 and
     # the SIMT kernel are f32-accurate.
     if dtype == "float32":
@@ -175,7 +180,8 @@ def check_bundle(d: Path, torch: Any, ops: Any, args: argparse.Namespace) -> Dic
         return row
     row.update(describe(man))
     out_dt = man.arg("out").dtype
-    row["tol"] = tolerance(out_dt, man.attention.f32_precision)
+    row["tol"] = tolerance(out_dt, man.attention.f32_precision,
+                           man.arg("q").dtype)
     try:
         kernel = B.load(d, check_params=not args.no_param_check)
     except Exception as e:  # BundleError, CudaError

@@ -1,0 +1,58 @@
+// FP8 attentions the GPU kernels cannot take: errors at the attention.
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" --verify-diagnostics
+
+func.func @fp8_mask(%q: tensor<2x4x256x128xf8E4M3FN>, %k: tensor<2x4x256x128xf8E4M3FN>, %v: tensor<2x4x256x128xf8E4M3FN>, %o: tensor<2x4x256x128xf16>, %mask: tensor<2x4x256x256xi1>) -> tensor<2x4x256x128xf16> {
+  %s = arith.constant 0.125 : f32
+  // expected-error @below {{FP8 attention runs on the Hopper kernel (warp-specialized wgmma with TMA) only: a mask tensor with FP8 operands (no FP8 kernel stages mask tiles yet)}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>) scale(%s)
+      mask(%mask : tensor<2x4x256x256xi1>) outs(%o : tensor<2x4x256x128xf16>)
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, m, n)>] -> tensor<2x4x256x128xf16>
+  return %r : tensor<2x4x256x128xf16>
+}
+
+// -----
+
+func.func @fp8_f32_out(%q: tensor<2x4x256x128xf8E4M3FN>, %k: tensor<2x4x256x128xf8E4M3FN>, %v: tensor<2x4x256x128xf8E4M3FN>, %o: tensor<2x4x256x128xf32>) -> tensor<2x4x256x128xf32> {
+  %s = arith.constant 0.125 : f32
+  // expected-error @below {{FP8 attention runs on the Hopper kernel (warp-specialized wgmma with TMA) only: an FP8 attention writes f16 or bf16 here (the output is f32)}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>) scale(%s)
+      outs(%o : tensor<2x4x256x128xf32>) indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x256x128xf32>
+  return %r : tensor<2x4x256x128xf32>
+}
+
+// -----
+
+func.func @fp8_d48(%q: tensor<2x4x256x48xf8E4M3FN>, %k: tensor<2x4x256x48xf8E4M3FN>, %v: tensor<2x4x256x48xf8E4M3FN>, %o: tensor<2x4x256x48xf16>) -> tensor<2x4x256x48xf16> {
+  %s = arith.constant 0.125 : f32
+  // expected-error @below {{FP8 attention runs on the Hopper kernel (warp-specialized wgmma with TMA) only: FP8 takes D and E multiples of 32 up to 256 (D = 48, E = 48)}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x256x48xf8E4M3FN>, tensor<2x4x256x48xf8E4M3FN>, tensor<2x4x256x48xf8E4M3FN>) scale(%s)
+      outs(%o : tensor<2x4x256x48xf16>) indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x256x48xf16>
+  return %r : tensor<2x4x256x48xf16>
+}
+
+// -----
+
+func.func @value_scale_f16(%q: tensor<2x4x256x128xf16>, %k: tensor<2x4x256x128xf16>, %v: tensor<2x4x256x128xf16>, %o: tensor<2x4x256x128xf16>) -> tensor<2x4x256x128xf16> {
+  %s = arith.constant 0.125 : f32
+  %vs = arith.constant 2.0 : f32
+  // expected-error @below {{value_scale runs on the GPU with FP8 operands only (the FP8 kernel applies it)}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x256x128xf16>, tensor<2x4x256x128xf16>, tensor<2x4x256x128xf16>) scale(%s) value_scale(%vs)
+      outs(%o : tensor<2x4x256x128xf16>) indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x256x128xf16>
+  return %r : tensor<2x4x256x128xf16>
+}
+
+// -----
+
+func.func @fp8_runtime_value_scale(%q: tensor<2x4x256x128xf8E4M3FN>, %k: tensor<2x4x256x128xf8E4M3FN>, %v: tensor<2x4x256x128xf8E4M3FN>, %o: tensor<2x4x256x128xf16>, %vs: f32) -> tensor<2x4x256x128xf16> {
+  %s = arith.constant 0.125 : f32
+  // expected-error @below {{the GPU kernel needs a constant, finite value_scale}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>) scale(%s) value_scale(%vs)
+      outs(%o : tensor<2x4x256x128xf16>) indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x256x128xf16>
+  return %r : tensor<2x4x256x128xf16>
+}

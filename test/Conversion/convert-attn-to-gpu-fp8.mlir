@@ -1,0 +1,59 @@
+// FP8 attention on the GPU: 8-bit Q, K, V take the warp-specialized wgmma
+// kernel with TMA only (k32 wgmma on e4m3/e5m2, P rounded to e4m3, V
+// transposed by the producer), with the value's scale in the manifest; what
+// it cannot take is an error at the attention (FP8 has no other kernel).
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" | FileCheck %s
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a tile-kv=64" 2>&1 | FileCheck %s --check-prefix=TKV
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=0" 2>&1 | FileCheck %s --check-prefix=NOWS
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu 2>&1 | FileCheck %s --check-prefix=SM80
+
+// CHECK: attn.bundle = {args = [{dtype = "float8_e4m3fn"
+// CHECK-SAME: box = array<i64: 1, 1, 128, 128>
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 56/224), 128-key tiles, 3 stages, Q/K/V by TMA, pipelined, ping-pong
+// CHECK-SAME: value_scale = 1.500000e+00
+// The producer's V transpose (byte permutes), then the consumers.
+// CHECK: prmt.b32
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3
+// CHECK: cvt.rn.satfinite.e4m3x2.f32
+// TKV: error: FP8 attention takes tile-kv = 128 (the rows of V^T in shared memory), got 64
+// NOWS: error: FP8 attention runs on the warp-specialized kernel; warp-specialize=0 excludes it
+// SM80: error: FP8 attention runs on the Hopper kernel (warp-specialized wgmma with TMA) only: chip=sm_80 (needs sm_90a)
+func.func @fp8_e4m3(%q: tensor<2x4x1024x128xf8E4M3FN>, %k: tensor<2x4x1024x128xf8E4M3FN>, %v: tensor<2x4x1024x128xf8E4M3FN>, %o: tensor<2x4x1024x128xf16>) -> tensor<2x4x1024x128xf16> {
+  %s = arith.constant 0.0883883461 : f32
+  %vs = arith.constant 1.5 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x1024x128xf8E4M3FN>, tensor<2x4x1024x128xf8E4M3FN>, tensor<2x4x1024x128xf8E4M3FN>) scale(%s) value_scale(%vs)
+      outs(%o : tensor<2x4x1024x128xf16>) indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x1024x128xf16>
+  return %r : tensor<2x4x1024x128xf16>
+}
+
+// -----
+
+// E5M2 V with P in e4m3; D = 64; bf16 output; no value scale.
+// CHECK: attn.bundle = {args = [{dtype = "float8_e5m2"
+// CHECK-NOT: value_scale
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2
+// CHECK: cvt.rn.satfinite.e4m3x2.f32
+func.func @fp8_e5m2(%q: tensor<2x4x300x64xf8E5M2>, %k: tensor<2x4x2000x64xf8E5M2>, %v: tensor<2x4x2000x64xf8E5M2>, %o: tensor<2x4x300x64xbf16>) -> tensor<2x4x300x64xbf16> {
+  %s = arith.constant 0.0883883461 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x300x64xf8E5M2>, tensor<2x4x2000x64xf8E5M2>, tensor<2x4x2000x64xf8E5M2>) scale(%s)
+      outs(%o : tensor<2x4x300x64xbf16>) causal indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x300x64xbf16>
+  return %r : tensor<2x4x300x64xbf16>
+}
+
+// -----
+
+// D = 256: three stages do not fit beside the staging buffer: two, not
+// pipelined.
+// CHECK: attn.bundle = {args = [{dtype = "float8_e4m3fn"
+// CHECK-SAME: 128-key tiles, 2 stages, Q/K/V by TMA, a block per query tile
+func.func @fp8_d256(%q: tensor<2x4x4096x256xf8E4M3FN>, %k: tensor<2x4x4096x256xf8E4M3FN>, %v: tensor<2x4x4096x256xf8E4M3FN>, %o: tensor<2x4x4096x256xbf16>) -> tensor<2x4x4096x256xbf16> {
+  %s = arith.constant 0.0883883461 : f32
+  %vs = arith.constant 1.5 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x4096x256xf8E4M3FN>, tensor<2x4x4096x256xf8E4M3FN>, tensor<2x4x4096x256xf8E4M3FN>) scale(%s) value_scale(%vs)
+      outs(%o : tensor<2x4x4096x256xbf16>) indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x4096x256xbf16>
+  return %r : tensor<2x4x4096x256xbf16>
+}
