@@ -9,7 +9,7 @@
 
 // CHECK: attn.bundle = {args = [{dtype = "float8_e4m3fn"
 // CHECK-SAME: box = array<i64: 1, 1, 128, 128>
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 56/224), 128-key tiles, 3 stages, Q/K/V by TMA, pipelined, ping-pong
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 56/224), 128-key tiles, 3 stages, Q/K/V by TMA, pipelined, persistent
 // CHECK-SAME: value_scale = 1.500000e+00
 // The producer's V transpose (byte permutes), then the consumers.
 // CHECK: prmt.b32

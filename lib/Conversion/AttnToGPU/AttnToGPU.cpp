@@ -290,10 +290,6 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
       shaped.stages = three ? 3 : 2;
     if (!opts.pipeline && three)
       shaped.pipeline = 1;
-    // A second staging buffer where it fits beside three stages.
-    probe.stagingBuffers = 2;
-    if (three && probe.sharedBytes(D, E) <= 227 * 1024)
-      cfg.stagingBuffers = 2;
   }
   const bool shortPersistent = persistentWins && widest > 96 &&
                                !ShapedType::isDynamic(N) && N < 1024;
@@ -361,8 +357,12 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
                         "kernel with two computing warpgroups "
                         "(warp-specialize=1 pipeline=1 warps=8)");
   // On by default where it applies: measured faster than without in 22 of
-  // 24 configs (docs/performance.md, step 24).
-  cfg.pingpong = canPingpong && opts.pingpong != 0;
+  // 24 configs (docs/performance.md, step 24). Not with FP8: its products
+  // take half the time, the softmax does not, and strict turns left each
+  // warpgroup waiting for the other's softmax (off: 1.05-1.15x, log step
+  // 81).
+  cfg.pingpong = canPingpong && (opts.pingpong == 1 ||
+                                 (opts.pingpong == -1 && !cfg.fp8));
   // The staged mask tile only where it fits (else its fragments are read
   // from global memory).
   // By default not where it costs the second resident block either: at

@@ -299,9 +299,6 @@ struct WgmmaConfig {
   /// producer into its stage, E rows of 128 keys (K-major, as FP8 wgmma
   /// reads B); keyTile is 128.
   bool fp8 = false;
-  /// FP8: V staging buffers (2: the next tile's V streams in while this
-  /// one's is transposed).
-  int64_t stagingBuffers = 1;
   int64_t cols2(int64_t x) const { return fp8 ? (x + 1) / 2 : x; }
   int64_t qBytes(int64_t D) const {
     return rowsPerBlock() * panelCols(cols2(D)) * 2;
@@ -319,8 +316,7 @@ struct WgmmaConfig {
   /// The mbarriers of the warp-specialized kernel (Q full, K/V full and
   /// empty per stage) follow the buffers.
   int64_t barrierOffset(int64_t D, int64_t E) const {
-    return std::max(qBytes(D) + kBytes(D) + vBytes(E) +
-                        stagingBuffers * stagingBytes(E),
+    return std::max(qBytes(D) + kBytes(D) + vBytes(E) + stagingBytes(E),
                     outBytes(E));
   }
   /// FP8: the staging buffer's mbarrier, after the others.
@@ -334,7 +330,7 @@ struct WgmmaConfig {
   int64_t barrierBytes() const {
     return warpSpecialized || tma ? 8 * (2 * stages + 1) +
                                         (persistent() ? 24 : 0) +
-                                        (trims() ? 40 : 0) + (fp8 ? 8 * stagingBuffers : 0)
+                                        (trims() ? 40 : 0) + (fp8 ? 8 : 0)
                                   : 0;
   }
   /// A key padding mask (keyMaskTrimmable) with a producer warpgroup: its

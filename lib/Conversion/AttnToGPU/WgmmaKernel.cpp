@@ -255,7 +255,7 @@ struct StageBarriers {
   int64_t stages;
   bool persistent = false;
   int64_t qCount = 128; // Q full's arrivals
-  int64_t extraSlot = -1, extraSlots = 0; // FP8's staging barriers
+  int64_t extraSlot = -1; // FP8's staging barrier (one arrival), if set
 
   Value q() { return zero; }
   /// Persistent: Q's buffer is free again (the consumers' threads arrive).
@@ -289,9 +289,9 @@ struct StageBarriers {
                          : slot <= stages ? fullCount
                                           : consumers)},
                  "r,r", {}, "", 0);
-    for (int64_t i = 0; i < extraSlots; ++i)
+    if (extraSlot >= 0)
       em.asmCall("mbarrier.init.shared::cta.b64 [$0], $1;",
-                 {addr(tk.idx(extraSlot + i)), em.i32(1)}, "r,r", {}, "", 0);
+                 {addr(tk.idx(extraSlot)), em.i32(1)}, "r,r", {}, "", 0);
   }
   /// Arrives once this thread's cp.async copies so far have landed.
   void arriveOnCopies(Value slot) {
@@ -655,24 +655,16 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     tmaBox("q", r, blockRow, r + 2, BM, Dp / 64, tk.add(base, qOff),
            bars.addr(bars.q()));
   };
-  // FP8: tile t's V (keys n0..) into staging buffer t % buffers.
-  auto tmaStagingV = [&](StageBarriers &bars, Value t, Value n0) {
-    Value sb = tk.remu(t, cfg.stagingBuffers);
-    Value slot = tk.add(sb, cfg.stagingBarrierSlot());
-    bars.arriveExpectTx(slot, BN * Ep * 2);
-    tmaTile("v", stageOff, Ep / 64, r + 3, n0, sb, bars.addr(slot));
-  };
-  auto tmaLoadKV = [&](StageBarriers &bars, Value stage, Value n0,
-                       Value t = Value()) {
+  auto tmaLoadKV = [&](StageBarriers &bars, Value stage, Value n0) {
     Value full = bars.addr(bars.full(stage));
     if (fp8) {
-      // K into its stage; V row-major into staging buffer t % buffers (its
-      // own barrier), which the producer transposes into V's stage. With
-      // two buffers V comes a tile ahead (streamKV), not here.
+      // K into its stage; V row-major into the staging buffer (its own
+      // barrier), which the producer then transposes into V's stage.
       bars.arriveExpectTx(bars.full(stage), BN * Dp * 2);
       tmaTile("k", kOff, Dp / 64, r + 2, n0, stage, full);
-      if (cfg.stagingBuffers == 1)
-        tmaStagingV(bars, t, n0);
+      Value slot = tk.idx(cfg.stagingBarrierSlot());
+      bars.arriveExpectTx(slot, BN * Ep * 2);
+      tmaTile("v", stageOff, Ep / 64, r + 3, n0, c0, bars.addr(slot));
       return;
     }
     bars.arriveExpectTx(bars.full(stage), BN * (Dp + Ep) * 2);
@@ -1473,10 +1465,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   bars.qCount = (cfg.tmaQ ? 1 : persistent ? 129 : 128) + (cfg.trims() ? 1 : 0);
   // FP8: a stage is full after K's bytes (thread 0's expect-tx) and the
   // producer's 128 arrivals once V^T is written.
-  if (fp8) {
+  if (fp8)
     bars.extraSlot = cfg.stagingBarrierSlot();
-    bars.extraSlots = cfg.stagingBuffers;
-  }
   bars.init(tid, C,
             cfg.tma ? (cfg.maskInRing() || fp8 ? 129 : 1) : 128);
   gpu::BarrierOp::create(b, loc);
@@ -1626,15 +1616,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           .getResult(0);
     };
     auto transposeV = [&](Value stage, Value t) {
-      const int64_t nb = cfg.stagingBuffers;
-      Value sb = tk.remu(t, nb);
-      bars.wait(tk.add(sb, cfg.stagingBarrierSlot()),
-                tk.remu(tk.divu(t, nb), 2));
+      bars.wait(tk.idx(cfg.stagingBarrierSlot()), tk.remu(t, 2));
       Value pl = tk.remu(tk.tid, 32), pw = tk.divu(tk.tid, 32);
       Value tq = tk.remu(pl, 4), half = tk.remu(tk.divu(pl, 4), 2),
             wLow = tk.divu(pl, 8);
-      Value srcBase =
-          tk.add(tk.add(base, stageOff), tk.mul(sb, cfg.stagingBytes(E)));
+      Value srcBase = tk.add(base, stageOff);
       Value dstBase = tk.add(tk.add(base, vOff), tk.mul(stage, BN * Ep * 2));
       for (int64_t gi = 0; gi < BN / 128; ++gi) {
         Value grp = tk.add(pw, 4 * gi);
@@ -1678,22 +1664,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     };
     // The query tile's K/V tiles from key `from` to `to`, numbered on from
     // t; returns the next number.
-    // FP8 with two staging buffers: V of the range's first tile before the
-    // loop, each next one an iteration ahead (while this one is
-    // transposed).
-    const bool vAhead = fp8 && cfg.stagingBuffers == 2;
-    auto ifTma = [&](Value cond, llvm::function_ref<void()> fn) {
-      auto one = scf::IfOp::create(
-          b, loc, arith::AndIOp::create(b, loc, tmaThread, cond),
-          /*withElse=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&one.getThenRegion().front());
-      fn();
-    };
     auto streamKV = [&](Value t0, Value from, Value to) -> Value {
-      if (vAhead)
-        ifTma(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, from, to),
-              [&] { tmaStagingV(bars, t0, from); });
       auto loop = scf::ForOp::create(
           b, loc, from, to, tk.idx(BN), ValueRange{t0},
           [&](OpBuilder &, Location, Value n0, ValueRange st) {
@@ -1709,19 +1680,13 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                 auto one = scf::IfOp::create(b, loc, tmaThread, false);
                 OpBuilder::InsertionGuard guard(b);
                 b.setInsertionPointToStart(&one.getThenRegion().front());
-                tmaLoadKV(bars, stage, n0, t);
+                tmaLoadKV(bars, stage, n0);
               }
               if (copyMaskTile) {
                 SmallVector<Value> tokens;
                 copyMaskTile(tokens, n0, stage);
                 nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
                                                         tokens);
-              }
-              if (vAhead) {
-                Value next = tk.add(n0, BN);
-                ifTma(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                            next, to),
-                      [&] { tmaStagingV(bars, tk.add(t, 1), next); });
               }
               if (fp8)
                 transposeV(stage, t);
