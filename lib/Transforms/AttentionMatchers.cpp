@@ -1322,6 +1322,43 @@ struct PeeledOperand {
 
 static bool isF8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
 
+/// `t` as x * c, c * x or x / c with c a finite nonzero constant: the
+/// factor (c or 1 / c) and x's term.
+static std::optional<std::pair<double, int>> constantFactor(ScoreTracer &tr,
+                                                            const Term &t) {
+  if (t.kind != Term::Binary ||
+      !(isName(t, "arith.mulf") || isName(t, "arith.divf")))
+    return std::nullopt;
+  bool div = isName(t, "arith.divf");
+  std::optional<double> c = tr.constValue(t.kids[1]);
+  int x = t.kids[0];
+  if (!c && !div) {
+    c = tr.constValue(t.kids[0]);
+    x = t.kids[1];
+  }
+  if (!c || *c == 0.0 || !std::isfinite(*c))
+    return std::nullopt;
+  return std::make_pair(div ? 1.0 / *c : *c, x);
+}
+
+/// Every op `tr` traced feeds only the traced chain or `consumer`.
+static bool feedsOnly(ScoreTracer &tr, Operation *consumer) {
+  return llvm::all_of(tr.ops, [&](Operation *op) {
+    return llvm::all_of(op->getUsers(), [&](Operation *user) {
+      return tr.ops.contains(user) || user == consumer;
+    });
+  });
+}
+
+/// The map over attention loops of a leaf read through `access` from a
+/// value read through `map`.
+static AffineMap throughAccess(AffineMap map, AffineMap access) {
+  SmallVector<AffineExpr> res(access.getNumResults());
+  for (unsigned i = 0; i < access.getNumResults(); ++i)
+    res[i] = map.getResult(access.getDimPosition(i));
+  return AffineMap::get(map.getNumDims(), 0, res, map.getContext());
+}
+
 /// Looks through single-use transposes and a multiplication/division by a
 /// constant (scale on Q or K, as frontends often write it).
 /// `broadcastBatchDims`: K and V may be read before a copy that repeats
@@ -1329,7 +1366,9 @@ static bool isF8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
 /// repeat_kv (GQA) writes it once reshapes are folded.
 static PeeledOperand peelOperand(Value v, AffineMap map, bool allowScale,
                                  unsigned broadcastBatchDims = 0) {
-  PeeledOperand p{v, map, 1.0, {}};
+  PeeledOperand p;
+  p.value = v;
+  p.map = map;
   while (true) {
     if (!p.value.hasOneUse())
       return p;
@@ -1371,10 +1410,7 @@ static PeeledOperand peelOperand(Value v, AffineMap map, bool allowScale,
         p.map.isProjectedPermutation() &&
         cast<ShapedType>(term.leaf.getType()).getElementType() ==
             type.getElementType()) {
-      SmallVector<AffineExpr> res(term.access.getNumResults());
-      for (unsigned i = 0; i < term.access.getNumResults(); ++i)
-        res[i] = p.map.getResult(term.access.getDimPosition(i));
-      p.map = AffineMap::get(p.map.getNumDims(), 0, res, v.getContext());
+      p.map = throughAccess(p.map, term.access);
       p.value = term.leaf;
       llvm::append_range(p.ops, tr.ops);
       continue;
@@ -1385,23 +1421,13 @@ static PeeledOperand peelOperand(Value v, AffineMap map, bool allowScale,
     if (!p.dequantized) {
       int inner = tr.stripCasts(t);
       double c = 1.0;
-      bool ok = true;
       const Term &it = tr.get(inner);
-      if (it.kind == Term::Binary &&
-          (isName(it, "arith.mulf") || isName(it, "arith.divf"))) {
-        bool div = isName(it, "arith.divf");
-        std::optional<double> cv = tr.constValue(it.kids[1]);
-        int xi = it.kids[0];
-        if (!cv && !div) {
-          cv = tr.constValue(it.kids[0]);
-          xi = it.kids[1];
-        }
-        ok = cv && *cv != 0.0 && std::isfinite(*cv);
-        if (ok) {
-          c = div ? 1.0 / *cv : *cv;
-          inner = xi;
-        }
-      }
+      bool scaled = it.kind == Term::Binary &&
+                    (isName(it, "arith.mulf") || isName(it, "arith.divf"));
+      std::optional<std::pair<double, int>> f = constantFactor(tr, it);
+      bool ok = !scaled || f;
+      if (f)
+        std::tie(c, inner) = *f;
       int leafId = tr.stripCasts(inner);
       const Term &leaf = tr.get(leafId);
       if (ok && leaf.kind == Term::Leaf &&
@@ -1410,21 +1436,12 @@ static PeeledOperand peelOperand(Value v, AffineMap map, bool allowScale,
           (leaf.access.isPermutation() ||
            (broadcastBatchDims && dropsOnlyBatchDims(leaf.access))) &&
           p.map.isProjectedPermutation()) {
-        Operation *consumer = *p.value.getUsers().begin();
-        bool closed = llvm::all_of(tr.ops, [&](Operation *op) {
-          return llvm::all_of(op->getUsers(), [&](Operation *user) {
-            return tr.ops.contains(user) || user == consumer;
-          });
-        });
-        if (closed) {
+        if (feedsOnly(tr, *p.value.getUsers().begin())) {
           p.plainValue = p.value;
           p.plainMap = p.map;
           p.plainScale = p.scale;
           p.plainOps = p.ops.size();
-          SmallVector<AffineExpr> res(leaf.access.getNumResults());
-          for (unsigned i = 0; i < leaf.access.getNumResults(); ++i)
-            res[i] = p.map.getResult(leaf.access.getDimPosition(i));
-          p.map = AffineMap::get(p.map.getNumDims(), 0, res, v.getContext());
+          p.map = throughAccess(p.map, leaf.access);
           p.value = leaf.leaf;
           p.dequantized = true;
           p.dequantScale = c;
@@ -1433,35 +1450,21 @@ static PeeledOperand peelOperand(Value v, AffineMap map, bool allowScale,
         }
       }
     }
-    if (!allowScale || term.kind != Term::Binary ||
-        !(isName(term, "arith.mulf") || isName(term, "arith.divf")))
+    std::optional<std::pair<double, int>> f =
+        allowScale ? constantFactor(tr, term) : std::nullopt;
+    if (!f)
       return p;
-    bool div = isName(term, "arith.divf");
-    std::optional<double> c = tr.constValue(term.kids[1]);
-    int x = term.kids[0];
-    if (!c && !div) {
-      c = tr.constValue(term.kids[0]);
-      x = term.kids[1];
-    }
-    if (!c || *c == 0.0)
-      return p;
-    const Term &leaf = tr.get(x); // no casts: the leaf keeps Q's type
+    const Term &leaf = tr.get(f->second); // no casts: the leaf keeps Q's type
     if (leaf.kind != Term::Leaf || !leaf.access.isPermutation() ||
         cast<ShapedType>(leaf.leaf.getType()).getElementType() !=
             type.getElementType())
       return p;
     // Every traced op must feed only this chain (ending in p.value's user).
-    Operation *consumer = *p.value.getUsers().begin();
-    for (Operation *op : tr.ops)
-      for (Operation *user : op->getUsers())
-        if (!tr.ops.contains(user) && user != consumer)
-          return p;
-    SmallVector<AffineExpr> res(leaf.access.getNumResults());
-    for (unsigned i = 0; i < leaf.access.getNumResults(); ++i)
-      res[i] = p.map.getResult(leaf.access.getDimPosition(i));
-    p.map = AffineMap::get(p.map.getNumDims(), 0, res, v.getContext());
+    if (!feedsOnly(tr, *p.value.getUsers().begin()))
+      return p;
+    p.map = throughAccess(p.map, leaf.access);
     p.value = leaf.leaf;
-    p.scale *= div ? 1.0 / *c : *c;
+    p.scale *= f->first;
     llvm::append_range(p.ops, tr.ops);
   }
 }
@@ -1663,8 +1666,8 @@ std::string AttentionMatch::describe() const {
   if (isF8(cast<ShapedType>(query.getType()).getElementType())) {
     char vs[32];
     snprintf(vs, sizeof(vs), "%g", valueScale);
-    maskStr += std::string(", fp8 (dequantization folded, value scale ") +
-               vs + ")";
+    maskStr +=
+        std::string(", fp8 (dequantization folded, value scale ") + vs + ")";
   }
   if (fromAdditiveMask)
     causalStr += " (from a constant additive 0 / -65504-or-lower mask)";

@@ -65,13 +65,15 @@ struct ExpandF8Ext : OpRewritePattern<arith::ExtFOp> {
       Type f32 = withElement(like, rewriter.getF32Type());
       Value u = arith::ExtUIOp::create(rewriter, loc, i32, byte);
       Value sign = arith::ShLIOp::create(
-          rewriter, loc, arith::AndIOp::create(rewriter, loc, u, cst(i32, 0x80)),
+          rewriter, loc,
+          arith::AndIOp::create(rewriter, loc, u, cst(i32, 0x80)),
           cst(i32, 24));
       Value mag = arith::AndIOp::create(rewriter, loc, u, cst(i32, 0x7F));
       // Normal: exponent e - 7 + 127 and the 3 mantissa bits at the top of
       // f32's 23: (mag << 20) + (120 << 23).
       Value normal = arith::AddIOp::create(
-          rewriter, loc, arith::ShLIOp::create(rewriter, loc, mag, cst(i32, 20)),
+          rewriter, loc,
+          arith::ShLIOp::create(rewriter, loc, mag, cst(i32, 20)),
           cst(i32, 120 << 23));
       // Subnormal (exponent 0): mantissa * 2^-9, exact in f32.
       Value mant = arith::AndIOp::create(rewriter, loc, u, cst(i32, 7));
@@ -79,13 +81,12 @@ struct ExpandF8Ext : OpRewritePattern<arith::ExtFOp> {
           rewriter, loc, arith::UIToFPOp::create(rewriter, loc, f32, mant),
           splat(f32, rewriter.getF32FloatAttr(1.0f / 512.0f)));
       Value subBits = arith::BitcastOp::create(rewriter, loc, i32, sub);
-      Value isSub = arith::CmpIOp::create(rewriter, loc,
-                                          arith::CmpIPredicate::ult, mag,
-                                          cst(i32, 8));
-      Value isNan = arith::CmpIOp::create(rewriter, loc,
-                                          arith::CmpIPredicate::eq, mag,
-                                          cst(i32, 0x7F));
-      Value bits = arith::SelectOp::create(rewriter, loc, isSub, subBits, normal);
+      Value isSub = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ult, mag, cst(i32, 8));
+      Value isNan = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::eq, mag, cst(i32, 0x7F));
+      Value bits =
+          arith::SelectOp::create(rewriter, loc, isSub, subBits, normal);
       bits = arith::SelectOp::create(rewriter, loc, isNan, cst(i32, 0x7FC00000),
                                      bits);
       bits = arith::OrIOp::create(rewriter, loc, bits, sign);

@@ -308,10 +308,9 @@ FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
     lseType = RankedTensorType::get(shape, rewriter.getF32Type());
   }
   auto op = AttentionOp::create(
-      rewriter, loc, init.getType(), lseType, query, match.key, value,
-      scale, init,
-      mask, sink, modOperands, valueScale, rewriter.getAffineMapArrayAttr(maps),
-      match.causal,
+      rewriter, loc, init.getType(), lseType, query, match.key, value, scale,
+      init, mask, sink, modOperands, valueScale,
+      rewriter.getAffineMapArrayAttr(maps), match.causal,
       match.window ? rewriter.getI64IntegerAttr(*match.window) : IntegerAttr(),
       match.maskValue ? rewriter.getF32FloatAttr(*match.maskValue)
                       : FloatAttr(),

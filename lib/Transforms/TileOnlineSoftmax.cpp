@@ -421,8 +421,9 @@ static Value buildQueryTile(OpBuilder &b, Location loc, const Canonical &c,
               b, loc, ValueRange{acc}, empty,
               [&](OpBuilder &nb, Location l, ValueRange args) {
                 linalg::YieldOp::create(
-                    nb, l, ValueRange{arith::MulFOp::create(nb, l, args[0], vs)
-                                          .getResult()});
+                    nb, l,
+                    ValueRange{
+                        arith::MulFOp::create(nb, l, args[0], vs).getResult()});
               })
               ->getResult(0);
   }

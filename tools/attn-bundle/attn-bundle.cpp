@@ -363,14 +363,14 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
         return fail("tensor map argument '" + *name +
                     "' is not int64[16] with a tensor and a box");
     } else if (size ? !name->starts_with("size_") || *dtype != "int64" ||
-                   !shape->empty()
-        : workspace ? *dtype != (*name == "o_part" || *name == "ml_part"
-                                     ? "float32"
-                                     : "int32")
-                    : !llvm::is_contained({"float16", "bfloat16", "float32",
-                                           "bool", "float8_e4m3fn",
-                                           "float8_e5m2"},
-                                          *dtype))
+                          !shape->empty()
+               : workspace ? *dtype != (*name == "o_part" || *name == "ml_part"
+                                            ? "float32"
+                                            : "int32")
+                           : !llvm::is_contained(
+                                 {"float16", "bfloat16", "float32", "bool",
+                                  "float8_e4m3fn", "float8_e5m2"},
+                                 *dtype))
       return fail("argument '" + *name + "' has dtype '" + *dtype + "'");
     for (const llvm::json::Value &d : *shape) {
       int64_t v = d.getAsInteger().value_or(0);

@@ -277,8 +277,8 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
              << opts.tileKV;
     cfg.fp8 = true;
     cfg.warpSpecialized = true;
-    cfg.wantPersistent = tmaOk && persistentOk &&
-                         (ShapedType::isDynamic(N) || N <= 8192);
+    cfg.wantPersistent =
+        tmaOk && persistentOk && (ShapedType::isDynamic(N) || N <= 8192);
     shaped.tileKV = 128;
     WgmmaConfig probe = cfg;
     probe.keyTile = 128;
@@ -361,8 +361,8 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // take half the time, the softmax does not, and strict turns left each
   // warpgroup waiting for the other's softmax (off: 1.05-1.15x, log step
   // 81).
-  cfg.pingpong = canPingpong && (opts.pingpong == 1 ||
-                                 (opts.pingpong == -1 && !cfg.fp8));
+  cfg.pingpong =
+      canPingpong && (opts.pingpong == 1 || (opts.pingpong == -1 && !cfg.fp8));
   // The staged mask tile only where it fits (else its fragments are read
   // from global memory).
   // By default not where it costs the second resident block either: at
@@ -1039,15 +1039,15 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   bool canWgmma = opts.chip == "sm_90a" && wgmmaEligible(op, mapOf, D, E);
   // FP8 has one kernel: the warp-specialized wgmma kernel with TMA.
   if (fp8) {
-    std::string why =
-        opts.chip != "sm_90a" ? "chip=" + opts.chip + " (needs sm_90a)"
-        : !canWgmma           ? wgmmaIneligibility(op, mapOf, D, E)
-        : opts.wgmma == 0     ? std::string("wgmma=0")
-        : opts.splits > 1     ? std::string("split-KV (splits > 1)")
-        : kPages              ? std::string("paged K/V")
-        : lenMask             ? std::string("per-sequence key counts")
-        : varlen              ? std::string("varlen")
-                              : std::string();
+    std::string why = opts.chip != "sm_90a"
+                          ? "chip=" + opts.chip + " (needs sm_90a)"
+                      : !canWgmma       ? wgmmaIneligibility(op, mapOf, D, E)
+                      : opts.wgmma == 0 ? std::string("wgmma=0")
+                      : opts.splits > 1 ? std::string("split-KV (splits > 1)")
+                      : kPages          ? std::string("paged K/V")
+                      : lenMask         ? std::string("per-sequence key counts")
+                      : varlen          ? std::string("varlen")
+                                        : std::string();
     if (!why.empty())
       return op.emitError("FP8 attention runs on the Hopper kernel "
                           "(warp-specialized wgmma with TMA) only: ")
@@ -1154,7 +1154,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (fp8 && !(wcfg.tma && wcfg.tmaQ && wcfg.warpSpecialized))
       return op.emitError("FP8 attention runs on the warp-specialized "
                           "kernel with Q, K and V by TMA only: ")
-             << (!noTma.empty() ? noTma
+             << (!noTma.empty()  ? noTma
                  : opts.tma == 0 ? std::string("tma=0")
                                  : std::string("not warp-specialized"));
     wcfg.trimKeys = keyMaskTrimmable(op, kb.maskValue);

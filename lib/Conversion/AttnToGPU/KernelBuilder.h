@@ -328,10 +328,10 @@ struct WgmmaConfig {
   /// keys (trims()): each producer warp's last kept key and the published
   /// end of the key loop, five 8-byte slots.
   int64_t barrierBytes() const {
-    return warpSpecialized || tma ? 8 * (2 * stages + 1) +
-                                        (persistent() ? 24 : 0) +
-                                        (trims() ? 40 : 0) + (fp8 ? 8 : 0)
-                                  : 0;
+    return warpSpecialized || tma
+               ? 8 * (2 * stages + 1) + (persistent() ? 24 : 0) +
+                     (trims() ? 40 : 0) + (fp8 ? 8 : 0)
+               : 0;
   }
   /// A key padding mask (keyMaskTrimmable) with a producer warpgroup: its
   /// threads scan the block's mask row while Q and the first tiles load and
@@ -685,6 +685,9 @@ bool mmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D, int64_t E,
 /// Why not (for remarks); empty when eligible.
 std::string mmaIneligibility(AttentionOp op, MapOfFn mapOf, int64_t D,
                              int64_t E, int64_t tf32 = 3);
+/// Q and K contiguous along d and V along e (the tensor-core kernels read
+/// their rows 16 bytes at a time).
+bool headDimsContiguous(AttentionOp op, MapOfFn mapOf);
 
 /// Emits the gpu.launch of the tensor-core kernel (and the host return) at
 /// the builder's insertion point. `sizes` are the loop sizes (b..., m, n, d,

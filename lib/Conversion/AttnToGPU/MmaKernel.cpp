@@ -75,16 +75,20 @@ std::string gpu_kernel::mmaIneligibility(AttentionOp op, MapOfFn mapOf,
   if (D % step != 0 || E % step != 0 || D > 256 || E > 256)
     return "D = " + std::to_string(D) + ", E = " + std::to_string(E) +
            " (multiples of " + std::to_string(step) + " up to 256)";
+  // Q and K rows are read along d, V rows along e, 16 bytes at a time.
+  if (!headDimsContiguous(op, mapOf))
+    return "q, k or v is not contiguous along its head dim";
+  return "";
+}
+
+bool gpu_kernel::headDimsContiguous(AttentionOp op, MapOfFn mapOf) {
   unsigned r = op.getNumBatchDims();
   auto lastIs = [&](StringRef name, unsigned dim) {
     AffineMap m = mapOf(name);
     return m.getNumResults() > 0 &&
            cast<AffineDimExpr>(m.getResults().back()).getPosition() == dim;
   };
-  // Q and K rows are read along d, V rows along e, 16 bytes at a time.
-  if (!lastIs("q", r + 2) || !lastIs("k", r + 2) || !lastIs("v", r + 3))
-    return "q, k or v is not contiguous along its head dim";
-  return "";
+  return lastIs("q", r + 2) && lastIs("k", r + 2) && lastIs("v", r + 3);
 }
 
 bool gpu_kernel::mmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D,

@@ -74,13 +74,7 @@ std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
     if (op.getMask())
       return "a mask tensor with FP8 operands (no FP8 kernel stages mask "
              "tiles yet)";
-    unsigned r = op.getNumBatchDims();
-    auto lastIs = [&](StringRef name, unsigned dim) {
-      AffineMap m = mapOf(name);
-      return m.getNumResults() > 0 &&
-             cast<AffineDimExpr>(m.getResults().back()).getPosition() == dim;
-    };
-    if (!lastIs("q", r + 2) || !lastIs("k", r + 2) || !lastIs("v", r + 3))
+    if (!headDimsContiguous(op, mapOf))
       return "q, k or v is not contiguous along its head dim";
     return "";
   }
@@ -720,10 +714,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   auto issueS = [&](Value buf) -> SmallVector<Value> {
     SmallVector<Value> acc(sRegs, zero);
     for (int64_t ks = 0; ks < cfg.cols2(D) / 16; ++ks) {
-      std::string text =
-          "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(sRegs + 2) +
-          ", 0;\n" + sInst + regList(0, sRegs) + ", $" + std::to_string(sRegs) +
-          ", $" + std::to_string(sRegs + 1) + sTail;
+      std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+                         std::to_string(sRegs + 2) + ", 0;\n" + sInst +
+                         regList(0, sRegs) + ", $" + std::to_string(sRegs) +
+                         ", $" + std::to_string(sRegs + 1) + sTail;
       acc = em.asmCall(text, {qDesc(ks), kDesc(buf, ks), em.i32(ks ? 1 : 0)},
                        "l,l,r", acc, "f", sRegs);
     }
@@ -1467,8 +1461,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // producer's 128 arrivals once V^T is written.
   if (fp8)
     bars.extraSlot = cfg.stagingBarrierSlot();
-  bars.init(tid, C,
-            cfg.tma ? (cfg.maskInRing() || fp8 ? 129 : 1) : 128);
+  bars.init(tid, C, cfg.tma ? (cfg.maskInRing() || fp8 ? 129 : 1) : 128);
   gpu::BarrierOp::create(b, loc);
   // Persistent: the launch's query tiles in the order blocks take them
   // (grid x fastest, as one block per tile would run them; causal: in
@@ -1607,8 +1600,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     auto prmt = [&](Value x, Value y, int64_t sel) -> Value {
       return LLVM::InlineAsmOp::create(
                  b, loc, i32, ValueRange{x, y},
-                 "prmt.b32 $0, $1, $2, " + std::to_string(sel) + ";",
-                 "=r,r,r", /*has_side_effects=*/false,
+                 "prmt.b32 $0, $1, $2, " + std::to_string(sel) + ";", "=r,r,r",
+                 /*has_side_effects=*/false,
                  /*is_align_stack=*/false, LLVM::TailCallKind::None,
                  LLVM::AsmDialectAttr::get(b.getContext(),
                                            LLVM::AsmDialect::AD_ATT),
@@ -1626,8 +1619,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         Value grp = tk.add(pw, 4 * gi);
         Value rowBase =
             tk.add(tk.add(tk.mul(grp, 32), tk.mul(half, 16)), tk.mul(tq, 2));
-        Value pos = tk.add(tk.add(tk.mul(grp, 32), tk.mul(half, 16)),
-                           tk.mul(tq, 4));
+        Value pos =
+            tk.add(tk.add(tk.mul(grp, 32), tk.mul(half, 16)), tk.mul(tq, 4));
         Value posChunk = tk.divu(pos, 16), posByte = tk.remu(pos, 16);
         for (int64_t i = 0; i < E / 16; ++i) {
           // Columns e0..e0 + 3 (bytes).
@@ -1644,13 +1637,16 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                 tk.add(tk.mul(chunk, 16), tk.remu(e0, 16)));
             x[j] = em.asmI32("ld.shared.b32 $0, [$1];", {toI32(a)}, "r");
           }
-          Value lo01 = prmt(x[0], x[1], 0x5140), hi01 = prmt(x[0], x[1], 0x7362);
-          Value lo23 = prmt(x[2], x[3], 0x5140), hi23 = prmt(x[2], x[3], 0x7362);
+          Value lo01 = prmt(x[0], x[1], 0x5140),
+                hi01 = prmt(x[0], x[1], 0x7362);
+          Value lo23 = prmt(x[2], x[3], 0x5140),
+                hi23 = prmt(x[2], x[3], 0x7362);
           Value y[4] = {prmt(lo01, lo23, 0x5410), prmt(lo01, lo23, 0x7632),
                         prmt(hi01, hi23, 0x5410), prmt(hi01, hi23, 0x7632)};
           for (int64_t j = 0; j < 4; ++j) {
             Value e = tk.add(e0, j);
-            Value chunk = arith::XOrIOp::create(b, loc, posChunk, tk.remu(e, 8));
+            Value chunk =
+                arith::XOrIOp::create(b, loc, posChunk, tk.remu(e, 8));
             Value a = tk.add(tk.add(dstBase, tk.mul(e, 128)),
                              tk.add(tk.mul(chunk, 16), posByte));
             em.asmCall("st.shared.b32 [$0], $1;", {toI32(a), y[j]}, "r,r", {},
