@@ -31,6 +31,7 @@ func.func @fp8_e4m3(%q: tensor<2x4x1024x128xf8E4M3FN>, %k: tensor<2x4x1024x128xf
 
 // E5M2 V with P in e4m3; D = 64; bf16 output; no value scale.
 // CHECK: attn.bundle = {args = [{dtype = "float8_e5m2"
+// CHECK-SAME: 2 warpgroup(s) x 64 query rows
 // CHECK-NOT: value_scale
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2
@@ -57,3 +58,18 @@ func.func @fp8_d256(%q: tensor<2x4x4096x256xf8E4M3FN>, %k: tensor<2x4x4096x256xf
                        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x4096x256xbf16>
   return %r : tensor<2x4x4096x256xbf16>
 }
+
+// -----
+
+// D = 64 from N = 4096: three computing warpgroups (causal below 4096
+// keeps two, as @fp8_e5m2 above).
+// CHECK: attn.bundle = {args = [{dtype = "float8_e4m3fn"
+// CHECK-SAME: 3 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 56/152)
+func.func @fp8_d64(%q: tensor<2x4x4096x64xf8E4M3FN>, %k: tensor<2x4x4096x64xf8E4M3FN>, %v: tensor<2x4x4096x64xf8E4M3FN>, %o: tensor<2x4x4096x64xf16>) -> tensor<2x4x4096x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x4096x64xf8E4M3FN>, tensor<2x4x4096x64xf8E4M3FN>, tensor<2x4x4096x64xf8E4M3FN>) scale(%s)
+      outs(%o : tensor<2x4x4096x64xf16>) causal indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x4096x64xf16>
+  return %r : tensor<2x4x4096x64xf16>
+}
+

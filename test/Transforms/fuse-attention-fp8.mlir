@@ -353,3 +353,152 @@ func.func @fp8_mixed(%q8: tensor<1x2x16x32xf8E4M3FN>, %k8: tensor<1x2x24x32xf8E5
   } -> tensor<1x2x16x32xf16>
   return %t : tensor<1x2x16x32xf16>
 }
+
+// -----
+
+// The scale as a 0-d constant tensor read by the dequantizing generic
+// (torch-mlir's `x.to(f16) * scale` with a tensor scale).
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @fp8_tensor_scale
+// CHECK: attn.attention ins(%arg0, %arg1, %arg2 : tensor<2x4x37x64xf8E4M3FN>
+// EXPLAIN: remark: attention fused: scale=0.015625, mask=none, fp8 (dequantization folded, value scale 2), causal=no
+func.func @fp8_tensor_scale(%q8: tensor<2x4x37x64xf8E4M3FN>, %k8: tensor<2x4x45x64xf8E4M3FN>, %v8: tensor<2x4x45x64xf8E4M3FN>) -> tensor<2x4x37x64xf16> {
+  %qe = tensor.empty() : tensor<2x4x37x64xf16>
+  %qs = arith.constant dense<0.5> : tensor<f16>
+  %q = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%q8, %qs : tensor<2x4x37x64xf8E4M3FN>, tensor<f16>) outs(%qe : tensor<2x4x37x64xf16>) {
+  ^bb0(%x: f8E4M3FN, %sc: f16, %o: f16):
+    %w = arith.extf %x : f8E4M3FN to f16
+    %y = arith.mulf %w, %sc : f16
+    linalg.yield %y : f16
+  } -> tensor<2x4x37x64xf16>
+  %ke = tensor.empty() : tensor<2x4x45x64xf16>
+  %k = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%k8 : tensor<2x4x45x64xf8E4M3FN>) outs(%ke : tensor<2x4x45x64xf16>) {
+  ^bb0(%x: f8E4M3FN, %o: f16):
+    %w = arith.extf %x : f8E4M3FN to f16
+    %c = arith.constant 0.25 : f16
+    %y = arith.mulf %w, %c : f16
+    linalg.yield %y : f16
+  } -> tensor<2x4x45x64xf16>
+  %ve = tensor.empty() : tensor<2x4x45x64xf16>
+  %v = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%v8 : tensor<2x4x45x64xf8E4M3FN>) outs(%ve : tensor<2x4x45x64xf16>) {
+  ^bb0(%x: f8E4M3FN, %o: f16):
+    %w = arith.extf %x : f8E4M3FN to f16
+    %c = arith.constant 2.0 : f16
+    %y = arith.mulf %w, %c : f16
+    linalg.yield %y : f16
+  } -> tensor<2x4x45x64xf16>
+  %zero = arith.constant 0.0 : f32
+  %se = tensor.empty() : tensor<2x4x37x45xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%se : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x37x64xf16>, tensor<2x4x45x64xf16>) outs(%sz : tensor<2x4x37x45xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %a32 = arith.extf %a : f16 to f32
+    %b32 = arith.extf %b : f16 to f32
+    %pp = arith.mulf %a32, %b32 : f32
+    %r = arith.addf %acc, %pp : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %ss = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<2x4x37x45xf32>) outs(%se : tensor<2x4x37x45xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 0.125 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x37x45xf32>
+  %p = linalg.softmax dimension(3) ins(%ss : tensor<2x4x37x45xf32>) outs(%se : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %oe = tensor.empty() : tensor<2x4x37x64xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%oe : tensor<2x4x37x64xf32>) -> tensor<2x4x37x64xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, e, n) -> (b, h, m, n)>, affine_map<(b, h, m, e, n) -> (b, h, n, e)>, affine_map<(b, h, m, e, n) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<2x4x37x45xf32>, tensor<2x4x45x64xf16>) outs(%oz : tensor<2x4x37x64xf32>) {
+  ^bb0(%a: f32, %b: f16, %acc: f32):
+    %b32 = arith.extf %b : f16 to f32
+    %pp = arith.mulf %a, %b32 : f32
+    %r = arith.addf %acc, %pp : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x64xf32>
+  %te = tensor.empty() : tensor<2x4x37x64xf16>
+  %t = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o : tensor<2x4x37x64xf32>) outs(%te : tensor<2x4x37x64xf16>) {
+  ^bb0(%x: f32, %y: f16):
+    %z = arith.truncf %x : f32 to f16
+    linalg.yield %z : f16
+  } -> tensor<2x4x37x64xf16>
+  return %t : tensor<2x4x37x64xf16>
+}
+
+// -----
+
+// A runtime scale (an argument): not a constant to fold, so Q's
+// dequantization stays, and with it K's and V's (one type for the three).
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @fp8_runtime_scale
+// CHECK: arith.extf %{{.*}} : f8E4M3FN to f16
+// CHECK: attn.attention ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<2x4x37x64xf16>, tensor<2x4x45x64xf16>, tensor<2x4x45x64xf16>)
+func.func @fp8_runtime_scale(%qs: tensor<f16>, %q8: tensor<2x4x37x64xf8E4M3FN>, %k8: tensor<2x4x45x64xf8E4M3FN>, %v8: tensor<2x4x45x64xf8E4M3FN>) -> tensor<2x4x37x64xf16> {
+  %qe = tensor.empty() : tensor<2x4x37x64xf16>
+  %q = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%q8, %qs : tensor<2x4x37x64xf8E4M3FN>, tensor<f16>) outs(%qe : tensor<2x4x37x64xf16>) {
+  ^bb0(%x: f8E4M3FN, %sc: f16, %o: f16):
+    %w = arith.extf %x : f8E4M3FN to f16
+    %y = arith.mulf %w, %sc : f16
+    linalg.yield %y : f16
+  } -> tensor<2x4x37x64xf16>
+  %ke = tensor.empty() : tensor<2x4x45x64xf16>
+  %k = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%k8 : tensor<2x4x45x64xf8E4M3FN>) outs(%ke : tensor<2x4x45x64xf16>) {
+  ^bb0(%x: f8E4M3FN, %o: f16):
+    %w = arith.extf %x : f8E4M3FN to f16
+    %c = arith.constant 0.25 : f16
+    %y = arith.mulf %w, %c : f16
+    linalg.yield %y : f16
+  } -> tensor<2x4x45x64xf16>
+  %ve = tensor.empty() : tensor<2x4x45x64xf16>
+  %v = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%v8 : tensor<2x4x45x64xf8E4M3FN>) outs(%ve : tensor<2x4x45x64xf16>) {
+  ^bb0(%x: f8E4M3FN, %o: f16):
+    %w = arith.extf %x : f8E4M3FN to f16
+    %c = arith.constant 2.0 : f16
+    %y = arith.mulf %w, %c : f16
+    linalg.yield %y : f16
+  } -> tensor<2x4x45x64xf16>
+  %zero = arith.constant 0.0 : f32
+  %se = tensor.empty() : tensor<2x4x37x45xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%se : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x37x64xf16>, tensor<2x4x45x64xf16>) outs(%sz : tensor<2x4x37x45xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %a32 = arith.extf %a : f16 to f32
+    %b32 = arith.extf %b : f16 to f32
+    %pp = arith.mulf %a32, %b32 : f32
+    %r = arith.addf %acc, %pp : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %ss = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<2x4x37x45xf32>) outs(%se : tensor<2x4x37x45xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 0.125 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x37x45xf32>
+  %p = linalg.softmax dimension(3) ins(%ss : tensor<2x4x37x45xf32>) outs(%se : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %oe = tensor.empty() : tensor<2x4x37x64xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%oe : tensor<2x4x37x64xf32>) -> tensor<2x4x37x64xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, e, n) -> (b, h, m, n)>, affine_map<(b, h, m, e, n) -> (b, h, n, e)>, affine_map<(b, h, m, e, n) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<2x4x37x45xf32>, tensor<2x4x45x64xf16>) outs(%oz : tensor<2x4x37x64xf32>) {
+  ^bb0(%a: f32, %b: f16, %acc: f32):
+    %b32 = arith.extf %b : f16 to f32
+    %pp = arith.mulf %a, %b32 : f32
+    %r = arith.addf %acc, %pp : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x64xf32>
+  %te = tensor.empty() : tensor<2x4x37x64xf16>
+  %t = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o : tensor<2x4x37x64xf32>) outs(%te : tensor<2x4x37x64xf16>) {
+  ^bb0(%x: f32, %y: f16):
+    %z = arith.truncf %x : f32 to f16
+    linalg.yield %z : f16
+  } -> tensor<2x4x37x64xf16>
+  return %t : tensor<2x4x37x64xf16>
+}
+
+
