@@ -1,19 +1,6 @@
 // FP8 attentions the GPU kernels cannot take: errors at the attention.
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" --verify-diagnostics
 
-func.func @fp8_mask(%q: tensor<2x4x256x128xf8E4M3FN>, %k: tensor<2x4x256x128xf8E4M3FN>, %v: tensor<2x4x256x128xf8E4M3FN>, %o: tensor<2x4x256x128xf16>, %mask: tensor<2x4x256x256xi1>) -> tensor<2x4x256x128xf16> {
-  %s = arith.constant 0.125 : f32
-  // expected-error @below {{FP8 attention runs on the Hopper kernel (warp-specialized wgmma with TMA) only: a mask tensor with FP8 operands (no FP8 kernel stages mask tiles yet)}}
-  %r = attn.attention ins(%q, %k, %v : tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>) scale(%s)
-      mask(%mask : tensor<2x4x256x256xi1>) outs(%o : tensor<2x4x256x128xf16>)
-      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
-                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
-                       affine_map<(b, h, m, n, d, e) -> (b, h, m, n)>] -> tensor<2x4x256x128xf16>
-  return %r : tensor<2x4x256x128xf16>
-}
-
-// -----
-
 func.func @fp8_f32_out(%q: tensor<2x4x256x128xf8E4M3FN>, %k: tensor<2x4x256x128xf8E4M3FN>, %v: tensor<2x4x256x128xf8E4M3FN>, %o: tensor<2x4x256x128xf32>) -> tensor<2x4x256x128xf32> {
   %s = arith.constant 0.125 : f32
   // expected-error @below {{FP8 attention runs on the Hopper kernel (warp-specialized wgmma with TMA) only: an FP8 attention writes f16 or bf16 here (the output is f32)}}

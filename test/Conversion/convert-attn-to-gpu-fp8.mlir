@@ -73,3 +73,19 @@ func.func @fp8_d64(%q: tensor<2x4x4096x64xf8E4M3FN>, %k: tensor<2x4x4096x64xf8E4
   return %r : tensor<2x4x4096x64xf16>
 }
 
+// -----
+
+// A mask tensor (key padding): read into the score fragments a tile ahead,
+// not staged; a block per query tile.
+// CHECK: attn.bundle = {args = [{dtype = "float8_e4m3fn"
+// CHECK-SAME: {dtype = "bool", map = #{{.*}}, name = "mask"
+// CHECK-SAME: a block per query tile
+func.func @fp8_keypad(%q: tensor<2x4x1024x128xf8E4M3FN>, %k: tensor<2x4x1024x128xf8E4M3FN>, %v: tensor<2x4x1024x128xf8E4M3FN>, %o: tensor<2x4x1024x128xf16>, %mask: tensor<2x1024xi1>) -> tensor<2x4x1024x128xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x1024x128xf8E4M3FN>, tensor<2x4x1024x128xf8E4M3FN>, tensor<2x4x1024x128xf8E4M3FN>) scale(%s)
+      mask(%mask : tensor<2x1024xi1>) outs(%o : tensor<2x4x1024x128xf16>) indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, n)>] -> tensor<2x4x1024x128xf16>
+  return %r : tensor<2x4x1024x128xf16>
+}
+

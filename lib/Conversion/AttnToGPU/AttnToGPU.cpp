@@ -284,8 +284,10 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     if (!opts.warps && !opts.tileQ && std::max(D, E) <= 64 &&
         !(causal && !ShapedType::isDynamic(N) && N < 4096))
       cfg.warpGroups = 3;
-    cfg.wantPersistent =
-        tmaOk && persistentOk && (ShapedType::isDynamic(N) || N <= 8192);
+    // Not with a mask tensor (read from global memory a tile ahead: the
+    // 16-bit kernels run it with a block per query tile too).
+    cfg.wantPersistent = tmaOk && persistentOk && !maskArg &&
+                         (ShapedType::isDynamic(N) || N <= 8192);
     shaped.tileKV = 128;
     WgmmaConfig probe = cfg;
     probe.keyTile = 128;
@@ -376,7 +378,8 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // N = 1024 (bias per head, B = 16) the two-block kernel reading the bias
   // straight from global memory measured 339 TFLOP/s, staged one block 315
   // (docs/performance.md, forms).
-  cfg.maskRowBytes = maskArg ? wgmmaMaskRowBytes(op, N, cfg.keyTile) : 0;
+  cfg.maskRowBytes =
+      maskArg && !fp8 ? wgmmaMaskRowBytes(op, N, cfg.keyTile) : 0;
   auto twoBlocks = [&] {
     return 2 * (cfg.sharedBytes(D, E) + 1024) <= 228 * 1024;
   };

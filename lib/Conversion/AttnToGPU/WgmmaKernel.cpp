@@ -63,7 +63,9 @@ std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
                                            int64_t D, int64_t E) {
   Type qElt = op.getQuery().getType().getElementType();
   if (isa<Float8E4M3FNType, Float8E5M2Type>(qElt)) {
-    // FP8: k32 steps; V^T rows are E, the A fragments 32 keys.
+    // FP8: k32 steps; V^T rows are E, the A fragments 32 keys. A mask
+    // tensor is read into the score fragments a tile ahead, never staged
+    // (the producer's stage arrivals are V^T's).
     Type out = op.getInit().getType().getElementType();
     if (!out.isF16() && !out.isBF16())
       return "an FP8 attention writes f16 or bf16 here (the output is " +
@@ -71,9 +73,6 @@ std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
     if (D % 32 != 0 || E % 32 != 0 || D > 256 || E > 256)
       return "FP8 takes D and E multiples of 32 up to 256 (D = " +
              std::to_string(D) + ", E = " + std::to_string(E) + ")";
-    if (op.getMask())
-      return "a mask tensor with FP8 operands (no FP8 kernel stages mask "
-             "tiles yet)";
     if (!headDimsContiguous(op, mapOf))
       return "q, k or v is not contiguous along its head dim";
     return "";

@@ -1102,6 +1102,17 @@ CASES.update({
                                   out_dtype="bfloat16", value_scale=0.7),
     "fp8_d64_causal_w12": Case(E4, **bhsd(1, 2, 4100, 4100, 64), causal=True,
                                out_dtype="float16"),
+    # Mask tensors, read a tile ahead into the score fragments: a bias per
+    # head over (m, n) with causal, a bool key-padding mask (its key loop
+    # trimmed at the last kept key), a finfo.min fill.
+    "fp8_bias_causal": Case(E4, **bhsd(2, 3, 700, 700, 128), causal=True,
+                            mask=["h", "m", "n"], mask_dtype="float16",
+                            out_dtype="float16"),
+    "fp8_keypad": Case(E4, **bhsd(3, 2, 300, 1000, 128), mask=["b", "n"],
+                       out_dtype="bfloat16", value_scale=1.25),
+    "fp8_d64_boolmask_fill": Case(E4, **bhsd(2, 2, 333, 555, 64), mask=["b", "m", "n"],
+                                  mask_value=-3.4028234663852886e38,
+                                  out_dtype="float16"),
     "fp8_d256": Case(E4, **bhsd(1, 4, 600, 1500, 256), out_dtype="bfloat16",
                      value_scale=2.0),
     "fp8_softcap": Case(E4, **bhsd(2, 2, 700, 700, 128), causal=True, out_dtype="float16",
