@@ -22,6 +22,15 @@
 // committed and waited for before its accumulators are used; the waits pass
 // the accumulators through so that no use is scheduled above them.
 //
+// FP8 (cfg.fp8: e4m3/e5m2 Q, K, V; warp-specialized with TMA only): Q K^T
+// is k32 wgmma on the 16-bit layout at half the head dim (a 128-byte panel
+// row holds 128 elements); P is rounded to e4m3 four values per register;
+// FP8 wgmma reads B K-major only, so V arrives row-major in a staging
+// buffer and the producer warpgroup writes V^T into the stage (byte
+// permutes of 4 x 4-byte blocks, each 32 keys in the order P's A fragments
+// hold them), fences the async proxy and arrives on the stage's full
+// barrier beside K's TMA bytes.
+//
 // Warp-specialized (warp-specialize=1): one more warpgroup only copies Q and
 // the K/V tiles (cp.async, arriving on per-stage mbarriers as they land)
 // with few registers, and the computing warpgroups wait on those barriers
