@@ -6,7 +6,9 @@ backends, same inputs, one run.
     python3 bench/make_bundles.py --fp8 --out bench/fp8_bundles       # here
     python3 bench/bench_fp8.py --bundles bench/fp8_bundles --out OUT  # GPU
 
-Inputs: N(0, 1) values rounded to e4m3 (the FP8 kernel's operands); the
+Mask rows (D = 128): a per-head f16 bias with causal and a bool key-padding
+mask, against SDPA's efficient and cuDNN backends with the same attn_mask
+(flash takes none). Inputs: N(0, 1) values rounded to e4m3 (the FP8 kernel's operands); the
 f16 kernels take the same values in f16 (exact), so both compute the same
 attention and differ by FP8's rounding of P only. Every output is checked
 against the fp32 reference of those values (sampled rows): relative error
@@ -36,7 +38,7 @@ from bench_decode import start_results  # noqa: E402
 COLUMNS = ["name", "D", "N", "B", "H", "causal", "kernel", "status", "ms", "tflops",
            "fp8_vs_own_f16", "fp8_vs_best_sdpa", "rel_err", "nan", "note"]
 NAME = re.compile(r"(?P<dt>fp8|f16)_d(?P<D>\d+)_n(?P<N>\d+)_b(?P<B>\d+)_h(?P<H>\d+)_"
-                  r"(?P<tag>causal|full)$")
+                  r"(?P<tag>causal|full)(?:_(?P<mask>bias|keypad))?$")
 
 
 def main() -> int:
@@ -58,32 +60,46 @@ def main() -> int:
     if a.only:
         keys = [s for s in a.only.split(",") if s]
         dirs = [p for p in dirs if any(s in p.name for s in keys)]
-    groups: Dict[Tuple[int, int, bool], Dict[str, Path]] = {}
+    groups: Dict[Tuple[int, int, bool, str], Dict[str, Path]] = {}
     for p in dirs:
         m = NAME.match(p.name)
         if m:
-            key = (int(m["D"]), int(m["N"]), m["tag"] == "causal")
+            key = (int(m["D"]), int(m["N"]), m["tag"] == "causal", m["mask"] or "")
             groups.setdefault(key, {})[m["dt"]] = p
     failures = 0
     cudnn_fp8_note = ""
-    for (D, N, causal), members in sorted(groups.items()):
+    for (D, N, causal, mask), members in sorted(groups.items()):
         Bn, H = 16384 // N, 2048 // D
         flops = 4 * Bn * H * N * N * D / (2 if causal else 1)
-        print(f"== D={D} N={N} B={Bn} H={H} {'causal' if causal else 'full'}", flush=True)
+        print(f"== D={D} N={N} B={Bn} H={H} {'causal' if causal else 'full'} {mask}",
+              flush=True)
         g = torch.Generator(device="cuda").manual_seed(9876 + N + D)
         q8, k8, v8 = (torch.randn(Bn, H, N, D, generator=g, device="cuda")
                       .to(torch.float8_e4m3fn) for _ in range(3))
         q, k, v = (x.to(torch.float16) for x in (q8, k8, v8))  # exact
+        # Mask rows: a per-head f16 bias [H, N, N], or key padding [B, N]
+        # (sequence b keeps its first N - b N / 8 keys); SDPA takes them as
+        # attn_mask broadcast to [B, H, N, N].
+        inputs: Dict[str, Any] = {"q": q, "k": k, "v": v}
+        sdpa_mask = None
+        if mask == "bias":
+            inputs["mask"] = torch.randn(H, N, N, generator=g, device="cuda").half()
+            sdpa_mask = inputs["mask"][None]
+        elif mask == "keypad":
+            lens = torch.tensor([N - b * N // 8 for b in range(Bn)], device="cuda")
+            inputs["mask"] = torch.arange(N, device="cuda")[None, :] < lens[:, None]
+            sdpa_mask = inputs["mask"][:, None, None, :]
         scale = 1.0 / math.sqrt(D)
         man0 = B.read_manifest(members.get("f16") or members["fp8"])
         rows = R.rows_for_budget(man0, a.ref_flops, 0)
-        ref = R.reference(man0, {"q": q, "k": k, "v": v}, ops, rows=rows)
+        ref = R.reference(man0, inputs, ops, rows=rows)
         res: Dict[str, float] = {}
 
         def measure(kernel: str, fn: Callable[[], Any], tol: float,
                     note: str = "") -> Optional[float]:
             nonlocal failures
-            row: Dict[str, Any] = dict(name=f"d{D}_n{N}_{'causal' if causal else 'full'}",
+            row: Dict[str, Any] = dict(name=f"d{D}_n{N}_{'causal' if causal else 'full'}"
+                                       + (f"_{mask}" if mask else ""),
                                        D=D, N=N, B=Bn, H=H, causal=causal, kernel=kernel,
                                        note=note)
             try:
@@ -111,7 +127,8 @@ def main() -> int:
             if kernel == "attn-opt fp8":
                 if "attn-opt f16" in res:
                     row["fp8_vs_own_f16"] = f"{res['attn-opt f16'] / ms:.3f}"
-                sd = [res[x] for x in ("sdpa-flash", "sdpa-cudnn") if x in res]
+                sd = [res[x] for x in ("sdpa-flash", "sdpa-eff", "sdpa-cudnn")
+                      if x in res]
                 if sd:
                     row["fp8_vs_best_sdpa"] = f"{min(sd) / ms:.3f}"
             w.writerow(row)
@@ -120,12 +137,16 @@ def main() -> int:
                   f"{row.get('fp8_vs_own_f16', '')} {note}", flush=True)
             return ms
 
-        for name, backend in (("sdpa-flash", SDPBackend.FLASH_ATTENTION),
-                              ("sdpa-cudnn", SDPBackend.CUDNN_ATTENTION)):
+        backends = (("sdpa-flash", SDPBackend.FLASH_ATTENTION),
+                    ("sdpa-cudnn", SDPBackend.CUDNN_ATTENTION))
+        if mask:  # flash takes no attn_mask
+            backends = (("sdpa-eff", SDPBackend.EFFICIENT_ATTENTION),
+                        ("sdpa-cudnn", SDPBackend.CUDNN_ATTENTION))
+        for name, backend in backends:
             def sdpa(backend: Any = backend) -> Any:
                 with sdpa_kernel([backend]):
-                    return F.scaled_dot_product_attention(q, k, v, is_causal=causal,
-                                                          scale=scale)
+                    return F.scaled_dot_product_attention(
+                        q, k, v, attn_mask=sdpa_mask, is_causal=causal, scale=scale)
             measure(name, sdpa, 1e-2)
         if not cudnn_fp8_note:
             try:
@@ -141,7 +162,10 @@ def main() -> int:
             kernel = B.load(members[dt])
             out = kernel.empty_out()
             out.fill_(float("nan"))
-            launch = kernel.prepare(*args, out=out)
+            named = dict(zip("qkv", args))
+            if mask:
+                named["mask"] = inputs["mask"]
+            launch = kernel.prepare(out=out, **named)
 
             def attn() -> Any:
                 launch()
@@ -149,7 +173,7 @@ def main() -> int:
             measure(f"attn-opt {dt}", attn, tol,
                     note=kernel.manifest.attention.kernel_choice[:70])
             kernel.close()
-        del q, k, v, q8, k8, v8, ref
+        del q, k, v, q8, k8, v8, ref, inputs, sdpa_mask
         torch.cuda.empty_cache()
     w.writerow(dict(name="note", note=cudnn_fp8_note))
     fh.close()

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-MLIR_DT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
+MLIR_DT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32",
+           "float8_e4m3fn": "f8E4M3FN"}
 
 
 def configs(quick: bool):
@@ -73,18 +74,39 @@ def tune_configs(ns=(1024, 8192)):
                     yield dtype, d, n, 16384 // n, 2048 // d, causal
 
 
-def program(dtype: str, d: int, n: int, b: int, h: int, causal: bool) -> str:
-    """[B, H, N, D] attention; b = n = -1: B, M and N dynamic ("?")."""
+# Masks a program may take (the FP8 table's mask rows): a per-head f16 bias
+# over (m, n), or a bool key-padding mask over (b, n).
+MASKS = {"bias": ("(b, h, m, n, d, e) -> (h, m, n)", "h x n x n", "f16"),
+         "keypad": ("(b, h, m, n, d, e) -> (b, n)", "b x n", "i1")}
+
+
+def program(dtype: str, d: int, n: int, b: int, h: int, causal: bool,
+            out_dtype: str = "", value_scale: float = 1.0, mask: str = "") -> str:
+    """[B, H, N, D] attention; b = n = -1: B, M and N dynamic ("?"). An
+    8-bit `dtype` writes `out_dtype`, with V's dequantization scale
+    `value_scale`; `mask` one of MASKS."""
     sz = lambda x: "?" if x < 0 else str(x)  # noqa: E731
     t = f"tensor<{sz(b)}x{h}x{sz(n)}x{d}x{MLIR_DT[dtype]}>"
+    to = f"tensor<{sz(b)}x{h}x{sz(n)}x{d}x{MLIR_DT[out_dtype or dtype]}>"
     m = "affine_map<(b, h, m, n, d, e) -> "
-    maps = ", ".join(m + x + ">" for x in
-                     ("(b, h, m, d)", "(b, h, n, d)", "(b, h, n, e)", "(b, h, m, e)"))
-    return f"""func.func @attention(%q: {t}, %k: {t}, %v: {t}, %o: {t}) -> {t} {{
-  %s = arith.constant {1.0 / math.sqrt(d)!r} : f32
-  %r = attn.attention ins(%q, %k, %v : {t}, {t}, {t}) scale(%s) outs(%o : {t})
-      {"causal " if causal else ""}indexing_maps = [{maps}] -> {t}
-  return %r : {t}
+    maps = [m + x + ">" for x in
+            ("(b, h, m, d)", "(b, h, n, d)", "(b, h, n, e)", "(b, h, m, e)")]
+    params, clauses, consts = f"%q: {t}, %k: {t}, %v: {t}, %o: {to}", "", ""
+    if value_scale != 1.0:
+        consts = f"\n  %vs = arith.constant {value_scale!r} : f32"
+        clauses += " value_scale(%vs)"
+    if mask:
+        mmap, shape, elt = MASKS[mask]
+        dims = {"b": sz(b), "h": str(h), "n": sz(n)}
+        tm = "tensor<" + "x".join(dims[x] for x in shape.split(" x ")) + f"x{elt}>"
+        params += f", %mask: {tm}"
+        clauses += f" mask(%mask : {tm})"
+        maps.append(f"affine_map<{mmap}>")
+    return f"""func.func @attention({params}) -> {to} {{
+  %s = arith.constant {1.0 / math.sqrt(d)!r} : f32{consts}
+  %r = attn.attention ins(%q, %k, %v : {t}, {t}, {t}) scale(%s){clauses} outs(%o : {to})
+      {"causal " if causal else ""}indexing_maps = [{", ".join(maps)}] -> {to}
+  return %r : {to}
 }}
 """
 
@@ -120,26 +142,11 @@ def fp8_configs():
     for d in (64, 128, 256):
         for n in FP8_NS:
             for causal in (False, True):
-                yield d, n, 16384 // n, 2048 // d, causal
-
-
-def fp8_program(d: int, n: int, b: int, h: int, causal: bool,
-                value_scale: float = 1.0) -> str:
-    """program() with e4m3 Q, K, V (dequantization scales: scale and
-    value_scale) and an f16 output."""
-    t8 = f"tensor<{b}x{h}x{n}x{d}xf8E4M3FN>"
-    to = f"tensor<{b}x{h}x{n}x{d}xf16>"
-    m = "affine_map<(b, h, m, n, d, e) -> "
-    maps = ", ".join(m + x + ">" for x in
-                     ("(b, h, m, d)", "(b, h, n, d)", "(b, h, n, e)", "(b, h, m, e)"))
-    return f"""func.func @attention(%q: {t8}, %k: {t8}, %v: {t8}, %o: {to}) -> {to} {{
-  %s = arith.constant {1.0 / math.sqrt(d)!r} : f32
-  %vs = arith.constant {value_scale!r} : f32
-  %r = attn.attention ins(%q, %k, %v : {t8}, {t8}, {t8}) scale(%s) value_scale(%vs)
-      outs(%o : {to}) {"causal " if causal else ""}indexing_maps = [{maps}] -> {to}
-  return %r : {to}
-}}
-"""
+                yield d, n, 16384 // n, 2048 // d, causal, ""
+    # Mask tensors at D = 128 (SDPA's peers take them as attn_mask).
+    for mask in MASKS:
+        for n in (4096, 16384):
+            yield 128, n, 16384 // n, 16, mask == "bias", mask
 
 
 def f32_configs():
@@ -445,11 +452,14 @@ def main() -> int:
     out = Path(a.out)
     jobs = []  # (bundle dir, program, flags)
     if a.fp8:
-        for d, n, b, h, causal in fp8_configs():
-            tag = f"d{d}_n{n}_b{b}_h{h}_{'causal' if causal else 'full'}"
-            jobs.append((out / f"fp8_{tag}", fp8_program(d, n, b, h, causal),
-                         a.flags.split()))
-            jobs.append((out / f"f16_{tag}", program("float16", d, n, b, h, causal),
+        for d, n, b, h, causal, mask in fp8_configs():
+            tag = (f"d{d}_n{n}_b{b}_h{h}_{'causal' if causal else 'full'}"
+                   + (f"_{mask}" if mask else ""))
+            jobs.append((out / f"fp8_{tag}",
+                         program("float8_e4m3fn", d, n, b, h, causal,
+                                 out_dtype="float16", mask=mask), a.flags.split()))
+            jobs.append((out / f"f16_{tag}",
+                         program("float16", d, n, b, h, causal, mask=mask),
                          a.flags.split()))
     elif a.f32:
         for var, flags, d, n, b, h, causal in f32_configs():
