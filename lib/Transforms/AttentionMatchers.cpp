@@ -16,6 +16,7 @@
 
 #include "attn/Transforms/AttentionMatchers.h"
 #include "ScoreTracer.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -1320,8 +1321,6 @@ struct PeeledOperand {
 };
 } // namespace
 
-static bool isF8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
-
 /// `t` as x * c, c * x or x / c with c a finite nonzero constant: the
 /// factor (c or 1 / c) and x's term.
 static std::optional<std::pair<double, int>> constantFactor(ScoreTracer &tr,
@@ -1431,8 +1430,7 @@ static PeeledOperand peelOperand(Value v, AffineMap map, bool allowScale,
       int leafId = tr.stripCasts(inner);
       const Term &leaf = tr.get(leafId);
       if (ok && leaf.kind == Term::Leaf &&
-          isF8(cast<ShapedType>(leaf.leaf.getType()).getElementType()) &&
-          !isF8(type.getElementType()) &&
+          attn::isFloat8(leaf.leaf.getType()) && !attn::isFloat8(type) &&
           (leaf.access.isPermutation() ||
            (broadcastBatchDims && dropsOnlyBatchDims(leaf.access))) &&
           p.map.isProjectedPermutation()) {
@@ -1663,7 +1661,7 @@ std::string AttentionMatch::describe() const {
                std::to_string(groups);
   if (window)
     causalStr += ", window=" + std::to_string(*window);
-  if (isF8(cast<ShapedType>(query.getType()).getElementType())) {
+  if (attn::isFloat8(query.getType())) {
     char vs[32];
     snprintf(vs, sizeof(vs), "%g", valueScale);
     maskStr +=

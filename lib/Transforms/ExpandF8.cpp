@@ -7,6 +7,7 @@
 // assembled as f32 bits, its subnormals as mantissa * 2^-9.
 //
 //===----------------------------------------------------------------------===//
+#include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/Transforms.h"
 
@@ -35,7 +36,7 @@ struct ExpandF8Ext : OpRewritePattern<arith::ExtFOp> {
   LogicalResult matchAndRewrite(arith::ExtFOp op,
                                 PatternRewriter &rewriter) const override {
     Type src = getElementTypeOrSelf(op.getIn().getType());
-    if (!isa<Float8E4M3FNType, Float8E5M2Type>(src))
+    if (!attn::isFloat8(src))
       return failure();
     Location loc = op.getLoc();
     Type like = op.getIn().getType();

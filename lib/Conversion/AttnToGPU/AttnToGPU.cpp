@@ -265,8 +265,7 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // FP8: the warp-specialized, pipelined kernel with 128-key tiles (V^T's
   // rows are 128 keys), three stages where they fit (else two), persistent
   // blocks up to N = 8192 as for 16-bit operands.
-  const bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(
-      op.getQuery().getType().getElementType());
+  const bool fp8 = isFloat8(op.getQuery().getType());
   if (fp8) {
     if (opts.warpSpecialize == 0)
       return op.emitError("FP8 attention runs on the warp-specialized "
@@ -638,8 +637,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       !std::isfinite(static_cast<float>(*scale)))
     return op.emitError("the GPU kernel needs a finite f32 scale, got ")
            << *scale;
-  const bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(
-      op.getQuery().getType().getElementType());
+  const bool fp8 = isFloat8(op.getQuery().getType());
   std::optional<double> valueScale;
   if (Value vs = op.getValueScale()) {
     Attribute attr;

@@ -70,8 +70,7 @@ using namespace mlir::attn::gpu_kernel;
 
 std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
                                            int64_t D, int64_t E) {
-  Type qElt = op.getQuery().getType().getElementType();
-  if (isa<Float8E4M3FNType, Float8E5M2Type>(qElt)) {
+  if (isFloat8(op.getQuery().getType())) {
     // FP8: k32 steps; V^T rows are E, the A fragments 32 keys. A mask
     // tensor is read into the score fragments a tile ahead, never staged
     // (the producer's stage arrivals are V^T's).

@@ -45,11 +45,9 @@ LogicalResult AttentionOp::verify() {
     SmallVector<unsigned> mustUse; // ... and those it must index
   };
   // FP8: Q, K and V share one 8-bit type (the kernels multiply f8 by f8).
-  auto isF8 = [](Type t) {
-    return isa<Float8E4M3FNType, Float8E5M2Type>(getElementTypeOrSelf(t));
-  };
   Type qElt = qType.getElementType();
-  if (isF8(qElt) || isF8(getKey().getType()) || isF8(getValue().getType())) {
+  if (isFloat8(qElt) || isFloat8(getKey().getType()) ||
+      isFloat8(getValue().getType())) {
     if (getKey().getType().getElementType() != qElt ||
         getValue().getType().getElementType() != qElt)
       return emitOpError("expects query, key and value of one 8-bit float "
