@@ -276,6 +276,11 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
              << opts.tileKV;
     cfg.fp8 = true;
     cfg.warpSpecialized = true;
+    // Past D = 64 the producer's transpose makes its addresses per tile:
+    // 40 registers are enough, and at D = 256 the consumers need the 232
+    // (at 224 they spilled 12-32 bytes).
+    if (std::max(D, E) > 64)
+      cfg.fp8ProducerRegs = 40;
     // Head dims to 64: three computing warpgroups (152 registers each, no
     // spills; more warps to hide the softmax's latency): 1.16-1.33x two at
     // N >= 4096, but 0.87x causal at N = 1024 (fewer, larger blocks; log

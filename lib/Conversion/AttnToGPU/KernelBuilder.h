@@ -276,8 +276,9 @@ struct WgmmaConfig {
   /// 62).
   int64_t producerRegs() const {
     // FP8: the producer also transposes V (4 x 4-byte blocks in registers).
+    // With a key trim (trims()) it also scans the mask row: 56.
     if (fp8)
-      return 56;
+      return trims() ? 56 : fp8ProducerRegs;
     if (tma && tmaQ)
       return warpGroups < 3 ? 40 : 32;
     return warpGroups < 3 ? 88 : 56;
@@ -299,6 +300,9 @@ struct WgmmaConfig {
   /// producer into its stage, E rows of 128 keys (K-major, as FP8 wgmma
   /// reads B); keyTile is 128.
   bool fp8 = false;
+  // FP8's producer registers: 56, or 40 past a head dim of 64, where its
+  // transpose addresses are made per tile (no spills, consumers at 232).
+  int64_t fp8ProducerRegs = 56;
   int64_t cols2(int64_t x) const { return fp8 ? (x + 1) / 2 : x; }
   int64_t qBytes(int64_t D) const {
     return rowsPerBlock() * panelCols(cols2(D)) * 2;

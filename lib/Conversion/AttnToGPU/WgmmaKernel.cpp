@@ -55,6 +55,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -765,9 +766,32 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   std::string pvInst = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(E) +
                        "k" + std::to_string(kStep) + ".f32." + pTy + "." + ty +
                        " ";
-  // FP8: four P values (f32) to one register of 8-bit values, the first
-  // in the low byte (cvt puts its first source in the high half).
+  // FP8: four P values (f32) to one register of e4m3 values, the first
+  // in the low byte (a conversion puts its first source in the high half).
+  // Past D = 64 by NVVM's conversion op: made by an asm statement, P's
+  // loop-carried registers were copied right before the P V wgmma, and
+  // ptxas serialized the products for it (C7513); the op measured
+  // 1.02-1.09x at D = 128 and 1.05-1.31x at D = 256 (with the producer's
+  // spills gone, below). At D <= 64 (three computing warpgroups) the asm
+  // form, serialized, measured 1.02-1.08x the op (log step 88).
+  Type i16 = b.getIntegerType(16);
+  auto cvtPair = [&](Value lo, Value hi) -> Value {
+    return NVVM::ConvertF32x2ToF8x2Op::create(
+        b, loc, i16, hi, lo, NVVM::FPRoundingMode::RN,
+        NVVM::SaturationMode::SATFINITE, /*relu=*/false,
+        Float8E4M3FNType::get(b.getContext()));
+  };
   auto packQuad = [&](Value x0, Value x1, Value x2, Value x3) -> Value {
+    if (std::max(D, E) > 64) {
+      // The two halves as one register (mov.b32 {lo, hi}), as packPair.
+      Value v = vector::FromElementsOp::create(
+          b, loc, VectorType::get({2}, i16),
+          ValueRange{cvtPair(x0, x1), cvtPair(x2, x3)});
+      return vector::ExtractOp::create(
+          b, loc,
+          vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), v),
+          ArrayRef<int64_t>{0});
+    }
     std::string cvt = "cvt.rn.satfinite." + pTy + "x2.f32 ";
     return LLVM::InlineAsmOp::create(
                b, loc, i32, ValueRange{x0, x1, x2, x3},
@@ -1617,7 +1641,16 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     };
     auto transposeV = [&](Value stage, Value t) {
       bars.wait(tk.idx(cfg.stagingBarrierSlot()), tk.remu(t, 2));
-      Value pl = tk.remu(tk.tid, 32), pw = tk.divu(tk.tid, 32);
+      // Past E = 64 the thread's index through an opaque copy per tile: its
+      // E / 4 load and store addresses are then made per tile, not hoisted
+      // out of the tile loop, where at the producer's 56 registers they
+      // spilled (80-300 bytes at D = 128, ~900 at D = 256).
+      Value ptid = tk.tid;
+      if (E > 64)
+        ptid = arith::IndexCastUIOp::create(
+            b, loc, b.getIndexType(),
+            em.asmI32("mov.u32 $0, $1;", {toI32(tk.tid)}, "r"));
+      Value pl = tk.remu(ptid, 32), pw = tk.divu(ptid, 32);
       Value tq = tk.remu(pl, 4), half = tk.remu(tk.divu(pl, 4), 2),
             wLow = tk.divu(pl, 8);
       Value srcBase = tk.add(base, stageOff);

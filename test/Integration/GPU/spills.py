@@ -2,12 +2,15 @@
 """Register use and local-memory spills of bundles' kernels, from ptxas -v
 on each bundle's kernel.ptx (for the manifest's chip), without a GPU:
 
-    python3 test/Integration/GPU/spills.py DIR [DIR ...] [--max-spill N] [--csv F]
+    python3 test/Integration/GPU/spills.py DIR [DIR ...] [--max-spill N]
+        [--no-serialized] [--csv F]
 
 DIR is a bundle or a folder of bundles (searched recursively). Prints one
-line per kernel (registers, spill stores/loads in bytes, stack frame) and a
-summary; exits 1 when a kernel spills more than --max-spill bytes (default:
-no limit), 2 on usage errors or when ptxas fails.
+line per kernel (registers, spill stores/loads in bytes, stack frame, and
+"serialized" where ptxas serialized its wgmma products: its C7510-C7519
+performance notes) and a summary; exits 1 when a kernel spills more than
+--max-spill bytes (default: no limit) or, with --no-serialized, when one is
+serialized; 2 on usage errors or when ptxas fails.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from pathlib import Path
 
 PTXAS = os.environ.get("PTXAS", "/usr/local/cuda/bin/ptxas")
 USED = re.compile(r"Used (\d+) registers")
+SERIAL = re.compile(r"\((C751\d)\)[^\n]*wgmma[^\n]*serialized")
 SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 
 
@@ -46,6 +50,7 @@ def measure(b: Path) -> dict:
             "stack": int(spill.group(1)) if spill else 0,
             "spill_stores": int(spill.group(2)) if spill else 0,
             "spill_loads": int(spill.group(3)) if spill else 0,
+            "serialized": ",".join(sorted(set(SERIAL.findall(out.stderr)))),
             "kernel_choice": man.get("attention", {}).get("kernel_choice", "")[:90]}
 
 
@@ -55,6 +60,8 @@ def main() -> int:
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--max-spill", type=int, default=-1,
                     help="fail when a kernel's spill stores exceed this many bytes")
+    ap.add_argument("--no-serialized", action="store_true",
+                    help="fail when ptxas serialized a kernel's wgmma products")
     ap.add_argument("--csv")
     a = ap.parse_args()
     rows = []
@@ -68,8 +75,9 @@ def main() -> int:
         print("error: no bundles found", file=sys.stderr)
         return 2
     for r in rows:
+        serial = f"  serialized ({r['serialized']})" if r["serialized"] else ""
         print(f"{r['registers']:4d} regs  {r['spill_stores']:4d} B spilled  "
-              f"{Path(r['bundle']).name}  {r['kernel_choice']}")
+              f"{Path(r['bundle']).name}  {r['kernel_choice']}{serial}")
     spilling = [r for r in rows if r["spill_stores"]]
     print(f"\n{len(rows)} kernels, {len(spilling)} spill (max "
           f"{max((r['spill_stores'] for r in rows), default=0)} bytes)")
@@ -79,7 +87,8 @@ def main() -> int:
             w.writeheader()
             w.writerows(rows)
     over = [r for r in rows if a.max_spill >= 0 and r["spill_stores"] > a.max_spill]
-    return 1 if over else 0
+    serialized = [r for r in rows if a.no_serialized and r["serialized"]]
+    return 1 if over or serialized else 0
 
 
 if __name__ == "__main__":
