@@ -585,6 +585,49 @@ def test_real_attn_bundle_launch_rules_head_dims_and_staged_mask(tmp_path, d, e,
     assert _eval_rule(att["launch_rules"]["shared_bytes"], env) == raw["shared_bytes"]
 
 
+def _keypad_program(elt: str, d: int, n: int, keypad: bool) -> str:
+    t = lambda x, e=elt: f"tensor<2x4x{n}x{x}x{e}>"  # noqa: E731
+    m = "affine_map<(b, h, m, n, d, e) -> "
+    maps = [m + "(b, h, m, d)>", m + "(b, h, n, d)>", m + "(b, h, n, e)>", m + "(b, h, m, e)>"]
+    params, clause = "", ""
+    if keypad:
+        params = f", %keep: tensor<2x{n}xi1>"
+        clause = f" mask(%keep : tensor<2x{n}xi1>)"
+        maps.append(m + "(b, n)>")
+    o = t(d, "f16")
+    return f"""func.func @attention(%q: {t(d)}, %k: {t(d)}, %v: {t(d)}{params}, %o: {o}) -> {o} {{
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : {t(d)}, {t(d)}, {t(d)}) scale(%s){clause} outs(%o : {o})
+      indexing_maps = [{", ".join(maps)}] -> {o}
+  return %r : {o}
+}}
+"""
+
+
+@needs_attn_bundle
+@pytest.mark.parametrize("elt,d,n,keypad", [
+    ("f8E4M3FN", 128, 1024, False),   # persistent
+    ("f8E4M3FN", 256, 1024, False),   # two stages, staging buffer
+    ("f8E4M3FN", 64, 4096, False),    # three computing warpgroups
+    ("f8E4M3FN", 128, 1024, True),    # key trim: its barrier slots
+    ("f16", 128, 1024, True)])
+def test_real_attn_bundle_launch_rules_fp8_and_key_trim(tmp_path, elt, d, n, keypad):
+    """The shared-memory rule holds for FP8 (128 elements per panel row, V's
+    staging buffer and barrier) and where the key loop is trimmed by a key
+    padding mask (five more barrier slots)."""
+    out = attn_opt.compile_bundle(_keypad_program(elt, d, n, keypad), tmp_path / "b")
+    raw = json.loads((out / "manifest.json").read_text())
+    att = raw["attention"]
+    assert att["mma"] == "wgmma" and att["warp_specialize"] == 1
+    if keypad:
+        assert "keys past the mask's last kept key skipped" in att["kernel_choice"]
+    env = dict(b0=2, b1=4, m=n, n=n, d=d, e=d, out_bytes=2,
+               warp_specialize=att.get("warp_specialize", 0),
+               tma=att.get("tma", 0),
+               **{k: att[k] for k in ("tile_q", "tile_kv", "warps", "stages")})
+    assert _eval_rule(att["launch_rules"]["shared_bytes"], env) == raw["shared_bytes"]
+
+
 def test_compile_rejects_unknown_launch_option(tmp_path):
     with pytest.raises(ValueError, match="unknown launch option 'tiles'"):
         attn_opt.compile_bundle(PROGRAM, tmp_path / "b", launch={"tiles": 2})

@@ -1582,22 +1582,22 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   if (batchProduct.empty())
     batchProduct = "1";
   SmallVector<NamedAttribute> rules = {
-      b.getNamedAttr("grid",
-                     b.getStringAttr(
-                         wcfg.persistent()
-                             ? "[min(ceil(m / tile_q) * " + batchProduct +
-                                   ", persistent), 1, 1]"
-                             : (varlen ? "[floor(m / tile_q) + seqs, "
-                                       : "[ceil(m * g / tile_q), ") +
-                                   batchProduct + " / g, splits]")),
+      b.getNamedAttr("grid", b.getStringAttr(
+                                 wcfg.persistent()
+                                     ? "[min(ceil(m / tile_q) * " +
+                                           batchProduct + ", persistent), 1, 1]"
+                                     : (varlen ? "[floor(m / tile_q) + seqs, "
+                                               : "[ceil(m * g / tile_q), ") +
+                                           batchProduct + " / g, splits]")),
       b.getNamedAttr(
           "splits",
           b.getStringAttr(
               "1 unless decode (m <= " + std::to_string(kDecodeRows) +
               ", mma.sync, no finite fill with causal/window): span = n "
               "(with a window min(n, window + tile_q)); want = clamp(ceil(1.5 "
-              "* multiprocessors / (ceil(m * g / tile_q) * " + batchProduct +
-              " / g)), 1, floor(span / " + std::to_string(kMinSplitKeys) +
+              "* multiprocessors / (ceil(m * g / tile_q) * " +
+              batchProduct + " / g)), 1, floor(span / " +
+              std::to_string(kMinSplitKeys) +
               ")); chunk = ceil(ceil(span / want) / tile_kv) * tile_kv; "
               "splits = ceil(span / chunk)")),
       b.getNamedAttr("block",
@@ -1605,29 +1605,40 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                                                 "warp_specialize, 1, 1]"
                                      : useMma ? "[32 * warps, 1, 1]"
                                               : "[tile_q, 1, 1]")),
-      b.getNamedAttr("shared_bytes",
-                     b.getStringAttr(
-                         useWgmma && wcfg.maskRowBytes
-                             ? "1024 + ceil((max(stages * tile_kv * (ceil(d "
-                               "/ 64) + ceil(e / 64)) * 128 + tile_q * "
-                               "ceil(d / 64) * 128, tile_q * (e * "
-                               "sizeof(out) + 16)) + 8 * (2 * stages + 1) * "
-                               "max(warp_specialize, tma)) / 16) * 16 + (1 + "
-                               "(stages - 1) * "
-                               "warp_specialize) * tile_q * mask_row_bytes"
-                         : useWgmma
-                             ? "1024 + max(stages * tile_kv * (ceil(d / 64) "
-                               "+ ceil(e / 64)) * 128 + tile_q * ceil(d / "
-                               "64) * 128, tile_q * (e * sizeof(out) + 16)) "
-                               "+ 8 * (2 * stages + 1) * max(warp_specialize, "
-                               "tma)" +
-                                   std::string(wcfg.persistent() ? " + 24"
-                                                                 : "")
-                         : useMma ? "max(stages * tile_kv * (d + e + 32 / "
-                                    "sizeof(q)) * sizeof(q) + tile_q * (d + "
-                                    "16 / sizeof(q)) * sizeof(q), tile_q * (e "
-                                    "* sizeof(out) + 16))"
-                                  : "0")),
+      b.getNamedAttr(
+          "shared_bytes",
+          b.getStringAttr(
+              useWgmma && wcfg.maskRowBytes
+                  ? "1024 + ceil((max(stages * tile_kv * (ceil(d "
+                    "/ 64) + ceil(e / 64)) * 128 + tile_q * "
+                    "ceil(d / 64) * 128, tile_q * (e * "
+                    "sizeof(out) + 16)) + 8 * (2 * stages + 1) * "
+                    "max(warp_specialize, tma)) / 16) * 16 + (1 + "
+                    "(stages - 1) * "
+                    "warp_specialize) * tile_q * mask_row_bytes"
+              : useWgmma && wcfg.fp8
+                  // FP8: 128 elements per 128-byte panel row,
+                  // V's staging buffer, its barrier.
+                  ? "1024 + max(stages * tile_kv * (ceil(d / 128) "
+                    "+ ceil(e / 128)) * 128 + (tile_q * ceil(d / "
+                    "128) + tile_kv * ceil(e / 128)) * 128, tile_q "
+                    "* (e * sizeof(out) + 16)) + 8 * (2 * stages + "
+                    "2)" +
+                        std::string(wcfg.persistent() ? " + 24" : "") +
+                        std::string(wcfg.trims() ? " + 40" : "")
+                  : useWgmma
+                        ? "1024 + max(stages * tile_kv * (ceil(d / 64) "
+                          "+ ceil(e / 64)) * 128 + tile_q * ceil(d / "
+                          "64) * 128, tile_q * (e * sizeof(out) + 16)) "
+                          "+ 8 * (2 * stages + 1) * max(warp_specialize, "
+                          "tma)" +
+                              std::string(wcfg.persistent() ? " + 24" : "") +
+                              std::string(wcfg.trims() ? " + 40" : "")
+                    : useMma ? "max(stages * tile_kv * (d + e + 32 / "
+                               "sizeof(q)) * sizeof(q) + tile_q * (d + "
+                               "16 / sizeof(q)) * sizeof(q), tile_q * (e "
+                               "* sizeof(out) + 16))"
+                             : "0")),
       b.getNamedAttr("dims",
                      b.getStringAttr("b0.. batch dims, m queries, n "
                                      "keys, d = q/k head dim, e = v/out "
