@@ -1095,6 +1095,9 @@ CASES.update({
     "fp8_d128_causal_ragged": Case(E4, **bhsd(1, 4, 1000, 1000, 128), causal=True,
                                    out_dtype="float16", scale=0.07, value_scale=0.3),
     "fp8_d128_long": Case(E4, **bhsd(1, 2, 300, 16500, 128), out_dtype="bfloat16"),
+    # Persistent to N = 16384 (the 16-bit kernels stop at 8192).
+    "fp8_d128_persistent_long": Case(E4, **bhsd(1, 2, 10000, 10000, 128), causal=True,
+                                     out_dtype="bfloat16"),
     "fp8_d128_br_lse": Case(E4, **bhsd(1, 4, 200, 2000, 128), causal=True,
                             query_offset=1800, lse=True, out_dtype="float16"),
     "fp8_e5m2_d64": Case(E5, **bhsd(2, 3, 333, 1111, 64), out_dtype="float16"),
