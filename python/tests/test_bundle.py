@@ -540,20 +540,25 @@ def test_real_attn_bundle_launch_rules(tmp_path, launch):
     assert _eval_rule(rules["shared_bytes"], env) == raw["shared_bytes"]
 
 
-def _program(d: int, e: int, n: int, bias: bool) -> str:
-    t = lambda x: f"tensor<2x4x{n}x{x}xf16>"  # noqa: E731
+def _program(d: int, e: int, n: int, mask: str = "", elt: str = "f16") -> str:
+    """[2, 4, n, d] attention with `elt` Q/K/V and an f16 output; `mask`:
+    "bias" (f32 over (m, n)) or "keypad" (bool over (b, n))."""
+    t = lambda x, ty=elt: f"tensor<2x4x{n}x{x}x{ty}>"  # noqa: E731
+    o = t(e, "f16")
     m = "affine_map<(b, h, m, n, d, e) -> "
     maps = [m + "(b, h, m, d)>", m + "(b, h, n, d)>", m + "(b, h, n, e)>", m + "(b, h, m, e)>"]
     params, clause = "", ""
-    if bias:
-        params = f", %bias: tensor<{n}x{n}xf32>"
-        clause = f" mask(%bias : tensor<{n}x{n}xf32>)"
-        maps.append(m + "(m, n)>")
-    return f"""func.func @attention(%q: {t(d)}, %k: {t(d)}, %v: {t(e)}{params}, %o: {t(e)}) -> {t(e)} {{
+    if mask:
+        mt, mmap = {"bias": (f"tensor<{n}x{n}xf32>", "(m, n)"),
+                    "keypad": (f"tensor<2x{n}xi1>", "(b, n)")}[mask]
+        params = f", %mask: {mt}"
+        clause = f" mask(%mask : {mt})"
+        maps.append(m + mmap + ">")
+    return f"""func.func @attention(%q: {t(d)}, %k: {t(d)}, %v: {t(e)}{params}, %o: {o}) -> {o} {{
   %s = arith.constant 0.125 : f32
-  %r = attn.attention ins(%q, %k, %v : {t(d)}, {t(d)}, {t(e)}) scale(%s){clause} outs(%o : {t(e)})
-      indexing_maps = [{", ".join(maps)}] -> {t(e)}
-  return %r : {t(e)}
+  %r = attn.attention ins(%q, %k, %v : {t(d)}, {t(d)}, {t(e)}) scale(%s){clause} outs(%o : {o})
+      indexing_maps = [{", ".join(maps)}] -> {o}
+  return %r : {o}
 }}
 """
 
@@ -572,7 +577,8 @@ def test_real_attn_bundle_launch_rules_head_dims_and_staged_mask(tmp_path, d, e,
                                                                  staged):
     """The shared-memory rule holds for head dims in partial 64-column panels
     and with a bias tile staged in shared memory (mask_row_bytes)."""
-    out = attn_opt.compile_bundle(_program(d, e, 128, bias), tmp_path / "b", launch=launch)
+    out = attn_opt.compile_bundle(_program(d, e, 128, "bias" if bias else ""),
+                                  tmp_path / "b", launch=launch)
     raw = json.loads((out / "manifest.json").read_text())
     att = raw["attention"]
     assert att["mma"] == "wgmma"
@@ -583,25 +589,6 @@ def test_real_attn_bundle_launch_rules_head_dims_and_staged_mask(tmp_path, d, e,
                mask_row_bytes=att.get("mask_row_bytes", 0),
                **{k: att[k] for k in ("tile_q", "tile_kv", "warps", "stages")})
     assert _eval_rule(att["launch_rules"]["shared_bytes"], env) == raw["shared_bytes"]
-
-
-def _keypad_program(elt: str, d: int, n: int, keypad: bool) -> str:
-    t = lambda x, e=elt: f"tensor<2x4x{n}x{x}x{e}>"  # noqa: E731
-    m = "affine_map<(b, h, m, n, d, e) -> "
-    maps = [m + "(b, h, m, d)>", m + "(b, h, n, d)>", m + "(b, h, n, e)>", m + "(b, h, m, e)>"]
-    params, clause = "", ""
-    if keypad:
-        params = f", %keep: tensor<2x{n}xi1>"
-        clause = f" mask(%keep : tensor<2x{n}xi1>)"
-        maps.append(m + "(b, n)>")
-    o = t(d, "f16")
-    return f"""func.func @attention(%q: {t(d)}, %k: {t(d)}, %v: {t(d)}{params}, %o: {o}) -> {o} {{
-  %s = arith.constant 0.125 : f32
-  %r = attn.attention ins(%q, %k, %v : {t(d)}, {t(d)}, {t(d)}) scale(%s){clause} outs(%o : {o})
-      indexing_maps = [{", ".join(maps)}] -> {o}
-  return %r : {o}
-}}
-"""
 
 
 @needs_attn_bundle
@@ -615,7 +602,8 @@ def test_real_attn_bundle_launch_rules_fp8_and_key_trim(tmp_path, elt, d, n, key
     """The shared-memory rule holds for FP8 (128 elements per panel row, V's
     staging buffer and barrier) and where the key loop is trimmed by a key
     padding mask (five more barrier slots)."""
-    out = attn_opt.compile_bundle(_keypad_program(elt, d, n, keypad), tmp_path / "b")
+    out = attn_opt.compile_bundle(_program(d, d, n, "keypad" if keypad else "", elt),
+                                  tmp_path / "b")
     raw = json.loads((out / "manifest.json").read_text())
     att = raw["attention"]
     assert att["mma"] == "wgmma" and att["warp_specialize"] == 1

@@ -1583,6 +1583,19 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     batchProduct += (i ? " * " : "") + ("b" + std::to_string(i));
   if (batchProduct.empty())
     batchProduct = "1";
+  // The wgmma kernel's shared memory (WgmmaConfig::sharedBytes): Q and the
+  // K/V stages in 128-byte panel rows (64 16-bit or, FP8, 128 8-bit
+  // elements), FP8's V staging buffer and its barrier, the barriers.
+  const std::string panel = wcfg.fp8 ? "128" : "64";
+  const std::string wgmmaSharedRule =
+      "1024 + max(stages * tile_kv * (ceil(d / " + panel + ") + ceil(e / " +
+      panel + ")) * 128 + " +
+      (wcfg.fp8 ? "(tile_q * ceil(d / 128) + tile_kv * ceil(e / 128))"
+                : "tile_q * ceil(d / 64)") +
+      " * 128, tile_q * (e * sizeof(out) + 16)) + 8 * (2 * stages + 1) * "
+      "max(warp_specialize, tma)" +
+      (wcfg.fp8 ? " + 8" : "") + (wcfg.persistent() ? " + 24" : "") +
+      (wcfg.trims() ? " + 40" : "");
   SmallVector<NamedAttribute> rules = {
       b.getNamedAttr("grid", b.getStringAttr(
                                  wcfg.persistent()
@@ -1609,38 +1622,20 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                                               : "[tile_q, 1, 1]")),
       b.getNamedAttr(
           "shared_bytes",
-          b.getStringAttr(
-              useWgmma && wcfg.maskRowBytes
-                  ? "1024 + ceil((max(stages * tile_kv * (ceil(d "
-                    "/ 64) + ceil(e / 64)) * 128 + tile_q * "
-                    "ceil(d / 64) * 128, tile_q * (e * "
-                    "sizeof(out) + 16)) + 8 * (2 * stages + 1) * "
-                    "max(warp_specialize, tma)) / 16) * 16 + (1 + "
-                    "(stages - 1) * "
-                    "warp_specialize) * tile_q * mask_row_bytes"
-              : useWgmma && wcfg.fp8
-                  // FP8: 128 elements per 128-byte panel row,
-                  // V's staging buffer, its barrier.
-                  ? "1024 + max(stages * tile_kv * (ceil(d / 128) "
-                    "+ ceil(e / 128)) * 128 + (tile_q * ceil(d / "
-                    "128) + tile_kv * ceil(e / 128)) * 128, tile_q "
-                    "* (e * sizeof(out) + 16)) + 8 * (2 * stages + "
-                    "2)" +
-                        std::string(wcfg.persistent() ? " + 24" : "") +
-                        std::string(wcfg.trims() ? " + 40" : "")
-                  : useWgmma
-                        ? "1024 + max(stages * tile_kv * (ceil(d / 64) "
-                          "+ ceil(e / 64)) * 128 + tile_q * ceil(d / "
-                          "64) * 128, tile_q * (e * sizeof(out) + 16)) "
-                          "+ 8 * (2 * stages + 1) * max(warp_specialize, "
-                          "tma)" +
-                              std::string(wcfg.persistent() ? " + 24" : "") +
-                              std::string(wcfg.trims() ? " + 40" : "")
-                    : useMma ? "max(stages * tile_kv * (d + e + 32 / "
-                               "sizeof(q)) * sizeof(q) + tile_q * (d + "
-                               "16 / sizeof(q)) * sizeof(q), tile_q * (e "
-                               "* sizeof(out) + 16))"
-                             : "0")),
+          b.getStringAttr(useWgmma && wcfg.maskRowBytes
+                              ? "1024 + ceil((max(stages * tile_kv * (ceil(d "
+                                "/ 64) + ceil(e / 64)) * 128 + tile_q * "
+                                "ceil(d / 64) * 128, tile_q * (e * "
+                                "sizeof(out) + 16)) + 8 * (2 * stages + 1) * "
+                                "max(warp_specialize, tma)) / 16) * 16 + (1 + "
+                                "(stages - 1) * "
+                                "warp_specialize) * tile_q * mask_row_bytes"
+                          : useWgmma ? wgmmaSharedRule
+                          : useMma   ? "max(stages * tile_kv * (d + e + 32 / "
+                                       "sizeof(q)) * sizeof(q) + tile_q * (d + "
+                                       "16 / sizeof(q)) * sizeof(q), tile_q * (e "
+                                       "* sizeof(out) + 16))"
+                                     : "0")),
       b.getNamedAttr("dims",
                      b.getStringAttr("b0.. batch dims, m queries, n "
                                      "keys, d = q/k head dim, e = v/out "
