@@ -13,13 +13,14 @@
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a splits=4 wgmma=1" 2>&1 | FileCheck %s --check-prefix=WGMMA
 
 // One token, 16 (sequence, head) pairs, 8192 keys: 1.5 x 132 blocks
-// wanted, 13 ranges of 640 keys.
+// wanted, 13 ranges of 640 keys; no GQA packing and 512 keys or more per
+// range: 32-key tiles, 2 stages.
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: name = "o_part", shape = array<i64: 13, 16, 1, 128>
 // CHECK-SAME: name = "ml_part", shape = array<i64: 13, 16, 1, 2>
 // CHECK-SAME: dtype = "int32", map = "workspace", name = "locks", shape = array<i64: 16, 1>
 // CHECK-SAME: grid = array<i64: 1, 16, 13>
-// CHECK-SAME: kernel_choice = "mma.sync m16n8k16, 1 warps x 1 x 16 query rows, 64-key tiles, 3 stages, split-KV: 13 key ranges of 640 keys per query tile, merged by the last block; not wgmma: decode shape (M = 1 <= 16
+// CHECK-SAME: kernel_choice = "mma.sync m16n8k16, 1 warps x 1 x 16 query rows, 32-key tiles, 2 stages, split-KV: 13 key ranges of 640 keys per query tile, merged by the last block; not wgmma: decode shape (M = 1 <= 16
 // CHECK-SAME: split_chunk = 640
 // CHECK-SAME: splits = 13
 // CHECK: func.func @attn_fwd({{.*}}memref<2x8x1x128xf16>, {{.*}}memref<13x16x1x128xf32>, {{.*}}memref<13x16x1x2xf32>, {{.*}}memref<16x1xi32>)

@@ -1209,6 +1209,23 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     int64_t span = sizes[r + 1];
     if (std::optional<int64_t> w = op.getWindow())
       span = std::min(span, *w + cfg.rowsPerBlock());
+    // Static decode without GQA packing, pages or varlen, no launch shape
+    // given, at least 512 keys per block: 32-key tiles and two stages (39
+    // KB of shared memory at D = 128 instead of 106: five one-warp blocks
+    // per multiprocessor instead of two, more of them streaming K/V at
+    // once): 1.005-1.08x 64-key tiles with decodeStages on those rows, but
+    // 0.90-0.92x with 256 keys per block (B = 1, N = 1024 split four ways:
+    // ~20 us) and 0.82-0.99x with packing or 16-key pages (log step 91).
+    const bool smallDecodeTiles =
+        decode && !dynamic && !varlen && packDim < 0 && !pageSize &&
+        !opts.tileKV && !opts.stages && !opts.pipeline &&
+        std::max(D, E) <= 128 &&
+        span / (opts.splits >= 1
+                    ? opts.splits
+                    : decodeSplits(opts.chip, gridQ * launchBatch, span)) >=
+            512;
+    if (smallDecodeTiles)
+      cfg.keyTile = 32;
     if (dynamic) {
       // The split count depends on the batch and key count: chosen at
       // launch (grid z) by the launch rule, the chunks in the kernel.
@@ -1219,7 +1236,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       cfg.setSplits(opts.splits, span);
     else if (decode && splitWhy.empty() && !varlen)
       cfg.setSplits(decodeSplits(opts.chip, gridQ * launchBatch, span), span);
-    if (decode && !opts.stages && !opts.pipeline)
+    if (smallDecodeTiles)
+      cfg.stages = 2;
+    else if (decode && !opts.stages && !opts.pipeline)
       cfg.stages = decodeStages(cfg, gridQ * launchBatch * cfg.splits,
                                 multiprocessors(opts.chip), D, E, packDim >= 0);
   }

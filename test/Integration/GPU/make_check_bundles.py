@@ -729,6 +729,12 @@ CASES.update({
     "dec_bf16_m1_n1000_s7_ragged": Case("bfloat16", **bhsd(2, 4, 1, 1000, 128),
                                         flags=["--splits=7"]),
     "dec_f16_m1_s1": Case("float16", **bhsd(2, 4, 1, 3000, 128), flags=["--splits=1"]),
+    # The default decode tiles without packing (32 keys, 2 stages, from 512
+    # keys per block): ragged keys at D = 64; bottom-right causal with the
+    # lse, split four ways.
+    "dec_bf16_m1_n4099_d64_small_tiles": Case("bfloat16", **bhsd(8, 16, 1, 4099, 64)),
+    "dec_f16_m16_br_causal_lse_small_tiles": Case("float16", **bhsd(4, 16, 16, 3000, 128),
+                                                  causal=True, query_offset=2984, lse=True),
     "dec_f16_m1_n4090_s64": Case("float16", **bhsd(1, 4, 1, 4090, 64), flags=["--splits=64"]),
     "split_mma_q128_n4113_s64": Case("float16", **bhsd(1, 2, 300, 4113, 64),
                                      flags=["--splits=64", "--wgmma=0"]),
