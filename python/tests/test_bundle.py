@@ -550,6 +550,7 @@ def _program(d: int, e: int, n: int, mask: str = "", elt: str = "f16") -> str:
     params, clause = "", ""
     if mask:
         mt, mmap = {"bias": (f"tensor<{n}x{n}xf32>", "(m, n)"),
+                    "headbias": (f"tensor<4x{n}x{n}xf16>", "(h, m, n)"),
                     "keypad": (f"tensor<2x{n}xi1>", "(b, n)")}[mask]
         params = f", %mask: {mt}"
         clause = f" mask(%mask : {mt})"
@@ -597,21 +598,26 @@ def test_real_attn_bundle_launch_rules_head_dims_and_staged_mask(tmp_path, d, e,
     ("f8E4M3FN", 256, 1024, False),   # two stages, staging buffer
     ("f8E4M3FN", 64, 4096, False),    # three computing warpgroups
     ("f8E4M3FN", 128, 1024, True),    # key trim: its barrier slots
-    ("f16", 128, 1024, True)])
+    ("f16", 128, 1024, True),
+    # A per-head bias staged in the K/V stages of persistent blocks.
+    ("f16", 128, 1024, "headbias")])
 def test_real_attn_bundle_launch_rules_fp8_and_key_trim(tmp_path, elt, d, n, keypad):
     """The shared-memory rule holds for FP8 (128 elements per panel row, V's
-    staging buffer and barrier) and where the key loop is trimmed by a key
-    padding mask (five more barrier slots)."""
-    out = attn_opt.compile_bundle(_program(d, d, n, "keypad" if keypad else "", elt),
-                                  tmp_path / "b")
+    staging buffer and barrier), where the key loop is trimmed by a key
+    padding mask (five more barrier slots) and for a bias staged beside the
+    K/V stages of persistent blocks (their barrier slots before it)."""
+    mask = keypad if isinstance(keypad, str) else "keypad" if keypad else ""
+    out = attn_opt.compile_bundle(_program(d, d, n, mask, elt), tmp_path / "b")
     raw = json.loads((out / "manifest.json").read_text())
     att = raw["attention"]
     assert att["mma"] == "wgmma" and att["warp_specialize"] == 1
-    if keypad:
+    if keypad is True:
         assert "keys past the mask's last kept key skipped" in att["kernel_choice"]
+    if mask == "headbias":
+        assert "persistent:" in att["kernel_choice"] and att["mask_row_bytes"]
     env = dict(b0=2, b1=4, m=n, n=n, d=d, e=d, out_bytes=2,
                warp_specialize=att.get("warp_specialize", 0),
-               tma=att.get("tma", 0),
+               tma=att.get("tma", 0), mask_row_bytes=att.get("mask_row_bytes", 0),
                **{k: att[k] for k in ("tile_q", "tile_kv", "warps", "stages")})
     assert _eval_rule(att["launch_rules"]["shared_bytes"], env) == raw["shared_bytes"]
 

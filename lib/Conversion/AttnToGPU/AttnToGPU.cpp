@@ -1606,15 +1606,22 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // K/V stages in 128-byte panel rows (64 16-bit or, FP8, 128 8-bit
   // elements), FP8's V staging buffer and its barrier, the barriers.
   const std::string panel = wcfg.fp8 ? "128" : "64";
-  const std::string wgmmaSharedRule =
-      "1024 + max(stages * tile_kv * (ceil(d / " + panel + ") + ceil(e / " +
-      panel + ")) * 128 + " +
+  // A staged mask tile follows them, 16-byte aligned.
+  const std::string wgmmaBuffers =
+      "max(stages * tile_kv * (ceil(d / " + panel + ") + ceil(e / " + panel +
+      ")) * 128 + " +
       (wcfg.fp8 ? "(tile_q * ceil(d / 128) + tile_kv * ceil(e / 128))"
                 : "tile_q * ceil(d / 64)") +
       " * 128, tile_q * (e * sizeof(out) + 16)) + 8 * (2 * stages + 1) * "
       "max(warp_specialize, tma)" +
       (wcfg.fp8 ? " + 8" : "") + (wcfg.persistent() ? " + 24" : "") +
       (wcfg.trims() ? " + 40" : "");
+  const std::string wgmmaSharedRule =
+      wcfg.maskRowBytes
+          ? "1024 + ceil((" + wgmmaBuffers +
+                ") / 16) * 16 + (1 + (stages - 1) * warp_specialize) * "
+                "tile_q * mask_row_bytes"
+          : "1024 + " + wgmmaBuffers;
   SmallVector<NamedAttribute> rules = {
       b.getNamedAttr("grid", b.getStringAttr(
                                  wcfg.persistent()
@@ -1641,20 +1648,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                                               : "[tile_q, 1, 1]")),
       b.getNamedAttr(
           "shared_bytes",
-          b.getStringAttr(useWgmma && wcfg.maskRowBytes
-                              ? "1024 + ceil((max(stages * tile_kv * (ceil(d "
-                                "/ 64) + ceil(e / 64)) * 128 + tile_q * "
-                                "ceil(d / 64) * 128, tile_q * (e * "
-                                "sizeof(out) + 16)) + 8 * (2 * stages + 1) * "
-                                "max(warp_specialize, tma)) / 16) * 16 + (1 + "
-                                "(stages - 1) * "
-                                "warp_specialize) * tile_q * mask_row_bytes"
-                          : useWgmma ? wgmmaSharedRule
-                          : useMma   ? "max(stages * tile_kv * (d + e + 32 / "
-                                       "sizeof(q)) * sizeof(q) + tile_q * (d + "
-                                       "16 / sizeof(q)) * sizeof(q), tile_q * (e "
-                                       "* sizeof(out) + 16))"
-                                     : "0")),
+          b.getStringAttr(useWgmma ? wgmmaSharedRule
+                          : useMma ? "max(stages * tile_kv * (d + e + 32 / "
+                                     "sizeof(q)) * sizeof(q) + tile_q * (d + "
+                                     "16 / sizeof(q)) * sizeof(q), tile_q * (e "
+                                     "* sizeof(out) + 16))"
+                                   : "0")),
       b.getNamedAttr("dims",
                      b.getStringAttr("b0.. batch dims, m queries, n "
                                      "keys, d = q/k head dim, e = v/out "
