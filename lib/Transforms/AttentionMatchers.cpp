@@ -1310,6 +1310,7 @@ struct PeeledOperand {
   /// used when the other operands are not dequantized alike.
   bool dequantized = false;
   double dequantScale = 1.0;
+  SmallVector<RuntimeScaleFactor> dequantFactors; ///< runtime factors
   Value plainValue;
   AffineMap plainMap;
   double plainScale = 1.0;
@@ -1338,6 +1339,73 @@ static std::optional<std::pair<double, int>> constantFactor(ScoreTracer &tr,
   if (!c || *c == 0.0 || !std::isfinite(*c))
     return std::nullopt;
   return std::make_pair(div ? 1.0 / *c : *c, x);
+}
+
+/// `id` as one element of a float scalar or tensor that does not depend on
+/// the score's position (a per-tensor scale given at run time), seen
+/// through exact widenings only.
+static std::optional<RuntimeScaleFactor> uniformFactor(ScoreTracer &tr,
+                                                       int id) {
+  const Term *t = &tr.get(id);
+  while (t->kind == Term::Unary && isName(*t, "arith.extf"))
+    t = &tr.get(t->kids[0]);
+  if (t->kind != Term::Leaf)
+    return std::nullopt;
+  RuntimeScaleFactor f;
+  f.source = t->leaf;
+  Type elt = getElementTypeOrSelf(t->leaf.getType());
+  if (!isa<FloatType>(elt) || attn::isFloat8(elt) ||
+      elt.getIntOrFloatBitWidth() > 32)
+    return std::nullopt;
+  if (auto rt = dyn_cast<RankedTensorType>(t->leaf.getType())) {
+    if (!rt.hasStaticShape() ||
+        t->access.getNumResults() != static_cast<unsigned>(rt.getRank()))
+      return std::nullopt;
+    for (auto [i, e] : llvm::enumerate(t->access.getResults())) {
+      auto c = dyn_cast<AffineConstantExpr>(e);
+      if (!c || c.getValue() < 0 || c.getValue() >= rt.getDimSize(i))
+        return std::nullopt;
+      f.indices.push_back(c.getValue());
+    }
+  } else if (t->access.getNumResults() != 0) {
+    return std::nullopt;
+  }
+  return f;
+}
+
+/// Peels `x * c`, `c * x`, `x / c` factors off `id`, each a finite nonzero
+/// constant (into `c`) or a runtime scalar (into `factors`). Returns x's
+/// term, or -1 where a product or quotient has no such factor.
+static int peelScaleFactors(ScoreTracer &tr, int id, double &c,
+                            SmallVectorImpl<RuntimeScaleFactor> &factors) {
+  while (true) {
+    const Term &t = tr.get(id);
+    if (t.kind != Term::Binary ||
+        !(isName(t, "arith.mulf") || isName(t, "arith.divf")))
+      return id;
+    bool div = isName(t, "arith.divf");
+    bool peeled = false;
+    for (int side : {1, 0}) {
+      if (div && side == 0)
+        break;
+      int f = t.kids[side], x = t.kids[1 - side];
+      if (std::optional<double> v = tr.constValue(f)) {
+        if (*v == 0.0 || !std::isfinite(*v))
+          return -1;
+        c *= div ? 1.0 / *v : *v;
+      } else if (std::optional<RuntimeScaleFactor> r = uniformFactor(tr, f)) {
+        r->divide = div;
+        factors.push_back(*r);
+      } else {
+        continue;
+      }
+      id = x;
+      peeled = true;
+      break;
+    }
+    if (!peeled)
+      return -1;
+  }
 }
 
 /// Every op `tr` traced feeds only the traced chain or `consumer`.
@@ -1415,33 +1483,29 @@ static PeeledOperand peelOperand(Value v, AffineMap map, bool allowScale,
       continue;
     }
     // FP8 dequantization, as frontends write it: an 8-bit float tensor
-    // extended (to f16, bf16 or f32) and multiplied or divided by a
-    // constant per-tensor scale, or extended only.
+    // extended (to f16, bf16 or f32) and multiplied or divided by per-tensor
+    // scales (constants, or runtime scalars: a scale tensor's one element,
+    // as torch-mlir and JAX pass them), or extended only.
     if (!p.dequantized) {
-      int inner = tr.stripCasts(t);
       double c = 1.0;
-      const Term &it = tr.get(inner);
-      bool scaled = it.kind == Term::Binary &&
-                    (isName(it, "arith.mulf") || isName(it, "arith.divf"));
-      std::optional<std::pair<double, int>> f = constantFactor(tr, it);
-      bool ok = !scaled || f;
-      if (f)
-        std::tie(c, inner) = *f;
-      int leafId = tr.stripCasts(inner);
-      const Term &leaf = tr.get(leafId);
-      if (ok && leaf.kind == Term::Leaf &&
-          attn::isFloat8(leaf.leaf.getType()) && !attn::isFloat8(type) &&
-          (leaf.access.isPermutation() ||
-           (broadcastBatchDims && dropsOnlyBatchDims(leaf.access))) &&
+      SmallVector<RuntimeScaleFactor> factors;
+      int inner = peelScaleFactors(tr, tr.stripCasts(t), c, factors);
+      int leafId = inner < 0 ? -1 : tr.stripCasts(inner);
+      const Term *leaf = leafId < 0 ? nullptr : &tr.get(leafId);
+      if (leaf && leaf->kind == Term::Leaf &&
+          attn::isFloat8(leaf->leaf.getType()) && !attn::isFloat8(type) &&
+          (leaf->access.isPermutation() ||
+           (broadcastBatchDims && dropsOnlyBatchDims(leaf->access))) &&
           p.map.isProjectedPermutation()) {
         if (feedsOnly(tr, *p.value.getUsers().begin())) {
           p.plainValue = p.value;
           p.plainMap = p.map;
           p.plainScale = p.scale;
           p.plainOps = p.ops.size();
-          p.map = throughAccess(p.map, leaf.access);
-          p.value = leaf.leaf;
+          p.map = throughAccess(p.map, leaf->access);
+          p.value = leaf->leaf;
           p.dequantized = true;
+          p.dequantFactors = std::move(factors);
           p.dequantScale = c;
           llvm::append_range(p.ops, tr.ops);
           continue;
@@ -1665,7 +1729,14 @@ std::string AttentionMatch::describe() const {
     char vs[32];
     snprintf(vs, sizeof(vs), "%g", valueScale);
     maskStr +=
-        std::string(", fp8 (dequantization folded, value scale ") + vs + ")";
+        std::string(", fp8 (dequantization folded, value scale ") + vs;
+    // Runtime scales: how many scalars multiply (or divide) each constant.
+    if (!scaleFactors.empty() || !valueScaleFactors.empty())
+      maskStr += llvm::formatv("; runtime per-tensor scales: {0} in the "
+                               "scale, {1} in the value scale",
+                               scaleFactors.size(), valueScaleFactors.size())
+                     .str();
+    maskStr += ")";
   }
   if (fromAdditiveMask)
     causalStr += " (from a constant additive 0 / -65504-or-lower mask)";
@@ -1939,6 +2010,9 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
       q.scale *= q.dequantScale;
       k.scale *= k.dequantScale;
       match.valueScale = v.dequantScale;
+      llvm::append_range(match.scaleFactors, q.dequantFactors);
+      llvm::append_range(match.scaleFactors, k.dequantFactors);
+      match.valueScaleFactors = v.dequantFactors;
     } else {
       for (PeeledOperand *p : {&q, &k, &v})
         if (p->dequantized) {

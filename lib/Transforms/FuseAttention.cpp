@@ -235,10 +235,31 @@ FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
   Value scale = arith::ConstantOp::create(
       rewriter, loc, rewriter.getF32FloatAttr(static_cast<float>(match.scale)));
   Value valueScale;
-  if (match.valueScale != 1.0)
+  if (match.valueScale != 1.0 || !match.valueScaleFactors.empty())
     valueScale = arith::ConstantOp::create(
         rewriter, loc,
         rewriter.getF32FloatAttr(static_cast<float>(match.valueScale)));
+  // Runtime per-tensor scales (FP8): each scalar read, widened to f32 and
+  // multiplied into (or divided out of) the constant part.
+  auto applyFactors = [&](Value acc, ArrayRef<RuntimeScaleFactor> factors) {
+    for (const RuntimeScaleFactor &f : factors) {
+      Value x = f.source;
+      if (isa<RankedTensorType>(x.getType())) {
+        SmallVector<Value> idx;
+        for (int64_t i : f.indices)
+          idx.push_back(arith::ConstantIndexOp::create(rewriter, loc, i));
+        x = tensor::ExtractOp::create(rewriter, loc, x, idx);
+      }
+      if (!x.getType().isF32())
+        x = arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(), x);
+      acc = f.divide ? Value(arith::DivFOp::create(rewriter, loc, acc, x))
+                     : Value(arith::MulFOp::create(rewriter, loc, acc, x));
+    }
+    return acc;
+  };
+  scale = applyFactors(scale, match.scaleFactors);
+  if (valueScale)
+    valueScale = applyFactors(valueScale, match.valueScaleFactors);
   SmallVector<AffineMap> maps = {match.queryMap, match.keyMap, match.valueMap,
                                  match.outputMap};
   Value mask, sink;

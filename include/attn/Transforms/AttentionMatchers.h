@@ -43,6 +43,15 @@ struct ScoreModProgram {
   bool empty() const { return result < 0; }
 };
 
+/// A runtime dequantization factor (FP8): a float scalar, or the one
+/// element of a tensor read at fixed indices (torch-mlir's and JAX's
+/// per-tensor scale tensors), that multiplies (or divides) an operand.
+struct RuntimeScaleFactor {
+  Value source;                 ///< a float scalar or a ranked tensor
+  SmallVector<int64_t> indices; ///< the element read (tensors only)
+  bool divide = false;
+};
+
 /// Everything needed to build attn.attention, found by walking back from the
 /// P·V contraction.
 struct AttentionMatch {
@@ -73,6 +82,10 @@ struct AttentionMatch {
   /// FP8: Q, K, V are 8-bit (their dequantizations folded); the value's
   /// scale multiplies the output (1: none).
   double valueScale = 1.0;
+  /// FP8 with runtime per-tensor scales: factors of `scale` (Q's and K's)
+  /// and of `valueScale` (V's), applied to the constants when the op is
+  /// built.
+  SmallVector<RuntimeScaleFactor> scaleFactors, valueScaleFactors;
   bool causal = false;
   std::optional<int64_t> window; ///< sliding window: keys m - n >= W masked
   int64_t queryOffset = 0; ///< key position of query 0 (bottom-right causal)
