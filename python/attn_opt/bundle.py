@@ -80,6 +80,12 @@ FORMAT = "attn-opt-bundle/2"
 ARG_NAMES = ("q", "k", "v", "mask", "sink", "out", "lse")
 # score_mod operands that are runtime tensors: kernel arguments mod0, mod1, ..
 _MOD_ARG = re.compile(r"mod[0-9]{1,2}")
+# Runtime per-tensor scales (FP8 dequantization scales passed as tensors):
+# scale0, scale1, .. (map "scale", a float dtype, any static shape); the
+# kernel reads the elements attention.scale_factors / value_scale_factors
+# name.
+_SCALE_ARG = re.compile(r"scale[0-9]{1,2}")
+SCALE_DTYPES = ("float32", "float16", "bfloat16")
 # Arguments the kernel writes (allocated by Kernel when not given).
 OUTPUTS = ("out", "lse")
 # Split-KV's workspace (grid z = attention.splits > 1): per split the
@@ -217,6 +223,11 @@ class AttentionSpec:
     # FP8 (attention.value_scale): the output is multiplied by V's
     # dequantization scale (Q's and K's are part of `scale`); 1: none.
     value_scale: float = 1.0
+    # Runtime scales (attention.scale_factors / value_scale_factors): each
+    # (argument, index, divide) multiplies `scale` (or `value_scale`) by the
+    # element at `index` of that scale<i> argument, or divides by it.
+    scale_factors: Tuple[Tuple[str, Tuple[int, ...], bool], ...] = ()
+    value_scale_factors: Tuple[Tuple[str, Tuple[int, ...], bool], ...] = ()
 
 
 # attention.score_mod: the op's score modification region as a straight-line
@@ -301,11 +312,15 @@ class Manifest:
 
     @property
     def inputs(self) -> Tuple[str, ...]:
-        """Names of the arguments the caller passes, in parameter order."""
-        return tuple(a.name for a in self.args
-                     if a.name not in OUTPUTS and a.name not in WORKSPACE
-                     and a.name not in TENSOR_MAPS
-                     and not _SIZE_ARG.fullmatch(a.name))
+        """Names of the arguments the caller passes: in parameter order, the
+        runtime scales (scale0, scale1, ..) last."""
+        names = [a.name for a in self.args
+                 if a.name not in OUTPUTS and a.name not in WORKSPACE
+                 and a.name not in TENSOR_MAPS
+                 and not _SIZE_ARG.fullmatch(a.name)]
+        scales = sorted((n for n in names if _SCALE_ARG.fullmatch(n)),
+                        key=lambda n: int(n[len("scale"):]))
+        return tuple([n for n in names if not _SCALE_ARG.fullmatch(n)] + scales)
 
     @property
     def dynamic_dims(self) -> Tuple[str, ...]:
@@ -999,6 +1014,21 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     scale = _number(att["scale"], "attention.scale", where)
     value_scale = _number(att.get("value_scale", 1.0), "attention.value_scale",
                           where)
+    factor_lists = {}
+    for key in ("scale_factors", "value_scale_factors"):
+        raw_f = att.get(key, [])
+        if not isinstance(raw_f, list) or not all(
+                isinstance(f, dict) and isinstance(f.get("arg"), str)
+                and _SCALE_ARG.fullmatch(f["arg"])
+                and isinstance(f.get("divide"), bool)
+                and isinstance(f.get("index"), list)
+                and all(_is_int(i) and i >= 0 for i in f["index"])
+                for f in raw_f):
+            raise BundleError(f"{where}: attention.{key} must be a list of "
+                              "{arg: 'scale<i>', index: [ints >= 0], divide: "
+                              f"bool}}, got {_show(raw_f)}")
+        factor_lists[key] = tuple((f["arg"], tuple(f["index"]), f["divide"])
+                                  for f in raw_f)
     causal = att.get("causal", False)
     if not isinstance(causal, bool):
         raise BundleError(f"{where}: attention.causal must be true/false, "
@@ -1095,9 +1125,11 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
         if not isinstance(n, str) or not (n in ARG_NAMES or n in WORKSPACE
                                           or n in INDEX_ARGS or n in TENSOR_MAPS
                                           or _MOD_ARG.fullmatch(n)
+                                          or _SCALE_ARG.fullmatch(n)
                                           or _SIZE_ARG.fullmatch(n)):
             raise BundleError(f"{where}: unknown argument name {_show(n)} "
-                              f"(known: {list(ARG_NAMES)}, mod<digits> and "
+                              f"(known: {list(ARG_NAMES)}, mod<digits>, "
+                              "scale<digits> and "
                               f"the workspace {list(WORKSPACE)})")
         if n in names:
             raise BundleError(f"{where}: argument names repeat: "
@@ -1155,6 +1187,16 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                               f"'{name}'.shape", where, positive=True)
             if dyn_rows:
                 shape = (-1,) + shape[1:]
+            args.append(ArgSpec(name, dtype, shape, ()))
+            continue
+        if _SCALE_ARG.fullmatch(name):  # a runtime scale's tensor
+            if (dtype not in SCALE_DTYPES or a.get("map") != "scale"
+                    or name in layouts):
+                raise BundleError(f"{where}: '{name}' must be a "
+                                  f"{'/'.join(SCALE_DTYPES)} tensor with map "
+                                  f"\"scale\", got {_show(a)}")
+            shape = _int_list(a.get("shape"), None, f"'{name}'.shape", where,
+                              positive=True)
             args.append(ArgSpec(name, dtype, shape, ()))
             continue
         if name in TENSOR_MAPS:
@@ -1305,9 +1347,28 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                                          kv_lens_dim, varlen, tile_kv,
                                          f32_precision=f32_precision,
                                          persistent=persistent,
-                                         value_scale=value_scale),
+                                         value_scale=value_scale,
+                                         scale_factors=factor_lists["scale_factors"],
+                                         value_scale_factors=factor_lists[
+                                             "value_scale_factors"]),
                  path=path, sha256=tuple(sorted(sha.items())),
                  binding_sha256=binding)
+    used_scales = set()
+    for arg_name, index, _ in (m.attention.scale_factors
+                               + m.attention.value_scale_factors):
+        spec = m.arg(arg_name)
+        if spec is None:
+            raise BundleError(f"{where}: a scale factor reads '{arg_name}', "
+                              "which is not an argument")
+        if len(index) != len(spec.shape) or any(
+                i >= n for i, n in zip(index, spec.shape)):
+            raise BundleError(f"{where}: a scale factor reads '{arg_name}' at "
+                              f"{list(index)}, outside its shape "
+                              f"{list(spec.shape)}")
+        used_scales.add(arg_name)
+    for a in m.args:
+        if _SCALE_ARG.fullmatch(a.name) and a.name not in used_scales:
+            raise BundleError(f"{where}: no scale factor reads '{a.name}'")
     if (paged is None) != (m.arg("block_table") is None):
         raise BundleError(f"{where}: 'block_table' and attention.paged come "
                           "together")
@@ -1887,6 +1948,11 @@ def check_arg(man: Manifest, spec: ArgSpec, x: Any) -> None:
         raise BundleError(f"{where}: '{spec.name}' must be contiguous "
                           "(row-major); call .contiguous()")
     addr = _address(x)
+    if _SCALE_ARG.fullmatch(spec.name):  # read as one element
+        if addr is not None and addr % ITEMSIZE[spec.dtype]:
+            raise BundleError(f"{where}: '{spec.name}' is not aligned to its "
+                              "element size")
+        return
     if addr is not None and addr % 16:
         # The tensor-core kernel moves 16-byte chunks (cp.async, stores).
         raise BundleError(f"{where}: '{spec.name}' must start at a 16-byte "

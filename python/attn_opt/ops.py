@@ -122,12 +122,15 @@ def varlen_program(hq: int, hkv: int, d: int, seqs: int,
 def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
                   causal: bool = False, scale: Optional[float] = None,
                   lse: bool = False, out_dtype: Optional[str] = None,
-                  value_scale: float = 1.0) -> str:
+                  value_scale: float = 1.0, runtime_scales: str = "") -> str:
     """Dense attention as MLIR with B, M and N dynamic: q [?, ?, hq, d]
     (viewed [?, ?, hkv, g, d]), k/v [?, ?, hkv, d]. FP8 (`dtype` an 8-bit
     float): q, k, v of that type, the output `out_dtype` (float16 or
     bfloat16), V's dequantization scale `value_scale` (Q's and K's are
-    part of `scale`)."""
+    part of `scale`); `runtime_scales` (letters of "qkv"): those operands'
+    dequantization scales are also f32 0-d tensor arguments %qds, %kds,
+    %vds (the kernel's scale0, scale1, .. in that order) multiplied in at
+    run time."""
     f8 = _F8.get(dtype)
     g, t, scale = _common(hq, hkv, d, "float16" if f8 else dtype, scale)
     to = t
@@ -136,7 +139,7 @@ def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
         if to == "f32":
             raise BundleError("attn_opt.ops: FP8 attention writes float16 or "
                               "bfloat16")
-    elif out_dtype not in (None, dtype) or value_scale != 1.0:
+    elif out_dtype not in (None, dtype) or value_scale != 1.0 or runtime_scales:
         raise BundleError("attn_opt.ops: out_dtype and value_scale are for FP8 "
                           "inputs")
     tqt = f"tensor<?x?x{hkv}x{g}x{d}x{t}>"
@@ -147,13 +150,27 @@ def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
     maps = ", ".join(mp + x + ">" for x in ("(b, m, h, g, d)", "(b, n, h, d)",
                                             "(b, n, h, e)", "(b, m, h, g, e)"))
     res, lhs, ret = _results(tot, tl, lse)
-    vs_def = vs = ""
-    if value_scale != 1.0:
-        vs_def = f"\n  %vs = arith.constant {float(value_scale)!r} : f32"
-        vs = " value_scale(%vs)"
-    return f"""func.func @dense(%q: {tqt}, %k: {tkt}, %v: {tkt}, %o: {tot}) -> ({res}) {{
-  %s = arith.constant {scale!r} : f32{vs_def}
-  {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale(%s){vs}
+    # The scales: constants, times the runtime ones (0-d f32 arguments).
+    lines = [f"%s0 = arith.constant {scale!r} : f32"]
+    s_name, vs_name, params = "%s0", "", ""
+    if value_scale != 1.0 or "v" in runtime_scales:
+        lines.append(f"%vs0 = arith.constant {float(value_scale)!r} : f32")
+        vs_name = "%vs0"
+    for x in "qkv":
+        if x not in runtime_scales:
+            continue
+        params += f", %{x}ds: tensor<f32>"
+        lines.append(f"%{x}d = tensor.extract %{x}ds[] : tensor<f32>")
+        prev = vs_name if x == "v" else s_name
+        lines.append(f"%{x}m = arith.mulf {prev}, %{x}d : f32")
+        if x == "v":
+            vs_name = f"%{x}m"
+        else:
+            s_name = f"%{x}m"
+    vs = f" value_scale({vs_name})" if vs_name else ""
+    defs = "".join(f"  {x}\n" for x in lines)
+    return f"""func.func @dense(%q: {tqt}, %k: {tkt}, %v: {tkt}{params}, %o: {tot}) -> ({res}) {{
+{defs}  {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale({s_name}){vs}
       outs(%o : {tot}) {"causal " if causal else ""}indexing_maps = [{maps}] -> {res}
   return {ret} : {res}
 }}
@@ -249,13 +266,17 @@ def prepare_varlen(hq: int, hkv: int, d: int, seqs: int,
 
 def _dense_text(hq: int, hkv: int, d: int, dtype: str, causal: bool,
                 scale: Optional[float], lse: bool, q_scale: float, k_scale: float,
-                v_scale: float, out_dtype: Optional[str]) -> str:
-    """dense_attention's program; FP8 folds the dequantization scales."""
+                v_scale: float, out_dtype: Optional[str],
+                runtime_scales: str = "") -> str:
+    """dense_attention's program; FP8 folds the constant dequantization
+    scales, and reads the `runtime_scales` ones ("qkv" letters) from
+    tensors."""
     if dtype in _F8:
         scale = (1.0 / math.sqrt(d) if scale is None else float(scale)) * q_scale * k_scale
         return dense_program(hq, hkv, d, dtype, causal, scale, lse,
-                             out_dtype or "float16", v_scale)
-    if (q_scale, k_scale, v_scale) != (1.0, 1.0, 1.0) or out_dtype is not None:
+                             out_dtype or "float16", v_scale, runtime_scales)
+    if (q_scale, k_scale, v_scale) != (1.0, 1.0, 1.0) or out_dtype is not None \
+            or runtime_scales:
         raise BundleError("attn_opt.ops: q_scale, k_scale, v_scale and out_dtype "
                           "are for FP8 inputs")
     return dense_program(hq, hkv, d, dtype, causal, scale, lse)
@@ -266,11 +287,13 @@ def prepare_dense(hq: int, hkv: int, d: int, dtype: str = "float16",
                   return_lse: bool = False, chip: str = "sm_90a",
                   cache_dir: Optional[Union[str, Path]] = None,
                   q_scale: float = 1.0, k_scale: float = 1.0, v_scale: float = 1.0,
-                  out_dtype: Optional[str] = None) -> Path:
+                  out_dtype: Optional[str] = None, runtime_scales: str = "") -> Path:
     """Compiles (or finds) the one bundle dense_attention uses for these
-    heads and head dim, at every length."""
+    heads and head dim, at every length (`runtime_scales`: the letters of
+    "qkv" whose scales dense_attention gets as tensors)."""
     return _bundle(_dense_text(hq, hkv, d, dtype, causal, scale, return_lse,
-                               q_scale, k_scale, v_scale, out_dtype), chip, cache_dir)
+                               q_scale, k_scale, v_scale, out_dtype, runtime_scales),
+                   chip, cache_dir)
 
 
 def prepare_decode(b: Optional[int], m: int, hq: int, hkv: int, n: int, d: int,
@@ -319,13 +342,16 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
                     scale: Optional[float] = None, return_lse: bool = False,
                     chip: str = "sm_90a",
                     cache_dir: Optional[Union[str, Path]] = None,
-                    q_scale: float = 1.0, k_scale: float = 1.0,
-                    v_scale: float = 1.0, out_dtype: Optional[str] = None) -> Any:
+                    q_scale: Any = 1.0, k_scale: Any = 1.0,
+                    v_scale: Any = 1.0, out_dtype: Optional[str] = None) -> Any:
     """Attention of q [B, M, Hq, D] over k/v [B, N, Hkv, D] (see the module
     docstring); one bundle serves every B, M and N. FP8: q, k, v of one
     8-bit type (torch.float8_e4m3fn / float8_e5m2) hold q / q_scale etc.
-    (per-tensor dequantization scales, constants of the bundle); the output
-    is `out_dtype` (float16 by default, or bfloat16)."""
+    (per-tensor dequantization scales: a float is a constant of the bundle;
+    a one-element float32 tensor on the device, as FlashAttention-3's
+    descale tensors, is read by the kernel at each call, so one bundle
+    serves every scale; it must be positive and finite, else the output is
+    NaN); the output is `out_dtype` (float16 by default, or bfloat16)."""
     b, m, hq, d = q.shape
     if k.dim() != 4 or k.shape[0] != b or k.shape[3] != d or tuple(v.shape) != tuple(k.shape):
         raise BundleError(f"attn_opt.ops: dense_attention takes q [B, M, Hq, D] and k, "
@@ -336,10 +362,22 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
     if dt in _F8 and (dtype_name(k) != dt or dtype_name(v) != dt):
         raise BundleError(f"attn_opt.ops: FP8 attention takes q, k and v of one "
                           f"8-bit type; got {dt}, {dtype_name(k)}, {dtype_name(v)}")
-    text = _dense_text(hq, hkv, d, dt, causal, scale, return_lse, q_scale, k_scale,
-                       v_scale, out_dtype)
+    floats, tensors = [], {}
+    for x, val in zip("qkv", (q_scale, k_scale, v_scale)):
+        if hasattr(val, "dim"):  # a tensor: read by the kernel at run time
+            if dtype_name(val) != "float32" or val.numel() != 1:
+                raise BundleError(f"attn_opt.ops: {x}_scale as a tensor must be "
+                                  f"float32 with one element, got "
+                                  f"{dtype_name(val)} {list(val.shape)}")
+            tensors[x] = val.reshape(())
+            val = 1.0
+        floats.append(float(val))
+    runtime = "".join(tensors)
+    text = _dense_text(hq, hkv, d, dt, causal, scale, return_lse, *floats, out_dtype,
+                       runtime)
     kern = _kernel(text, chip, cache_dir)
-    res = kern(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v)
+    res = kern(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v,
+               **{f"scale{i}": t for i, t in enumerate(tensors.values())})
     if return_lse:
         out, lse = res
         return out.view(b, m, hq, d), lse.view(b, m, hq)

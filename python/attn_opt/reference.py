@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .bundle import (INT64_MIN, SCORE_MOD_OPS, TENSOR_MAPS, WORKSPACE, Manifest, ScoreMod,
                      ScoreModOp)
@@ -402,6 +402,24 @@ def score_mod_indices(ops: Any, bsizes: Sequence[int], b0: int, b1: int,
 # The reference
 # ---------------------------------------------------------------------------
 
+def effective_scales(att: Any, inputs: Mapping[str, Any]
+                     ) -> Tuple[float, float]:
+    """The score scale and V's scale with the runtime factors applied:
+    attention.scale (value_scale) times, or divided by, each factor's
+    element of its scale<i> input, in f32 as the kernel computes them."""
+    import numpy as np
+
+    def apply(c: float, factors: Sequence[Any]) -> float:
+        acc = np.float32(c)
+        for arg, index, divide in factors:
+            x = inputs[arg][tuple(index)]
+            x = np.float32(float(x.float() if hasattr(x, "float") else x))
+            acc = np.float32(acc / x) if divide else np.float32(acc * x)
+        return float(acc)
+    return (apply(att.scale, att.scale_factors),
+            apply(att.value_scale, att.value_scale_factors))
+
+
 def reference(man: Manifest, inputs: Mapping[str, Any], ops: Any,
               rows: Optional[Sequence[int]] = None,
               budget: int = 1 << 26, with_lse: bool = False) -> Any:
@@ -409,6 +427,7 @@ def reference(man: Manifest, inputs: Mapping[str, Any], ops: Any,
     `with_lse`, also the canonical [b..., len(rows) or M] log-sum-exp (the
     sink included, -inf for a fully masked row): (out, lse)."""
     att = man.attention
+    scale, value_scale = effective_scales(att, inputs)
     sizes = man.sizes()
     r = att.batch_dims
     M, N, E = sizes["m"], sizes["n"], sizes["e"]
@@ -477,7 +496,7 @@ def reference(man: Manifest, inputs: Mapping[str, Any], ops: Any,
         mb, sb = bslice(mask, b0, b1), bslice(sink, b0, b1)
         for i0 in range(0, R, max(cm, 1)):
             i1 = min(R, i0 + cm)
-            s = (rslice(qb, i0, i1) @ kb.swapaxes(-1, -2)) * att.scale
+            s = (rslice(qb, i0, i1) @ kb.swapaxes(-1, -2)) * scale
             if att.score_mod is not None:
                 bi, mi, ni = score_mod_indices(ops, bsizes, b0, b1,
                                                row_list[i0:i1], N)
@@ -511,8 +530,8 @@ def reference(man: Manifest, inputs: Mapping[str, Any], ops: Any,
             o = p @ vb
             safe = ops.where(denom == 0, 1.0, denom)
             o = ops.where(denom == 0, 0.0, o / safe)
-            if att.value_scale != 1.0:
-                o = o * att.value_scale
+            if value_scale != 1.0:
+                o = o * value_scale
             if r >= 1:
                 out[b0:b1, ..., i0:i1, :] = o
             else:
@@ -628,7 +647,8 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
         def cast(x: Any, dt: str) -> Any:
             if dt == "bfloat16":
                 raise ValueError("numpy has no bfloat16")
-            return np.ascontiguousarray(np.asarray(x).astype(dt))
+            # astype(order="C"): contiguous, and 0-d stays 0-d (a scale).
+            return np.asarray(x).astype(dt, order="C")
 
     for spec in man.args:
         if spec.name == "out" or spec.name in WORKSPACE or spec.name in TENSOR_MAPS:
@@ -657,6 +677,10 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
             # Random pages (repeats allowed: pages shared by sequences).
             pages = man.attention.paged[1] if man.attention.paged else 1
             out[spec.name] = cast(ops.xp.floor(rand(spec.shape) * pages), "int32")
+            continue
+        if spec.name.startswith("scale"):
+            # Runtime per-tensor scales: positive, 0.25 to 2.
+            out[spec.name] = cast(0.25 + 1.75 * rand(spec.shape), spec.dtype)
             continue
         if spec.name != "mask":
             out[spec.name] = cast(randn(spec.shape), spec.dtype)

@@ -703,3 +703,174 @@ def test_real_attn_bundle_lse_argument(tmp_path):
             a["dtype"] = "float16"
     with pytest.raises(BundleError, match="'lse' must be float32"):
         bundle.parse_manifest(obj)
+
+
+# --- runtime per-tensor scales -----------------------------------------------
+
+def _scaled_manifest(**att):
+    """manifest() with two runtime scale tensors read by the factors."""
+    obj = manifest()
+    obj["args"][3:3] = [{"name": "scale0", "dtype": "float32", "shape": [],
+                         "map": "scale"},
+                        {"name": "scale1", "dtype": "bfloat16", "shape": [1],
+                         "map": "scale"}]
+    obj["attention"]["scale_factors"] = [
+        {"arg": "scale0", "index": [], "divide": False},
+        {"arg": "scale1", "index": [0], "divide": True}]
+    obj["attention"].update(att)
+    return obj
+
+
+def test_manifest_runtime_scales():
+    """scale<i> arguments (map "scale") are inputs after the others; the
+    attention's factors name them; effective_scales applies them in f32."""
+    from attn_opt.reference import effective_scales
+    m = bundle.parse_manifest(seal(_scaled_manifest()))
+    assert m.inputs == ("q", "k", "v", "mask", "scale0", "scale1")
+    att = m.attention
+    assert att.scale_factors == (("scale0", (), False), ("scale1", (0,), True))
+    s, vs = effective_scales(att, {"scale0": np.array(3.0, np.float32),
+                                   "scale1": np.array([0.5], np.float32)})
+    assert s == np.float32(np.float32(0.125 * 3.0) / 0.5) and vs == 1.0
+
+
+@pytest.mark.parametrize("edit,match", [
+    (lambda o: o["attention"]["scale_factors"].pop(), "no scale factor reads 'scale1'"),
+    (lambda o: o["attention"]["scale_factors"][1].update(index=[1]),
+     r"reads 'scale1' at \[1\], outside its shape \[1\]"),
+    (lambda o: o["attention"]["scale_factors"][0].update(arg="scale7"),
+     "reads 'scale7', which is not an argument"),
+    (lambda o: o["attention"]["scale_factors"][0].update(divide=1),
+     "attention.scale_factors must be a list"),
+    (lambda o: o["args"][3].update(dtype="int32"), "'scale0' must be a"),
+    (lambda o: o["args"][3].update(map="(d0) -> ()"), "'scale0' must be a"),
+])
+def test_manifest_runtime_scales_invalid(edit, match):
+    obj = _scaled_manifest()
+    edit(obj)
+    with pytest.raises(BundleError, match=match):
+        bundle.parse_manifest(seal(obj))
+
+
+FP8_RUNTIME_SCALES = """
+func.func @attention(%qs: tensor<f16>, %ks: tensor<1xf32>, %vs: tensor<f32>, %q8: tensor<2x4x300x128xf8E4M3FN>, %k8: tensor<2x4x300x128xf8E4M3FN>, %v8: tensor<2x4x300x128xf8E4M3FN>) -> tensor<2x4x300x128xf16> {
+  %qe = tensor.empty() : tensor<2x4x300x128xf16>
+  %q = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%q8, %qs : tensor<2x4x300x128xf8E4M3FN>, tensor<f16>) outs(%qe : tensor<2x4x300x128xf16>) {
+  ^bb0(%x: f8E4M3FN, %sc: f16, %o: f16):
+    %w = arith.extf %x : f8E4M3FN to f16
+    %y = arith.mulf %w, %sc : f16
+    linalg.yield %y : f16
+  } -> tensor<2x4x300x128xf16>
+  %ke = tensor.empty() : tensor<2x4x300x128xf16>
+  %k = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (0)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%k8, %ks : tensor<2x4x300x128xf8E4M3FN>, tensor<1xf32>) outs(%ke : tensor<2x4x300x128xf16>) {
+  ^bb0(%x: f8E4M3FN, %sc: f32, %o: f16):
+    %w = arith.extf %x : f8E4M3FN to f32
+    %y = arith.divf %w, %sc : f32
+    %z = arith.truncf %y : f32 to f16
+    linalg.yield %z : f16
+  } -> tensor<2x4x300x128xf16>
+  %ve = tensor.empty() : tensor<2x4x300x128xf16>
+  %v = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%v8, %vs : tensor<2x4x300x128xf8E4M3FN>, tensor<f32>) outs(%ve : tensor<2x4x300x128xf16>) {
+  ^bb0(%x: f8E4M3FN, %sc: f32, %o: f16):
+    %w = arith.extf %x : f8E4M3FN to f32
+    %y = arith.mulf %w, %sc : f32
+    %z = arith.truncf %y : f32 to f16
+    linalg.yield %z : f16
+  } -> tensor<2x4x300x128xf16>
+  %zero = arith.constant 0.0 : f32
+  %se = tensor.empty() : tensor<2x4x300x300xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%se : tensor<2x4x300x300xf32>) -> tensor<2x4x300x300xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x300x128xf16>, tensor<2x4x300x128xf16>) outs(%sz : tensor<2x4x300x300xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %a32 = arith.extf %a : f16 to f32
+    %b32 = arith.extf %b : f16 to f32
+    %pp = arith.mulf %a32, %b32 : f32
+    %r = arith.addf %acc, %pp : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x300x300xf32>
+  %ss = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<2x4x300x300xf32>) outs(%se : tensor<2x4x300x300xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 0.0883883461 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x300x300xf32>
+  %p = linalg.softmax dimension(3) ins(%ss : tensor<2x4x300x300xf32>) outs(%se : tensor<2x4x300x300xf32>) -> tensor<2x4x300x300xf32>
+  %oe = tensor.empty() : tensor<2x4x300x128xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%oe : tensor<2x4x300x128xf32>) -> tensor<2x4x300x128xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, e, n) -> (b, h, m, n)>, affine_map<(b, h, m, e, n) -> (b, h, n, e)>, affine_map<(b, h, m, e, n) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<2x4x300x300xf32>, tensor<2x4x300x128xf16>) outs(%oz : tensor<2x4x300x128xf32>) {
+  ^bb0(%a: f32, %b: f16, %acc: f32):
+    %b32 = arith.extf %b : f16 to f32
+    %pp = arith.mulf %a, %b32 : f32
+    %r = arith.addf %acc, %pp : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x300x128xf32>
+  %te = tensor.empty() : tensor<2x4x300x128xf16>
+  %t = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o : tensor<2x4x300x128xf32>) outs(%te : tensor<2x4x300x128xf16>) {
+  ^bb0(%x: f32, %y: f16):
+    %z = arith.truncf %x : f32 to f16
+    linalg.yield %z : f16
+  } -> tensor<2x4x300x128xf16>
+  return %t : tensor<2x4x300x128xf16>
+}
+"""
+
+
+@needs_attn_bundle
+def test_real_attn_bundle_fp8_runtime_scales(tmp_path):
+    """FP8 dequantized by runtime per-tensor scales, as a frontend writes it:
+    the FP8 kernel with the three scale tensors as arguments, read through
+    the attention's factors (K's divides)."""
+    out = attn_opt.compile_bundle(FP8_RUNTIME_SCALES, tmp_path / "b")
+    m = attn_opt.read_manifest(out)
+    assert m.arg("q").dtype == "float8_e4m3fn"
+    assert "wgmma" in m.attention.kernel_choice
+    assert m.inputs[:3] == ("q", "k", "v")
+    assert set(m.inputs[3:]) == {"scale0", "scale1", "scale2"}
+    att = m.attention
+    assert abs(att.scale - 0.0883883461) < 1e-8
+    by_arg = {a: (m.arg(a).dtype, m.arg(a).shape, idx, div)
+              for a, idx, div in att.scale_factors + att.value_scale_factors}
+    assert sorted(by_arg.values()) == sorted([
+        ("float16", (), (), False), ("float32", (1,), (0,), True),
+        ("float32", (), (), False)])
+    assert len(att.value_scale_factors) == 1 and att.value_scale == 1.0
+
+
+@needs_attn_bundle
+def test_real_attn_bundle_runtime_scale_reference(tmp_path):
+    """A 16-bit attention whose scale is a runtime value (the same kernel
+    rule): the reference with the factors equals the reference with their
+    product as a constant scale."""
+    from dataclasses import replace
+    from attn_opt.reference import (NumpyOps, effective_scales, make_inputs,
+                                    reference)
+    t = "tensor<1x2x40x64xf16>"
+    prog = f"""func.func @attention(%qs: tensor<f32>, %ks: tensor<2xf16>, %q: {t}, %k: {t}, %v: {t}, %o: {t}) -> {t} {{
+  %c1 = arith.constant 1 : index
+  %s0 = arith.constant 0.125 : f32
+  %a = tensor.extract %qs[] : tensor<f32>
+  %b16 = tensor.extract %ks[%c1] : tensor<2xf16>
+  %b = arith.extf %b16 : f16 to f32
+  %s1 = arith.mulf %s0, %a : f32
+  %s = arith.divf %s1, %b : f32
+  %r = attn.attention ins(%q, %k, %v : {t}, {t}, {t}) scale(%s) outs(%o : {t})
+      causal indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> {t}
+  return %r : {t}
+}}
+"""
+    m = attn_opt.read_manifest(attn_opt.compile_bundle(prog, tmp_path / "b"))
+    assert m.attention.scale_factors == (("scale0", (), False), ("scale1", (1,), True))
+    assert m.arg("scale1").shape == (2,) and m.arg("scale1").dtype == "float16"
+    ops = NumpyOps()
+    x = make_inputs(m, ops, seed=3)
+    assert 0.25 <= float(x["scale0"]) <= 2.0
+    s, _ = effective_scales(m.attention, x)
+    assert s == np.float32(np.float32(0.125 * np.float32(x["scale0"]))
+                           / np.float32(x["scale1"][1]))
+    fixed = replace(m, attention=replace(m.attention, scale=s, scale_factors=()))
+    np.testing.assert_array_equal(reference(m, x, ops), reference(fixed, x, ops))

@@ -29,6 +29,10 @@ DENSE_F32 = dict(hq=4, hkv=2, d=64, dtype="float32")
 # FP8: e4m3 with per-tensor scales, bf16 out, causal (checked at 3e-2).
 DENSE_FP8 = dict(hq=8, hkv=2, d=128, dtype="float8_e4m3fn", causal=True, q_scale=0.5,
                  k_scale=2.0, v_scale=0.25, out_dtype="bfloat16")
+# FP8 with runtime scales (float32 tensors, as FlashAttention-3's descale):
+# one bundle for every scale value.
+DENSE_FP8_RT = dict(hq=8, hkv=2, d=128, dtype="float8_e4m3fn", causal=True,
+                    out_dtype="float16", runtime_scales="qkv")
 # (B, M, N) the one dense bundle runs at on the GPU.
 DENSE_SIZES = ((1, 1, 1), (2, 37, 53), (3, 300, 300), (1, 1000, 4097))
 
@@ -40,13 +44,20 @@ def prepare_all(cache):
             ops.prepare_decode(**SPEC, cache_dir=cache),
             ops.prepare_dense(**DENSE, cache_dir=cache),
             ops.prepare_dense(**DENSE_F32, cache_dir=cache),
-            ops.prepare_dense(**DENSE_FP8, cache_dir=cache)]
+            ops.prepare_dense(**DENSE_FP8, cache_dir=cache),
+            ops.prepare_dense(**DENSE_FP8_RT, cache_dir=cache)]
 
 
 @needs_attn_bundle
 def test_programs_compile(tmp_path):
     paths = prepare_all(tmp_path)
-    vl, vbr, paged, spec, dense, f32, fp8 = (bundle.read_manifest(p) for p in paths)
+    vl, vbr, paged, spec, dense, f32, fp8, fp8rt = (bundle.read_manifest(p) for p in paths)
+    # Runtime scales: three float32 0-d inputs after q, k, v; Q's and K's
+    # multiply the scale, V's the value scale.
+    assert fp8rt.inputs == ("q", "k", "v", "scale0", "scale1", "scale2")
+    assert fp8rt.attention.scale_factors == (("scale0", (), False), ("scale1", (), False))
+    assert fp8rt.attention.value_scale_factors == (("scale2", (), False),)
+    assert all(fp8rt.arg(f"scale{i}").dtype == "float32" for i in range(3))
     # FP8: e4m3 q, k, v, bf16 out; Q's and K's scales in scale, V's apart.
     assert fp8.arg("q").dtype == "float8_e4m3fn" and fp8.arg("out").dtype == "bfloat16"
     assert fp8.attention.value_scale == 0.25 and set(fp8.dynamic_dims) == {"b0", "m", "n"}
@@ -73,6 +84,8 @@ def test_programs_compile(tmp_path):
 
 
 def test_program_errors_fp8():
+    with pytest.raises(bundle.BundleError, match="are for FP8 inputs"):
+        ops.dense_program(8, 2, 128, "float16", runtime_scales="q")
     with pytest.raises(bundle.BundleError, match="float16 or bfloat16"):
         ops.dense_program(8, 2, 128, "float8_e4m3fn", out_dtype="float32")
     with pytest.raises(bundle.BundleError, match="are for FP8 inputs"):
@@ -195,6 +208,38 @@ def test_dense_fp8_on_gpu():
             o = out[i].transpose(0, 1).float()
             assert not o.isnan().any()
             assert float((o - ref).norm() / ref.norm()) < 3e-2
+
+
+@needs_gpu
+def test_dense_fp8_runtime_scales_on_gpu():
+    """FP8 with the scales as float32 tensors: one bundle, two sets of scale
+    values, each within 3e-2 of the fp32 attention of the dequantized
+    values."""
+    import torch
+    kw = {k: v for k, v in DENSE_FP8_RT.items()
+          if k not in ("hq", "hkv", "d", "dtype", "runtime_scales")}
+    b, m, n = 2, 300, 1000
+    g = torch.Generator(device="cuda").manual_seed(5)
+    q, k, v = (torch.randn(b, x, h, 128, generator=g, device="cuda")
+               for x, h in ((m, 8), (n, 2), (n, 2)))
+    for scales in ((0.5, 2.0, 0.25), (0.03, 0.7, 3.0)):
+        st = [torch.tensor([s], device="cuda") for s in scales]
+        q8, k8, v8 = ((x / s).to(torch.float8_e4m3fn) for x, s in zip((q, k, v), scales))
+        out = ops.dense_attention(q8, k8, v8, q_scale=st[0], k_scale=st[1],
+                                  v_scale=st[2], **kw)
+        dq, dk, dv = (x.float() * s for x, s in zip((q8, k8, v8), scales))
+        keep = torch.ones(m, n, dtype=torch.bool, device="cuda").tril()
+        for i in range(b):
+            ref, _ = _ref(dq[i].transpose(0, 1), dk[i].transpose(0, 1),
+                          dv[i].transpose(0, 1), keep)
+            o = out[i].transpose(0, 1).float()
+            assert not o.isnan().any()
+            assert float((o - ref).norm() / ref.norm()) < 3e-2
+    # A negative runtime scale breaks the kernel's contract: NaN, not a
+    # plausible wrong answer.
+    st = [torch.tensor([x], device="cuda") for x in (-0.5, 2.0, 0.25)]
+    out = ops.dense_attention(q8, k8, v8, q_scale=st[0], k_scale=st[1], v_scale=st[2], **kw)
+    assert out.isnan().all()
 
 
 @needs_gpu

@@ -61,6 +61,85 @@ static bool isIndexArg(StringRef name) {
       {"block_table", "kv_lens", "cu_seqlens_q", "cu_seqlens_k"}, name);
 }
 
+/// A runtime scale's tensor (`scale<i>`: one element read, manifest map
+/// "scale").
+static bool isScaleArg(StringRef name) {
+  unsigned i;
+  return name.consume_front("scale") && !name.empty() &&
+         !name.getAsInteger(10, i);
+}
+
+namespace {
+/// A scale computed at run time as the program computes it: a constant
+/// times (or divided by) elements of tensors the kernel takes.
+struct ScaleProduct {
+  double constant = 1.0;
+  struct Factor {
+    Value tensor;
+    SmallVector<int64_t> indices;
+    bool divide;
+  };
+  SmallVector<Factor> factors;
+};
+} // namespace
+
+/// `v` as a ScaleProduct (`inverse`: v divides): constants, mulf, divf,
+/// extf and tensor.extract at constant indices of a static tensor. On
+/// failure `why` says what else computes it.
+static LogicalResult asScaleProduct(Value v, bool inverse, ScaleProduct &p,
+                                    std::string &why) {
+  Operation *def = v.getDefiningOp();
+  if (!def) {
+    why = "it is a scalar argument (the kernel takes tensors: pass it as a "
+          "one-element tensor)";
+    return failure();
+  }
+  Attribute attr;
+  if (matchPattern(v, m_Constant(&attr))) {
+    auto f = dyn_cast<FloatAttr>(attr);
+    double c = f ? f.getValueAsDouble() : 0.0;
+    if (!f || !std::isfinite(c) || (inverse && c == 0.0)) {
+      why = "a constant factor is not finite";
+      return failure();
+    }
+    p.constant *= inverse ? 1.0 / c : c;
+    return success();
+  }
+  if (auto mul = dyn_cast<arith::MulFOp>(def))
+    return success(succeeded(asScaleProduct(mul.getLhs(), inverse, p, why)) &&
+                   succeeded(asScaleProduct(mul.getRhs(), inverse, p, why)));
+  if (auto div = dyn_cast<arith::DivFOp>(def))
+    return success(succeeded(asScaleProduct(div.getLhs(), inverse, p, why)) &&
+                   succeeded(asScaleProduct(div.getRhs(), !inverse, p, why)));
+  if (auto ext = dyn_cast<arith::ExtFOp>(def))
+    return asScaleProduct(ext.getIn(), inverse, p, why);
+  if (auto ex = dyn_cast<tensor::ExtractOp>(def)) {
+    auto t = ex.getTensor().getType();
+    SmallVector<int64_t> idx;
+    for (Value i : ex.getIndices()) {
+      std::optional<int64_t> c = getConstantIntValue(i);
+      if (!c) {
+        why = "it reads a tensor at a computed index";
+        return failure();
+      }
+      idx.push_back(*c);
+    }
+    if (!t.hasStaticShape() || t.getElementTypeBitWidth() > 32) {
+      why = "it reads a dynamic or 64-bit tensor";
+      return failure();
+    }
+    if (matchPattern(ex.getTensor(), m_Constant())) {
+      why = "it reads a constant tensor (fold it first: a bundle cannot "
+            "carry constant data)";
+      return failure();
+    }
+    p.factors.push_back({ex.getTensor(), idx, inverse});
+    return success();
+  }
+  why = "'" + def->getName().getStringRef().str() + "' computes it";
+  return failure();
+}
+
 static std::string dtypeName(Type t) {
   if (t.isF16())
     return "float16";
@@ -631,29 +710,42 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                                  DictionaryAttr &bundleInfo) {
   int64_t threads = opts.threads;
   Location loc = op.getLoc();
+  // A scale computed at run time (FP8's per-tensor dequantization scales)
+  // is a constant times elements of one-element tensors the kernel takes
+  // as arguments (`scale<i>`); it is read in the kernel.
+  ScaleProduct scaleProduct, valueScaleProduct;
   std::optional<double> scale;
   {
-    Attribute attr;
-    if (matchPattern(op.getScale(), m_Constant(&attr)))
-      if (auto f = dyn_cast<FloatAttr>(attr))
-        scale = f.getValueAsDouble();
+    std::string why;
+    if (failed(asScaleProduct(op.getScale(), false, scaleProduct, why)))
+      return op.emitError("the GPU kernel takes a constant scale, or one "
+                          "computed from elements of tensors it takes as "
+                          "arguments; ")
+             << why;
+    scale = scaleProduct.constant;
   }
-  if (!scale)
-    return op.emitError("the GPU kernel needs a constant scale");
   if (!std::isfinite(*scale) ||
       !std::isfinite(static_cast<float>(*scale)))
     return op.emitError("the GPU kernel needs a finite f32 scale, got ")
            << *scale;
+  const bool runtimeScale = !scaleProduct.factors.empty();
+  if (runtimeScale && *scale <= 0.0)
+    return op.emitError("a runtime scale's constant factor must be positive "
+                        "(the kernels fold the scale into the exponent after "
+                        "the row max), got ")
+           << *scale;
   const bool fp8 = isFloat8(op.getQuery().getType());
   std::optional<double> valueScale;
   if (Value vs = op.getValueScale()) {
-    Attribute attr;
-    if (matchPattern(vs, m_Constant(&attr)))
-      if (auto f = dyn_cast<FloatAttr>(attr))
-        valueScale = f.getValueAsDouble();
-    if (!valueScale || !std::isfinite(static_cast<float>(*valueScale)))
-      return op.emitError("the GPU kernel needs a constant, finite "
-                          "value_scale");
+    std::string why;
+    if (failed(asScaleProduct(vs, false, valueScaleProduct, why)))
+      return op.emitError("the GPU kernel takes a constant value_scale, or "
+                          "one computed from elements of tensors it takes as "
+                          "arguments; ")
+             << why;
+    valueScale = valueScaleProduct.constant;
+    if (!std::isfinite(static_cast<float>(*valueScale)))
+      return op.emitError("the GPU kernel needs a finite value_scale");
     if (!fp8)
       return op.emitError("value_scale runs on the GPU with FP8 operands "
                           "only (the FP8 kernel applies it)");
@@ -782,6 +874,20 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   for (auto [i, v] : llvm::enumerate(op.getModOperands()))
     if (!modNames[i].empty())
       args.push_back({modNames[i], v});
+  // Runtime scales' tensors: kernel arguments scale<i> (each tensor once).
+  SmallVector<Value> scaleTensors;
+  SmallVector<std::string> scaleNames;
+  for (ScaleProduct *p : {&scaleProduct, &valueScaleProduct})
+    for (const ScaleProduct::Factor &f : p->factors)
+      if (!llvm::is_contained(scaleTensors, f.tensor)) {
+        scaleTensors.push_back(f.tensor);
+        scaleNames.push_back("scale" + std::to_string(scaleNames.size()));
+      }
+  for (auto [t, name] : llvm::zip(scaleTensors, scaleNames))
+    args.push_back({name, t});
+  auto scaleNameOf = [&](Value t) -> StringRef {
+    return scaleNames[llvm::find(scaleTensors, t) - scaleTensors.begin()];
+  };
   args.push_back({"out", op.getInit()});
   // The lse result, written beside out (f32, out's dims without e).
   if (op.getLse())
@@ -817,7 +923,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   SmallVector<int64_t> sizes(r + 4, 1);
   SmallVector<bool> known(r + 4, false), dynDim(r + 4, false);
   for (auto &[name, v] : args) {
-    if (isIndexArg(name))
+    if (isIndexArg(name) || isScaleArg(name))
       continue;
     auto t = cast<RankedTensorType>(v.getType());
     for (auto [p, e] : llvm::enumerate(mapOf(name).getResults())) {
@@ -879,7 +985,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // The index tables only when their rows are dynamic.
   constexpr int64_t kFlatElements = int64_t(1) << 40;
   auto isFlat = [&](unsigned i) {
-    return dynamic && (!isIndexArg(args[i].first) ||
+    return dynamic && !isScaleArg(args[i].first) &&
+           (!isIndexArg(args[i].first) ||
                        !cast<RankedTensorType>(args[i].second.getType())
                             .hasStaticShape());
   };
@@ -1033,6 +1140,28 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   };
   for (const std::string &name : modNames)
     kb.modMem.push_back(name.empty() ? Value() : memArg(name));
+  // Runtime scales: the constant times each factor's element, loaded from
+  // its scale<i> argument and widened to f32, at the kernel's insertion
+  // point.
+  auto productValue = [&](const ScaleProduct &p) -> Value {
+    Value acc = kb.cF32(static_cast<float>(p.constant));
+    for (const ScaleProduct::Factor &f : p.factors) {
+      SmallVector<Value> idx;
+      for (int64_t i : f.indices)
+        idx.push_back(kb.cIdx(i));
+      Value x = memref::LoadOp::create(kb.b, loc,
+                                       memArg(scaleNameOf(f.tensor)), idx);
+      if (!x.getType().isF32())
+        x = arith::ExtFOp::create(kb.b, loc, kb.b.getF32Type(), x);
+      acc = f.divide ? Value(arith::DivFOp::create(kb.b, loc, acc, x))
+                     : Value(arith::MulFOp::create(kb.b, loc, acc, x));
+    }
+    return acc;
+  };
+  if (runtimeScale)
+    kb.runtimeScale = [&]() { return productValue(scaleProduct); };
+  if (!valueScaleProduct.factors.empty())
+    kb.runtimeValueScale = [&]() { return productValue(valueScaleProduct); };
 
   int64_t pageSize = 0, pages = 0;
   if (kPages) {
@@ -1490,9 +1619,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   SmallVector<Attribute> argAttrs;
   for (auto &[name, v] : args) {
     auto t = cast<RankedTensorType>(v.getType());
-    Attribute map = isIndexArg(name)
-                        ? Attribute(b.getStringAttr(name))
-                        : Attribute(AffineMapAttr::get(mapOf(name)));
+    Attribute map = isIndexArg(name)   ? Attribute(b.getStringAttr(name))
+                    : isScaleArg(name) ? Attribute(b.getStringAttr("scale"))
+                                       : Attribute(AffineMapAttr::get(mapOf(name)));
     // -1: a dynamic size, given at each launch by the size_* arguments.
     SmallVector<int64_t> shape = llvm::map_to_vector(
         t.getShape(),
@@ -1578,9 +1707,27 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         "f32_precision", b.getStringAttr(cfg.tf32 == 3 ? "3xtf32" : "tf32")));
   if (std::optional<int64_t> window = op.getWindow())
     info.push_back(b.getNamedAttr("window", b.getI64IntegerAttr(*window)));
-  if (kb.valueScale != 1.0f)
+  if (kb.valueScale != 1.0f || !valueScaleProduct.factors.empty())
     info.push_back(
         b.getNamedAttr("value_scale", b.getF32FloatAttr(kb.valueScale)));
+  // Runtime scales: `scale` and `value_scale` above are the constant
+  // factors; each entry multiplies (or divides) by one element of a
+  // scale<i> argument.
+  auto factorList = [&](const ScaleProduct &p) {
+    SmallVector<Attribute> list;
+    for (const ScaleProduct::Factor &f : p.factors)
+      list.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("arg", b.getStringAttr(scaleNameOf(f.tensor))),
+           b.getNamedAttr("index", b.getDenseI64ArrayAttr(f.indices)),
+           b.getNamedAttr("divide", b.getBoolAttr(f.divide))}));
+    return b.getArrayAttr(list);
+  };
+  if (runtimeScale)
+    info.push_back(
+        b.getNamedAttr("scale_factors", factorList(scaleProduct)));
+  if (!valueScaleProduct.factors.empty())
+    info.push_back(b.getNamedAttr("value_scale_factors",
+                                  factorList(valueScaleProduct)));
   if (scoreModInfo)
     info.push_back(b.getNamedAttr("score_mod", scoreModInfo));
   if (op.getQueryOffsetOrZero())

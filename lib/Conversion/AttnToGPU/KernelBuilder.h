@@ -16,6 +16,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <functional>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -94,6 +96,37 @@ struct KernelBuilder {
   /// The output's factor (FP8's value_scale; 1 without), applied with the
   /// final 1 / sum.
   float valueScale = 1.0f;
+  /// Scales computed at run time (FP8's per-tensor dequantization scales,
+  /// read from kernel arguments): emit the f32 value at the insertion
+  /// point. Unset: `scale` / `valueScale` are the constants.
+  std::function<Value()> runtimeScale, runtimeValueScale;
+  /// The score scale as an f32 value. A runtime scale must be positive and
+  /// finite: the kernels take each row's max before scaling (as
+  /// FlashAttention-3 does with its descale factors), so any other value
+  /// becomes NaN and the output with it.
+  Value scaleValue() {
+    if (!runtimeScale)
+      return cF32(scale);
+    Value s = runtimeScale();
+    Value pos = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, s,
+                                      cF32(0.0f));
+    Value fin = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OLT, s,
+        cF32(std::numeric_limits<float>::infinity()));
+    return arith::SelectOp::create(
+        b, loc, arith::AndIOp::create(b, loc, pos, fin), s,
+        cF32(std::numeric_limits<float>::quiet_NaN()));
+  }
+  /// scale * log2(e): the exponent's factor where the scale is folded in.
+  Value scaleLog2Value() {
+    if (!runtimeScale)
+      return cF32(scale * 1.4426950408889634f);
+    return arith::MulFOp::create(b, loc, scaleValue(),
+                                 cF32(1.4426950408889634f));
+  }
+  Value valueScaleValue() {
+    return runtimeValueScale ? runtimeValueScale() : cF32(valueScale);
+  }
   IRMapping scoreModHoisted = {};
   /// The kernel argument of each score_mod operand that is not a constant
   /// (null for constants, which become constant vectors).

@@ -93,7 +93,7 @@ void gpu_kernel::buildSimtKernel(KernelBuilder &kb, MemArgFn memArg,
                                  arith::SubIOp::create(b, loc, qPos, reach), c0);
   }
   Value maskFill = kb.cF32(kb.maskValue);
-  Value scaleV = kb.cF32(kb.scale);
+  Value scaleV = kb.scaleValue();
   SmallVector<Value> init = {m0, l0};
   init.append(E, zero);
   auto keyLoop = scf::ForOp::create(

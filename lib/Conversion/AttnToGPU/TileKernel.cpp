@@ -896,13 +896,14 @@ void TileKernel::storeOutput(
           vals[i], out);
     return out;
   };
+  Value vScale = kb.valueScaleValue();
   for (int64_t s = 0, e = l.size(); s < e; ++s) {
     Value sum = quadReduce(l[s], /*isMax=*/false);
     Value empty =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
     Value inv = arith::SelectOp::create(
         b, loc, empty, zero,
-        arith::DivFOp::create(b, loc, kb.cF32(kb.valueScale), sum));
+        arith::DivFOp::create(b, loc, vScale, sum));
     // Quad stores: the transposed groups, built before the row guard (the
     // shuffles need every lane).
     SmallVector<Value> groups;

@@ -702,8 +702,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // fma, or natural (TileKernel::natural: scaled first, 2^((s - m) log2 e)).
   const bool natural = tk.natural;
   const bool foldScale = kb.scale > 0 && !natural;
-  Value scaleLog2 = kb.cF32(kb.scale * 1.4426950408889634f);
-  Value scoreScale = natural ? kb.cF32(kb.scale) : scaleLog2;
+  Value scaleLog2 = kb.scaleLog2Value();
+  Value scoreScale = natural ? kb.scaleValue() : scaleLog2;
   Value log2e = kb.cF32(1.4426950408889634f);
   const bool fmaExponent = tk.fmaExponent();
   // Natural units only for a finite fill (no mask tensor, no region): a

@@ -82,6 +82,11 @@ class Case:
     mask_pattern: str = ""
     # FP8: V's dequantization scale (the op's value_scale); None: none.
     value_scale: Optional[float] = None
+    # Runtime per-tensor scales (FP8 dequantization scales as tensors): the
+    # scale is the constant times a 0-d f32 tensor divided by a tensor<1xf16>
+    # element, V's scale (value_scale, default 1) times a 0-d bf16 tensor
+    # (kernel arguments scale0..2, random in [0.25, 2] in the harness).
+    runtime_scales: bool = False
 
 
 def tensor(shape_dims: Sequence[str], dims: Dict[str, int], dt: str) -> str:
@@ -194,6 +199,20 @@ def program(c: Case) -> str:
         params.extend(f"{n}: {t}" for n, t in zip(names, tms))
         clauses += f" score_mod_operands({', '.join(names)} : {', '.join(tms)})"
         maps.extend(amap(d) for d, _ in c.mods)
+    rs_def = ""
+    fp8 = c.dtype.startswith("float8")
+    if c.runtime_scales:
+        params.extend(["%qs: tensor<f32>", "%ks: tensor<1xf16>"]
+                      + (["%vsc: tensor<bf16>"] if fp8 else []))
+        rs_def = ("  %rs_c0 = arith.constant 0 : index\n"
+                  "  %rs_q = tensor.extract %qs[] : tensor<f32>\n"
+                  "  %rs_k16 = tensor.extract %ks[%rs_c0] : tensor<1xf16>\n"
+                  "  %rs_k = arith.extf %rs_k16 : f16 to f32\n"
+                  "  %rs_s1 = arith.mulf %s0, %rs_q : f32\n"
+                  "  %s = arith.divf %rs_s1, %rs_k : f32\n")
+        if fp8:  # value_scale: FP8 only
+            rs_def += ("  %rs_v16 = tensor.extract %vsc[] : tensor<bf16>\n"
+                       "  %rs_v = arith.extf %rs_v16 : bf16 to f32\n")
     params.append(f"%o: {to}")
     attrs = ("causal " if c.causal else "") + \
         (f"window = {c.window} " if c.window else "") + \
@@ -207,12 +226,15 @@ def program(c: Case) -> str:
         results += ", " + tensor([x for x in c.out if x != "e"], c.dims, "float32")
         lhs = "%r, %l"
     vs_def, vs_clause = "", ""
-    if c.value_scale is not None:
-        vs_def = f"  %vs = arith.constant {c.value_scale!r} : f32\n"
+    if c.value_scale is not None or (c.runtime_scales and fp8):
+        vs = c.value_scale if c.value_scale is not None else 1.0
+        vs_def = f"  %vs{'0' if c.runtime_scales else ''} = arith.constant {vs!r} : f32\n"
+        if c.runtime_scales:
+            vs_def += "  %vs = arith.mulf %vs0, %rs_v : f32\n"
         vs_clause = " value_scale(%vs)"
     return f"""func.func @attention({', '.join(params)}) -> {to} {{
-  %s = arith.constant {scale!r} : f32
-{vs_def}{gathers}{lens_op}  {lhs} = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tv}) scale(%s){vs_clause}{clauses}
+  %s{'0' if c.runtime_scales else ''} = arith.constant {scale!r} : f32
+{rs_def}{vs_def}{gathers}{lens_op}  {lhs} = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tv}) scale(%s){vs_clause}{clauses}
       outs(%o : {to}) {attrs}indexing_maps = [{', '.join(maps)}]{region} -> {results}
   return %r : {to}
 }}
@@ -1133,6 +1155,18 @@ CASES.update({
     "fp8_block_per_tile": Case(E4, **bhsd(2, 2, 640, 3000, 128), out_dtype="float16",
                                flags=["--persistent=0"]),
     "fp8_dyn": Case(E4, **bhsd(-1, 2, -1, -1, 128), causal=True, out_dtype="float16"),
+    # Runtime per-tensor scales (tensors the kernel reads): persistent
+    # causal D = 128, three warpgroups at D = 64, dynamic sizes, and a
+    # 16-bit attention whose scale is a runtime value (the same rule).
+    "fp8_runtime_scales": Case(E4, **bhsd(2, 4, 1000, 1000, 128), causal=True,
+                               out_dtype="float16", value_scale=0.5,
+                               runtime_scales=True),
+    "fp8_runtime_scales_d64": Case(E4, **bhsd(1, 4, 4100, 4100, 64),
+                                   out_dtype="bfloat16", runtime_scales=True),
+    "fp8_runtime_scales_dyn": Case(E4, **bhsd(-1, 2, -1, -1, 128),
+                                   out_dtype="float16", runtime_scales=True),
+    "f16_runtime_scale": Case("float16", **bhsd(2, 4, 700, 900, 128), causal=True,
+                              runtime_scales=True),
 })
 
 def main() -> int:
