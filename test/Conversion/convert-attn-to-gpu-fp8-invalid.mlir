@@ -37,8 +37,82 @@ func.func @value_scale_f16(%q: tensor<2x4x256x128xf16>, %k: tensor<2x4x256x128xf
 
 func.func @fp8_runtime_value_scale(%q: tensor<2x4x256x128xf8E4M3FN>, %k: tensor<2x4x256x128xf8E4M3FN>, %v: tensor<2x4x256x128xf8E4M3FN>, %o: tensor<2x4x256x128xf16>, %vs: f32) -> tensor<2x4x256x128xf16> {
   %s = arith.constant 0.125 : f32
-  // expected-error @below {{the GPU kernel needs a constant, finite value_scale}}
+  // expected-error @below {{the GPU kernel takes a constant value_scale, or one computed from elements of tensors it takes as arguments; it is a scalar argument (the kernel takes tensors: pass it as a one-element tensor)}}
   %r = attn.attention ins(%q, %k, %v : tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>) scale(%s) value_scale(%vs)
+      outs(%o : tensor<2x4x256x128xf16>) indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x256x128xf16>
+  return %r : tensor<2x4x256x128xf16>
+}
+
+// -----
+
+func.func @scale_computed_index(%q: tensor<2x4x256x128xf8E4M3FN>, %k: tensor<2x4x256x128xf8E4M3FN>, %v: tensor<2x4x256x128xf8E4M3FN>, %o: tensor<2x4x256x128xf16>, %t: tensor<4xf32>, %i: index) -> tensor<2x4x256x128xf16> {
+  %s = tensor.extract %t[%i] : tensor<4xf32>
+  // expected-error @below {{the GPU kernel takes a constant scale, or one computed from elements of tensors it takes as arguments; it reads a tensor at a computed index}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>) scale(%s)
+      outs(%o : tensor<2x4x256x128xf16>) indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x256x128xf16>
+  return %r : tensor<2x4x256x128xf16>
+}
+
+// -----
+
+func.func @scale_sum(%q: tensor<2x4x256x128xf8E4M3FN>, %k: tensor<2x4x256x128xf8E4M3FN>, %v: tensor<2x4x256x128xf8E4M3FN>, %o: tensor<2x4x256x128xf16>, %t: tensor<f32>) -> tensor<2x4x256x128xf16> {
+  %a = tensor.extract %t[] : tensor<f32>
+  %c = arith.constant 0.1 : f32
+  %s = arith.addf %a, %c : f32
+  // expected-error @below {{the GPU kernel takes a constant scale, or one computed from elements of tensors it takes as arguments; 'arith.addf' computes it}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>) scale(%s)
+      outs(%o : tensor<2x4x256x128xf16>) indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x256x128xf16>
+  return %r : tensor<2x4x256x128xf16>
+}
+
+// -----
+
+func.func @scale_constant_tensor(%q: tensor<2x4x256x128xf8E4M3FN>, %k: tensor<2x4x256x128xf8E4M3FN>, %v: tensor<2x4x256x128xf8E4M3FN>, %o: tensor<2x4x256x128xf16>) -> tensor<2x4x256x128xf16> {
+  %t = arith.constant dense<0.125> : tensor<f32>
+  %s = tensor.extract %t[] : tensor<f32>
+  // expected-error @below {{the GPU kernel takes a constant scale, or one computed from elements of tensors it takes as arguments; it reads a constant tensor (fold it first: a bundle cannot carry constant data)}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>) scale(%s)
+      outs(%o : tensor<2x4x256x128xf16>) indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x256x128xf16>
+  return %r : tensor<2x4x256x128xf16>
+}
+
+// -----
+
+func.func @scale_dynamic_tensor(%q: tensor<2x4x256x128xf8E4M3FN>, %k: tensor<2x4x256x128xf8E4M3FN>, %v: tensor<2x4x256x128xf8E4M3FN>, %o: tensor<2x4x256x128xf16>, %t: tensor<?xf32>) -> tensor<2x4x256x128xf16> {
+  %c0 = arith.constant 0 : index
+  %s = tensor.extract %t[%c0] : tensor<?xf32>
+  // expected-error @below {{the GPU kernel takes a constant scale, or one computed from elements of tensors it takes as arguments; it reads a dynamic or 64-bit tensor}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>) scale(%s)
+      outs(%o : tensor<2x4x256x128xf16>) indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x256x128xf16>
+  return %r : tensor<2x4x256x128xf16>
+}
+
+// -----
+
+func.func @scale_negative_constant(%q: tensor<2x4x256x128xf8E4M3FN>, %k: tensor<2x4x256x128xf8E4M3FN>, %v: tensor<2x4x256x128xf8E4M3FN>, %o: tensor<2x4x256x128xf16>, %t: tensor<f32>) -> tensor<2x4x256x128xf16> {
+  %a = tensor.extract %t[] : tensor<f32>
+  %c = arith.constant -0.125 : f32
+  %s = arith.mulf %c, %a : f32
+  // expected-error @below {{a runtime scale's constant factor must be positive (the kernels fold the scale into the exponent after the row max), got -1.250000e-01}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>) scale(%s)
+      outs(%o : tensor<2x4x256x128xf16>) indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x256x128xf16>
+  return %r : tensor<2x4x256x128xf16>
+}
+
+// -----
+
+func.func @scale_divides_by_zero(%q: tensor<2x4x256x128xf8E4M3FN>, %k: tensor<2x4x256x128xf8E4M3FN>, %v: tensor<2x4x256x128xf8E4M3FN>, %o: tensor<2x4x256x128xf16>, %t: tensor<f32>) -> tensor<2x4x256x128xf16> {
+  %a = tensor.extract %t[] : tensor<f32>
+  %c = arith.constant 0.0 : f32
+  %s = arith.divf %a, %c : f32
+  // expected-error @below {{the GPU kernel takes a constant scale, or one computed from elements of tensors it takes as arguments; it divides by a constant 0}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>, tensor<2x4x256x128xf8E4M3FN>) scale(%s)
       outs(%o : tensor<2x4x256x128xf16>) indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
                        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x256x128xf16>
   return %r : tensor<2x4x256x128xf16>

@@ -92,3 +92,32 @@ func.func @fp8_keypad(%q: tensor<2x4x1024x128xf8E4M3FN>, %k: tensor<2x4x1024x128
   return %r : tensor<2x4x1024x128xf16>
 }
 
+// -----
+
+// Runtime per-tensor scales: Q's from a 0-d f32 tensor, K's an element of a
+// tensor<2xf16> (divided), V's a 0-d bf16 tensor. Each tensor is a kernel
+// argument scale<i> (manifest map "scale"), the manifest's factors say how
+// the constants take them, and the kernel reads them itself.
+// CHECK: {dtype = "float32", map = "scale", name = "scale0", shape = array<i64>}, {dtype = "float16", map = "scale", name = "scale1", shape = array<i64: 2>}, {dtype = "bfloat16", map = "scale", name = "scale2", shape = array<i64>}
+// CHECK-SAME: scale = 0.0883883461 : f32, scale_factors = [{arg = "scale0", divide = false, index = array<i64>}, {arg = "scale1", divide = true, index = array<i64: 1>}]
+// CHECK-SAME: value_scale = 1.000000e+00 : f32, value_scale_factors = [{arg = "scale2", divide = false, index = array<i64>}]
+// CHECK: func.func @attn_fwd({{.*}}memref<f32>, %{{.+}}: memref<2xf16>, %{{.+}}: memref<bf16>
+// CHECK: gpu.launch
+// CHECK: memref.load %{{.+}}[] : memref<f32>
+// CHECK: memref.load %{{.+}}[%{{.+}}] : memref<2xf16>
+// CHECK: memref.load %{{.+}}[] : memref<bf16>
+func.func @fp8_runtime_scales(%qs: tensor<f32>, %ks: tensor<2xf16>, %vsc: tensor<bf16>, %q: tensor<2x4x1024x128xf8E4M3FN>, %k: tensor<2x4x1024x128xf8E4M3FN>, %v: tensor<2x4x1024x128xf8E4M3FN>, %o: tensor<2x4x1024x128xf16>) -> tensor<2x4x1024x128xf16> {
+  %c1 = arith.constant 1 : index
+  %s0 = arith.constant 0.0883883461 : f32
+  %a = tensor.extract %qs[] : tensor<f32>
+  %b16 = tensor.extract %ks[%c1] : tensor<2xf16>
+  %b = arith.extf %b16 : f16 to f32
+  %s1 = arith.mulf %s0, %a : f32
+  %s = arith.divf %s1, %b : f32
+  %c16 = tensor.extract %vsc[] : tensor<bf16>
+  %vs = arith.extf %c16 : bf16 to f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x1024x128xf8E4M3FN>, tensor<2x4x1024x128xf8E4M3FN>, tensor<2x4x1024x128xf8E4M3FN>) scale(%s) value_scale(%vs)
+      outs(%o : tensor<2x4x1024x128xf16>) indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x1024x128xf16>
+  return %r : tensor<2x4x1024x128xf16>
+}

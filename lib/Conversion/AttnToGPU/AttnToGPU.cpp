@@ -98,10 +98,11 @@ static LogicalResult asScaleProduct(Value v, bool inverse, ScaleProduct &p,
   if (matchPattern(v, m_Constant(&attr))) {
     auto f = dyn_cast<FloatAttr>(attr);
     double c = f ? f.getValueAsDouble() : 0.0;
-    if (!f || !std::isfinite(c) || (inverse && c == 0.0)) {
-      why = "a constant factor is not finite";
+    if (!f || (inverse && c == 0.0)) {
+      why = f ? "it divides by a constant 0" : "a constant is not a float";
       return failure();
     }
+    // Not finite: the caller's finiteness check says so.
     p.constant *= inverse ? 1.0 / c : c;
     return success();
   }
