@@ -1622,12 +1622,17 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     };
     // FP8: tile t's V (row-major in the staging buffer, 128-byte swizzle)
     // into stage `stage` as V^T, E rows of 128 keys in the 128-byte
-    // swizzle, the keys of each 32 in the order P's A fragments hold them
-    // (positions 4t..4t+3: keys 2t, 2t+1, 8+2t, 9+2t). A thread moves 4 x 4
-    // byte blocks: rows {2t, 2t+1, 8+2t, 9+2t} + 16 half of a 32-key group,
-    // 4 columns, transposed with byte permutes. Then the stage's full
-    // arrival (after a proxy fence: the tensor cores read what these
-    // threads wrote) and a warpgroup barrier (the buffer is free).
+    // swizzle, the keys of each 16 in the order P's A fragments hold them
+    // (positions 4t..4t+3: keys 2t, 2t+1, 8+2t, 9+2t). A unit is 16 keys x
+    // 32 columns: one ldmatrix.x4.trans reads it as four 8 x 8 matrices of
+    // byte pairs (keys 0-7 and 8-15 of columns c..c+15, then of c+16..c+31),
+    // which leaves lane l with keys 2t, 2t+1 (and 8+2t, 9+2t) of the column
+    // pair 2 (l / 4) (t = l % 4); two byte permutes per column pair make
+    // the words of V^T rows e and e + 1 at positions 4t..4t+3, and one
+    // stmatrix.x4 stores the four 8-row matrices (even and odd rows of each
+    // 16 columns), 16 bytes per row. Then the stage's full arrival (after a
+    // proxy fence: the tensor cores read what these threads wrote) and a
+    // warpgroup barrier (the buffer is free).
     auto prmt = [&](Value x, Value y, int64_t sel) -> Value {
       return LLVM::InlineAsmOp::create(
                  b, loc, i32, ValueRange{x, y},
@@ -1641,57 +1646,66 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     };
     auto transposeV = [&](Value stage, Value t) {
       bars.wait(tk.idx(cfg.stagingBarrierSlot()), tk.remu(t, 2));
-      // Past E = 64 the thread's index through an opaque copy per tile: its
-      // E / 4 load and store addresses are then made per tile, not hoisted
-      // out of the tile loop, where at the producer's 56 registers they
-      // spilled (80-300 bytes at D = 128, ~900 at D = 256).
-      Value ptid = tk.tid;
-      if (E > 64)
-        ptid = arith::IndexCastUIOp::create(
-            b, loc, b.getIndexType(),
-            em.asmI32("mov.u32 $0, $1;", {toI32(tk.tid)}, "r"));
+      // The lane's parts of the addresses, through an opaque copy per tile
+      // (made per tile, not hoisted out of the tile loop into registers
+      // the producer does not have).
+      Value ptid = arith::IndexCastUIOp::create(
+          b, loc, b.getIndexType(),
+          em.asmI32("mov.u32 $0, $1;", {toI32(tk.tid)}, "r"));
       Value pl = tk.remu(ptid, 32), pw = tk.divu(ptid, 32);
-      Value tq = tk.remu(pl, 4), half = tk.remu(tk.divu(pl, 4), 2),
-            wLow = tk.divu(pl, 8);
-      Value srcBase = tk.add(base, stageOff);
-      Value dstBase = tk.add(tk.add(base, vOff), tk.mul(stage, BN * Ep * 2));
-      for (int64_t gi = 0; gi < BN / 128; ++gi) {
-        Value grp = tk.add(pw, 4 * gi);
-        Value rowBase =
-            tk.add(tk.add(tk.mul(grp, 32), tk.mul(half, 16)), tk.mul(tq, 2));
-        Value pos =
-            tk.add(tk.add(tk.mul(grp, 32), tk.mul(half, 16)), tk.mul(tq, 4));
-        Value posChunk = tk.divu(pos, 16), posByte = tk.remu(pos, 16);
-        for (int64_t i = 0; i < E / 16; ++i) {
-          // Columns e0..e0 + 3 (bytes).
-          Value e0 = tk.mul(tk.add(wLow, 4 * i), 4);
+      // ldmatrix: lane l gives row l % 8 of matrix j = l / 8: key
+      // 8 (j % 2) + l % 8 of the unit, columns 16 (j / 2)...
+      Value row = tk.remu(pl, 8), mat = tk.divu(pl, 8);
+      Value srcRow = tk.add(tk.mul(tk.remu(mat, 2), 8), row);
+      Value srcChunk = arith::XOrIOp::create(b, loc, tk.divu(mat, 2), row);
+      // stmatrix: lane l gives row l % 8 of matrix j: V^T row
+      // 16 (j / 2) + 2 (l % 8) + j % 2 of the unit's columns.
+      Value dstRow = tk.add(tk.add(tk.mul(tk.divu(mat, 2), 16), tk.mul(row, 2)),
+                            tk.remu(mat, 2));
+      Value dstSwz = tk.remu(dstRow, 8);
+      Value srcBase = tk.add(tk.add(base, stageOff), tk.mul(srcRow, 128));
+      Value dstBase =
+          tk.add(tk.add(tk.add(base, vOff), tk.mul(stage, BN * Ep * 2)),
+                 tk.mul(dstRow, 128));
+      // Units: 8 key blocks of 16 x E / 32 column blocks; warp w takes key
+      // blocks 2w, 2w + 1.
+      const int64_t colBlocks = E / 32;
+      for (int64_t kb2 = 0; kb2 < 2; ++kb2) {
+        Value kblk = tk.add(tk.mul(pw, 2), kb2);
+        Value src0 = tk.add(srcBase, tk.mul(kblk, 16 * 128));
+        Value dstChunk = arith::XOrIOp::create(b, loc, kblk, dstSwz);
+        Value dst0 = tk.add(dstBase, tk.mul(dstChunk, 16));
+        for (int64_t cbi = 0; cbi < colBlocks; ++cbi) {
+          // Columns 32 cbi..: panel cbi / 4, chunks 2 (cbi % 4) + j / 2.
+          Value chunk = arith::XOrIOp::create(b, loc, srcChunk,
+                                              tk.idx(2 * (cbi % 4)));
+          Value src = tk.add(tk.add(src0, (cbi / 4) * BN * 128),
+                             tk.mul(chunk, 16));
+          auto ld = LLVM::InlineAsmOp::create(
+              b, loc,
+              LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                               {i32, i32, i32, i32}),
+              ValueRange{toI32(src)},
+              "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {$0, $1, $2, "
+              "$3}, [$4];",
+              "=r,=r,=r,=r,r", /*has_side_effects=*/true,
+              /*is_align_stack=*/false, LLVM::TailCallKind::None,
+              LLVM::AsmDialectAttr::get(b.getContext(),
+                                        LLVM::AsmDialect::AD_ATT),
+              ArrayAttr());
           Value x[4];
-          const int64_t rowOff[4] = {0, 1, 8, 9};
-          for (int64_t j = 0; j < 4; ++j) {
-            Value n = tk.add(rowBase, rowOff[j]);
-            Value chunk = arith::XOrIOp::create(
-                b, loc, tk.remu(tk.divu(e0, 16), 8), tk.remu(n, 8));
-            Value a = tk.add(
-                tk.add(tk.add(srcBase, tk.mul(tk.divu(e0, 128), BN * 128)),
-                       tk.mul(n, 128)),
-                tk.add(tk.mul(chunk, 16), tk.remu(e0, 16)));
-            x[j] = em.asmI32("ld.shared.b32 $0, [$1];", {toI32(a)}, "r");
-          }
-          Value lo01 = prmt(x[0], x[1], 0x5140),
-                hi01 = prmt(x[0], x[1], 0x7362);
-          Value lo23 = prmt(x[2], x[3], 0x5140),
-                hi23 = prmt(x[2], x[3], 0x7362);
-          Value y[4] = {prmt(lo01, lo23, 0x5410), prmt(lo01, lo23, 0x7632),
-                        prmt(hi01, hi23, 0x5410), prmt(hi01, hi23, 0x7632)};
-          for (int64_t j = 0; j < 4; ++j) {
-            Value e = tk.add(e0, j);
-            Value chunk =
-                arith::XOrIOp::create(b, loc, posChunk, tk.remu(e, 8));
-            Value a = tk.add(tk.add(dstBase, tk.mul(e, 128)),
-                             tk.add(tk.mul(chunk, 16), posByte));
-            em.asmCall("st.shared.b32 [$0], $1;", {toI32(a), y[j]}, "r,r", {},
-                       "", 0);
-          }
+          for (int64_t i = 0; i < 4; ++i)
+            x[i] = LLVM::ExtractValueOp::create(b, loc, ld.getResult(0),
+                                                ArrayRef<int64_t>{i});
+          // x[0], x[1]: keys 0-7 / 8-15 of columns c.. (pair 2 (l / 4));
+          // x[2], x[3]: the same of columns c + 16...
+          Value y[4] = {prmt(x[0], x[1], 0x6420), prmt(x[0], x[1], 0x7531),
+                        prmt(x[2], x[3], 0x6420), prmt(x[2], x[3], 0x7531)};
+          Value dst = tk.add(dst0, cbi * 32 * 128);
+          em.asmCall("stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, "
+                     "$2, $3, $4};",
+                     {toI32(dst), y[0], y[1], y[2], y[3]}, "r,r,r,r,r", {}, "",
+                     0);
         }
       }
       em.through("fence.proxy.async.shared::cta;", {});
