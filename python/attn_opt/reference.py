@@ -410,6 +410,8 @@ def effective_scales(att: Any, inputs: Mapping[str, Any]
     import numpy as np
 
     def apply(c: float, factors: Sequence[Any]) -> float:
+        if not factors:
+            return c  # the manifest's constant, as it is
         acc = np.float32(c)
         for arg, index, divide in factors:
             x = inputs[arg][tuple(index)]
