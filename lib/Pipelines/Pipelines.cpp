@@ -141,7 +141,10 @@ void attn::buildAttnGpuBinaryPipeline(OpPassManager &pm,
                                       const GpuPipelineOptions &options) {
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
-  nvvm.cubinFeatures = options.chip == "sm_80" ? "+ptx70" : "+ptx80";
+  // sm_80: PTX 7.4 for cp.async's L2::128B prefetch qualifier (with 7.0
+  // ptxas refused every kernel that copies rows, so sm_80 bundles had no
+  // cubin and their PTX did not JIT-compile either).
+  nvvm.cubinFeatures = options.chip == "sm_80" ? "+ptx74" : "+ptx80";
   nvvm.cubinFormat = options.format;
   nvvm.kernelUseBarePtrCallConv = true;
   nvvm.optLevel = 3;

@@ -1167,6 +1167,14 @@ CASES.update({
                                    out_dtype="float16", runtime_scales=True),
     "f16_runtime_scale": Case("float16", **bhsd(2, 4, 700, 900, 128), causal=True,
                               runtime_scales=True),
+    # The same rule on the mma.sync decode kernel (split-KV), sm_80's
+    # kernel, and the SIMT kernel.
+    "dec_f16_runtime_scale": Case("float16", **bhsd(2, 8, 1, 5000, 128),
+                                  runtime_scales=True),
+    "f16_runtime_scale_sm80": Case("float16", **bhsd(1, 4, 300, 500, 64), causal=True,
+                                   runtime_scales=True, flags=["--chip=sm_80"]),
+    "f32_runtime_scale_ieee": Case("float32", **bhsd(1, 2, 130, 70, 32),
+                                   runtime_scales=True, flags=["--f32-precision=ieee"]),
 })
 
 def main() -> int:

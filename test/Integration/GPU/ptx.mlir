@@ -5,6 +5,12 @@
 // RUN: attn-opt %s --attn-gpu-pipeline="chip=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: rm -rf %t && attn-bundle %s -o %t && FileCheck %s --input-file=%t/manifest.json --check-prefix=MANIFEST
 // RUN: test -s %t/kernel.ptx && test -s %t/kernel.cubin
+// sm_80 bundles get a cubin too (ptxas took no sm_80 kernel whose PTX
+// declared ISA 7.0 below cp.async's L2::128B qualifier, which needs 7.4).
+// RUN: rm -rf %t.80 && attn-bundle %s -o %t.80 --chip=sm_80 && test -s %t.80/kernel.cubin
+// RUN: FileCheck %s --input-file=%t.80/kernel.ptx --check-prefix=PTX80
+// PTX80: .version 7.4
+// PTX80: cp.async.cg.shared.global.L2::128B
 // RUN: rm -rf %t.x && attn-bundle %s -o %t.x --explain 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 
 // SM90: gpu.binary @attn_fwd_kernel
