@@ -40,6 +40,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/thread.h"
@@ -560,6 +561,14 @@ static LogicalResult writeBundleAtomically(
   return success();
 }
 
+/// Whether the GPU pipeline will find ptxas: on PATH or under
+/// /usr/local/cuda/bin (MLIR's default toolkit path).
+static bool ptxasAvailable() {
+  if (llvm::sys::findProgramByName("ptxas"))
+    return true;
+  return llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas");
+}
+
 using BundleFiles = SmallVector<std::pair<std::string, std::string>>;
 
 /// Compiles attention `index` of `source` (-1: its only one) into a
@@ -585,10 +594,24 @@ static LogicalResult buildBundle(ModuleOp source, int64_t index,
   manifest["format"] = "attn-opt-bundle/2";
   manifest["chip"] = chip.getValue();
   manifest["ptx"] = "kernel.ptx";
-  // ptxas from /usr/local/cuda; a bundle without a cubin still loads (the
-  // driver JIT-compiles the PTX).
-  FailureOr<std::string> cubin =
-      compile(*forCubin, "bin", cubinOrder, /*explain=*/false, index);
+  // ptxas (PATH or /usr/local/cuda): where there is none the bundle
+  // carries PTX only (the driver JIT-compiles it); where there is one and
+  // it rejects the PTX, the driver would too: an error, not a bundle.
+  FailureOr<std::string> cubin = failure();
+  if (ptxasAvailable()) {
+    cubin = compile(*forCubin, "bin", cubinOrder, /*explain=*/false, index);
+    if (failed(cubin)) {
+      llvm::errs() << "attn-bundle: ptxas rejected the kernel's PTX (see "
+                      "above); no bundle written\n";
+      return failure();
+    }
+  } else {
+    static bool noted = false;
+    if (!noted)
+      llvm::errs() << "attn-bundle: note: no ptxas (PATH, /usr/local/cuda); "
+                      "the bundle carries PTX only\n";
+    noted = true;
+  }
   bool haveCubin = succeeded(cubin) && cubinOrder == paramOrder;
   if (haveCubin)
     manifest["cubin"] = "kernel.cubin";
