@@ -752,35 +752,31 @@ def test_manifest_runtime_scales_invalid(edit, match):
         bundle.parse_manifest(seal(obj))
 
 
+def _dequant(x, scale_type, scale_map, op, wide):
+    """%x (f16) = 8-bit %{x}8 extended to `wide`, `op` (mulf / divf) by the
+    element of %{x}s (`scale_type`, read through `scale_map`)."""
+    t8, t16 = "tensor<2x4x300x128xf8E4M3FN>", "tensor<2x4x300x128xf16>"
+    st = scale_type[len("tensor<"):-1].split("x")[-1]
+    ext = f"    %w = arith.extf %x : f8E4M3FN to {wide}\n"
+    if wide != st:
+        ext += f"    %c = arith.extf %sc : {st} to {wide}\n"
+    sc = "%c" if wide != st else "%sc"
+    tail = (f"    %y = arith.{op} %w, {sc} : {wide}\n"
+            + (f"    %z = arith.truncf %y : {wide} to f16\n    linalg.yield %z : f16\n"
+               if wide != "f16" else "    linalg.yield %y : f16\n"))
+    m = "affine_map<(a, b, c, d) -> "
+    return (f"  %{x}e = tensor.empty() : {t16}\n"
+            f"  %{x} = linalg.generic {{indexing_maps = [{m}(a, b, c, d)>, {m}{scale_map}>, "
+            f"{m}(a, b, c, d)>], iterator_types = [\"parallel\", \"parallel\", \"parallel\", "
+            f"\"parallel\"]}}\n      ins(%{x}8, %{x}s : {t8}, {scale_type}) outs(%{x}e : {t16}) {{\n"
+            f"  ^bb0(%x: f8E4M3FN, %sc: {st}, %o: f16):\n{ext}{tail}  }} -> {t16}\n")
+
+
 FP8_RUNTIME_SCALES = """
 func.func @attention(%qs: tensor<f16>, %ks: tensor<1xf32>, %vs: tensor<f32>, %q8: tensor<2x4x300x128xf8E4M3FN>, %k8: tensor<2x4x300x128xf8E4M3FN>, %v8: tensor<2x4x300x128xf8E4M3FN>) -> tensor<2x4x300x128xf16> {
-  %qe = tensor.empty() : tensor<2x4x300x128xf16>
-  %q = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
-      ins(%q8, %qs : tensor<2x4x300x128xf8E4M3FN>, tensor<f16>) outs(%qe : tensor<2x4x300x128xf16>) {
-  ^bb0(%x: f8E4M3FN, %sc: f16, %o: f16):
-    %w = arith.extf %x : f8E4M3FN to f16
-    %y = arith.mulf %w, %sc : f16
-    linalg.yield %y : f16
-  } -> tensor<2x4x300x128xf16>
-  %ke = tensor.empty() : tensor<2x4x300x128xf16>
-  %k = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (0)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
-      ins(%k8, %ks : tensor<2x4x300x128xf8E4M3FN>, tensor<1xf32>) outs(%ke : tensor<2x4x300x128xf16>) {
-  ^bb0(%x: f8E4M3FN, %sc: f32, %o: f16):
-    %w = arith.extf %x : f8E4M3FN to f32
-    %y = arith.divf %w, %sc : f32
-    %z = arith.truncf %y : f32 to f16
-    linalg.yield %z : f16
-  } -> tensor<2x4x300x128xf16>
-  %ve = tensor.empty() : tensor<2x4x300x128xf16>
-  %v = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
-      ins(%v8, %vs : tensor<2x4x300x128xf8E4M3FN>, tensor<f32>) outs(%ve : tensor<2x4x300x128xf16>) {
-  ^bb0(%x: f8E4M3FN, %sc: f32, %o: f16):
-    %w = arith.extf %x : f8E4M3FN to f32
-    %y = arith.mulf %w, %sc : f32
-    %z = arith.truncf %y : f32 to f16
-    linalg.yield %z : f16
-  } -> tensor<2x4x300x128xf16>
-  %zero = arith.constant 0.0 : f32
+""" + _dequant("q", "tensor<f16>", "()", "mulf", "f16") \
+    + _dequant("k", "tensor<1xf32>", "(0)", "divf", "f32") \
+    + _dequant("v", "tensor<f32>", "()", "mulf", "f32") + """  %zero = arith.constant 0.0 : f32
   %se = tensor.empty() : tensor<2x4x300x300xf32>
   %sz = linalg.fill ins(%zero : f32) outs(%se : tensor<2x4x300x300xf32>) -> tensor<2x4x300x300xf32>
   %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
