@@ -1728,8 +1728,7 @@ std::string AttentionMatch::describe() const {
   if (attn::isFloat8(query.getType())) {
     char vs[32];
     snprintf(vs, sizeof(vs), "%g", valueScale);
-    maskStr +=
-        std::string(", fp8 (dequantization folded, value scale ") + vs;
+    maskStr += std::string(", fp8 (dequantization folded, value scale ") + vs;
     // Runtime scales: how many scalars multiply (or divide) each constant.
     if (!scaleFactors.empty() || !valueScaleFactors.empty())
       maskStr += llvm::formatv("; runtime per-tensor scales: {0} in the "

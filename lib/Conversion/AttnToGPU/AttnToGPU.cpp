@@ -988,8 +988,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   auto isFlat = [&](unsigned i) {
     return dynamic && !isScaleArg(args[i].first) &&
            (!isIndexArg(args[i].first) ||
-                       !cast<RankedTensorType>(args[i].second.getType())
-                            .hasStaticShape());
+            !cast<RankedTensorType>(args[i].second.getType()).hasStaticShape());
   };
   SmallVector<Type> memrefTypes;
   for (auto [i, a] : llvm::enumerate(args)) {
@@ -1150,8 +1149,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       SmallVector<Value> idx;
       for (int64_t i : f.indices)
         idx.push_back(kb.cIdx(i));
-      Value x = memref::LoadOp::create(kb.b, loc,
-                                       memArg(scaleNameOf(f.tensor)), idx);
+      Value x =
+          memref::LoadOp::create(kb.b, loc, memArg(scaleNameOf(f.tensor)), idx);
       if (!x.getType().isF32())
         x = arith::ExtFOp::create(kb.b, loc, kb.b.getF32Type(), x);
       acc = f.divide ? Value(arith::DivFOp::create(kb.b, loc, acc, x))
@@ -1620,9 +1619,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   SmallVector<Attribute> argAttrs;
   for (auto &[name, v] : args) {
     auto t = cast<RankedTensorType>(v.getType());
-    Attribute map = isIndexArg(name)   ? Attribute(b.getStringAttr(name))
-                    : isScaleArg(name) ? Attribute(b.getStringAttr("scale"))
-                                       : Attribute(AffineMapAttr::get(mapOf(name)));
+    Attribute map = isIndexArg(name) ? Attribute(b.getStringAttr(name))
+                    : isScaleArg(name)
+                        ? Attribute(b.getStringAttr("scale"))
+                        : Attribute(AffineMapAttr::get(mapOf(name)));
     // -1: a dynamic size, given at each launch by the size_* arguments.
     SmallVector<int64_t> shape = llvm::map_to_vector(
         t.getShape(),
@@ -1724,11 +1724,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     return b.getArrayAttr(list);
   };
   if (runtimeScale)
-    info.push_back(
-        b.getNamedAttr("scale_factors", factorList(scaleProduct)));
+    info.push_back(b.getNamedAttr("scale_factors", factorList(scaleProduct)));
   if (!valueScaleProduct.factors.empty())
-    info.push_back(b.getNamedAttr("value_scale_factors",
-                                  factorList(valueScaleProduct)));
+    info.push_back(
+        b.getNamedAttr("value_scale_factors", factorList(valueScaleProduct)));
   if (scoreModInfo)
     info.push_back(b.getNamedAttr("score_mod", scoreModInfo));
   if (op.getQueryOffsetOrZero())

@@ -108,11 +108,11 @@ struct KernelBuilder {
     if (!runtimeScale)
       return cF32(scale);
     Value s = runtimeScale();
-    Value pos = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, s,
-                                      cF32(0.0f));
-    Value fin = arith::CmpFOp::create(
-        b, loc, arith::CmpFPredicate::OLT, s,
-        cF32(std::numeric_limits<float>::infinity()));
+    Value pos =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, s, cF32(0.0f));
+    Value fin =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, s,
+                              cF32(std::numeric_limits<float>::infinity()));
     return arith::SelectOp::create(
         b, loc, arith::AndIOp::create(b, loc, pos, fin), s,
         cF32(std::numeric_limits<float>::quiet_NaN()));

@@ -902,8 +902,7 @@ void TileKernel::storeOutput(
     Value empty =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
     Value inv = arith::SelectOp::create(
-        b, loc, empty, zero,
-        arith::DivFOp::create(b, loc, vScale, sum));
+        b, loc, empty, zero, arith::DivFOp::create(b, loc, vScale, sum));
     // Quad stores: the transposed groups, built before the row guard (the
     // shuffles need every lane).
     SmallVector<Value> groups;

@@ -1677,10 +1677,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         Value dst0 = tk.add(dstBase, tk.mul(dstChunk, 16));
         for (int64_t cbi = 0; cbi < colBlocks; ++cbi) {
           // Columns 32 cbi..: panel cbi / 4, chunks 2 (cbi % 4) + j / 2.
-          Value chunk = arith::XOrIOp::create(b, loc, srcChunk,
-                                              tk.idx(2 * (cbi % 4)));
-          Value src = tk.add(tk.add(src0, (cbi / 4) * BN * 128),
-                             tk.mul(chunk, 16));
+          Value chunk =
+              arith::XOrIOp::create(b, loc, srcChunk, tk.idx(2 * (cbi % 4)));
+          Value src =
+              tk.add(tk.add(src0, (cbi / 4) * BN * 128), tk.mul(chunk, 16));
           auto ld = LLVM::InlineAsmOp::create(
               b, loc,
               LLVM::LLVMStructType::getLiteral(b.getContext(),
