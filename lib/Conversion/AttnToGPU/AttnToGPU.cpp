@@ -361,6 +361,12 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     // (at 224 they spilled 12-32 bytes).
     if (std::max(D, E) > 64)
       cfg.fp8ProducerRegs = 40;
+    // Past E = 64 (to 128) two V staging buffers: tile t + 1's V lands
+    // while the producer transposes tile t's: 1.05-1.09x at D = 128 from
+    // N = 4096 (1.00-1.05x at 1024); at D = 64 (three computing
+    // warpgroups) 0.89-0.96x: one (log step 101).
+    if (E > 64 && E <= 128)
+      cfg.stagingBufs = 2;
     // Head dims to 64: three computing warpgroups (152 registers each, no
     // spills; more warps to hide the softmax's latency): 1.16-1.33x two at
     // N >= 4096, but 0.87x causal at N = 1024 (fewer, larger blocks; log
@@ -1757,12 +1763,14 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   const std::string wgmmaBuffers =
       "max(stages * tile_kv * (ceil(d / " + panel + ") + ceil(e / " + panel +
       ")) * 128 + " +
-      (wcfg.fp8 ? "(tile_q * ceil(d / 128) + tile_kv * ceil(e / 128))"
-                : "tile_q * ceil(d / 64)") +
+      (wcfg.fp8
+           ? "(tile_q * ceil(d / 128) + " + std::to_string(wcfg.stagingBufs) +
+                 " * tile_kv * ceil(e / 128))"
+           : std::string("tile_q * ceil(d / 64)")) +
       " * 128, tile_q * (e * sizeof(out) + 16)) + 8 * (2 * stages + 1) * "
       "max(warp_specialize, tma)" +
-      (wcfg.fp8 ? " + 8" : "") + (wcfg.persistent() ? " + 24" : "") +
-      (wcfg.trims() ? " + 40" : "");
+      (wcfg.fp8 ? " + " + std::to_string(8 * wcfg.stagingBufs) : "") +
+      (wcfg.persistent() ? " + 24" : "") + (wcfg.trims() ? " + 40" : "");
   const std::string wgmmaSharedRule =
       wcfg.maskRowBytes
           ? "1024 + ceil((" + wgmmaBuffers +

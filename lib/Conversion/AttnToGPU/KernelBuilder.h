@@ -346,8 +346,11 @@ struct WgmmaConfig {
   int64_t vBytes(int64_t E) const {
     return stages * keyTile * panelCols(cols2(E)) * 2;
   }
+  /// FP8: V's staging buffers (two: tile t + 1's V lands while the
+  /// producer transposes tile t's), each with its mbarrier.
+  int64_t stagingBufs = 1;
   int64_t stagingBytes(int64_t E) const {
-    return fp8 ? keyTile * panelCols(cols2(E)) * 2 : 0;
+    return fp8 ? stagingBufs * keyTile * panelCols(cols2(E)) * 2 : 0;
   }
   int64_t outBytes(int64_t E) const { return rowsPerBlock() * (E + 8) * 2; }
   /// The mbarriers of the warp-specialized kernel (Q full, K/V full and
@@ -367,7 +370,7 @@ struct WgmmaConfig {
   int64_t barrierBytes() const {
     return warpSpecialized || tma
                ? 8 * (2 * stages + 1) + (persistent() ? 24 : 0) +
-                     (trims() ? 40 : 0) + (fp8 ? 8 : 0)
+                     (trims() ? 40 : 0) + (fp8 ? 8 * stagingBufs : 0)
                : 0;
   }
   /// A key padding mask (keyMaskTrimmable) with a producer warpgroup: its

@@ -257,7 +257,8 @@ struct StageBarriers {
   int64_t stages;
   bool persistent = false;
   int64_t qCount = 128; // Q full's arrivals
-  int64_t extraSlot = -1; // FP8's staging barrier (one arrival), if set
+  int64_t extraSlot = -1; // FP8's staging barriers (one arrival), if set
+  int64_t extraSlots = 1;
 
   Value q() { return zero; }
   /// Persistent: Q's buffer is free again (the consumers' threads arrive).
@@ -291,9 +292,9 @@ struct StageBarriers {
                          : slot <= stages ? fullCount
                                           : consumers)},
                  "r,r", {}, "", 0);
-    if (extraSlot >= 0)
+    for (int64_t i = 0; extraSlot >= 0 && i < extraSlots; ++i)
       em.asmCall("mbarrier.init.shared::cta.b64 [$0], $1;",
-                 {addr(tk.idx(extraSlot)), em.i32(1)}, "r,r", {}, "", 0);
+                 {addr(tk.idx(extraSlot + i)), em.i32(1)}, "r,r", {}, "", 0);
   }
   /// Arrives once this thread's cp.async copies so far have landed.
   void arriveOnCopies(Value slot) {
@@ -657,16 +658,24 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     tmaBox("q", r, blockRow, r + 2, BM, Dp / 64, tk.add(base, qOff),
            bars.addr(bars.q()));
   };
+  // FP8: tile n0's V into staging buffer `sb` (its barrier: the slot after
+  // the stages' ones, + sb), expected bytes on it.
+  auto tmaLoadStagedV = [&](StageBarriers &bars, Value sb, Value n0) {
+    Value slot = tk.add(sb, cfg.stagingBarrierSlot());
+    bars.arriveExpectTx(slot, BN * Ep * 2);
+    // tmaTile's buffer index: staging buffers are BN * Ep * 2 bytes apart.
+    tmaTile("v", stageOff, Ep / 64, r + 3, n0, sb, bars.addr(slot));
+  };
   auto tmaLoadKV = [&](StageBarriers &bars, Value stage, Value n0) {
     Value full = bars.addr(bars.full(stage));
     if (fp8) {
-      // K into its stage; V row-major into the staging buffer (its own
-      // barrier), which the producer then transposes into V's stage.
+      // K into its stage; V row-major into a staging buffer (its own
+      // barrier), which the producer then transposes into V's stage. With
+      // two staging buffers V comes a tile ahead (tmaLoadStagedV).
       bars.arriveExpectTx(bars.full(stage), BN * Dp * 2);
       tmaTile("k", kOff, Dp / 64, r + 2, n0, stage, full);
-      Value slot = tk.idx(cfg.stagingBarrierSlot());
-      bars.arriveExpectTx(slot, BN * Ep * 2);
-      tmaTile("v", stageOff, Ep / 64, r + 3, n0, c0, bars.addr(slot));
+      if (cfg.stagingBufs == 1)
+        tmaLoadStagedV(bars, c0, n0);
       return;
     }
     bars.arriveExpectTx(bars.full(stage), BN * (Dp + Ep) * 2);
@@ -1492,6 +1501,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // producer's 128 arrivals once V^T is written.
   if (fp8)
     bars.extraSlot = cfg.stagingBarrierSlot();
+  bars.extraSlots = cfg.stagingBufs;
   bars.init(tid, C, cfg.tma ? (cfg.maskInRing() || fp8 ? 129 : 1) : 128);
   gpu::BarrierOp::create(b, loc);
   // Persistent: the launch's query tiles in the order blocks take them
@@ -1645,7 +1655,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           .getResult(0);
     };
     auto transposeV = [&](Value stage, Value t) {
-      bars.wait(tk.idx(cfg.stagingBarrierSlot()), tk.remu(t, 2));
+      const int64_t nb = cfg.stagingBufs;
+      Value sb = nb == 1 ? c0 : tk.remu(t, nb);
+      bars.wait(tk.add(sb, cfg.stagingBarrierSlot()),
+                tk.remu(nb == 1 ? t : tk.divu(t, nb), 2));
       // The lane's parts of the addresses, through an opaque copy per tile
       // (made per tile, not hoisted out of the tile loop into registers
       // the producer does not have).
@@ -1663,7 +1676,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value dstRow = tk.add(tk.add(tk.mul(tk.divu(mat, 2), 16), tk.mul(row, 2)),
                             tk.remu(mat, 2));
       Value dstSwz = tk.remu(dstRow, 8);
-      Value srcBase = tk.add(tk.add(base, stageOff), tk.mul(srcRow, 128));
+      Value srcBase =
+          tk.add(tk.add(tk.add(base, stageOff), tk.mul(sb, BN * Ep * 2)),
+                 tk.mul(srcRow, 128));
       Value dstBase =
           tk.add(tk.add(tk.add(base, vOff), tk.mul(stage, BN * Ep * 2)),
                  tk.mul(dstRow, 128));
@@ -1714,7 +1729,22 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     };
     // The query tile's K/V tiles from key `from` to `to`, numbered on from
     // t; returns the next number.
+    const bool vAhead = fp8 && cfg.stagingBufs == 2;
     auto streamKV = [&](Value t0, Value from, Value to) -> Value {
+      // FP8 with two staging buffers: the first tile's V now, each next
+      // one's before the transpose of the tile before it.
+      if (vAhead) {
+        auto one = scf::IfOp::create(
+            b, loc,
+            arith::AndIOp::create(
+                b, loc, tmaThread,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, from,
+                                      to)),
+            false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&one.getThenRegion().front());
+        tmaLoadStagedV(bars, tk.remu(t0, 2), from);
+      }
       auto loop = scf::ForOp::create(
           b, loc, from, to, tk.idx(BN), ValueRange{t0},
           [&](OpBuilder &, Location, Value n0, ValueRange st) {
@@ -1731,6 +1761,17 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                 OpBuilder::InsertionGuard guard(b);
                 b.setInsertionPointToStart(&one.getThenRegion().front());
                 tmaLoadKV(bars, stage, n0);
+                if (vAhead) {
+                  Value next = tk.add(n0, BN);
+                  auto ahead = scf::IfOp::create(
+                      b, loc,
+                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            next, to),
+                      false);
+                  OpBuilder::InsertionGuard g2(b);
+                  b.setInsertionPointToStart(&ahead.getThenRegion().front());
+                  tmaLoadStagedV(bars, tk.remu(tk.add(t, 1), 2), next);
+                }
               }
               if (copyMaskTile) {
                 SmallVector<Value> tokens;
