@@ -363,9 +363,13 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
       cfg.fp8ProducerRegs = 40;
     // Past E = 64 (to 128) two V staging buffers: tile t + 1's V lands
     // while the producer transposes tile t's: 1.05-1.09x at D = 128 from
-    // N = 4096 (1.00-1.05x at 1024); at D = 64 (three computing
-    // warpgroups) 0.89-0.96x: one (log step 101).
-    if (E > 64 && E <= 128)
+    // N = 4096 (1.00-1.05x at 1024), key padding 1.02-1.09x; at D = 64
+    // (three computing warpgroups) 0.89-0.96x, and with a float mask
+    // (read from global memory a tile ahead) 0.93-0.99x: one there (log
+    // step 101).
+    const bool floatMask =
+        op.getMask() && isa<FloatType>(op.getMask().getType().getElementType());
+    if (E > 64 && E <= 128 && !floatMask)
       cfg.stagingBufs = 2;
     // Head dims to 64: three computing warpgroups (152 registers each, no
     // spills; more warps to hide the softmax's latency): 1.16-1.33x two at
