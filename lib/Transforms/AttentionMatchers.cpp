@@ -1374,8 +1374,9 @@ static std::optional<RuntimeScaleFactor> uniformFactor(ScoreTracer &tr,
 }
 
 /// Peels `x * c`, `c * x`, `x / c` factors off `id`, each a finite nonzero
-/// constant (into `c`) or a runtime scalar (into `factors`). Returns x's
-/// term, or -1 where a product or quotient has no such factor.
+/// constant (into `c`, as constantFactor) or a runtime scalar (into
+/// `factors`). Returns x's term, or -1 where a product or quotient has no
+/// such factor.
 static int peelScaleFactors(ScoreTracer &tr, int id, double &c,
                             SmallVectorImpl<RuntimeScaleFactor> &factors) {
   while (true) {
@@ -1383,28 +1384,23 @@ static int peelScaleFactors(ScoreTracer &tr, int id, double &c,
     if (t.kind != Term::Binary ||
         !(isName(t, "arith.mulf") || isName(t, "arith.divf")))
       return id;
-    bool div = isName(t, "arith.divf");
-    bool peeled = false;
-    for (int side : {1, 0}) {
-      if (div && side == 0)
-        break;
-      int f = t.kids[side], x = t.kids[1 - side];
-      if (std::optional<double> v = tr.constValue(f)) {
-        if (*v == 0.0 || !std::isfinite(*v))
-          return -1;
-        c *= div ? 1.0 / *v : *v;
-      } else if (std::optional<RuntimeScaleFactor> r = uniformFactor(tr, f)) {
-        r->divide = div;
-        factors.push_back(*r);
-      } else {
-        continue;
-      }
-      id = x;
-      peeled = true;
-      break;
+    if (std::optional<std::pair<double, int>> f = constantFactor(tr, t)) {
+      c *= f->first;
+      id = f->second;
+      continue;
     }
-    if (!peeled)
+    bool div = isName(t, "arith.divf");
+    std::optional<RuntimeScaleFactor> r = uniformFactor(tr, t.kids[1]);
+    int x = t.kids[0];
+    if (!r && !div) {
+      r = uniformFactor(tr, t.kids[0]);
+      x = t.kids[1];
+    }
+    if (!r)
       return -1;
+    r->divide = div;
+    factors.push_back(*r);
+    id = x;
   }
 }
 

@@ -29,8 +29,8 @@ import contextlib
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .bundle import (INT64_MIN, SCORE_MOD_OPS, TENSOR_MAPS, WORKSPACE, Manifest, ScoreMod,
-                     ScoreModOp)
+from .bundle import (_SCALE_ARG, INT64_MIN, SCORE_MOD_OPS, TENSOR_MAPS, WORKSPACE,
+                     Manifest, ScoreMod, ScoreModOp)
 
 # ---------------------------------------------------------------------------
 # Array backends: the dozen operations the reference needs.
@@ -680,7 +680,7 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
             pages = man.attention.paged[1] if man.attention.paged else 1
             out[spec.name] = cast(ops.xp.floor(rand(spec.shape) * pages), "int32")
             continue
-        if spec.name.startswith("scale"):
+        if _SCALE_ARG.fullmatch(spec.name):
             # Runtime per-tensor scales: positive, 0.25 to 2.
             out[spec.name] = cast(0.25 + 1.75 * rand(spec.shape), spec.dtype)
             continue
