@@ -125,6 +125,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   gpuOpts.pingpong = options.pingpong;
   gpuOpts.tma = options.tma;
   gpuOpts.persistent = options.persistent;
+  gpuOpts.shiftV = options.shiftV;
   gpuOpts.minBlocks = options.minBlocks;
   gpuOpts.splits = options.splits;
   gpuOpts.f32Precision = options.f32Precision;

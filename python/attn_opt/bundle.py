@@ -101,7 +101,8 @@ WORKSPACE = {"o_part": "float32", "ml_part": "float32", "locks": "int32",
 # names ("tensor") with its "box" (elements per operand axis; 128 bytes
 # along the last, contiguous one; 128-byte swizzle), per bound address;
 # never passed by callers.
-TENSOR_MAPS = {"tmap_q": "q", "tmap_k": "k", "tmap_v": "v"}
+TENSOR_MAPS = {"tmap_q": "q", "tmap_k": "k", "tmap_v": "v",
+               "tmap_mask": "mask"}
 # int32 inputs the caller passes, with their rank: the block table of paged
 # K/V [b0, pages per sequence], per-sequence key counts [b], and varlen's
 # cumulative sequence lengths [seqs + 1] of the packed queries and keys.
@@ -1980,7 +1981,8 @@ def find_attn_bundle() -> str:
 
 LAUNCH_OPTIONS = ("tile_q", "tile_kv", "warps", "stages", "q_shared",
                   "rescale_threshold", "pipeline", "wgmma", "min_blocks",
-                  "warp_specialize", "pingpong", "tma", "persistent", "splits",
+                  "warp_specialize", "pingpong", "tma", "persistent", "shift_v",
+                  "splits",
                   "f32_precision")
 F32_PRECISIONS = ("3xtf32", "tf32", "ieee")
 

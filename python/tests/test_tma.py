@@ -156,3 +156,36 @@ def test_attn_bundle_writes_tensor_maps(tmp_path):
                                              attn_bundle=real_attn_bundle(),
                                              launch={"tma": 0}))
     assert m0.arg("tmap_k") is None and "TMA" not in m0.attention.kernel_choice
+
+
+@needs_attn_bundle
+def test_attn_bundle_writes_mask_tensor_map(tmp_path):
+    """A bf16 bias per head at D = 128, N = 4096: V a tile behind K, the
+    bias tile by TMA (tmap_mask: the block's 128 rows by 64 keys), hidden
+    from callers like the others; shift_v=0 keeps the cp.async ring."""
+    src = tmp_path / "a.mlir"
+    t = "tensor<1x4x4096x128xbf16>"
+    mt = "tensor<4x4096x4096xbf16>"
+    maps = ", ".join(f"affine_map<(b, h, m, n, d, e) -> ({x})>" for x in
+                     ("b, h, m, d", "b, h, n, d", "b, h, n, e", "b, h, m, e",
+                      "h, m, n"))
+    src.write_text(f"""func.func @f(%q: {t}, %k: {t}, %v: {t}, %bias: {mt}, %o: {t}) -> {t} {{
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : {t}, {t}, {t}) scale(%s) mask(%bias : {mt})
+      outs(%o : {t}) indexing_maps = [{maps}] -> {t}
+  return %r : {t}
+}}
+""")
+    m = bundle.read_manifest(bundle.compile(src, tmp_path / "b",
+                                            attn_bundle=real_attn_bundle()))
+    assert "Q/K/V and the mask by TMA" in m.attention.kernel_choice
+    assert "V a tile behind K" in m.attention.kernel_choice
+    assert m.arg("tmap_mask").box == (1, 128, 64)
+    assert m.inputs == ("q", "k", "v", "mask")
+    with pytest.raises(TypeError, match="unexpected argument 'tmap_mask'"):
+        bundle.bind_args(m, [1, 2, 3, 4], {"tmap_mask": 0})
+    m0 = bundle.read_manifest(bundle.compile(src, tmp_path / "b0",
+                                             attn_bundle=real_attn_bundle(),
+                                             launch={"shift_v": 0}))
+    assert m0.arg("tmap_mask") is None
+    assert "V a tile behind K" not in m0.attention.kernel_choice

@@ -520,32 +520,38 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x16400x128xf16>, %v:
 
 // -----
 
-// A bias over (m, n) at the warp-specialized default past N = 8192 (D = 128,
-// N = 16384; up to 8192 persistent blocks with two: the next case):
-// three computing warpgroups (192 rows; measured 1.03-1.07x two), 64-key
-// tiles, 3 stages, and each stage holds the block's 192 x 64 bias tile
-// beside K and V (rows of 64 + 8 halves: 144 bytes): the producer copies it
-// with cp.async beside the stage's K and V (one thread's TMA copies),
-// every copy completing on the same full barrier (128 + 1 arrivals), so
-// the consumers read its fragments once full has flipped, without a copy
-// or a wait of their own.
+// A 16-bit bias over (m, n) at the warp-specialized default past N = 8192
+// (D = 128, N = 16384; up to 8192 persistent blocks: the next case): V a
+// tile behind K in each stage, so that two 128-key stages keep the loop a
+// tile ahead and each holds the block's 128 x 128 bias tile (two 128-byte
+// panels of 64 keys, 256-byte rows unpadded): thread 0 loads Q, K, the
+// bias tile and (from the second stage) V of the tile before by TMA onto
+// the stage's full barrier (one expect-tx arrival: K and the bias, plus V
+// past the first), then one stage with the last tile's V alone; the
+// consumers read the fragments once full has flipped.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: block = array<i64: 512, 1, 1>
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 3 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 56/152), 64-key tiles, 3 stages, K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, a block per query tile (persistent: not faster measured here), 1 block(s) per multiprocessor"
-// CHECK-SAME: mask_row_bytes = 144
-// CHECK-SAME: shared_bytes = 231488
-// CHECK: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c129_i32
-// CHECK: "setmaxnreg.dec.sync.aligned.u32 56;"
+// CHECK-SAME: {box = array<i64: 1, 128, 64>, dtype = "int64", map = "tensormap", name = "tmap_mask", shape = array<i64: 16>, tensor = "mask"}
+// CHECK-SAME: block = array<i64: 384, 1, 1>
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 40/232), 128-key tiles, 2 stages, Q/K/V and the mask by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, V a tile behind K in each stage, ping-pong, a block per query tile (persistent: not faster measured here), 1 block(s) per multiprocessor"
+// CHECK-SAME: mask_row_bytes = 256
+// CHECK-SAME: shared_bytes = 231424
+// CHECK: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c1_i32
+// CHECK: "setmaxnreg.dec.sync.aligned.u32 40;"
 // CHECK: scf.for
 // CHECK:   mbarrier.try_wait.parity
-// CHECK:   mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1;{{.*}}"r,r" %{{.*}}, %c32768_i32
+// CHECK:   %[[BYTES:.*]] = arith.select %{{.*}}, %c98304_i32, %c65536_i32 : i32
+// CHECK:   mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1;{{.*}}"r,r" %{{.*}}, %[[BYTES]]
 // CHECK-COUNT-4: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-// CHECK-COUNT-12: nvgpu.device_async_copy %arg3{{.*}} to memref<576x72xf16, #gpu.address_space<workgroup>>
-// CHECK: cp.async.mbarrier.arrive.noinc.shared::cta.b64
+// CHECK:   scf.if
+// CHECK-COUNT-2: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1;{{.*}}"r,r" %{{.*}}, %c32768_i32
+// CHECK-COUNT-2: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // CHECK: } else {
+// CHECK: "setmaxnreg.inc.sync.aligned.u32 232;"
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK-NOT: nvgpu.device_async_wait
-// CHECK: vector.load {{.*}} : memref<576x72xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK: vector.load {{.*}} : memref<512x64xf16, #gpu.address_space<workgroup>>, vector<2xf16>
 // CHECK-NOT: nvgpu.device_async_wait
 // CHECK: gpu.terminator
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x16384x128xf16>, %v: tensor<1x16384x128xf16>, %bias: tensor<1x256x16384xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
@@ -565,7 +571,7 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x16384x128xf16>, %v:
 // with two computing warpgroups (log step 73: 1.01-1.06x the block per
 // query tile, causal 1.09-1.13x), the bias tile still in the K/V stages.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 88/208), 64-key tiles, 3 stages, K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, ping-pong, persistent: 2 blocks take the 2 query tiles from a counter, 1 block(s) per multiprocessor"
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 40/232), 128-key tiles, 2 stages, Q/K/V and the mask by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, V a tile behind K in each stage, ping-pong, persistent: 2 blocks take the 2 query tiles from a counter, 1 block(s) per multiprocessor"
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: tensor<1x4096x128xf16>, %bias: tensor<1x256x4096xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x4096x128xf16>, tensor<1x4096x128xf16>)
@@ -583,7 +589,7 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: 
 // its K/V stages (measured 1.13-1.18x the two-block kernel, which reads the
 // bias fragments from global memory), two computing warpgroups there.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup {{.*}}, 64-key tiles, 3 stages, K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, ping-pong
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup {{.*}}, 128-key tiles, 2 stages, Q/K/V and the mask by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, V a tile behind K in each stage, ping-pong
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x1024x128xf16>, %v: tensor<1x1024x128xf16>, %bias: tensor<1x256x1024xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x1024x128xf16>, tensor<1x1024x128xf16>)
@@ -602,7 +608,7 @@ func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x1024x128xf16>, %v: 
 // less).
 // CHECK-LABEL: module attributes
 // CHECK-SAME: causal = true
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup {{.*}}, 64-key tiles, 3 stages, K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, ping-pong
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup {{.*}}, 128-key tiles, 2 stages, Q/K/V and the mask by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, V a tile behind K in each stage, ping-pong
 func.func @attention(%q: tensor<1x256x128xf16>, %k: tensor<1x4096x128xf16>, %v: tensor<1x4096x128xf16>, %bias: tensor<1x256x4096xf16>, %o: tensor<1x256x128xf16>) -> tensor<1x256x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x256x128xf16>, tensor<1x4096x128xf16>, tensor<1x4096x128xf16>)

@@ -5,6 +5,7 @@
 //               [--rescale-threshold=8] [--pipeline=0|1] [--min-blocks=N]
 //               [--wgmma=-1|0|1] [--warp-specialize=-1|0|1]
 //               [--pingpong=-1|0|1] [--tma=-1|0|1] [--persistent=-1|0|1]
+//               [--shift-v=-1|0|1]
 //               [--f32-precision=3xtf32|tf32|ieee]
 //               [--explain] [--block-threads=128]
 //
@@ -111,6 +112,12 @@ static cl::opt<int64_t> persistent(
              "multiprocessor looping over the query tiles it takes from a "
              "counter (1), one block per tile (0), default (-1)"),
     cl::init(-1));
+static cl::opt<int64_t> shiftV(
+    "shift-v",
+    cl::desc("Warp-specialized pipelined kernel with TMA: V of key tile "
+             "t - 1 in the stage of K of tile t (1), K and V of one tile per "
+             "stage (0), default (-1)"),
+    cl::init(-1));
 static cl::opt<int64_t> pingpong(
     "pingpong",
     cl::desc("Warp-specialized pipelined kernel: the computing warpgroups "
@@ -163,6 +170,7 @@ static FailureOr<std::string> compile(ModuleOp module, StringRef format,
   options.pingpong = pingpong;
   options.tma = tma;
   options.persistent = persistent;
+  options.shiftV = shiftV;
   options.explain = explain;
   PassManager kernelPm(module.getContext());
   attn::buildAttnGpuKernelPipeline(kernelPm, options);

@@ -105,6 +105,12 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "query tiles it takes from a counter (workspace tile_counter) "
            "until none is left, the next tile's loads under this one's "
            "epilogue; 0 one block per tile; -1 where it applies">,
+    Option<"shiftV", "shift-v", "int64_t", /*default=*/"-1",
+           "Warp-specialized, pipelined Hopper kernel with TMA: 1 loads V of "
+           "key tile t - 1 into the stage of K of tile t (both read in the "
+           "same iteration, so a stage is held for one iteration and two "
+           "stages prefetch a whole tile), 0 K and V of one tile per stage; "
+           "-1 where it lets a 16-bit mask tile sit beside 128-key tiles">,
     Option<"pingpong", "pingpong", "int64_t", /*default=*/"-1",
            "Hopper kernel, warp-specialized and pipelined with two computing "
            "warpgroups: 1 makes them take turns issuing their wgmma (named "

@@ -89,6 +89,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                      "multiprocessor looping over the query tiles (1), one "
                      "block per tile (0), default (-1)"),
       llvm::cl::init(-1)};
+  PassOptions::Option<int64_t> shiftV{
+      *this, "shift-v",
+      llvm::cl::desc("Warp-specialized pipelined kernel with TMA: V of key "
+                     "tile t - 1 in the stage of K of tile t (1), K and V of "
+                     "one tile per stage (0), default (-1)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<int64_t> pingpong{
       *this, "pingpong",
       llvm::cl::desc("Warp-specialized pipelined kernel: the two computing "

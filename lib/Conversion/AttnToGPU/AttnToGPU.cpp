@@ -171,7 +171,8 @@ static LogicalResult resolveTileLoop(AttentionOp op,
                                      const ConvertAttnToGPUOptions &opts,
                                      int64_t defaultKeyTile, int64_t &keyTile,
                                      bool &pipeline, int64_t &stages,
-                                     int64_t &rescaleThreshold) {
+                                     int64_t &rescaleThreshold,
+                                     bool shiftV = false) {
   keyTile = opts.tileKV ? opts.tileKV : defaultKeyTile;
   if (keyTile % 16 != 0 || keyTile < 16 || keyTile > 256)
     return op.emitError("tile-kv must be a multiple of 16 in [16, 256], got ")
@@ -182,7 +183,7 @@ static LogicalResult resolveTileLoop(AttentionOp op,
   stages = opts.stages ? opts.stages : (pipeline ? 3 : 2);
   if (stages < 2 || stages > 4)
     return op.emitError("stages must be in [2, 4], got ") << stages;
-  if (pipeline && stages < 3)
+  if (pipeline && stages < 3 && !shiftV)
     return op.emitError("pipeline=1 keeps two key tiles in use while a "
                         "third streams in: stages must be >= 3, got ")
            << stages;
@@ -446,14 +447,36 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
       shaped.stages = 2;
     }
   }
+  // V a tile behind K in each stage (WgmmaConfig::shiftV): a stage is held
+  // for one iteration, so two stages keep the pipelined loop a tile ahead
+  // and a 16-bit mask tile fits beside 128-key tiles (Q 32 KB + 2 x (K, V,
+  // mask) 192 KB at D = 128), where three stages forced 64-key tiles.
+  const bool mask16 =
+      maskArg &&
+      op.getMask().getType().getElementType().getIntOrFloatBitWidth() == 16;
+  if (opts.shiftV == 1)
+    cfg.shiftV = true;
+  else if (opts.shiftV == -1 && !fp8 && defaultShape && cfg.warpSpecialized &&
+           shaped.pipeline == 1 && ringBias && mask16 && tmaOk &&
+           widest <= 128) {
+    cfg.shiftV = true;
+    cfg.warpGroups = 2;
+    shaped.tileKV = 128;
+    shaped.stages = 2;
+  }
+  if (cfg.shiftV && (fp8 || !cfg.warpSpecialized || !tmaOk))
+    return op.emitError("shift-v=1 needs the warp-specialized, pipelined "
+                        "kernel with K/V by TMA (16-bit operands)");
   // Defaults measured on an H100 (bench/tune.py, docs/performance.md): two
   // resident blocks per multiprocessor (ptxas keeps to 128 registers) with
   // 128-key tiles for head dims up to 64 and 64-key tiles beyond. The
   // warp-specialized block has the registers for 128-key tiles at D = 128.
   int64_t keyTile = std::max(D, E) <= 64 || cfg.warpSpecialized ? 128 : 64;
   if (failed(resolveTileLoop(op, shaped, keyTile, cfg.keyTile, cfg.pipeline,
-                             cfg.stages, cfg.rescaleThreshold)))
+                             cfg.stages, cfg.rescaleThreshold, cfg.shiftV)))
     return failure();
+  if (cfg.shiftV && !cfg.pipeline)
+    return op.emitError("shift-v=1 needs the pipelined loop (pipeline=1)");
   if (opts.pingpong < -1 || opts.pingpong > 1)
     return op.emitError("pingpong must be -1, 0 or 1, got ") << opts.pingpong;
   bool canPingpong = cfg.warpSpecialized && cfg.pipeline && cfg.warpGroups == 2;
@@ -476,6 +499,11 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // (docs/performance.md, forms).
   cfg.maskRowBytes =
       maskArg && !fp8 ? wgmmaMaskRowBytes(op, N, cfg.keyTile) : 0;
+  // Swizzled rather than padded (WgmmaConfig::maskSwizzled).
+  if (cfg.maskSwizzled())
+    cfg.maskRowBytes =
+        cfg.keyTile *
+        op.getMask().getType().getElementType().getIntOrFloatBitWidth() / 8;
   auto twoBlocks = [&] {
     return 2 * (cfg.sharedBytes(D, E) + 1024) <= 228 * 1024;
   };
@@ -555,6 +583,7 @@ static LogicalResult validateOptions(AttentionOp op,
       failed(tristate("pingpong", opts.pingpong)) ||
       failed(tristate("tma", opts.tma)) ||
       failed(tristate("persistent", opts.persistent)) ||
+      failed(tristate("shift-v", opts.shiftV)) ||
       failed(range("min-blocks", opts.minBlocks, -1, 32)))
     return failure();
   if (opts.splits != -1 && (opts.splits < 1 || opts.splits > kMaxSplits))
@@ -1304,7 +1333,16 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (opts.tma == 1 && !noTma.empty())
       return op.emitError("tma=1: ") << noTma;
     wcfg.tma = noTma.empty() && opts.tma != 0;
-    wcfg.tmaQ = wcfg.tma && !wcfg.maskInRing();
+    // A 16-bit mask tile beside V a tile behind K: by TMA as well (its
+    // rows contiguous along n, 16-byte multiples: wgmmaMaskRowBytes; a
+    // tensor map takes at most 5 dims of plain indices).
+    if (wcfg.tma && wcfg.shiftV && wcfg.maskInRing()) {
+      auto maskType = op.getMask().getType();
+      wcfg.tmaMask = maskType.getElementType().getIntOrFloatBitWidth() == 16 &&
+                     maskType.getRank() <= 5 &&
+                     op.getMaskMap().isProjectedPermutation();
+    }
+    wcfg.tmaQ = wcfg.tma && (!wcfg.maskInRing() || wcfg.tmaMask);
     if (fp8 && !(wcfg.tma && wcfg.tmaQ && wcfg.warpSpecialized))
       return op.emitError("FP8 attention runs on the warp-specialized "
                           "kernel with Q, K and V by TMA only: ")
@@ -1474,7 +1512,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           << wcfg.producerRegs() << "/" << wcfg.consumerRegs() << ")";
       d << ", " << wcfg.keyTile << "-key tiles, " << wcfg.stages << " stages";
       if (wcfg.tma)
-        d << (wcfg.tmaQ ? ", Q/K/V by TMA" : ", K/V by TMA");
+        d << (wcfg.tmaMask ? ", Q/K/V and the mask by TMA"
+              : wcfg.tmaQ  ? ", Q/K/V by TMA"
+                           : ", K/V by TMA");
       else if (wcfg.warpSpecialized)
         d << ", K/V by cp.async ("
           << (noTma.empty() ? std::string("tma=0") : noTma) << ")";
@@ -1485,6 +1525,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         d << ", keys past the mask's last kept key skipped";
       if (wcfg.pipeline)
         d << ", pipelined";
+      if (wcfg.shiftV)
+        d << ", V a tile behind K in each stage";
       if (wcfg.pingpong)
         d << ", ping-pong";
       if (wcfg.persistent())
@@ -1603,8 +1645,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     }
   }
   if (useWgmma && wcfg.tma)
-    for (StringRef t : {"q", "k", "v"}) {
-      if (t == "q" && !wcfg.tmaQ)
+    for (StringRef t : {"q", "k", "v", "mask"}) {
+      if ((t == "q" && !wcfg.tmaQ) || (t == "mask" && !wcfg.tmaMask))
         continue;
       unsigned n = func.getNumArguments();
       if (failed(func.insertArgument(
@@ -1672,9 +1714,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     SmallVector<int64_t> box;
     for (AffineExpr e : mapOf(tm.tensor).getResults()) {
       unsigned d = cast<AffineDimExpr>(e).getPosition();
-      // q: a block's rows along m; k, v: a key tile along n.
+      // q: a block's rows along m; k, v: a key tile along n; the mask: a
+      // block's rows by 128 bytes of keys.
       box.push_back(d == r       ? wcfg.rowsPerBlock()
-                    : d == r + 1 ? wcfg.keyTile
+                    : d == r + 1 ? (tm.tensor == "mask" ? 64 : wcfg.keyTile)
                     : d >= r + 2 ? (fp8 ? 128 : 64)
                                  : 1);
     }
@@ -1776,11 +1819,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       (wcfg.fp8 ? " + " + std::to_string(8 * wcfg.stagingBufs) : "") +
       (wcfg.persistent() ? " + 24" : "") + (wcfg.trims() ? " + 40" : "");
   const std::string wgmmaSharedRule =
-      wcfg.maskRowBytes
-          ? "1024 + ceil((" + wgmmaBuffers +
-                ") / 16) * 16 + (1 + (stages - 1) * warp_specialize) * "
-                "tile_q * mask_row_bytes"
-          : "1024 + " + wgmmaBuffers;
+      wcfg.maskRowBytes ? "1024 + ceil((" + wgmmaBuffers + ") / " +
+                              std::to_string(wcfg.maskAlign()) + ") * " +
+                              std::to_string(wcfg.maskAlign()) +
+                              " + (1 + (stages - 1) * warp_specialize) * "
+                              "tile_q * mask_row_bytes"
+                        : "1024 + " + wgmmaBuffers;
   SmallVector<NamedAttribute> rules = {
       b.getNamedAttr("grid", b.getStringAttr(
                                  wcfg.persistent()
@@ -1930,6 +1974,7 @@ struct ConvertAttnToGPUPass
     opts.pingpong = pingpong;
     opts.tma = tma;
     opts.persistent = persistent;
+    opts.shiftV = shiftV;
     opts.minBlocks = minBlocks;
     opts.splits = splits;
     opts.f32Precision = f32Precision;

@@ -282,6 +282,16 @@ struct WgmmaConfig {
   // (the workspace `tile_counter`) that its producer takes while the
   // consumers still compute, so that the next tile's Q and first K/V
   // tiles load under this one's last products and epilogue.
+  // Warp-specialized, pipelined, TMA: the stage of key tile t holds K (and
+  // a mask tile) of tile t and V of tile t - 1, which iteration t reads
+  // together (S of t, P V of t - 1), so a stage is held for one iteration
+  // and two stages prefetch a whole tile; a query tile of T key tiles
+  // takes T + 1 stages (the first without V, the last V only).
+  bool shiftV = false;
+  // With shiftV and TMA: a 16-bit mask tile in the ring arrives by TMA too
+  // (tensor map `tmap_mask`, 128-byte panels), so that one thread issues
+  // every copy (producer at 40 registers) and Q loads by TMA as well.
+  bool tmaMask = false;
   int64_t persistentBlocks = 0;
   bool persistent() const { return persistentBlocks > 0; }
   // The launch-shape defaults found a persistent launch faster here.
@@ -387,8 +397,16 @@ struct WgmmaConfig {
   /// (maskInRing): the producer copies it ahead with K and V.
   int64_t maskRowBytes = 0;
   bool maskInRing() const { return warpSpecialized && maskRowBytes; }
+  /// With shiftV the ring's mask rows are keyTile elements, unpadded, their
+  /// 16-byte chunks at chunk ^ (row % 8) (the fragment reads of 8 rows
+  /// still fall in different banks).
+  bool maskSwizzled() const { return shiftV && maskInRing(); }
+  /// 16-byte aligned; swizzled 1024-byte aligned (the 128-byte swizzle
+  /// pattern of TMA repeats every 1024 bytes of address).
+  int64_t maskAlign() const { return maskSwizzled() ? 1024 : 16; }
   int64_t maskOffset(int64_t D, int64_t E) const {
-    return (barrierOffset(D, E) + barrierBytes() + 15) / 16 * 16;
+    return (barrierOffset(D, E) + barrierBytes() + maskAlign() - 1) /
+           maskAlign() * maskAlign();
   }
   /// Rows of the staged mask tile: the block's, once per stage in the ring.
   int64_t maskRows() const {

@@ -303,9 +303,12 @@ struct StageBarriers {
   }
   /// Arrives and expects `bytes` more from the copy engine (TMA) this phase.
   void arriveExpectTx(Value slot, int64_t bytes) {
+    arriveExpectTx(slot, em.i32(bytes));
+  }
+  void arriveExpectTx(Value slot, Value bytes) {
     em.asmCall("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 "
                "st, [$0], $1;\n}",
-               {addr(slot), em.i32(bytes)}, "r,r", {}, "", 0);
+               {addr(slot), bytes}, "r,r", {}, "", 0);
   }
   void arrive(Value slot) {
     em.asmCall("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [$0];\n}",
@@ -432,8 +435,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   if (stagedMask) {
     maskElt = cast<MemRefType>(memArg("mask").getType()).getElementType();
     maskEltBytes = maskElt.getIntOrFloatBitWidth() / 8;
-    maskTile = view(MemRefType::get({cfg.maskRows(),
-                                     cfg.maskRowBytes / maskEltBytes},
+    // Swizzled (maskSwizzled): 128-byte panel rows, panel-major per stage.
+    const int64_t panels = cfg.maskSwizzled() ? cfg.maskRowBytes / 128 : 1;
+    maskTile = view(MemRefType::get({cfg.maskRows() * panels,
+                                     cfg.maskRowBytes / panels / maskEltBytes},
                                     maskElt, AffineMap(), workgroup),
                     cfg.maskOffset(D, E));
   }
@@ -589,10 +594,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // (index), completing on the mbarrier at `bar`.
   auto tmaBox = [&](StringRef name, unsigned rowDim, Value row0,
                     unsigned colDim, int64_t rows, int64_t panels, Value dst,
-                    Value bar) {
+                    Value bar, Value col0 = Value()) {
     Value mapPtr = addressOf(memArg(("tmap_" + name).str()));
     tk.loops[rowDim] = row0;
-    tk.loops[colDim] = c0;
+    tk.loops[colDim] = col0 ? col0 : c0;
     SmallVector<Value> idx = tk.indices(name);
     const size_t rank = idx.size();
     std::string text = "cp.async.bulk.tensor." + std::to_string(rank) +
@@ -612,7 +617,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       for (size_t i = 0; i < rank; ++i) {
         Value c = idx[rank - 1 - i];
         if (i == 0 && p)
-          c = tk.add(c, p * (fp8 ? 128 : 64));
+          c = tk.add(c, p * (fp8              ? 128
+                             : name == "mask" ? 128 / maskEltBytes
+                                              : 64));
         ops.push_back(arith::IndexCastOp::create(b, loc, i32, c));
       }
       ops.push_back(bar);
@@ -681,6 +688,33 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     bars.arriveExpectTx(bars.full(stage), BN * (Dp + Ep) * 2);
     tmaTile("k", kOff, Dp / 64, r + 2, n0, stage, full);
     tmaTile("v", vOff, Ep / 64, r + 3, n0, stage, full);
+  };
+  // shiftV: the stage of the tile at n0 gets its K and, unless it is the
+  // query tile's first (`withV` false), V of the tile before it; after the
+  // last tile a stage with its V alone (tmaLoadLastV).
+  auto tmaLoadShifted = [&](StageBarriers &bars, Value stage, Value n0,
+                            Value withV) {
+    Value full = bars.addr(bars.full(stage));
+    const int64_t maskBytes = cfg.tmaMask ? BM * cfg.maskRowBytes : 0;
+    bars.arriveExpectTx(
+        bars.full(stage),
+        arith::SelectOp::create(b, loc, withV,
+                                em.i32(BN * (Dp + Ep) * 2 + maskBytes),
+                                em.i32(BN * Dp * 2 + maskBytes)));
+    tmaTile("k", kOff, Dp / 64, r + 2, n0, stage, full);
+    if (cfg.tmaMask)
+      tmaBox("mask", r, blockRow, r + 1, BM, cfg.maskRowBytes / 128,
+             tk.add(base, tk.add(tk.mul(stage, BM * cfg.maskRowBytes),
+                                 cfg.maskOffset(D, E))),
+             full, n0);
+    auto ifV = scf::IfOp::create(b, loc, withV, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifV.getThenRegion().front());
+    tmaTile("v", vOff, Ep / 64, r + 3, tk.add(n0, -BN), stage, full);
+  };
+  auto tmaLoadLastV = [&](StageBarriers &bars, Value stage, Value n0) {
+    bars.arriveExpectTx(bars.full(stage), BN * Ep * 2);
+    tmaTile("v", vOff, Ep / 64, r + 3, n0, stage, bars.addr(bars.full(stage)));
   };
   // This thread's copies older than the `pending` youngest groups are in
   // shared memory; fence them to the async proxy, then a block barrier.
@@ -868,7 +902,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   };
   const bool maskRing = cfg.maskInRing();
-  if (maskRing)
+  if (maskRing && !cfg.tmaMask)
     copyMaskTile = [&](SmallVectorImpl<Value> &tokens, Value n0, Value buf) {
       const int64_t ce = 16 / maskEltBytes, chunks = BN / ce,
                     total = BM * chunks;
@@ -881,10 +915,21 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         tk.loops[r] = tk.clamp(tk.add(blockRow, rowLocal), tk.Mv());
         tk.loops[r + 1] =
             arith::MinUIOp::create(b, loc, tk.add(n0, col), tk.idx(N - ce));
+        Value dstRow = tk.add(tk.mul(buf, BM), rowLocal), dstCol = col;
+        if (cfg.maskSwizzled()) {
+          // Chunk q of the row: panel q / 8, chunk q % 8 ^ row % 8 in it.
+          const int64_t panels = cfg.maskRowBytes / 128;
+          Value q = tk.remu(i, chunks);
+          dstRow = tk.add(
+              tk.mul(tk.add(tk.mul(buf, panels), tk.divu(q, 8)), BM), rowLocal);
+          dstCol = tk.mul(arith::XOrIOp::create(b, loc, tk.remu(q, 8),
+                                                tk.remu(rowLocal, 8)),
+                          ce);
+        }
         tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-            b, loc, tokenType, maskTile,
-            ValueRange{tk.add(tk.mul(buf, BM), rowLocal), col}, memArg("mask"),
-            tk.indices("mask"), b.getIndexAttr(ce), /*srcElements=*/Value(),
+            b, loc, tokenType, maskTile, ValueRange{dstRow, dstCol},
+            memArg("mask"), tk.indices("mask"), b.getIndexAttr(ce),
+            /*srcElements=*/Value(),
             /*bypassL1=*/b.getUnitAttr()));
       }
     };
@@ -901,10 +946,30 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     }
     SmallVector<Value> out;
     auto pairType = VectorType::get({2}, maskElt);
+    // Swizzled (maskSwizzled): 128-byte panels of pe elements, chunk c of
+    // row g (+ 8) at c ^ g, so column c2 + 8 j is in panel 8 j / pe at
+    // ((8 j % pe + hi) ^ g ce) + lo, hi and lo c2's chunk and in-chunk
+    // parts (ce elements per 16-byte chunk, ce <= 8).
+    const int64_t ce = 16 / maskEltBytes, pe = 128 / maskEltBytes;
+    Value gSwz, hi, lo;
+    if (cfg.maskSwizzled()) {
+      gSwz = tk.mul(g, ce);
+      hi = arith::AndIOp::create(b, loc, c2, tk.idx(~(ce - 1)));
+      lo = arith::AndIOp::create(b, loc, c2, tk.idx(ce - 1));
+      rowBase =
+          tk.add(tk.mul(buf, BM * (cfg.maskRowBytes / 128)), warpRowLocal);
+    }
     for (int64_t i = 0; i < sRegs; i += 2) {
       Value row = tk.add(rowBase, tk.add(g, 8 * ((i / 2) % 2)));
+      Value col = tk.add(c2, (i / 4) * 8);
+      if (gSwz) {
+        const int64_t j8 = (i / 4) * 8;
+        row = tk.add(row, j8 / pe * BM);
+        col = tk.add(arith::XOrIOp::create(b, loc, tk.add(hi, j8 % pe), gSwz),
+                     lo);
+      }
       Value v = vector::LoadOp::create(
-          b, loc, pairType, maskTile, ValueRange{row, tk.add(c2, (i / 4) * 8)},
+          b, loc, pairType, maskTile, ValueRange{row, col},
           /*nontemporal=*/false, llvm::MaybeAlign(2 * maskEltBytes));
       for (int64_t j = 0; j < 2; ++j)
         out.push_back(
@@ -1249,6 +1314,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       }
       for (int64_t h = 0; h < 2; ++h)
         l[h] = kb.fma(alpha[h], l0[h], lsum[h]);
+      // shiftV: the first stage holds K (and the mask) alone, both read.
+      if (cfg.shiftV)
+        release(t0);
       scf::YieldOp::create(b, loc,
                            pack(m, l, SmallVector<Value>(oRegs, zero), p,
                                 ahead0, t0));
@@ -1261,8 +1329,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     auto body = [&](Value n0, ValueRange st, bool withMask) {
       Value prevTile = st.back();
       Value tile = tk.add(prevTile, 1);
-      Value prevBuf = tk.remu(prevTile, S);
       Value buf = tk.remu(tile, S);
+      // shiftV: V of tile t - 1 is in tile t's stage.
+      Value prevBuf = cfg.shiftV ? buf : tk.remu(prevTile, S);
       SmallVector<Value> o(st.begin() + 4, st.begin() + 4 + oRegs);
       SmallVector<Value> pPrev(st.begin() + 4 + oRegs,
                                st.begin() + 4 + oRegs + pRegs);
@@ -1319,7 +1388,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       live = em.through("wgmma.wait_group.sync.aligned 0;", live);
       o.assign(live.begin(), live.begin() + oRegs);
       if (release)
-        release(prevTile);
+        release(cfg.shiftV ? tile : prevTile);
       // O = α O only where a row reference moved (warp-uniform).
       auto ifOp = scf::IfOp::create(b, loc, SmallVector<Type>(oRegs, f32), any,
                                     /*withElse=*/true);
@@ -1353,24 +1422,28 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&last.getThenRegion().front());
+      // shiftV: the last V has a stage of its own after the last tile's.
+      Value vTile = cfg.shiftV ? tk.add(st.back(), 1) : st.back();
+      if (cfg.shiftV)
+        acquire(vTile);
       SmallVector<Value> live(st.begin() + 4, st.begin() + 4 + oRegs + pRegs);
       live = em.through("wgmma.fence.sync.aligned;", live);
       SmallVector<Value> o(live.begin(), live.begin() + oRegs);
       SmallVector<Value> p(live.begin() + oRegs, live.end());
-      o = issuePV(p, tk.remu(st.back(), S), o);
+      o = issuePV(p, tk.remu(vTile, S), o);
       em.through("wgmma.commit_group.sync.aligned;", {});
       o = em.through("wgmma.wait_group.sync.aligned 0;", o);
       // The producer refills this stage for the next query tile.
       if (persistent && release)
-        release(st.back());
+        release(vTile);
       scf::YieldOp::create(b, loc, o);
       b.setInsertionPointToStart(&last.getElseRegion().front());
       scf::YieldOp::create(
           b, loc, SmallVector<Value>(st.begin() + 4, st.begin() + 4 + oRegs));
     }
     if (nextTile)
-      *nextTile =
-          arith::SelectOp::create(b, loc, any0, tk.add(st.back(), 1), t0);
+      *nextTile = arith::SelectOp::create(
+          b, loc, any0, tk.add(st.back(), cfg.shiftV ? 2 : 1), t0);
     SmallVector<Value> out(st.begin(), st.begin() + 4);
     llvm::append_range(out, last.getResults());
     return out;
@@ -1502,7 +1575,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   if (fp8)
     bars.extraSlot = cfg.stagingBarrierSlot();
   bars.extraSlots = cfg.stagingBufs;
-  bars.init(tid, C, cfg.tma ? (cfg.maskInRing() || fp8 ? 129 : 1) : 128);
+  bars.init(tid, C,
+            cfg.tma ? ((cfg.maskInRing() && !cfg.tmaMask) || fp8 ? 129 : 1)
+                    : 128);
   gpu::BarrierOp::create(b, loc);
   // Persistent: the launch's query tiles in the order blocks take them
   // (grid x fastest, as one block per tile would run them; causal: in
@@ -1620,12 +1695,18 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     // (clamped to the keys) into L2 through K and V: they stay kernel
     // parameters (every caller argument is one).
     auto prefetch = [&](bool maps, bool rows) {
-      for (StringRef name : {"k", "v"}) {
+      for (StringRef name : {"k", "v", "mask"}) {
+        if (name == "mask" && !cfg.tmaMask)
+          continue;
         if (maps)
           em.asmCall("prefetch.tensormap [$0];",
                      {addressOf(memArg(("tmap_" + name).str()))}, "l", {}, "",
                      0);
-        if (rows)
+        // The mask's first row of the block (the kernel's only generic
+        // access to it: it stays a parameter the loader encodes).
+        if (rows && name == "mask")
+          prefetchRow(name, r, tk.clamp(blockRow, tk.Mv()), r + 1);
+        else if (rows)
           prefetchRow(name, r + 1, tk.clamp(lb, tk.Nv()),
                       name == "k" ? r + 2 : r + 3);
       }
@@ -1760,7 +1841,12 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                 auto one = scf::IfOp::create(b, loc, tmaThread, false);
                 OpBuilder::InsertionGuard guard(b);
                 b.setInsertionPointToStart(&one.getThenRegion().front());
-                tmaLoadKV(bars, stage, n0);
+                if (cfg.shiftV)
+                  tmaLoadShifted(bars, stage, n0,
+                                 arith::CmpIOp::create(
+                                     b, loc, arith::CmpIPredicate::ne, n0, lb));
+                else
+                  tmaLoadKV(bars, stage, n0);
                 if (vAhead) {
                   Value next = tk.add(n0, BN);
                   auto ahead = scf::IfOp::create(
@@ -1788,6 +1874,40 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           });
       return loop.getResult(0);
     };
+    // shiftV: after a query tile's K/V tiles (keys lb..end), numbered to
+    // t, the stage with the last one's V (none for an empty loop); returns
+    // the next number.
+    auto streamLastV = [&](Value t, Value end) -> Value {
+      if (!cfg.shiftV)
+        return t;
+      auto any = scf::IfOp::create(
+          b, loc, TypeRange{b.getIndexType()},
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lb, end),
+          /*withElse=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&any.getThenRegion().front());
+      Value stage = tk.remu(t, S);
+      bars.wait(
+          bars.empty(stage),
+          arith::XOrIOp::create(b, loc, tk.remu(tk.divu(t, S), 2), tk.idx(1)));
+      Value last = tk.add(
+          lb, tk.mul(tk.divu(tk.add(arith::SubIOp::create(b, loc, end, lb), -1),
+                             BN),
+                     BN));
+      {
+        auto one = scf::IfOp::create(b, loc, tmaThread, false);
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(&one.getThenRegion().front());
+        tmaLoadLastV(bars, stage, last);
+      }
+      // The full barrier counts the warpgroup's copy arrivals too.
+      if (copyMaskTile)
+        bars.arriveOnCopies(bars.full(stage));
+      scf::YieldOp::create(b, loc, ValueRange{tk.add(t, 1)});
+      b.setInsertionPointToStart(&any.getElseRegion().front());
+      scf::YieldOp::create(b, loc, ValueRange{t});
+      return any.getResult(0);
+    };
     // Q by TMA (thread 0: the bytes expected on Q's full barrier, a box
     // of 64 columns x BM rows per panel), else by the warpgroup's cp.async.
     auto tmaQ = [&]() {
@@ -1807,7 +1927,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       };
       if (!cfg.trims()) {
         issueQ();
-        streamKV(c0, lb, ub);
+        streamLastV(streamKV(c0, lb, ub), ub);
       } else {
         // Key padding: the warps find the last key the block's mask row
         // keeps (their loads issued first, so that they do not queue
@@ -1846,7 +1966,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           storeShared(bars.addr(tk.idx(2 * S + 5)), end);
           bars.arrive(bars.q());
         });
-        streamKV(next, tk.add(lb, S * BN), end);
+        streamLastV(streamKV(next, tk.add(lb, S * BN), end), end);
       }
     } else {
       // Tile `tile` (j-th of the block) to the consumers: once they have
@@ -1902,7 +2022,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         // and callers pass q, k, v in that order.
         if (cfg.tma)
           ifFirst([&] { prefetch(/*maps=*/false, /*rows=*/true); });
-        Value tNext = streamKV(t, second, ub);
+        Value tNext = streamLastV(streamKV(t, second, ub), ub);
         // The next tile, taken once this one's loads are all issued (about
         // when the block will be free: taken earlier, a long tile's block
         // would hold the next number while short ones finish).
