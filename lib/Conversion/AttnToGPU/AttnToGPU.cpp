@@ -499,11 +499,17 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // (docs/performance.md, forms).
   cfg.maskRowBytes =
       maskArg && !fp8 ? wgmmaMaskRowBytes(op, N, cfg.keyTile) : 0;
-  // Swizzled rather than padded (WgmmaConfig::maskSwizzled).
-  if (cfg.maskSwizzled())
-    cfg.maskRowBytes =
+  // With shiftV, swizzled panels rather than padded rows where the rows
+  // are whole 128-byte panels (WgmmaConfig::maskSwizzled).
+  if (cfg.shiftV && cfg.maskInRing()) {
+    int64_t rowBytes =
         cfg.keyTile *
         op.getMask().getType().getElementType().getIntOrFloatBitWidth() / 8;
+    if (rowBytes % 128 == 0) {
+      cfg.maskSwizzle = true;
+      cfg.maskRowBytes = rowBytes;
+    }
+  }
   auto twoBlocks = [&] {
     return 2 * (cfg.sharedBytes(D, E) + 1024) <= 228 * 1024;
   };
@@ -1336,7 +1342,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     // A 16-bit mask tile beside V a tile behind K: by TMA as well (its
     // rows contiguous along n, 16-byte multiples: wgmmaMaskRowBytes; a
     // tensor map takes at most 5 dims of plain indices).
-    if (wcfg.tma && wcfg.shiftV && wcfg.maskInRing()) {
+    if (wcfg.tma && wcfg.shiftV && wcfg.maskSwizzled()) {
       auto maskType = op.getMask().getType();
       wcfg.tmaMask = maskType.getElementType().getIntOrFloatBitWidth() == 16 &&
                      maskType.getRank() <= 5 &&

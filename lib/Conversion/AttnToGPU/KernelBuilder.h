@@ -397,10 +397,12 @@ struct WgmmaConfig {
   /// (maskInRing): the producer copies it ahead with K and V.
   int64_t maskRowBytes = 0;
   bool maskInRing() const { return warpSpecialized && maskRowBytes; }
-  /// With shiftV the ring's mask rows are keyTile elements, unpadded, their
-  /// 16-byte chunks at chunk ^ (row % 8) (the fragment reads of 8 rows
-  /// still fall in different banks).
-  bool maskSwizzled() const { return shiftV && maskInRing(); }
+  /// With shiftV and rows of whole 128-byte panels (maskSwizzle) the ring's
+  /// mask rows are keyTile elements, unpadded, in 128-byte panels whose
+  /// 16-byte chunks sit at chunk ^ (row % 8) (the fragment reads of 8 rows
+  /// still fall in different banks; TMA's 128-byte swizzle).
+  bool maskSwizzle = false;
+  bool maskSwizzled() const { return maskSwizzle && maskInRing(); }
   /// 16-byte aligned; swizzled 1024-byte aligned (the 128-byte swizzle
   /// pattern of TMA repeats every 1024 bytes of address).
   int64_t maskAlign() const { return maskSwizzled() ? 1024 : 16; }

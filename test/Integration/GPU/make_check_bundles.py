@@ -672,6 +672,18 @@ CASES: Dict[str, Case] = {
                                        flags=["--warp-specialize=1", "--pipeline=1",
                                               "--stages=2", "--shift-v=1",
                                               "--tile-kv=128"]),
+    # shift-v with 64-key tiles (one 128-byte panel per mask row, by TMA)
+    # and 48-key tiles (96-byte rows: padded, copied by cp.async), ragged.
+    "wg_ws_shiftv_bias_kv64": Case("float16", **bhsd(1, 2, 300, 1000, 128),
+                                   mask=["b", "h", "m", "n"], mask_dtype="float16",
+                                   flags=["--warp-specialize=1", "--pipeline=1",
+                                          "--stages=2", "--shift-v=1",
+                                          "--tile-kv=64"]),
+    "wg_ws_shiftv_bias_kv48": Case("bfloat16", **bhsd(1, 2, 300, 1000, 128),
+                                   mask=["b", "h", "m", "n"], mask_dtype="bfloat16",
+                                   flags=["--warp-specialize=1", "--pipeline=1",
+                                          "--stages=3", "--shift-v=1",
+                                          "--tile-kv=48"]),
     "wg_ws_shiftv_bias_large_logits": Case("float16", **bhsd(1, 2, 500, 1024, 128),
                                            mask=["m", "n"], mask_dtype="float16",
                                            scale=4.0),
