@@ -16,33 +16,7 @@
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); return 1; } } while (0)
 
 template <int TILE, int STAGES>
-__global__ void __launch_bounds__(32) readAsync(const char *src, size_t chunk, float *out) {
-  extern __shared__ __align__(128) char smem[];
-  const char *p = src + blockIdx.x * chunk;
-  int lane = threadIdx.x;
-  size_t tiles = chunk / TILE;
-  float acc = 0;
-  auto issue = [&](size_t t) {
-    char *dst = smem + (t % STAGES) * TILE;
-    for (int i = lane * 16; i < TILE; i += 32 * 16) {
-      unsigned s = (unsigned)__cvta_generic_to_shared(dst + i);
-      asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;" :: "r"(s), "l"(p + t * TILE + i));
-    }
-    asm volatile("cp.async.commit_group;");
-  };
-  for (int s = 0; s < STAGES - 1; ++s) if (s < tiles) issue(s); else asm volatile("cp.async.commit_group;");
-  for (size_t t = 0; t < tiles; ++t) {
-    if (t + STAGES - 1 < tiles) issue(t + STAGES - 1); else asm volatile("cp.async.commit_group;");
-    asm volatile("cp.async.wait_group %0;" :: "n"(STAGES - 1));
-    __syncwarp();
-    acc += ((const float *)(smem + (t % STAGES) * TILE))[lane];
-    __syncwarp();
-  }
-  if (acc == 1234.5f) out[blockIdx.x] = acc;
-}
-
-template <int TILE, int STAGES>
-__global__ void __launch_bounds__(32) readBulk(const char *src, size_t chunk, float *out) {
+__global__ void __launch_bounds__(32) readBulk(const char *src, const char *, size_t chunk, float *out) {
   extern __shared__ __align__(128) char smem[];
   __shared__ __align__(8) uint64_t bar[STAGES];
   const char *p = src + blockIdx.x * chunk;
@@ -76,35 +50,24 @@ __global__ void __launch_bounds__(32) readBulk(const char *src, size_t chunk, fl
   if (acc == 1234.5f) out[blockIdx.x] = acc;
 }
 
-template <typename K>
-float timeIt(K k, int blocks, int smem, const char *src, size_t chunk, float *out) {
-  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  k<<<blocks, 32, smem>>>(src, chunk, out);
-  float best = 1e9;
-  for (int r = 0; r < 7; ++r) {
-    cudaEventRecord(a); k<<<blocks, 32, smem>>>(src, chunk, out); cudaEventRecord(b);
-    cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); if (ms < best) best = ms;
-  }
-  return best;
-}
 
 
-template <int TILE, int STAGES, int DELAY>
-__global__ void __launch_bounds__(32) readAsync2(const char *src, const char *src2, size_t chunk, float *out) {
+// STREAMS 1: one chunk per block; 2: its halves come from src and src2
+// (K and V), TILE / 2 bytes of each per stage. DELAY dependent fma per tile.
+template <int TILE, int STAGES, int DELAY, int STREAMS>
+__global__ void __launch_bounds__(32) readAsync(const char *src, const char *src2, size_t chunk, float *out) {
   extern __shared__ __align__(128) char smem[];
-  const char *p = src + blockIdx.x * chunk / 2, *q = src2 + blockIdx.x * chunk / 2;
+  const char *base[2] = {src + blockIdx.x * chunk / STREAMS, src2 + blockIdx.x * chunk / STREAMS};
   int lane = threadIdx.x;
   size_t tiles = chunk / TILE;
   float acc = 0;
   auto issue = [&](size_t t) {
     char *dst = smem + (t % STAGES) * TILE;
-    for (int i = lane * 16; i < TILE / 2; i += 32 * 16) {
-      unsigned s = (unsigned)__cvta_generic_to_shared(dst + i);
-      asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;" :: "r"(s), "l"(p + t * TILE / 2 + i));
-      s = (unsigned)__cvta_generic_to_shared(dst + TILE / 2 + i);
-      asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;" :: "r"(s), "l"(q + t * TILE / 2 + i));
-    }
+    for (int k = 0; k < STREAMS; ++k)
+      for (int i = lane * 16; i < TILE / STREAMS; i += 32 * 16) {
+        unsigned s = (unsigned)__cvta_generic_to_shared(dst + k * TILE / STREAMS + i);
+        asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;" :: "r"(s), "l"(base[k] + t * TILE / STREAMS + i));
+      }
     asm volatile("cp.async.commit_group;");
   };
   for (int s = 0; s < STAGES - 1; ++s) if (s < tiles) issue(s); else asm volatile("cp.async.commit_group;");
@@ -121,7 +84,7 @@ __global__ void __launch_bounds__(32) readAsync2(const char *src, const char *sr
 }
 
 template <typename K>
-float timeIt2(K k, int blocks, int smem, const char *src, const char *src2, size_t chunk, float *out) {
+float timeIt(K k, int blocks, int smem, const char *src, const char *src2, size_t chunk, float *out) {
   cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
   k<<<blocks, 32, smem>>>(src, src2, chunk, out);
@@ -145,23 +108,23 @@ int main() {
   {
     size_t chunk = total / 512;
     printf("two streams (K, V halves), 512 blocks, 16 KB stages\n");
-    printf("  x2 delay 0     %.1f GB/s\n", total / timeIt2(readAsync2<16384, 2, 0>, 512, 32768, src, src + total / 2, chunk, out) / 1e6);
-    printf("  x2 delay 250   %.1f GB/s\n", total / timeIt2(readAsync2<16384, 2, 250>, 512, 32768, src, src + total / 2, chunk, out) / 1e6);
-    printf("  x2 delay 500   %.1f GB/s\n", total / timeIt2(readAsync2<16384, 2, 500>, 512, 32768, src, src + total / 2, chunk, out) / 1e6);
-    printf("  x2 delay 1000  %.1f GB/s\n", total / timeIt2(readAsync2<16384, 2, 1000>, 512, 32768, src, src + total / 2, chunk, out) / 1e6);
-    printf("  x3 delay 500   %.1f GB/s\n", total / timeIt2(readAsync2<16384, 3, 500>, 512, 49152, src, src + total / 2, chunk, out) / 1e6);
-    printf("  x3 delay 1000  %.1f GB/s\n", total / timeIt2(readAsync2<16384, 3, 1000>, 512, 49152, src, src + total / 2, chunk, out) / 1e6);
+    printf("  x2 delay 0     %.1f GB/s\n", total / timeIt(readAsync<16384, 2, 0, 2>, 512, 32768, src, src + total / 2, chunk, out) / 1e6);
+    printf("  x2 delay 250   %.1f GB/s\n", total / timeIt(readAsync<16384, 2, 250, 2>, 512, 32768, src, src + total / 2, chunk, out) / 1e6);
+    printf("  x2 delay 500   %.1f GB/s\n", total / timeIt(readAsync<16384, 2, 500, 2>, 512, 32768, src, src + total / 2, chunk, out) / 1e6);
+    printf("  x2 delay 1000  %.1f GB/s\n", total / timeIt(readAsync<16384, 2, 1000, 2>, 512, 32768, src, src + total / 2, chunk, out) / 1e6);
+    printf("  x3 delay 500   %.1f GB/s\n", total / timeIt(readAsync<16384, 3, 500, 2>, 512, 49152, src, src + total / 2, chunk, out) / 1e6);
+    printf("  x3 delay 1000  %.1f GB/s\n", total / timeIt(readAsync<16384, 3, 1000, 2>, 512, 49152, src, src + total / 2, chunk, out) / 1e6);
   }
   for (int blocks : {512, 1024, 2048}) {
     size_t chunk = total / blocks;
     printf("blocks %d\n", blocks);
-    printf("  cp.async 16KB x2  %.1f GB/s\n", total / timeIt(readAsync<16384, 2>, blocks, 32768, src, chunk, out) / 1e6);
-    printf("  cp.async 16KB x3  %.1f GB/s\n", total / timeIt(readAsync<16384, 3>, blocks, 49152, src, chunk, out) / 1e6);
-    printf("  cp.async 8KB x4   %.1f GB/s\n", total / timeIt(readAsync<8192, 4>, blocks, 32768, src, chunk, out) / 1e6);
-    printf("  bulk 16KB x2      %.1f GB/s\n", total / timeIt(readBulk<16384, 2>, blocks, 32768, src, chunk, out) / 1e6);
-    printf("  bulk 16KB x3      %.1f GB/s\n", total / timeIt(readBulk<16384, 3>, blocks, 49152, src, chunk, out) / 1e6);
-    printf("  bulk 8KB x4       %.1f GB/s\n", total / timeIt(readBulk<8192, 4>, blocks, 32768, src, chunk, out) / 1e6);
-    printf("  bulk 32KB x3      %.1f GB/s\n", total / timeIt(readBulk<32768, 3>, blocks, 98304, src, chunk, out) / 1e6);
+    printf("  cp.async 16KB x2  %.1f GB/s\n", total / timeIt(readAsync<16384, 2, 0, 1>, blocks, 32768, src, src, chunk, out) / 1e6);
+    printf("  cp.async 16KB x3  %.1f GB/s\n", total / timeIt(readAsync<16384, 3, 0, 1>, blocks, 49152, src, src, chunk, out) / 1e6);
+    printf("  cp.async 8KB x4   %.1f GB/s\n", total / timeIt(readAsync<8192, 4, 0, 1>, blocks, 32768, src, src, chunk, out) / 1e6);
+    printf("  bulk 16KB x2      %.1f GB/s\n", total / timeIt(readBulk<16384, 2>, blocks, 32768, src, src, chunk, out) / 1e6);
+    printf("  bulk 16KB x3      %.1f GB/s\n", total / timeIt(readBulk<16384, 3>, blocks, 49152, src, src, chunk, out) / 1e6);
+    printf("  bulk 8KB x4       %.1f GB/s\n", total / timeIt(readBulk<8192, 4>, blocks, 32768, src, src, chunk, out) / 1e6);
+    printf("  bulk 32KB x3      %.1f GB/s\n", total / timeIt(readBulk<32768, 3>, blocks, 98304, src, src, chunk, out) / 1e6);
   }
   CK(cudaGetLastError());
   return 0;
