@@ -1271,9 +1271,11 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
         if op is None:
             raise BundleError(f"{where}: tensor map '{n}' describes '{t}', "
                               "which is not an argument")
-        if op.dtype not in ("float16", "bfloat16") + FP8_DTYPES:
+        if op.dtype not in ("float16", "bfloat16") + FP8_DTYPES + (
+                ("float32",) if t == "mask" else ()):
             raise BundleError(f"{where}: tensor map '{n}' needs a 16-bit "
-                              f"or 8-bit '{t}'")
+                              f"or 8-bit '{t}'" +
+                              (" (or a float32 mask)" if t == "mask" else ""))
         if (len(box) != len(op.shape) or len(box) > 5 or max(box) > 256
                 or box[-1] * ITEMSIZE[op.dtype] != 128):
             raise BundleError(f"{where}: tensor map '{n}' has box "
@@ -2051,7 +2053,7 @@ _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 # cuda.h: CUtensorMapDataType, CU_TENSOR_MAP_SWIZZLE_128B,
 # CU_TENSOR_MAP_L2_PROMOTION_L2_256B.
 # CU_TENSOR_MAP_DATA_TYPE_*: 8-bit floats as UINT8 (TMA moves bytes).
-_TENSOR_MAP_DTYPE = {"float16": 6, "bfloat16": 9, "float8_e4m3fn": 0,
+_TENSOR_MAP_DTYPE = {"float16": 6, "bfloat16": 9, "float32": 7, "float8_e4m3fn": 0,
                      "float8_e5m2": 0}
 _TENSOR_MAP_CACHE = 64
 _CU_TENSOR_MAP_SWIZZLE_128B = 3

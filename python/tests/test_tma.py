@@ -189,3 +189,29 @@ def test_attn_bundle_writes_mask_tensor_map(tmp_path):
                                              launch={"shift_v": 0}))
     assert m0.arg("tmap_mask") is None
     assert "V a tile behind K" not in m0.attention.kernel_choice
+
+
+@needs_attn_bundle
+def test_attn_bundle_f32_mask_tensor_map(tmp_path):
+    """An f32 bias at D = 128, N = 4096: 96-key tiles, its tile by TMA in
+    panels of 32 keys (128 bytes); the loader accepts a float32 map for the
+    mask only."""
+    src = tmp_path / "a.mlir"
+    t = "tensor<1x4x4096x128xf16>"
+    mt = "tensor<4x4096x4096xf32>"
+    maps = ", ".join(f"affine_map<(b, h, m, n, d, e) -> ({x})>" for x in
+                     ("b, h, m, d", "b, h, n, d", "b, h, n, e", "b, h, m, e",
+                      "h, m, n"))
+    src.write_text(f"""func.func @f(%q: {t}, %k: {t}, %v: {t}, %bias: {mt}, %o: {t}) -> {t} {{
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : {t}, {t}, {t}) scale(%s) mask(%bias : {mt})
+      outs(%o : {t}) indexing_maps = [{maps}] -> {t}
+  return %r : {t}
+}}
+""")
+    m = bundle.read_manifest(bundle.compile(src, tmp_path / "b",
+                                            attn_bundle=real_attn_bundle()))
+    assert "96-key tiles" in m.attention.kernel_choice
+    assert m.arg("tmap_mask").box == (1, 128, 32)
+    assert bundle.tensor_map_layout("float32", (4, 4096, 4096), (1, 128, 32)) == (
+        (4096, 4096, 4), (16384, 67108864), (32, 128, 1))

@@ -39,14 +39,19 @@ func.func @bias_bf16(%q: tensor<2x4x4096x128xbf16>, %k: tensor<2x4x4096x128xbf16
 
 // -----
 
-// An f32 bias: its 128-key tiles would not fit beside two K/V stages (nor
-// its 64-key tiles beside three): no shift, its fragments read from global
-// memory a tile ahead.
+// An f32 bias: 96-key tiles (its 128-key tiles would not fit beside two
+// K/V stages), three 128-byte panels of 32 keys per row, by TMA; with
+// shift-v=0 64-key tiles in three stages, which it does not fit beside:
+// its fragments read from global memory a tile ahead.
 // CHECK-LABEL: module attributes
-// CHECK-NOT: tmap_mask
-// CHECK-SAME: 64-key tiles, 3 stages, Q/K/V by TMA, pipelined, ping-pong
-// CHECK-NOT: V a tile behind K
-// CHECK-NOT: mask_row_bytes
+// CHECK-SAME: {box = array<i64: 1, 128, 32>, dtype = "int64", map = "tensormap", name = "tmap_mask", shape = array<i64: 16>, tensor = "mask"}
+// CHECK-SAME: 96-key tiles, 2 stages, Q/K/V and the mask by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, V a tile behind K in each stage
+// CHECK-SAME: mask_row_bytes = 384
+// CHECK-SAME: shared_bytes = 231424
+// OFF-LABEL: module attributes
+// OFF-NOT: tmap_mask
+// OFF-SAME: 64-key tiles, 3 stages, Q/K/V by TMA, pipelined, ping-pong
+// OFF-NOT: mask_row_bytes
 func.func @bias_f32(%q: tensor<2x4x4096x128xf16>, %k: tensor<2x4x4096x128xf16>, %v: tensor<2x4x4096x128xf16>, %bias: tensor<4x4096x4096xf32>, %o: tensor<2x4x4096x128xf16>) -> tensor<2x4x4096x128xf16> {
   %s = arith.constant 0.0883883461 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<2x4x4096x128xf16>, tensor<2x4x4096x128xf16>, tensor<2x4x4096x128xf16>)

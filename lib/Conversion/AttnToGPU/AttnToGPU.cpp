@@ -450,18 +450,21 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // V a tile behind K in each stage (WgmmaConfig::shiftV): a stage is held
   // for one iteration, so two stages keep the pipelined loop a tile ahead
   // and a 16-bit mask tile fits beside 128-key tiles (Q 32 KB + 2 x (K, V,
-  // mask) 192 KB at D = 128), where three stages forced 64-key tiles.
-  const bool mask16 =
-      maskArg &&
-      op.getMask().getType().getElementType().getIntOrFloatBitWidth() == 16;
+  // mask) 192 KB at D = 128), where three stages forced 64-key tiles (log
+  // step 102: 1.10-1.30x); an f32 one beside 96-key tiles (Q 32 KB + 2 x
+  // 96 KB), where it was read from global memory (log step 107: 1.09-1.46x;
+  // 64-key tiles 1.03-1.53x).
+  const unsigned maskBits =
+      maskArg ? op.getMask().getType().getElementType().getIntOrFloatBitWidth()
+              : 0;
   if (opts.shiftV == 1)
     cfg.shiftV = true;
   else if (opts.shiftV == -1 && !fp8 && defaultShape && cfg.warpSpecialized &&
-           shaped.pipeline == 1 && ringBias && mask16 && tmaOk &&
-           widest <= 128) {
+           shaped.pipeline == 1 && ringBias &&
+           (maskBits == 16 || maskBits == 32) && tmaOk && widest <= 128) {
     cfg.shiftV = true;
     cfg.warpGroups = 2;
-    shaped.tileKV = 128;
+    shaped.tileKV = maskBits == 16 ? 128 : 96;
     shaped.stages = 2;
   }
   if (cfg.shiftV && (fp8 || !cfg.warpSpecialized || !tmaOk))
@@ -1339,13 +1342,14 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (opts.tma == 1 && !noTma.empty())
       return op.emitError("tma=1: ") << noTma;
     wcfg.tma = noTma.empty() && opts.tma != 0;
-    // A 16-bit mask tile beside V a tile behind K: by TMA as well (its
-    // rows contiguous along n, 16-byte multiples: wgmmaMaskRowBytes; a
-    // tensor map takes at most 5 dims of plain indices).
+    // A 16- or 32-bit mask tile in swizzled panels beside V a tile behind
+    // K: by TMA as well (its rows contiguous along n, 16-byte multiples:
+    // wgmmaMaskRowBytes; a tensor map takes at most 5 dims of plain
+    // indices).
     if (wcfg.tma && wcfg.shiftV && wcfg.maskSwizzled()) {
       auto maskType = op.getMask().getType();
-      wcfg.tmaMask = maskType.getElementType().getIntOrFloatBitWidth() == 16 &&
-                     maskType.getRank() <= 5 &&
+      unsigned bits = maskType.getElementType().getIntOrFloatBitWidth();
+      wcfg.tmaMask = (bits == 16 || bits == 32) && maskType.getRank() <= 5 &&
                      op.getMaskMap().isProjectedPermutation();
     }
     wcfg.tmaQ = wcfg.tma && (!wcfg.maskInRing() || wcfg.tmaMask);
@@ -1722,10 +1726,14 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       unsigned d = cast<AffineDimExpr>(e).getPosition();
       // q: a block's rows along m; k, v: a key tile along n; the mask: a
       // block's rows by 128 bytes of keys.
-      box.push_back(d == r       ? wcfg.rowsPerBlock()
-                    : d == r + 1 ? (tm.tensor == "mask" ? 64 : wcfg.keyTile)
-                    : d >= r + 2 ? (fp8 ? 128 : 64)
-                                 : 1);
+      box.push_back(
+          d == r ? wcfg.rowsPerBlock()
+          : d == r + 1
+              ? (tm.tensor == "mask"
+                     ? 128 * 8 / op.getMask().getType().getElementTypeBitWidth()
+                     : wcfg.keyTile)
+          : d >= r + 2 ? (fp8 ? 128 : 64)
+                       : 1);
     }
     argAttrs.push_back(b.getDictionaryAttr(
         {b.getNamedAttr("name", b.getStringAttr(tm.name)),

@@ -288,9 +288,9 @@ struct WgmmaConfig {
   // and two stages prefetch a whole tile; a query tile of T key tiles
   // takes T + 1 stages (the first without V, the last V only).
   bool shiftV = false;
-  // With shiftV and TMA: a 16-bit mask tile in the ring arrives by TMA too
-  // (tensor map `tmap_mask`, 128-byte panels), so that one thread issues
-  // every copy (producer at 40 registers) and Q loads by TMA as well.
+  // With shiftV and TMA: a 16- or 32-bit mask tile in the ring arrives by
+  // TMA too (tensor map `tmap_mask`, 128-byte panels), so that one thread
+  // issues every copy (producer at 40 registers) and Q loads by TMA as well.
   bool tmaMask = false;
   int64_t persistentBlocks = 0;
   bool persistent() const { return persistentBlocks > 0; }

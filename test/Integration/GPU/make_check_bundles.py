@@ -684,6 +684,23 @@ CASES: Dict[str, Case] = {
                                    flags=["--warp-specialize=1", "--pipeline=1",
                                           "--stages=3", "--shift-v=1",
                                           "--tile-kv=48"]),
+    # An f32 bias by TMA (32 keys per 128-byte panel): 96-key tiles, ragged
+    # N, its -inf entries and finfo.min row; persistent, 64-key tiles.
+    "wg_ws_shiftv_bias_f32_kv96": Case("float16", **bhsd(2, 2, 300, 1000, 128),
+                                       mask=["b", "h", "m", "n"], mask_dtype="float32",
+                                       flags=["--warp-specialize=1", "--pipeline=1",
+                                              "--stages=2", "--shift-v=1",
+                                              "--tile-kv=96"]),
+    "wg_ws_shiftv_bias_f32_persistent": Case("bfloat16", **bhsd(1, 3, 700, 1024, 128),
+                                             mask=["h", "m", "n"], mask_dtype="float32",
+                                             causal=True,
+                                             flags=["--warp-specialize=1", "--pipeline=1",
+                                                    "--stages=3", "--shift-v=1",
+                                                    "--tile-kv=64", "--persistent=1"]),
+    # The default for an f32 bias at D = 128 (96-key tiles by TMA,
+    # persistent; ragged M and N).
+    "wg_ws_shiftv_bias_f32_default": Case("bfloat16", **bhsd(2, 2, 1100, 2000, 128),
+                                          mask=["b", "h", "m", "n"], mask_dtype="float32"),
     "wg_ws_shiftv_bias_large_logits": Case("float16", **bhsd(1, 2, 500, 1024, 128),
                                            mask=["m", "n"], mask_dtype="float16",
                                            scale=4.0),
