@@ -110,7 +110,8 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "key tile t - 1 into the stage of K of tile t (both read in the "
            "same iteration, so a stage is held for one iteration and two "
            "stages prefetch a whole tile), 0 K and V of one tile per stage; "
-           "-1 where it lets a 16-bit mask tile sit beside 128-key tiles">,
+           "-1 where it lets a mask tile sit beside the key tiles (a 16-bit "
+           "bias at 128 keys, an f32 one at 96)">,
     Option<"pingpong", "pingpong", "int64_t", /*default=*/"-1",
            "Hopper kernel, warp-specialized and pipelined with two computing "
            "warpgroups: 1 makes them take turns issuing their wgmma (named "

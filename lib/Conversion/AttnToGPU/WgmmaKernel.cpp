@@ -1015,16 +1015,57 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m[h], ninf);
       ref[h] = arith::SelectOp::create(b, loc, isNinf, zero, m[h]);
       negM[h] = arith::NegFOp::create(b, loc, ref[h]);
-      if (fmaExponent || raw)
-        negMLog2[h] = arith::MulFOp::create(b, loc, negM[h], log2e);
+      negMLog2[h] = arith::MulFOp::create(b, loc, negM[h], log2e);
     }
-    for (int64_t i = 0; i < sRegs; ++i) {
-      int64_t h = (i / 2) % 2;
-      s[i] = raw           ? tk.ex2(kb.fma(s[i], scaleLog2, negMLog2[h]))
-             : foldScale   ? tk.ex2(kb.fma(s[i], scaleLog2, negM[h]))
-             : fmaExponent ? tk.ex2(kb.fma(s[i], log2e, negMLog2[h]))
+    auto expAll = [&](bool fma) {
+      for (int64_t i = 0; i < sRegs; ++i) {
+        int64_t h = (i / 2) % 2;
+        s[i] = raw         ? tk.ex2(kb.fma(s[i], scaleLog2, negMLog2[h]))
+               : foldScale ? tk.ex2(kb.fma(s[i], scaleLog2, negM[h]))
+               : fma       ? tk.ex2(kb.fma(s[i], log2e, negMLog2[h]))
                            : tk.expDiff(s[i], ref[h]);
-      lsum[h] = arith::AddFOp::create(b, loc, lsum[h], s[i]);
+        lsum[h] = arith::AddFOp::create(b, loc, lsum[h], s[i]);
+      }
+    };
+    if (raw || foldScale || fmaExponent) {
+      expAll(fmaExponent);
+    } else {
+      // Natural units where a row may hold a huge value (a bf16/f32 bias
+      // with finfo.min, a finite fill): one fma, as for an f16 bias, while
+      // both rows' references of the warp are moderate (|m| <= 2^16, whose
+      // m log2 e is exact to 2^-8), else x - m first (a finfo.min row then
+      // averages V exactly). A warp-uniform branch.
+      Value moderate = arith::ConstantIntOp::create(b, loc, 1, 1);
+      for (int64_t h = 0; h < 2; ++h)
+        for (float bound : {65536.0f, -65536.0f})
+          moderate = arith::AndIOp::create(
+              b, loc, moderate,
+              arith::CmpFOp::create(b, loc,
+                                    bound > 0 ? arith::CmpFPredicate::OLE
+                                              : arith::CmpFPredicate::OGE,
+                                    ref[h], kb.cF32(bound)));
+      Value all = NVVM::VoteSyncOp::create(
+          b, loc, b.getI1Type(), arith::ConstantIntOp::create(b, loc, -1, 32),
+          moderate, NVVM::VoteSyncKind::all);
+      SmallVector<Type> types(sRegs + 2, f32);
+      auto ifOp = scf::IfOp::create(b, loc, types, all, /*withElse=*/true);
+      SmallVector<Value> s0(s);
+      Value l0[2] = {lsum[0], lsum[1]};
+      for (int branch = 0; branch < 2; ++branch) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(branch == 0 ? &ifOp.getThenRegion().front()
+                                               : &ifOp.getElseRegion().front());
+        s = s0;
+        lsum[0] = l0[0];
+        lsum[1] = l0[1];
+        expAll(/*fma=*/branch == 0);
+        SmallVector<Value> yield(s);
+        yield.append({lsum[0], lsum[1]});
+        scf::YieldOp::create(b, loc, yield);
+      }
+      s.assign(ifOp.getResults().begin(), ifOp.getResults().begin() + sRegs);
+      lsum[0] = ifOp.getResult(sRegs);
+      lsum[1] = ifOp.getResult(sRegs + 1);
     }
     SmallVector<Value> p;
     if (fp8) {
