@@ -158,14 +158,11 @@ def test_attn_bundle_writes_tensor_maps(tmp_path):
     assert m0.arg("tmap_k") is None and "TMA" not in m0.attention.kernel_choice
 
 
-@needs_attn_bundle
-def test_attn_bundle_writes_mask_tensor_map(tmp_path):
-    """A bf16 bias per head at D = 128, N = 4096: V a tile behind K, the
-    bias tile by TMA (tmap_mask: the block's 128 rows by 64 keys), hidden
-    from callers like the others; shift_v=0 keeps the cp.async ring."""
+def _bias_source(tmp_path, qtype: str, mtype: str):
+    """A D = 128, N = 4096 attention with a bias per head ([4, N, N])."""
     src = tmp_path / "a.mlir"
-    t = "tensor<1x4x4096x128xbf16>"
-    mt = "tensor<4x4096x4096xbf16>"
+    t = f"tensor<1x4x4096x128x{qtype}>"
+    mt = f"tensor<4x4096x4096x{mtype}>"
     maps = ", ".join(f"affine_map<(b, h, m, n, d, e) -> ({x})>" for x in
                      ("b, h, m, d", "b, h, n, d", "b, h, n, e", "b, h, m, e",
                       "h, m, n"))
@@ -176,6 +173,15 @@ def test_attn_bundle_writes_mask_tensor_map(tmp_path):
   return %r : {t}
 }}
 """)
+    return src
+
+
+@needs_attn_bundle
+def test_attn_bundle_writes_mask_tensor_map(tmp_path):
+    """A bf16 bias per head at D = 128, N = 4096: V a tile behind K, the
+    bias tile by TMA (tmap_mask: the block's 128 rows by 64 keys), hidden
+    from callers like the others; shift_v=0 keeps the cp.async ring."""
+    src = _bias_source(tmp_path, "bf16", "bf16")
     m = bundle.read_manifest(bundle.compile(src, tmp_path / "b",
                                             attn_bundle=real_attn_bundle()))
     assert "Q/K/V and the mask by TMA" in m.attention.kernel_choice
@@ -196,19 +202,7 @@ def test_attn_bundle_f32_mask_tensor_map(tmp_path):
     """An f32 bias at D = 128, N = 4096: 96-key tiles, its tile by TMA in
     panels of 32 keys (128 bytes); the loader accepts a float32 map for the
     mask only."""
-    src = tmp_path / "a.mlir"
-    t = "tensor<1x4x4096x128xf16>"
-    mt = "tensor<4x4096x4096xf32>"
-    maps = ", ".join(f"affine_map<(b, h, m, n, d, e) -> ({x})>" for x in
-                     ("b, h, m, d", "b, h, n, d", "b, h, n, e", "b, h, m, e",
-                      "h, m, n"))
-    src.write_text(f"""func.func @f(%q: {t}, %k: {t}, %v: {t}, %bias: {mt}, %o: {t}) -> {t} {{
-  %s = arith.constant 0.088 : f32
-  %r = attn.attention ins(%q, %k, %v : {t}, {t}, {t}) scale(%s) mask(%bias : {mt})
-      outs(%o : {t}) indexing_maps = [{maps}] -> {t}
-  return %r : {t}
-}}
-""")
+    src = _bias_source(tmp_path, "f16", "f32")
     m = bundle.read_manifest(bundle.compile(src, tmp_path / "b",
                                             attn_bundle=real_attn_bundle()))
     assert "96-key tiles" in m.attention.kernel_choice
