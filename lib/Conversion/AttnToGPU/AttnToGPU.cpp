@@ -1722,18 +1722,22 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // operand dim): 64 columns along the head dim, a key tile along n.
   for (const TensorMapArg &tm : tensorMaps) {
     SmallVector<int64_t> box;
+    // 128 bytes along the contiguous dim (the head dim; the mask's keys).
+    Value tensor;
+    for (auto &[name, v] : args)
+      if (name == tm.tensor)
+        tensor = v;
+    const int64_t panel =
+        1024 /
+        cast<RankedTensorType>(tensor.getType()).getElementTypeBitWidth();
     for (AffineExpr e : mapOf(tm.tensor).getResults()) {
       unsigned d = cast<AffineDimExpr>(e).getPosition();
       // q: a block's rows along m; k, v: a key tile along n; the mask: a
-      // block's rows by 128 bytes of keys.
-      box.push_back(
-          d == r ? wcfg.rowsPerBlock()
-          : d == r + 1
-              ? (tm.tensor == "mask"
-                     ? 128 * 8 / op.getMask().getType().getElementTypeBitWidth()
-                     : wcfg.keyTile)
-          : d >= r + 2 ? (fp8 ? 128 : 64)
-                       : 1);
+      // block's rows by a panel of keys.
+      box.push_back(d == r                              ? wcfg.rowsPerBlock()
+                    : d == r + 1 && tm.tensor != "mask" ? wcfg.keyTile
+                    : d >= r + 1                        ? panel
+                                                        : 1);
     }
     argAttrs.push_back(b.getDictionaryAttr(
         {b.getNamedAttr("name", b.getStringAttr(tm.name)),

@@ -600,6 +600,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     tk.loops[colDim] = col0 ? col0 : c0;
     SmallVector<Value> idx = tk.indices(name);
     const size_t rank = idx.size();
+    // A panel's elements along the contiguous dim: 128 bytes' worth.
+    const int64_t panelElems =
+        1024 /
+        cast<MemRefType>(memArg(name).getType()).getElementTypeBitWidth();
     std::string text = "cp.async.bulk.tensor." + std::to_string(rank) +
                        "d.shared::cluster.global.tile.mbarrier::complete_tx::"
                        "bytes [$0], [$1, " +
@@ -617,9 +621,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       for (size_t i = 0; i < rank; ++i) {
         Value c = idx[rank - 1 - i];
         if (i == 0 && p)
-          c = tk.add(c, p * (fp8              ? 128
-                             : name == "mask" ? 128 / maskEltBytes
-                                              : 64));
+          c = tk.add(c, p * panelElems);
         ops.push_back(arith::IndexCastOp::create(b, loc, i32, c));
       }
       ops.push_back(bar);

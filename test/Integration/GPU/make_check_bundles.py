@@ -291,6 +291,13 @@ def score_mod_region(num_batch: int, *steps: Step) -> str:
     return f"score_mod {{\n      ^bb0({', '.join(args)}):\n{body}      }}"
 
 
+def shift_v(*extra: str, stages: int = 2) -> List[str]:
+    """attn-bundle flags for the warp-specialized pipelined kernel with V a
+    tile behind K (shift-v), `stages` stages, plus `extra`."""
+    return ["--warp-specialize=1", "--pipeline=1", f"--stages={stages}",
+            "--shift-v=1", *extra]
+
+
 def bhsd(b: int, h: int, m: int, n: int, d: int, e: Optional[int] = None) -> Dict:
     return dict(dims={"b": b, "h": h, "m": m, "n": n, "d": d, "e": e or d},
                 q=["b", "h", "m", "d"], k=["b", "h", "n", "d"],
@@ -654,49 +661,33 @@ CASES: Dict[str, Case] = {
     # a bias over one key tile (the first stage's K and the last one's V
     # only) and with large logits.
     "wg_ws_shiftv_plain_s2": Case("float16", **bhsd(1, 3, 1000, 1000, 128),
-                                  flags=["--warp-specialize=1", "--pipeline=1",
-                                         "--stages=2", "--shift-v=1",
-                                         "--persistent=0"]),
+                                  flags=shift_v("--persistent=0")),
     "wg_ws_shiftv_persistent_causal": Case("bfloat16", **bhsd(2, 3, 1300, 1300, 128),
                                            causal=True,
-                                           flags=["--warp-specialize=1", "--pipeline=1",
-                                                  "--stages=2", "--shift-v=1",
-                                                  "--persistent=1"]),
+                                           flags=shift_v("--persistent=1")),
     "wg_ws_shiftv_keypad_trim": Case("float16", **bhsd(3, 2, 700, 1024, 128),
                                      mask=["b", "n"], mask_pattern="tiles",
-                                     flags=["--warp-specialize=1", "--pipeline=1",
-                                            "--stages=2", "--shift-v=1",
-                                            "--persistent=0"]),
+                                     flags=shift_v("--persistent=0")),
     "wg_ws_shiftv_bias_one_tile": Case("bfloat16", **bhsd(2, 2, 300, 128, 128),
                                        mask=["b", "h", "m", "n"], mask_dtype="bfloat16",
-                                       flags=["--warp-specialize=1", "--pipeline=1",
-                                              "--stages=2", "--shift-v=1",
-                                              "--tile-kv=128"]),
+                                       flags=shift_v("--tile-kv=128")),
     # shift-v with 64-key tiles (one 128-byte panel per mask row, by TMA)
     # and 48-key tiles (96-byte rows: padded, copied by cp.async), ragged.
     "wg_ws_shiftv_bias_kv64": Case("float16", **bhsd(1, 2, 300, 1000, 128),
                                    mask=["b", "h", "m", "n"], mask_dtype="float16",
-                                   flags=["--warp-specialize=1", "--pipeline=1",
-                                          "--stages=2", "--shift-v=1",
-                                          "--tile-kv=64"]),
+                                   flags=shift_v("--tile-kv=64")),
     "wg_ws_shiftv_bias_kv48": Case("bfloat16", **bhsd(1, 2, 300, 1000, 128),
                                    mask=["b", "h", "m", "n"], mask_dtype="bfloat16",
-                                   flags=["--warp-specialize=1", "--pipeline=1",
-                                          "--stages=3", "--shift-v=1",
-                                          "--tile-kv=48"]),
+                                   flags=shift_v("--tile-kv=48", stages=3)),
     # An f32 bias by TMA (32 keys per 128-byte panel): 96-key tiles, ragged
     # N, its -inf entries and finfo.min row; persistent, 64-key tiles.
     "wg_ws_shiftv_bias_f32_kv96": Case("float16", **bhsd(2, 2, 300, 1000, 128),
                                        mask=["b", "h", "m", "n"], mask_dtype="float32",
-                                       flags=["--warp-specialize=1", "--pipeline=1",
-                                              "--stages=2", "--shift-v=1",
-                                              "--tile-kv=96"]),
+                                       flags=shift_v("--tile-kv=96")),
     "wg_ws_shiftv_bias_f32_persistent": Case("bfloat16", **bhsd(1, 3, 700, 1024, 128),
                                              mask=["h", "m", "n"], mask_dtype="float32",
                                              causal=True,
-                                             flags=["--warp-specialize=1", "--pipeline=1",
-                                                    "--stages=3", "--shift-v=1",
-                                                    "--tile-kv=64", "--persistent=1"]),
+                                             flags=shift_v("--tile-kv=64", "--persistent=1", stages=3)),
     # The default for an f32 bias at D = 128 (96-key tiles by TMA,
     # persistent; ragged M and N).
     "wg_ws_shiftv_bias_f32_default": Case("bfloat16", **bhsd(2, 2, 1100, 2000, 128),
