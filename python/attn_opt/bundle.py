@@ -1463,16 +1463,16 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                           "packing or split-KV")
     want = (*_grid_xy(sizes, batch, tq, group, varlen), splits)
     # Persistent: P blocks over the want[0] x want[1] tiles (P <= tiles;
-    # with a dynamic m or batch grid x -1: min(tiles, P) at launch), no
-    # split-KV, varlen or packing.
+    # with a dynamic m or batch grid x -1: min(tiles, P) at launch; varlen:
+    # the tile slots), no split-KV or packing.
     counter = m.arg("tile_counter")
     if persistent:
         dyn_tiles = -1 in want[:2]
-        if (splits != 1 or varlen is not None or group > 1
+        if (splits != 1 or group > 1
                 or (not dyn_tiles and persistent > want[0] * want[1])):
             raise BundleError(f"{where}: attention.persistent {persistent} needs "
-                              "no split-KV, varlen or GQA packing, and at most "
-                              "the query tiles as blocks")
+                              "no split-KV or GQA packing, and at most the "
+                              "query tiles (varlen: tile slots) as blocks")
         if counter is None or counter.shape != (2,):
             raise BundleError(f"{where}: attention.persistent needs the "
                               "workspace 'tile_counter' of shape [2]")

@@ -9,7 +9,7 @@ import pytest
 
 from attn_opt import bundle, reference
 from attn_opt.bundle import BundleError
-from tools import compile_once, needs_attn_bundle
+from tools import compile_once, needs_attn_bundle, real_attn_bundle
 
 VARLEN = """func.func @f(%q: tensor<300x2x64xf16>, %k: tensor<200x2x64xf16>, %v: tensor<200x2x64xf16>, %cq: tensor<4xi32>, %ck: tensor<4xi32>, %o: tensor<300x2x64xf16>) -> tensor<300x2x64xf16> {
   %s = arith.constant 0.125 : f32
@@ -111,3 +111,55 @@ def test_reference_and_inputs(varlen_bundle):
                 p = np.exp(sc - sc.max())
                 want = p @ v[k0:k0 + last + 1, h] / p.sum()
                 assert np.allclose(out[h, i], want, rtol=1e-6, atol=1e-9)
+
+
+
+def _varlen_program(tokens: str) -> str:
+    """VARLEN at D = 128 with T = 300 query and key tokens, or dynamic ones."""
+    t, tm = f"tensor<{tokens}x2x128xf16>", f"tensor<{tokens}x{tokens}xi1>"
+    sizes = ""
+    head = ""
+    if tokens == "?":
+        head = (f"  %c0 = arith.constant 0 : index\n"
+                f"  %tq = tensor.dim %q, %c0 : {t}\n  %tk = tensor.dim %k, %c0 : {t}\n")
+        sizes = " sizes(%tq, %tk)"
+    maps = ", ".join(f"affine_map<(h, m, n, d, e) -> ({x})>" for x in
+                     ("m, h, d", "n, h, d", "n, h, e", "m, h, e", "m, n"))
+    return f"""func.func @f(%q: {t}, %k: {t}, %v: {t}, %cq: tensor<4xi32>, %ck: tensor<4xi32>, %o: {t}) -> {t} {{
+{head}  %s = arith.constant 0.088 : f32
+  %m = attn.varlen_mask %cq, %ck causal bottom_right{sizes} : tensor<4xi32>, tensor<4xi32> -> {tm}
+  %r = attn.attention ins(%q, %k, %v : {t}, {t}, {t}) scale(%s) mask(%m : {tm})
+      outs(%o : {t}) indexing_maps = [{maps}] -> {t}
+  return %r : {t}
+}}
+"""
+
+
+@needs_attn_bundle
+@pytest.mark.parametrize("tokens", ["300", "?"])
+def test_persistent_varlen(tmp_path, tokens):
+    """Persistent blocks over varlen's tile slots: P = min(slots x heads,
+    132) blocks (grid x -1 with a dynamic token count: counted at launch,
+    floor(T / tile_q) + S slots per head), Q/K/V by TMA; a wrong grid is
+    refused."""
+    src = tmp_path / "v.mlir"
+    src.write_text(_varlen_program(tokens))
+    out = bundle.compile(src, tmp_path / "b", attn_bundle=real_attn_bundle(),
+                         launch={"warp_specialize": 1, "pipeline": 1,
+                                 "persistent": 1})
+    m = bundle.read_manifest(out)
+    tq = m.attention.tile_q
+    slots = 2 * (300 // tq + 3)
+    assert m.arg("tile_counter").shape == (2,)
+    assert "Q/K/V by TMA" in m.attention.kernel_choice
+    assert m.attention.varlen == (3, True, True)
+    if tokens == "?":
+        assert m.grid == (-1, 1, 1) and m.attention.persistent == 132
+        assert bundle.specialize(m, {"m": 300, "n": 300}).grid == (slots, 1, 1)
+        assert bundle.specialize(m, {"m": 40000, "n": 40000}).grid == (132, 1, 1)
+        return
+    assert m.grid == (slots, 1, 1) and m.attention.persistent == slots
+    obj = json.loads((out / "manifest.json").read_text())
+    obj["grid"] = [slots - 2, 1, 1]
+    with pytest.raises(BundleError, match=r"grid \[%d, 1, 1\] does not match" % (slots - 2)):
+        bundle.parse_manifest(obj)

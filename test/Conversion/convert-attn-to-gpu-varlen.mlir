@@ -7,7 +7,7 @@
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" -verify-diagnostics | FileCheck %s
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_80" -verify-diagnostics | FileCheck %s --check-prefix=SM80
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=1" -verify-diagnostics | FileCheck %s --check-prefix=WSV
-// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=1 tma=1" 2>&1 | FileCheck %s --check-prefix=WSVTMA
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=1 pipeline=1 persistent=1" -verify-diagnostics | FileCheck %s --check-prefix=PERS
 
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: map = "cu_seqlens_q", name = "cu_seqlens_q", shape = array<i64: 5>
@@ -28,11 +28,20 @@
 // CHECK: %[[LIVE:.*]] = arith.cmpi ugt
 // CHECK-NEXT: scf.if %[[LIVE]] {
 
-// The warp-specialized kernel streams varlen K/V with cp.async (TMA is
-// not built for the sequences' offsets yet), and says why.
+// TMA boxes start at the sequence's packed rows.
 // WSV-LABEL: attn.bundle = {
-// WSV-SAME: K/V by cp.async (varlen: K/V read at each sequence's offsets)
-// WSVTMA: error: tma=1: varlen: K/V read at each sequence's offsets
+// WSV-SAME: Q/K/V by TMA
+// WSV-SAME: varlen: 4 packed sequences
+
+// Persistent blocks take the tile slots of every head from a counter; an
+// empty slot runs an empty key loop.
+// PERS-LABEL: attn.bundle = {
+// PERS-SAME: name = "tile_counter"
+// PERS-SAME: grid = array<i64: 88, 1, 1>
+// PERS-SAME: persistent: 88 blocks take the 88 query tiles from a counter
+// PERS-SAME: varlen: 4 packed sequences
+// PERS-SAME: grid = "[min((floor(m / tile_q) + seqs) * b0, persistent), 1, 1]"
+// PERS-SAME: persistent = 88 : i64
 
 // SM80-LABEL: attn.bundle = {
 // SM80-SAME: grid = array<i64: 11, 8, 1>

@@ -1326,7 +1326,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                 : sizes[r + 1], // kDynamic when dynamic
             D, E, op.getCausal() || kb.varlenCausal,
             static_cast<bool>(memArg("mask")), noTma.empty() && opts.tma != 0,
-            /*persistentOk=*/opts.persistent != 0 && !varlen);
+            /*persistentOk=*/opts.persistent != 0);
     if (failed(resolved))
       return failure();
     wcfg = *resolved;
@@ -1479,8 +1479,6 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (!wcfg.warpSpecialized || !wcfg.pipeline)
       noPersistent = "it runs the warp-specialized, pipelined kernel "
                      "(warp-specialize=1 pipeline=1)";
-    else if (varlen)
-      noPersistent = "varlen: a block's tiles are found in the tables";
     else if (!dynTiles &&
              gridX * launchBatch > std::numeric_limits<int32_t>::max())
       noPersistent = "more than 2^31 - 1 query tiles (32-bit tile numbers)";
@@ -1846,7 +1844,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   SmallVector<NamedAttribute> rules = {
       b.getNamedAttr("grid", b.getStringAttr(
                                  wcfg.persistent()
-                                     ? "[min(ceil(m / tile_q) * " +
+                                     ? (varlen ? "[min((floor(m / tile_q) + "
+                                                 "seqs) * "
+                                               : "[min(ceil(m / tile_q) * ") +
                                            batchProduct + ", persistent), 1, 1]"
                                      : (varlen ? "[floor(m / tile_q) + seqs, "
                                                : "[ceil(m * g / tile_q), ") +

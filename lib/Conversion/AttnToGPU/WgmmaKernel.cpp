@@ -100,9 +100,11 @@ std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
 
 std::string gpu_kernel::tmaIneligibility(AttentionOp op, MapOfFn mapOf,
                                          bool varlen) {
-  // Dynamic shapes too: the loader encodes each call's sizes.
-  if (varlen)
-    return "varlen: K/V read at each sequence's offsets";
+  // Dynamic shapes too: the loader encodes each call's sizes. Varlen: the
+  // boxes start at the sequence's packed row (TileKernel::indices); rows
+  // past its end belong to the next sequence and are masked like a ragged
+  // tile's, rows past T arrive as zeros.
+  (void)varlen;
   unsigned r = op.getNumBatchDims();
   for (auto [name, tensor, inner] :
        {std::tuple{StringRef("q"), op.getQuery(), r + 2},
@@ -453,10 +455,12 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     blocksV = tk.idx(cfg.persistentBlocks);
   } else if (persistent) {
     memArg("q"); // the views (and runtime sizes) first, in argument order
-    gridXv = kb.dynGridX ? arith::CeilDivUIOp::create(b, loc, tk.Mv(),
-                                                      tk.idx(BM))
-                               .getResult()
-                         : tk.idx(gridX);
+    // Varlen: floor(T / BM) + S tile slots (TileKernel::setVarlen).
+    gridXv = !kb.dynGridX ? tk.idx(gridX)
+             : kb.varlenSeqs
+                 ? tk.add(tk.divu(tk.Mv(), BM), kb.varlenSeqs)
+                 : arith::CeilDivUIOp::create(b, loc, tk.Mv(), tk.idx(BM))
+                       .getResult();
     batchV = tk.idx(1);
     for (unsigned i = 0; i < r; ++i)
       batchV = arith::MulIOp::create(b, loc, batchV, tk.size(i));
@@ -481,7 +485,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     Value blockX =
         tk.queryBlock(x, persistent ? gridXv : launch.getGridSize().x, gridX);
     // Varlen: the block's query tile within its sequence (tables read here).
-    blockRow = tk.firstRow(blockX, BM);
+    // A persistent block's empty slot (no such tile) runs an empty key loop
+    // and stores no row.
+    blockRow = persistent && kb.varlenSeqs ? tk.setVarlen(blockX, BM)
+                                           : tk.firstRow(blockX, BM);
     // Within the block: the thread's rows g and g + 8 of its warp's 16.
     if (!warpRowLocal)
       warpRowLocal = tk.add(tk.mul(wg, 64), tk.mul(warpInWg, 16));

@@ -916,6 +916,18 @@ CASES.update({
                                        varlen=(300, True, False), flags=["--wgmma=0"]),
     "varlen_bf16_s300_wg": Case("bfloat16", **thd(2, 3000, 3000, 64), varlen=(300, False, False)),
     "varlen_f16_t12_decode": Case("float16", **thd(4, 12, 12, 128), varlen=(3, True, False)),
+    # Persistent blocks over the tile slots (empty slots run empty loops):
+    # causal, bottom-right with leading rows that see no key, many
+    # sequences with an empty one and the lse, and the default choice.
+    **{f"varlen_{n}_persistent": Case(dt, **thd(h, tq, tk, 128), varlen=vl, lse=lse,
+                                      flags=["--warp-specialize=1", "--pipeline=1",
+                                             "--persistent=1"])
+       for n, dt, h, tq, tk, vl, lse in (
+           ("f16_causal", "float16", 4, 1000, 1000, (5, True, False), False),
+           ("bf16_br_q700_k300", "bfloat16", 2, 700, 300, (3, True, True), True),
+           ("f16_s40_lse", "float16", 3, 3001, 3001, (40, False, False), True))},
+    "varlen_bf16_s16_causal_default": Case("bfloat16", **thd(2, 16384, 16384, 128),
+                                           varlen=(16, True, False)),
     "lens_f16_prefill_m150_br_causal": Case("float16", **bhsd(3, 2, 150, 1000, 64),
                                             mask=["b", "n"], kv_lens=True, causal=True,
                                             query_offset=850),
