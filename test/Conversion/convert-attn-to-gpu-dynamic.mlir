@@ -137,19 +137,23 @@ func.func @f32(%q: tensor<?x64xf32>, %k: tensor<?x64xf32>, %v: tensor<?x64xf32>,
 
 // -----
 
-// Varlen with dynamic token counts: the tables stay static ([S + 1]); the
-// grid has floor(T / tile_q) + S query blocks, computed from the runtime
-// T; the mask's sizes are not kernel arguments (the tensors carry them).
+// Varlen with dynamic token counts: the tables stay static ([S + 1]);
+// each head has floor(T / tile_q) + S tile slots, computed from the
+// runtime T, which persistent blocks (at most 132) take from a counter;
+// the mask's sizes are not kernel arguments (the tensors carry them).
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: name = "q", shape = array<i64: -1, 8, 128>
 // CHECK-SAME: name = "cu_seqlens_q", shape = array<i64: 5>
 // CHECK-SAME: name = "size_m"
 // CHECK-SAME: name = "size_n"
-// CHECK-SAME: grid = array<i64: -1, 8, 1>
+// CHECK-SAME: grid = array<i64: -1, 1, 1>
+// CHECK-SAME: persistent: up to 132 blocks
 // CHECK-SAME: varlen: 4 packed sequences
 // CHECK: %[[T:.*]] = arith.divui %{{.*}}, %c128
 // CHECK: %[[GX:.*]] = arith.addi %[[T]], %c4
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[GX]],
+// CHECK: %[[TILES:.*]] = arith.muli %[[GX]], %c8
+// CHECK: %[[P:.*]] = arith.minui %[[TILES]], %c132
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[P]],
 // SM80-LABEL: attn.bundle = {
 // SM80-SAME: varlen: 4 packed sequences
 func.func @varlen(%q: tensor<?x8x128xf16>, %k: tensor<?x8x128xf16>, %v: tensor<?x8x128xf16>, %cq: tensor<5xi32>, %ck: tensor<5xi32>, %o: tensor<?x8x128xf16>) -> tensor<?x8x128xf16> {
