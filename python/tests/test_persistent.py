@@ -48,7 +48,7 @@ def _no_persistent(m):
 @pytest.mark.parametrize("edit, msg", [
     (lambda m: m.update(grid=[132, 1, 1]), "grid \\[132, 1, 1\\] does not match"),
     (lambda m: m.update(grid=[32, 8, 1]), "grid \\[32, 8, 1\\] does not match"),
-    (lambda m: m["attention"].update(persistent=257), "at most the query tiles as blocks"),
+    (lambda m: m["attention"].update(persistent=257), "at most the query tiles"),
     (lambda m: m["attention"].update(persistent=-1), "attention.persistent must be"),
     (lambda m: m["attention"].update(persistent=True), "attention.persistent must be"),
     (_drop_counter, "needs the workspace 'tile_counter' of shape \\[2\\]"),

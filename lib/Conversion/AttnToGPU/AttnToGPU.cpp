@@ -1330,6 +1330,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (failed(resolved))
       return failure();
     wcfg = *resolved;
+    wcfg.varlenSlots = static_cast<bool>(varlen);
     // The two-block kernel (no producer warpgroup) takes TMA from its
     // thread 0 where its loop is not pipelined and no mask tile is staged
     // beside K/V.
@@ -1833,7 +1834,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       " * 128, tile_q * (e * sizeof(out) + 16)) + 8 * (2 * stages + 1) * "
       "max(warp_specialize, tma)" +
       (wcfg.fp8 ? " + " + std::to_string(8 * wcfg.stagingBufs) : "") +
-      (wcfg.persistent() ? " + 24" : "") + (wcfg.trims() ? " + 40" : "");
+      (wcfg.persistent() ? " + " + std::to_string(8 * wcfg.persistentSlots())
+                         : "") +
+      (wcfg.trims() ? " + 40" : "");
   const std::string wgmmaSharedRule =
       wcfg.maskRowBytes ? "1024 + ceil((" + wgmmaBuffers + ") / " +
                               std::to_string(wcfg.maskAlign()) + ") * " +

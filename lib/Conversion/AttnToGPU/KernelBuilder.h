@@ -371,15 +371,23 @@ struct WgmmaConfig {
   }
   /// FP8: the staging buffer's mbarrier, after the others.
   int64_t stagingBarrierSlot() const {
-    return 2 * stages + 1 + (persistent() ? 3 : 0) + (trims() ? 5 : 0);
+    return 2 * stages + 1 + persistentSlots() + (trims() ? 5 : 0);
+  }
+  /// Persistent varlen: the producer publishes each tile's place in its
+  /// sequence (first row, q/k bases, row and key limits: five i32) so that
+  /// the consumers do not search the tables again.
+  bool varlenSlots = false;
+  int64_t persistentSlots() const {
+    return persistent() ? (varlenSlots ? 6 : 3) : 0;
   }
   /// Persistent: then Q's empty barrier, the tile the consumers run next
-  /// (i32) and the producer's two broadcast slots (i32 each); trimming the
-  /// keys (trims()): each producer warp's last kept key and the published
-  /// end of the key loop, five 8-byte slots.
+  /// (i32) and the producer's two broadcast slots (i32 each), with varlen
+  /// three more (varlenSlots); trimming the keys (trims()): each producer
+  /// warp's last kept key and the published end of the key loop, five
+  /// 8-byte slots.
   int64_t barrierBytes() const {
     return warpSpecialized || tma
-               ? 8 * (2 * stages + 1) + (persistent() ? 24 : 0) +
+               ? 8 * (2 * stages + 1) + 8 * persistentSlots() +
                      (trims() ? 40 : 0) + (fp8 ? 8 * stagingBufs : 0)
                : 0;
   }
@@ -509,6 +517,9 @@ struct TileKernel {
   /// the tile's first row in its sequence. Blocks past the last tile get no
   /// rows and no keys.
   Value setVarlen(Value blockX, int64_t rows);
+  /// Varlen: sets qBase, kBase, rowLimit, keyLimit and offsetV from values
+  /// setVarlen made elsewhere (a persistent producer's, published).
+  void setVarlen(Value q0, Value k0, Value rowsLeft, Value keysLeft);
   /// The launch body's gpu.terminator (after the varlen guard if any).
   void terminate();
   Operation *bodyGuard = nullptr;

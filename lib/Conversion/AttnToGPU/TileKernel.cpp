@@ -417,6 +417,19 @@ Value TileKernel::setVarlen(Value blockX, int64_t rows) {
   return arith::SelectOp::create(b, loc, found, mul(t, rows), idx(0));
 }
 
+void TileKernel::setVarlen(Value q0, Value k0, Value rowsLeft,
+                           Value keysLeft) {
+  qBase = q0;
+  kBase = k0;
+  rowLimit = rowsLeft;
+  keyLimit = keysLeft;
+  // len_k - len_q where the tile exists (no rows otherwise).
+  offsetV = kb.varlenBottomRight
+                ? arith::SubIOp::create(kb.b, kb.loc, keysLeft, rowsLeft)
+                      .getResult()
+                : idx(0);
+}
+
 void TileKernel::copyRows(StringRef name, Value tile, int64_t count,
                           int64_t width, unsigned rowDim, Value row0,
                           Value limit, unsigned colDim, DstFn dst) {

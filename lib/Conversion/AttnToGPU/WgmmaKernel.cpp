@@ -481,14 +481,18 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // The query tile's rows (blockRow, the thread's rows) from its grid x
   // index; a persistent block sets them per tile (enterTile).
   Value blockRow, warpRowLocal, rows[2];
-  auto enterRows = [&](Value x) {
+  // `row0`: the tile's first row as published (persistent varlen).
+  auto enterRows = [&](Value x, Value row0 = Value()) {
     Value blockX =
-        tk.queryBlock(x, persistent ? gridXv : launch.getGridSize().x, gridX);
+        row0 ? Value()
+             : tk.queryBlock(x, persistent ? gridXv : launch.getGridSize().x,
+                             gridX);
     // Varlen: the block's query tile within its sequence (tables read here).
     // A persistent block's empty slot (no such tile) runs an empty key loop
     // and stores no row.
-    blockRow = persistent && kb.varlenSeqs ? tk.setVarlen(blockX, BM)
-                                           : tk.firstRow(blockX, BM);
+    blockRow = row0                            ? row0
+               : persistent && kb.varlenSeqs ? tk.setVarlen(blockX, BM)
+                                             : tk.firstRow(blockX, BM);
     // Within the block: the thread's rows g and g + 8 of its warp's 16.
     if (!warpRowLocal)
       warpRowLocal = tk.add(tk.mul(wg, 64), tk.mul(warpInWg, 16));
@@ -1711,10 +1715,17 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     return arith::IndexCastOp::create(
         b, loc, b.getIndexType(), em.asmI32("ld.shared.u32 $0, [$1];", {addr}, "r"));
   };
+  // Persistent varlen: five i32 after those (cfg.varlenSlots).
+  Value seqSlot;
   if (persistent) {
     tileSlot = bars.addr(tk.idx(2 + 2 * S));
     bcastSlot = bars.addr(tk.idx(3 + 2 * S));
+    if (cfg.varlenSlots)
+      seqSlot = bars.addr(tk.idx(4 + 2 * S));
   }
+  auto seqAddr = [&](int64_t k) {
+    return arith::AddIOp::create(b, loc, seqSlot, em.i32(4 * k)).getResult();
+  };
   Value isProducer =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, tid, tk.idx(C));
   auto roles = scf::IfOp::create(b, loc, isProducer, /*withElse=*/true);
@@ -2029,6 +2040,13 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                   arith::XOrIOp::create(b, loc, tk.remu(j, 2), tk.idx(1)));
         ifFirst([&] {
           storeShared(tileSlot, tile);
+          // Varlen: where the tile sits in its sequence (setVarlen's).
+          if (withQ && seqSlot) {
+            Value v[5] = {blockRow, tk.qBase, tk.kBase, tk.rowLimit,
+                          tk.keyLimit};
+            for (int64_t k = 0; k < 5; ++k)
+              storeShared(seqAddr(k), v[k]);
+          }
           if (withQ && cfg.tmaQ)
             tmaQ();
           else
@@ -2211,7 +2229,16 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                                    SmallVector<Location>(3, loc));
       b.setInsertionPointToStart(after);
       auto [x, y] = mapTile(after->getArgument(0));
-      enterRows(x);
+      if (seqSlot) {
+        // Varlen: the producer's search, published with the tile.
+        Value v[5];
+        for (int64_t k = 0; k < 5; ++k)
+          v[k] = loadShared(seqAddr(k));
+        tk.setVarlen(v[1], v[2], v[3], v[4]);
+        enterRows(x, v[0]);
+      } else {
+        enterRows(x);
+      }
       tk.setBatch(y);
       kb.hoistScoreMod(ArrayRef<Value>(tk.loops).take_front(r));
       enterKeys();
