@@ -69,7 +69,7 @@ import re
 import stat
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
                     Tuple, Union)
@@ -88,6 +88,12 @@ _SCALE_ARG = re.compile(r"scale[0-9]{1,2}")
 SCALE_DTYPES = ("float32", "float16", "bfloat16")
 # Arguments the kernel writes (allocated by Kernel when not given).
 OUTPUTS = ("out", "lse")
+# Arguments that may be constants of the program (a mask or bias buffer, a
+# sink vector): the bundle carries their data in "<name>.bin" (the arg's
+# "constant"), row-major, little-endian, a bool as one byte; the loader
+# passes it, the caller does not.
+CONSTANT_ARGS = ("mask", "sink")
+MAX_CONSTANT_BYTES = 1 << 32
 # Split-KV's workspace (grid z = attention.splits > 1): per split the
 # normalized partial output and its row statistics (max m, sum l), and a
 # counter per query tile that the kernel leaves at 0. Allocated by Kernel
@@ -171,6 +177,7 @@ class ArgSpec:
     shape: Tuple[int, ...]
     dims: Tuple[str, ...]  # attention dimension of each axis, e.g. ("b0", "m", "d")
     box: Tuple[int, ...] = ()  # a tensor map's box (TENSOR_MAPS)
+    constant: Optional[str] = None  # CONSTANT_ARGS: the file with its data
 
     @property
     def nbytes(self) -> int:
@@ -317,6 +324,7 @@ class Manifest:
         runtime scales (scale0, scale1, ..) last."""
         names = [a.name for a in self.args
                  if a.name not in OUTPUTS and a.name not in WORKSPACE
+                 and a.constant is None
                  and a.name not in TENSOR_MAPS
                  and not _SIZE_ARG.fullmatch(a.name)]
         scales = sorted((n for n in names if _SCALE_ARG.fullmatch(n)),
@@ -855,11 +863,12 @@ def binding_text(manifest_obj: Mapping[str, Any], ptx_sha: Optional[str],
         grid <x> <y> <z>
         block <x> <y> <z>
         shared_bytes <n>
-        arg <name> <dtype> [<d0>,<d1>,...] <map>
+        arg <name> <dtype> [<d0>,<d1>,...] <map>[ constant <file> <sha256>]
 
     one `arg` line per entry of "args", in manifest order; the shape has no
     spaces ("[2,2,128,64]", "[]" for rank 0); <map> is the argument's "map"
-    string verbatim, or "-" when it has none. Integers in decimal;
+    string verbatim, or "-" when it has none; a constant argument adds its
+    file and that file's "sha256" entry ("-" when there is none). Integers in decimal;
     shared_bytes is 0 when absent. `manifest_obj` is the decoded
     manifest.json; a field of the wrong type raises BundleError.
 
@@ -901,8 +910,13 @@ def binding_text(manifest_obj: Mapping[str, Any], ptx_sha: Optional[str],
         mp = a.get("map", "-")
         if not isinstance(mp, str):
             raise fail(f"'map' must be a string, got {_show(mp)}")
-        lines.append(f"arg {text('name', a)} {text('dtype', a)} "
-                     f"[{ints('shape', ',', a)}] {mp}")
+        line = (f"arg {text('name', a)} {text('dtype', a)} "
+                f"[{ints('shape', ',', a)}] {mp}")
+        if "constant" in a:
+            shas = manifest_obj.get("sha256")
+            sha = shas.get(text("constant", a)) if isinstance(shas, Mapping) else None
+            line += f" constant {text('constant', a)} {sha if isinstance(sha, str) else '-'}"
+        lines.append(line)
     return "".join(line + "\n" for line in lines)
 
 
@@ -1262,7 +1276,16 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                     f"{len(shape)}) and no layout; the canonical layout "
                     f"{list(dims)} has rank {len(dims)}")
         _check_dims(name, dims, len(shape), batch, where)
-        args.append(ArgSpec(name, dtype, shape, dims))
+        constant = a.get("constant")
+        if constant is not None:
+            if name not in CONSTANT_ARGS or constant != f"{name}.bin":
+                raise BundleError(f"{where}: only {list(CONSTANT_ARGS)} may be "
+                                  "constants of the program, each in "
+                                  f"'<name>.bin'; '{name}' names {_show(constant)}")
+            if any(x == -1 for x in shape):
+                raise BundleError(f"{where}: the constant '{name}' has a "
+                                  f"dynamic shape {_show(list(shape))}")
+        args.append(ArgSpec(name, dtype, shape, dims, constant=constant))
     spec = {a.name: a for a in args}
     for n, t in TENSOR_MAPS.items():
         if n not in spec:
@@ -1327,6 +1350,7 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     if not isinstance(sha, dict):
         raise BundleError(f"{where}: 'sha256' must be an object, got {_show(sha)}")
     named = [f for f in (ptx, cubin) if f is not None]
+    named += [a.constant for a in args if a.constant is not None]
     for f in named:
         if f not in sha:
             raise BundleError(f"{where}: 'sha256' has no entry for {f!r}")
@@ -1455,7 +1479,6 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
         group = sizes[f"b{pack}"]
         if group == -1:
             raise BundleError(f"{where}: attention.pack_dim b{pack} is dynamic")
-        from dataclasses import replace
         m = replace(m, attention=replace(m.attention, pack_dim=pack))
     rows = sizes["m"] * group
     if varlen is not None and (group > 1 or splits > 1):
@@ -1724,6 +1747,7 @@ class Bundle:
     manifest: Manifest
     ptx: Optional[bytes]
     cubin: Optional[bytes]
+    constants: Tuple[Tuple[str, bytes], ...] = ()  # (arg name, data)
 
 
 def open_bundle(bundle_dir: Union[str, Path], check_params: bool = True) -> Bundle:
@@ -1750,6 +1774,8 @@ def open_bundle(bundle_dir: Union[str, Path], check_params: bool = True) -> Bund
                 f"manifest says {str(want)[:16]}...)")
         images[key] = data
     ptx, cubin = images.get("ptx"), images.get("cubin")
+    constants = tuple((a.name, read_constant_bytes(man, a, d))
+                      for a in man.args if a.constant is not None)
     if man.ptx is not None and ptx is None and man.cubin is None:
         raise BundleError(f"{where}: {d / man.ptx} is missing")
     if ptx is None and cubin is None:
@@ -1769,7 +1795,45 @@ def open_bundle(bundle_dir: Union[str, Path], check_params: bool = True) -> Bund
                 f"pointer per argument {names} ({len(names)}); launching would "
                 "pass the wrong parameters (load with check_params=False to "
                 "force)")
-    return Bundle(d, man, ptx, cubin)
+    return Bundle(d, man, ptx, cubin, constants)
+
+
+def read_constant_bytes(man: Manifest, spec: ArgSpec,
+                        bundle_dir: Optional[Path] = None) -> bytes:
+    """The data of constant argument `spec` from its file in the bundle,
+    checked against its size and the manifest's sha256."""
+    d = bundle_dir if bundle_dir is not None else (
+        man.path.parent if man.path is not None else None)
+    where = man._where()
+    if d is None or spec.constant is None:
+        raise BundleError(f"{where}: '{spec.name}' is not a constant of a "
+                          "bundle on disk")
+    data = _read_inside(d, spec.constant, MAX_CONSTANT_BYTES, where)
+    assert data is not None
+    if len(data) != spec.nbytes:
+        raise BundleError(f"{where}: {spec.constant} holds {len(data)} bytes; "
+                          f"'{spec.name}' {spec.dtype} {list(spec.shape)} needs "
+                          f"{spec.nbytes}")
+    got, want = hashlib.sha256(data).hexdigest(), man.file_sha256(spec.constant)
+    if got != want:
+        raise BundleError(f"{where}: {spec.constant} does not match the "
+                          "manifest's sha256: the bundle is mixed or modified")
+    return data
+
+
+def constant_array(man: Manifest, name: str) -> Any:
+    """Constant argument `name` as a numpy array of its shape (bool, or
+    float32 for the float types numpy lacks)."""
+    import numpy as np
+    spec = man.arg(name)
+    assert spec is not None and spec.constant is not None
+    data = read_constant_bytes(man, spec)
+    if spec.dtype == "bool":
+        return np.frombuffer(data, dtype=np.uint8).astype(bool).reshape(spec.shape)
+    if spec.dtype == "bfloat16":
+        bits = np.frombuffer(data, dtype=np.uint16).astype(np.uint32) << 16
+        return bits.view(np.float32).reshape(spec.shape)
+    return np.frombuffer(data, dtype=getattr(np, spec.dtype)).reshape(spec.shape)
 
 
 # ---------------------------------------------------------------------------
@@ -1907,7 +1971,7 @@ def specialize(man: Manifest, dims: Mapping[str, int],
         if math.prod(shape) * ITEMSIZE[a.dtype] > INT64_MAX:
             raise BundleError(f"{where}: '{a.name}' of shape {list(shape)} does "
                               "not fit in 64-bit byte offsets")
-        args.append(ArgSpec(a.name, a.dtype, shape, a.dims))
+        args.append(replace(a, shape=shape))
     sizes = _sizes(args, man.batch_names, where, man.attention.paged)
     tq = man.attention.tile_q if man.attention.tile_q is not None else man.block[0]
     pack = man.attention.pack_dim
@@ -1932,7 +1996,6 @@ def specialize(man: Manifest, dims: Mapping[str, int],
     args = [ArgSpec(a.name, a.dtype, tuple(ws[a.name][i] if x == -1 else x
                                            for i, x in enumerate(a.shape)), a.dims)
             if a.name in WORKSPACE else a for a in args]
-    from dataclasses import replace
     return replace(man, args=tuple(args), grid=grid)
 
 
@@ -2214,6 +2277,7 @@ class Kernel:
         # nothing.
         self._tensor_maps: Dict[Tuple[str, int, Tuple[int, ...]], Any] = {}
         self._multiprocessors: Optional[int] = None
+        self._constants: Optional[Dict[str, Any]] = None
         drv = _Driver.get()
         self._drv = drv
         self._ctx = drv.primary_context(device)
@@ -2340,6 +2404,7 @@ class Kernel:
         import torch
         man = self.manifest
         bound = bind_args(man, args, kwargs)
+        bound.update(self._constant_tensors())
         # Dynamic sizes from the inputs: the manifest at those sizes.
         dims = dynamic_sizes(man, bound) if man.dynamic_dims else {}
         if man.splits == -1 and self._multiprocessors is None:
@@ -2390,6 +2455,20 @@ class Kernel:
         if "lse" in bound:
             return launch, (bound["out"], bound["lse"])
         return launch, bound["out"]
+
+    def _constant_tensors(self) -> Dict[str, Any]:
+        """The bundle's constant arguments on this kernel's device (copied
+        once)."""
+        if self._constants is None:
+            import torch
+            self._constants = {}
+            for name, data in self.bundle.constants:
+                spec = self.manifest.arg(name)
+                assert spec is not None
+                raw = torch.frombuffer(bytearray(data), dtype=torch.uint8)
+                self._constants[name] = raw.view(getattr(torch, spec.dtype)).reshape(
+                    spec.shape).to(f"cuda:{self.device}")
+        return self._constants
 
     def _tensor_map(self, spec: ArgSpec, op: ArgSpec, x: Any, stream: Any) -> Any:
         """The device copy of `op`'s tensor map for tensor `x` (checked by

@@ -29,7 +29,7 @@ import contextlib
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .bundle import (_SCALE_ARG, INT64_MIN, SCORE_MOD_OPS, TENSOR_MAPS, WORKSPACE,
+from .bundle import (_SCALE_ARG, constant_array, INT64_MIN, SCORE_MOD_OPS, TENSOR_MAPS, WORKSPACE,
                      Manifest, ScoreMod, ScoreModOp)
 
 # ---------------------------------------------------------------------------
@@ -439,6 +439,9 @@ def reference(man: Manifest, inputs: Mapping[str, Any], ops: Any,
 
     def load(name: str) -> Any:
         x = inputs.get(name)
+        spec = man.arg(name)
+        if x is None and spec is not None and spec.constant is not None:
+            x = constant_array(man, name)  # the bundle's own data
         if x is None:
             return None
         return canonical(ops, man, name, ops.asarray(x))
@@ -653,7 +656,8 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
             return np.asarray(x).astype(dt, order="C")
 
     for spec in man.args:
-        if spec.name == "out" or spec.name in WORKSPACE or spec.name in TENSOR_MAPS:
+        if (spec.name == "out" or spec.name in WORKSPACE or spec.name in TENSOR_MAPS
+                or spec.constant is not None):  # the bundle's own data
             continue
         if spec.name == "kv_lens":
             # Lengths in [0, N]: one empty sequence and one full where there

@@ -63,12 +63,28 @@ func.func @f32_overflow_scale(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tens
 
 // -----
 
-// A constant mask (not exactly causal or a band, so it stays an operand):
-// the kernel would take it as the caller's argument.
-// CHECK: convert-attn-to-gpu-shapes.mlir:[[# @LINE + 4]]:8: error: the mask is a constant of the program; the GPU kernel takes it as an argument and a bundle cannot carry constant data yet
-func.func @constant_mask(%q: tensor<4x8xf16>, %k: tensor<6x8xf16>, %v: tensor<6x8xf16>, %o: tensor<4x8xf16>) -> tensor<4x8xf16> {
+// A constant mask whose data the module does not hold (an elided
+// resource, as printed with --mlir-elide-resource-strings-if-larger): the
+// bundle could not carry it.
+// CHECK: convert-attn-to-gpu-shapes.mlir:[[# @LINE + 4]]:8: error: the mask is a constant of the program that a bundle cannot carry: its data is elided (dense_resource without a blob)
+func.func @elided_mask(%q: tensor<4x8xf16>, %k: tensor<6x8xf16>, %v: tensor<6x8xf16>, %o: tensor<4x8xf16>) -> tensor<4x8xf16> {
   %s = arith.constant 0.5 : f32
-  %m = arith.constant dense<[[true, false, true, true, false, true], [true, true, false, true, true, true], [false, true, true, true, true, false], [true, true, true, false, true, true]]> : tensor<4x6xi1>
+  %m = arith.constant dense_resource<__elided__> : tensor<4x6xf16>
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf16>, tensor<6x8xf16>, tensor<6x8xf16>) scale(%s) mask(%m : tensor<4x6xf16>)
+      outs(%o : tensor<4x8xf16>)
+      indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>, affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>, affine_map<(m, n, d, e) -> (m, n)>]
+      -> tensor<4x8xf16>
+  return %r : tensor<4x8xf16>
+}
+
+// -----
+
+// A slice of a constant: the bundle carries whole constants only.
+// CHECK: convert-attn-to-gpu-shapes.mlir:[[# @LINE + 5]]:8: error: the mask is a slice of a constant of the program; fold it into a constant first
+func.func @sliced_mask(%q: tensor<4x8xf16>, %k: tensor<6x8xf16>, %v: tensor<6x8xf16>, %o: tensor<4x8xf16>) -> tensor<4x8xf16> {
+  %s = arith.constant 0.5 : f32
+  %big = arith.constant dense<[[true, false, true, true, false, true, true], [true, true, false, true, true, true, true], [false, true, true, true, true, false, true], [true, true, true, false, true, true, true], [true, true, true, true, true, true, true]]> : tensor<5x7xi1>
+  %m = tensor.extract_slice %big[1, 1] [4, 6] [1, 1] : tensor<5x7xi1> to tensor<4x6xi1>
   %r = attn.attention ins(%q, %k, %v : tensor<4x8xf16>, tensor<6x8xf16>, tensor<6x8xf16>) scale(%s) mask(%m : tensor<4x6xi1>)
       outs(%o : tensor<4x8xf16>)
       indexing_maps = [affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>, affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>, affine_map<(m, n, d, e) -> (m, n)>]

@@ -29,6 +29,7 @@
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -282,7 +283,14 @@ static std::string bindingText(const llvm::json::Object &m, StringRef ptxSha,
       os << "arg " << o->getString("name").value_or("") << " "
          << o->getString("dtype").value_or("") << " [";
       ints(o->get("shape"), ",");
-      os << "] " << o->getString("map").value_or("-") << "\n";
+      os << "] " << o->getString("map").value_or("-");
+      // A constant's file and its sha256.
+      if (std::optional<StringRef> file = o->getString("constant")) {
+        const llvm::json::Object *shas = m.getObject("sha256");
+        os << " constant " << *file << " "
+           << (shas ? shas->getString(*file).value_or("-") : StringRef("-"));
+      }
+      os << "\n";
     }
   return text;
 }
@@ -388,6 +396,16 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
     }
     if (!names.insert(*name).second)
       return fail("argument '" + *name + "' appears twice");
+    // A constant of the program, in the bundle: the mask or the sink only,
+    // static, its file named after it.
+    if (std::optional<StringRef> file = o->getString("constant")) {
+      if ((*name != "mask" && *name != "sink") || *file != (*name + ".bin").str())
+        return fail("constant argument '" + *name + "' names file '" + *file +
+                    "'");
+      for (const llvm::json::Value &d : *shape)
+        if (d.getAsInteger().value_or(0) < 1)
+          return fail("constant argument '" + *name + "' has a dynamic shape");
+    }
   }
   for (StringRef need : {"q", "k", "v", "out"})
     if (!names.contains(need))
@@ -418,7 +436,8 @@ static LogicalResult writeNewFile(StringRef path, StringRef bytes) {
 }
 
 static const char *const kBundleFiles[] = {"manifest.json", "kernel.ptx",
-                                           "kernel.cubin", "index.json"};
+                                           "kernel.cubin",  "index.json",
+                                           "mask.bin",      "sink.bin"};
 
 /// "attn<digits>": a member of a bundle set (one per attention).
 static bool isMemberName(StringRef name) {
@@ -579,6 +598,36 @@ static bool ptxasAvailable() {
 
 using BundleFiles = SmallVector<std::pair<std::string, std::string>>;
 
+/// A constant argument's bytes as the kernel reads them: row-major, each
+/// element little-endian in its type's width, a bool as one byte.
+static std::string constantBytes(ElementsAttr value) {
+  std::string out;
+  Type elt = value.getElementType();
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
+    ArrayRef<char> data = res.getRawHandle().getBlob()->getData();
+    return std::string(data.begin(), data.end());
+  }
+  auto dense = cast<DenseElementsAttr>(value);
+  if (elt.isInteger(1)) {
+    for (bool x : dense.getValues<bool>())
+      out.push_back(x ? 1 : 0);
+    return out;
+  }
+  unsigned bytes = elt.getIntOrFloatBitWidth() / 8;
+  auto put = [&](const APInt &bits) {
+    for (unsigned i = 0; i < bytes; ++i)
+      out.push_back(static_cast<char>(bits.extractBitsAsZExtValue(8, 8 * i)));
+  };
+  out.reserve(dense.getNumElements() * bytes);
+  if (isa<FloatType>(elt))
+    for (APFloat x : dense.getValues<APFloat>())
+      put(x.bitcastToAPInt());
+  else
+    for (APInt x : dense.getValues<APInt>())
+      put(x);
+  return out;
+}
+
 /// Compiles attention `index` of `source` (-1: its only one) into a
 /// bundle's files, under `member/` when it is a member of a set; `entry`
 /// receives the set index's line for it.
@@ -624,14 +673,31 @@ static LogicalResult buildBundle(ModuleOp source, int64_t index,
   if (haveCubin)
     manifest["cubin"] = "kernel.cubin";
   llvm::json::Object attention;
+  std::string prefix = member.empty() ? "" : member.str() + "/";
+  // Constant arguments' files: (name, bytes).
+  BundleFiles constantFiles;
   for (NamedAttribute n : info) {
     StringRef k = n.getName().getValue();
     if (k == "args") {
-      // In kernel parameter order.
+      // In kernel parameter order; a constant's data goes to its file.
       auto args = cast<ArrayAttr>(n.getValue());
       llvm::json::Array ordered;
-      for (int64_t i : paramOrder)
-        ordered.push_back(toJson(args[i]));
+      for (int64_t i : paramOrder) {
+        auto arg = cast<DictionaryAttr>(args[i]);
+        auto value = arg.getAs<ElementsAttr>("value");
+        if (!value) {
+          ordered.push_back(toJson(arg));
+          continue;
+        }
+        llvm::json::Object o;
+        for (NamedAttribute f : arg)
+          if (f.getName() != "value")
+            o[f.getName().getValue()] = toJson(f.getValue());
+        std::string file = (arg.getAs<StringAttr>("name").getValue() + ".bin").str();
+        o["constant"] = file;
+        constantFiles.push_back({file, constantBytes(value)});
+        ordered.push_back(std::move(o));
+      }
       manifest[k] = std::move(ordered);
     } else if (k == "kernel" || k == "grid" || k == "block" ||
                k == "shared_bytes") {
@@ -651,6 +717,8 @@ static LogicalResult buildBundle(ModuleOp source, int64_t index,
   hashes["kernel.ptx"] = ptxSha;
   if (haveCubin)
     hashes["kernel.cubin"] = cubinSha;
+  for (auto &[file, bytes] : constantFiles)
+    hashes[file] = sha256Hex(bytes);
   manifest["sha256"] = std::move(hashes);
   manifest["binding_sha256"] =
       sha256Hex(bindingText(manifest, ptxSha, cubinSha));
@@ -665,8 +733,9 @@ static LogicalResult buildBundle(ModuleOp source, int64_t index,
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
-  std::string prefix = member.empty() ? "" : member.str() + "/";
   files.push_back({prefix + "kernel.ptx", *ptx});
+  for (auto &[file, bytes] : constantFiles)
+    files.push_back({prefix + file, std::move(bytes)});
   if (haveCubin)
     files.push_back({prefix + "kernel.cubin", *cubin});
   files.push_back({prefix + "manifest.json", text});

@@ -35,10 +35,13 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 
@@ -157,6 +160,38 @@ static std::string dtypeName(Type t) {
   if (isa<Float8E5M2Type>(t))
     return "float8_e5m2";
   return "unknown";
+}
+
+/// Why constant `value` cannot travel in a bundle as an argument of type
+/// `type` (empty if it can): static shapes, element types the loader
+/// knows, and the data itself (not an elided resource).
+static std::string constantDataIneligibility(Attribute value,
+                                             RankedTensorType type) {
+  if (!type || !type.hasStaticShape())
+    return "its shape is not static";
+  if (dtypeName(type.getElementType()) == "unknown")
+    return "its element type is not one a kernel argument takes";
+  if (isa<DenseElementsAttr>(value))
+    return "";
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    if (!blob)
+      return "its data is elided (dense_resource without a blob)";
+    return "";
+  }
+  return "it is not dense data";
+}
+
+/// `value` as an elements attribute of `type` (the same elements in
+/// row-major order: the constant may sit behind reshapes).
+static ElementsAttr reshapedConstant(ElementsAttr value,
+                                     RankedTensorType type) {
+  if (value.getType() == type)
+    return value;
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
+    return dense.reshape(type);
+  auto res = cast<DenseResourceElementsAttr>(value);
+  return DenseResourceElementsAttr::get(type, res.getRawHandle());
 }
 
 /// MmaConfig::tf32 for the f32-precision option (0: SIMT).
@@ -801,21 +836,33 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   }
   if (failed(validateOptions(op, opts)))
     return failure();
-  // The kernel takes mask and sink as arguments the caller passes; a
-  // constant one (a mask buffer that is not exactly causal or a band) would
-  // silently become the caller's data.
+  // The kernel takes mask and sink as arguments; a constant one of the
+  // program (a mask or bias buffer that is not exactly causal or a band)
+  // travels in the bundle as data (attn-bundle writes the file), so that
+  // it does not become the caller's to pass.
+  llvm::StringMap<ElementsAttr> constants;
   for (auto [name, operand] : {std::pair<StringRef, Value>{"mask", op.getMask()},
                                {"sink", op.getSink()}}) {
     Value v = operand;
-    while (v && isa_and_nonnull<tensor::ExtractSliceOp, tensor::CollapseShapeOp,
-                                tensor::ExpandShapeOp, tensor::CastOp>(
-                    v.getDefiningOp()))
+    while (v && isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                                tensor::CastOp>(v.getDefiningOp()))
       v = v.getDefiningOp()->getOperand(0);
-    if (v && matchPattern(v, m_Constant()))
+    if (v && isa_and_nonnull<tensor::ExtractSliceOp>(v.getDefiningOp()) &&
+        matchPattern(v.getDefiningOp()->getOperand(0), m_Constant()))
       return op.emitError("the ")
              << name
-             << " is a constant of the program; the GPU kernel takes it as an "
-                "argument and a bundle cannot carry constant data yet";
+             << " is a slice of a constant of the program; fold it into a "
+                "constant first (a bundle carries the data it is given)";
+    Attribute value;
+    if (!v || !matchPattern(v, m_Constant(&value)))
+      continue;
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    std::string why = constantDataIneligibility(value, type);
+    if (!why.empty())
+      return op.emitError("the ")
+             << name << " is a constant of the program that a bundle cannot "
+             << "carry: " << why;
+    constants[name] = reshapedConstant(cast<ElementsAttr>(value), type);
   }
   if (std::string why = scoreModIneligibility(op); !why.empty())
     return op.emitError("the GPU kernel cannot take this score_mod: ") << why;
@@ -1693,6 +1740,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         b.getNamedAttr("dtype", b.getStringAttr(dtypeName(t.getElementType()))),
         b.getNamedAttr("shape", b.getDenseI64ArrayAttr(shape)),
         b.getNamedAttr("map", map)};
+    // A constant of the program: its data, for attn-bundle to write.
+    if (auto it = constants.find(name); it != constants.end())
+      fields.push_back(b.getNamedAttr("value", it->second));
     argAttrs.push_back(b.getDictionaryAttr(fields));
   }
   // The runtime sizes (int64 kernel parameters after the tensors).

@@ -87,6 +87,39 @@ class Case:
     # element, V's scale (value_scale, default 1) times a 0-d bf16 tensor
     # (kernel arguments scale0..2, random in [0.25, 2] in the harness).
     runtime_scales: bool = False
+    # Operands that are constants of the program ("mask", "sink"): random
+    # data in the program text (a bool mask keeps ~80% with row 1 fully
+    # masked; a float one N(0, 1) with ~10% -inf and row 1 all -inf), which
+    # the bundle carries.
+    constants: Tuple[str, ...] = ()
+
+
+def const_text(shape: Sequence[int], dt: str, seed: int) -> str:
+    """A dense literal of `shape` in MLIR element type `dt` (see
+    Case.constants): nested true/false for i1, little-endian hex else."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    if dt == "i1":
+        keep = rng.random(shape) < 0.8
+        if len(shape) >= 2:
+            keep[..., 1, :] = False
+
+        def nest(x):
+            if x.ndim == 1:
+                return "[" + ",".join("true" if v else "false" for v in x) + "]"
+            return "[" + ",".join(nest(y) for y in x) + "]"
+        return f"dense<{nest(keep)}>"
+    vals = rng.standard_normal(shape).astype(np.float32)
+    if len(shape) >= 2:
+        vals[rng.random(shape) < 0.1] = -np.inf
+        vals[..., 1, :] = -np.inf
+    if dt == "f16":
+        raw = vals.astype(np.float16).tobytes()
+    elif dt == "bf16":
+        raw = (vals.view(np.uint32) >> 16).astype(np.uint16).tobytes()
+    else:
+        raw = vals.tobytes()
+    return f'dense<"0x{raw.hex().upper()}">'
 
 
 def tensor(shape_dims: Sequence[str], dims: Dict[str, int], dt: str) -> str:
@@ -184,13 +217,22 @@ def program(c: Case) -> str:
                     f"    %n32 = arith.index_cast %ni : index to i32\n"
                     f"    %keep = arith.cmpi slt, %n32, %len : i32\n"
                     f"    linalg.yield %keep : i1\n  }} -> {tm}\n")
+        elif "mask" in c.constants:
+            shape = [c.dims[x] for x in c.mask]
+            lens_op = (f"  %mask = arith.constant "
+                       f"{const_text(shape, MLIR_DT[c.mask_dtype], 7)} : {tm}\n")
         else:
             params.append(f"%mask: {tm}")
         clauses += f" mask(%mask : {tm})"
         maps.append(amap(c.mask))
     if c.sink is not None:
         ts = tensor(c.sink, c.dims, c.dtype)
-        params.append(f"%sink: {ts}")
+        if "sink" in c.constants:
+            lens_op += (f"  %sink = arith.constant "
+                        f"{const_text([c.dims[x] for x in c.sink], MLIR_DT[c.dtype], 8)}"
+                        f" : {ts}\n")
+        else:
+            params.append(f"%sink: {ts}")
         clauses += f" sink(%sink : {ts})"
         maps.append(amap(c.sink))
     if c.mods:
@@ -916,6 +958,20 @@ CASES.update({
                                        varlen=(300, True, False), flags=["--wgmma=0"]),
     "varlen_bf16_s300_wg": Case("bfloat16", **thd(2, 3000, 3000, 64), varlen=(300, False, False)),
     "varlen_f16_t12_decode": Case("float16", **thd(4, 12, 12, 128), varlen=(3, True, False)),
+    # Constants of the program (torch-mlir's buffers: a fixed mask pattern,
+    # a precomputed bias, a sink vector) carried in the bundle.
+    "const_boolmask_f16": Case("float16", **bhsd(2, 2, 300, 300, 64), mask=["m", "n"],
+                               constants=("mask",)),
+    "const_bias_bf16_per_head": Case("bfloat16", **bhsd(2, 4, 256, 384, 128),
+                                     mask=["h", "m", "n"], mask_dtype="bfloat16",
+                                     constants=("mask",)),
+    "const_bias_f16_causal_ws": Case("float16", **bhsd(1, 2, 1024, 1024, 128),
+                                     mask=["m", "n"], mask_dtype="float16", causal=True,
+                                     constants=("mask",)),
+    "const_sink_bf16_mma": Case("bfloat16", **bhsd(2, 4, 200, 333, 64), sink=["h"],
+                                constants=("sink",), flags=["--wgmma=0"]),
+    "const_mask_and_sink_f16": Case("float16", **bhsd(2, 2, 130, 257, 64), mask=["m", "n"],
+                                    sink=["h"], constants=("mask", "sink")),
     # Persistent blocks over the tile slots (empty slots run empty loops):
     # causal, bottom-right with leading rows that see no key, many
     # sequences with an empty one and the lse, and the default choice.
