@@ -478,6 +478,9 @@ struct TileKernel {
   // copy of a tile instead of once per 16-byte chunk.
   Value pageRow0, pageFirst;
   SmallVector<Value> pageEntries;
+  // A chunk's page and slot when copyRows knows them (page-aligned whole
+  // tiles: the entry by the chunk's static row), read by indices().
+  Value pageOverride, slotOverride;
   // Per-sequence key counts (attn.length_mask masks): the block's keys end
   // at keyLimit (an index in [0, N]); null: at N.
   Value keyLimit;

@@ -327,7 +327,10 @@ Value TileKernel::pageAt(Value column) {
 SmallVector<Value> TileKernel::indices(StringRef name) {
   bool paged = pageSize > 0 && (name == "k" || name == "v");
   Value page, slot;
-  if (paged && pageRow0) {
+  if (paged && pageOverride) {
+    page = pageOverride;
+    slot = slotOverride;
+  } else if (paged && pageRow0) {
     // One of the entries read for this copy (selects on the page offset).
     OpBuilder &b = kb.b;
     Location loc = kb.loc;
@@ -451,6 +454,28 @@ void TileKernel::copyRows(StringRef name, Value tile, int64_t count,
   } else if (paged && spanned > 8) {
     pageRow0 = Value();
   }
+  // Whole tiles starting on a page (no window: the key loop starts at 0 or
+  // at a split range's start, multiples of the tile), each iteration's
+  // rows within one page: the chunk's entry is known here and its slot is
+  // the thread's row plus a constant, instead of a select over the entries
+  // per chunk. Rows past `limit` (a ragged last tile) read the last key's.
+  const int64_t rowsPerIt = threads / perRow;
+  const bool staticPages =
+      paged && pageRow0 && !window && threads % perRow == 0 &&
+      chunks % threads == 0 && count % pageSize == 0 &&
+      pageSize % rowsPerIt == 0;
+  Value threadRow, lastPage, lastSlot, ragged;
+  if (staticPages) {
+    threadRow = divu(tid, perRow);
+    int64_t n = kb.isDynamic(r + 1) ? -1 : sizes[r + 1];
+    if (n < 0 || n % count != 0) {
+      Value last = add(limit, -1);
+      lastPage = pageAt(divu(last, pageSize));
+      lastSlot = remu(last, pageSize);
+      ragged = arith::CmpIOp::create(kb.b, kb.loc, arith::CmpIPredicate::ugt,
+                                     add(row0, count), limit);
+    }
+  }
   for (int64_t it = 0; it * threads < chunks; ++it) {
     Value i = add(tid, it * threads);
     if ((it + 1) * threads > chunks)
@@ -458,6 +483,23 @@ void TileKernel::copyRows(StringRef name, Value tile, int64_t count,
     Value rowLocal = divu(i, perRow);
     Value chunk = remu(i, perRow);
     Value col = mul(chunk, vec);
+    if (staticPages) {
+      OpBuilder &b = kb.b;
+      Location loc = kb.loc;
+      int64_t first = it * rowsPerIt;
+      pageOverride = pageEntries[first / pageSize];
+      slotOverride = add(threadRow, first % pageSize);
+      if (ragged) {
+        Value past = arith::AndIOp::create(
+            b, loc, ragged,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                  add(add(row0, first), threadRow), limit));
+        pageOverride =
+            arith::SelectOp::create(b, loc, past, lastPage, pageOverride);
+        slotOverride =
+            arith::SelectOp::create(b, loc, past, lastSlot, slotOverride);
+      }
+    }
     if (rowDim == r && packDim >= 0)
       setRow(clamp(add(row0, rowLocal), rowsTotal()));
     else
@@ -465,6 +507,7 @@ void TileKernel::copyRows(StringRef name, Value tile, int64_t count,
     loops[colDim] = col;
     // .cg: streamed once per block.
     asyncCopy16(tile, dst(rowLocal, chunk), memArg(name), indices(name));
+    pageOverride = slotOverride = Value();
   }
 }
 

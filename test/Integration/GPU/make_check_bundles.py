@@ -881,6 +881,12 @@ CASES.update({
     "paged_f16_gqa4_m1_p16_auto": Case("float16", dims={"b": 4, "h": 8, "g": 4, "m": 1,
                                                         "n": 1600, "d": 128, "e": 128},
                                        pages=(16, 300), **_gqa),
+    # 16-key pages on a ragged last tile (1008 keys: 15 tiles of 64 and 48),
+    # split four ways, and with 32 kv heads (no packing): the chunks' pages
+    # known per row, the rows past the keys read the last key's.
+    "paged_f16_m1_p16_ragged_s4": Case("float16", **bhsd(3, 4, 1, 1008, 128),
+                                       pages=(16, 250), flags=["--splits=4"]),
+    "paged_bf16_m4_p16_h32": Case("bfloat16", **bhsd(2, 32, 4, 2048, 128), pages=(16, 300)),
     "paged_bf16_m1_p256_s3": Case("bfloat16", **bhsd(2, 4, 1, 2048, 128), pages=(256, 20),
                                   flags=["--splits=3"]),
     "paged_f16_bshd_m16_br_causal_p32": Case(
