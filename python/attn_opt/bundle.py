@@ -89,10 +89,11 @@ SCALE_DTYPES = ("float32", "float16", "bfloat16")
 # Arguments the kernel writes (allocated by Kernel when not given).
 OUTPUTS = ("out", "lse")
 # Arguments that may be constants of the program (a mask or bias buffer, a
-# sink vector): the bundle carries their data in "<name>.bin" (the arg's
+# sink vector, a fixed block table, lengths or packing): the bundle carries their data in "<name>.bin" (the arg's
 # "constant"), row-major, little-endian, a bool as one byte; the loader
 # passes it, the caller does not.
-CONSTANT_ARGS = ("mask", "sink")
+CONSTANT_ARGS = ("mask", "sink", "block_table", "kv_lens", "cu_seqlens_q",
+                 "cu_seqlens_k")
 MAX_CONSTANT_BYTES = 1 << 32
 # Split-KV's workspace (grid z = attention.splits > 1): per split the
 # normalized partial output and its row statistics (max m, sum l), and a
@@ -965,6 +966,23 @@ def _grid_xy(sizes: Mapping[str, int], batch: Sequence[str], tq: int, group: int
     return x, y
 
 
+def _constant_of(a: Mapping[str, Any], name: str, shape: Sequence[int],
+                 where: str) -> Optional[str]:
+    """The file of argument entry `a` if it is a constant of the program
+    (CONSTANT_ARGS, "<name>.bin", a static shape), else None."""
+    constant = a.get("constant")
+    if constant is None:
+        return None
+    if name not in CONSTANT_ARGS or constant != f"{name}.bin":
+        raise BundleError(f"{where}: only {list(CONSTANT_ARGS)} may be "
+                          "constants of the program, each in '<name>.bin'; "
+                          f"'{name}' names {_show(constant)}")
+    if any(x == -1 for x in shape):
+        raise BundleError(f"{where}: the constant '{name}' has a dynamic shape "
+                          f"{_show(list(shape))}")
+    return constant
+
+
 def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     """Validates a decoded manifest.json and returns it typed. Checks
     everything that needs no file: the schema, the limits, the launch
@@ -1202,7 +1220,8 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                               f"'{name}'.shape", where, positive=True)
             if dyn_rows:
                 shape = (-1,) + shape[1:]
-            args.append(ArgSpec(name, dtype, shape, ()))
+            args.append(ArgSpec(name, dtype, shape, (),
+                                constant=_constant_of(a, name, shape, where)))
             continue
         if _SCALE_ARG.fullmatch(name):  # a runtime scale's tensor
             if (dtype not in SCALE_DTYPES or a.get("map") != "scale"
@@ -1276,16 +1295,8 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                     f"{len(shape)}) and no layout; the canonical layout "
                     f"{list(dims)} has rank {len(dims)}")
         _check_dims(name, dims, len(shape), batch, where)
-        constant = a.get("constant")
-        if constant is not None:
-            if name not in CONSTANT_ARGS or constant != f"{name}.bin":
-                raise BundleError(f"{where}: only {list(CONSTANT_ARGS)} may be "
-                                  "constants of the program, each in "
-                                  f"'<name>.bin'; '{name}' names {_show(constant)}")
-            if any(x == -1 for x in shape):
-                raise BundleError(f"{where}: the constant '{name}' has a "
-                                  f"dynamic shape {_show(list(shape))}")
-        args.append(ArgSpec(name, dtype, shape, dims, constant=constant))
+        args.append(ArgSpec(name, dtype, shape, dims,
+                            constant=_constant_of(a, name, shape, where)))
     spec = {a.name: a for a in args}
     for n, t in TENSOR_MAPS.items():
         if n not in spec:

@@ -437,11 +437,16 @@ def reference(man: Manifest, inputs: Mapping[str, Any], ops: Any,
     row_list = list(range(M)) if rows is None else [int(i) for i in rows]
     R = len(row_list)
 
+    # The bundle's own data for its constant arguments.
+    inputs = dict(inputs)
+    for spec in man.args:
+        if spec.constant is not None and spec.name not in inputs:
+            x = constant_array(man, spec.name)
+            inputs[spec.name] = (ops.torch.as_tensor(x, device=ops.device)
+                                 if isinstance(ops, TorchOps) else x)
+
     def load(name: str) -> Any:
         x = inputs.get(name)
-        spec = man.arg(name)
-        if x is None and spec is not None and spec.constant is not None:
-            x = constant_array(man, name)  # the bundle's own data
         if x is None:
             return None
         return canonical(ops, man, name, ops.asarray(x))

@@ -174,3 +174,36 @@ def test_constant_checked_when_loaded(tmp_path):
     o["sha256"].pop("mask.bin")
     with pytest.raises(BundleError, match="binding_sha256 mismatch"):
         bundle.parse_manifest(o)
+
+
+@needs_attn_bundle
+def test_constant_varlen_tables(tmp_path):
+    """A fixed packing: one constant table for both sides becomes two int32
+    files; the reference runs on them."""
+    t = "tensor<300x2x64xf16>"
+    maps = ", ".join(f"affine_map<(h, m, n, d, e) -> ({x})>" for x in
+                     ("m, h, d", "n, h, d", "n, h, e", "m, h, e", "m, n"))
+    text = f"""func.func @f(%q: {t}, %k: {t}, %v: {t}, %o: {t}) -> {t} {{
+  %s = arith.constant 0.125 : f32
+  %cu = arith.constant dense<[0, 100, 100, 300]> : tensor<4xi32>
+  %m = attn.varlen_mask %cu, %cu causal : tensor<4xi32>, tensor<4xi32> -> tensor<300x300xi1>
+  %r = attn.attention ins(%q, %k, %v : {t}, {t}, {t}) scale(%s) mask(%m : tensor<300x300xi1>)
+      outs(%o : {t}) indexing_maps = [{maps}] -> {t}
+  return %r : {t}
+}}
+"""
+    out = _compile(tmp_path, text)
+    m = bundle.read_manifest(out)
+    assert m.inputs == ("q", "k", "v")
+    for n in ("cu_seqlens_q", "cu_seqlens_k"):
+        assert m.arg(n).constant == f"{n}.bin"
+        assert (out / f"{n}.bin").read_bytes() == np.array([0, 100, 100, 300],
+                                                           dtype=np.int32).tobytes()
+    ops = reference.NumpyOps()
+    inputs = reference.make_inputs(m, ops, seed=4)
+    ref = reference.reference(m, inputs, ops)  # [h, m, e]
+    q, k, v = (inputs[x].astype(np.float64) for x in ("q", "k", "v"))
+    # Row 150 (sequence 2, its 50th query) sees keys 100..150.
+    sc = k[100:151, 0] @ q[150, 0] * 0.125
+    p = np.exp(sc - sc.max())
+    assert np.allclose(ref[0, 150], p @ v[100:151, 0] / p.sum(), rtol=1e-6, atol=1e-9)

@@ -49,8 +49,9 @@ func.func @k_only(%q: tensor<2x4x1x64xf16>, %kc: tensor<10x4x16x64xf16>, %v: ten
 
 // -----
 
-// A constant table is data the bundle cannot carry.
-// CHECK: error: paged K/V: the block table is a constant of the program
+// A constant table (static paging) travels in the bundle with its data.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: {dtype = "int32", map = "block_table", name = "block_table", shape = array<i64: 2, 4>, value = dense<{{\[\[}}0, 1, 2, 3], [4, 5, 6, 7]]> : tensor<2x4xi32>}
 func.func @constant_table(%q: tensor<2x4x1x64xf16>, %kc: tensor<10x4x16x64xf16>, %vc: tensor<10x4x16x64xf16>, %o: tensor<2x4x1x64xf16>) -> tensor<2x4x1x64xf16> {
   %s = arith.constant 0.125 : f32
   %t = arith.constant dense<[[0, 1, 2, 3], [4, 5, 6, 7]]> : tensor<2x4xi32>

@@ -95,11 +95,19 @@ func.func @with_causal(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: t
 
 // -----
 
+// A fixed packing: the constant tables travel in the bundle with their
+// data (one file per table).
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: {dtype = "int32", map = "cu_seqlens_q", name = "cu_seqlens_q", shape = array<i64: 3>, value = dense<[0, 100, 256]> : tensor<3xi32>}
+// CHECK-SAME: {dtype = "int32", map = "cu_seqlens_k", name = "cu_seqlens_k", shape = array<i64: 3>, value = dense<[0, 100, 256]> : tensor<3xi32>}
+// SM80-LABEL: attn.bundle = {
+// SM80-SAME: name = "cu_seqlens_q", shape = array<i64: 3>, value = dense<[0, 100, 256]>
+// WSV-LABEL: attn.bundle = {
+// PERS-LABEL: attn.bundle = {
 func.func @constant_tables(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: tensor<256x2x64xf16>, %o: tensor<256x2x64xf16>) -> tensor<256x2x64xf16> {
   %s = arith.constant 0.125 : f32
   %cu = arith.constant dense<[0, 100, 256]> : tensor<3xi32>
   %m = attn.varlen_mask %cu, %cu : tensor<3xi32>, tensor<3xi32> -> tensor<256x256xi1>
-  // expected-error @below {{varlen (attn.varlen_mask): the cu_seqlens table is a constant of the program; the GPU kernel takes it as an argument and a bundle cannot carry constant data yet}}
   %r = attn.attention ins(%q, %k, %v : tensor<256x2x64xf16>, tensor<256x2x64xf16>, tensor<256x2x64xf16>) scale(%s)
       mask(%m : tensor<256x256xi1>)
       outs(%o : tensor<256x2x64xf16>) indexing_maps = [

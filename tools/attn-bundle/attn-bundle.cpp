@@ -396,10 +396,13 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
     }
     if (!names.insert(*name).second)
       return fail("argument '" + *name + "' appears twice");
-    // A constant of the program, in the bundle: the mask or the sink only,
-    // static, its file named after it.
+    // A constant of the program, in the bundle: static, its file named
+    // after it.
     if (std::optional<StringRef> file = o->getString("constant")) {
-      if ((*name != "mask" && *name != "sink") || *file != (*name + ".bin").str())
+      if (!llvm::is_contained({"mask", "sink", "block_table", "kv_lens",
+                               "cu_seqlens_q", "cu_seqlens_k"},
+                              *name) ||
+          *file != (*name + ".bin").str())
         return fail("constant argument '" + *name + "' names file '" + *file +
                     "'");
       for (const llvm::json::Value &d : *shape)
@@ -435,9 +438,11 @@ static LogicalResult writeNewFile(StringRef path, StringRef bytes) {
   return success();
 }
 
-static const char *const kBundleFiles[] = {"manifest.json", "kernel.ptx",
-                                           "kernel.cubin",  "index.json",
-                                           "mask.bin",      "sink.bin"};
+static const char *const kBundleFiles[] = {
+    "manifest.json", "kernel.ptx",      "kernel.cubin",
+    "index.json",    "mask.bin",        "sink.bin",
+    "kv_lens.bin",   "block_table.bin", "cu_seqlens_q.bin",
+    "cu_seqlens_k.bin"};
 
 /// "attn<digits>": a member of a bundle set (one per attention).
 static bool isMemberName(StringRef name) {

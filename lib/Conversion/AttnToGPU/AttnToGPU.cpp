@@ -841,8 +841,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // travels in the bundle as data (attn-bundle writes the file), so that
   // it does not become the caller's to pass.
   llvm::StringMap<ElementsAttr> constants;
-  for (auto [name, operand] : {std::pair<StringRef, Value>{"mask", op.getMask()},
-                               {"sink", op.getSink()}}) {
+  // Records `operand` (kernel argument `name`) if it is a constant of the
+  // program; fails with a diagnostic where the bundle cannot carry it.
+  auto carryConstant = [&](StringRef name, Value operand) -> LogicalResult {
     Value v = operand;
     while (v && isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
                                 tensor::CastOp>(v.getDefiningOp()))
@@ -855,7 +856,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                 "constant first (a bundle carries the data it is given)";
     Attribute value;
     if (!v || !matchPattern(v, m_Constant(&value)))
-      continue;
+      return success();
     auto type = dyn_cast<RankedTensorType>(operand.getType());
     std::string why = constantDataIneligibility(value, type);
     if (!why.empty())
@@ -863,7 +864,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
              << name << " is a constant of the program that a bundle cannot "
              << "carry: " << why;
     constants[name] = reshapedConstant(cast<ElementsAttr>(value), type);
-  }
+    return success();
+  };
+  if (failed(carryConstant("mask", op.getMask())) ||
+      failed(carryConstant("sink", op.getSink())))
+    return failure();
   if (std::string why = scoreModIneligibility(op); !why.empty())
     return op.emitError("the GPU kernel cannot take this score_mod: ") << why;
   DictionaryAttr scoreModInfo;
@@ -894,10 +899,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         return op.emitError("paged K/V: the GPU kernels take the cache's page "
                             "dimension as the first batch dim and its token "
                             "dimension as the key dim");
-    if (matchPattern(kPages.getTable(), m_Constant()))
-      return op.emitError("paged K/V: the block table is a constant of the "
-                          "program; the GPU kernel takes it as an argument "
-                          "and a bundle cannot carry constant data yet");
+    if (failed(carryConstant("block_table", kPages.getTable())))
+      return failure();
     if (kPages.getCache().getType().getDimSize(kPages.getTokenDim()) !=
             vPages.getCache().getType().getDimSize(vPages.getTokenDim()) ||
         kPages.getCache().getType().getDimSize(kPages.getSeqDim()) !=
@@ -941,18 +944,17 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (kPages)
       return op.emitError("varlen (attn.varlen_mask): the GPU kernels cannot "
                           "combine packed sequences with paged K/V");
-    for (Value t : {varlen.getCuSeqlensQ(), varlen.getCuSeqlensK()})
-      if (matchPattern(t, m_Constant()))
-        return op.emitError("varlen (attn.varlen_mask): the cu_seqlens table "
-                            "is a constant of the program; the GPU kernel "
-                            "takes it as an argument and a bundle cannot "
-                            "carry constant data yet");
+    if (failed(carryConstant("cu_seqlens_q", varlen.getCuSeqlensQ())) ||
+        failed(carryConstant("cu_seqlens_k", varlen.getCuSeqlensK())))
+      return failure();
   }
   SmallVector<std::pair<StringRef, Value>> args = {
       {"q", op.getQuery()},
       {"k", kPages ? kPages.getCache() : op.getKey()},
       {"v", vPages ? vPages.getCache() : op.getValue()}};
   if (lenMask) {
+    if (failed(carryConstant("kv_lens", lenMask.getLengths())))
+      return failure();
     args.push_back({"kv_lens", lenMask.getLengths()});
   } else if (varlen) {
     args.push_back({"cu_seqlens_q", varlen.getCuSeqlensQ()});

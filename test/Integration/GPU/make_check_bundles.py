@@ -122,6 +122,29 @@ def const_text(shape: Sequence[int], dt: str, seed: int) -> str:
     return f'dense<"0x{raw.hex().upper()}">'
 
 
+def const_ints(values: Any) -> str:
+    """A dense i32 literal of a nested list or numpy array."""
+    import numpy as np
+    a = np.asarray(values)
+
+    def nest(x):
+        if x.ndim == 1:
+            return "[" + ", ".join(str(int(v)) for v in x) + "]"
+        return "[" + ", ".join(nest(y) for y in x) + "]"
+    return f"dense<{nest(a)}>"
+
+
+def const_cu(seqs: int, total: int, seed: int) -> Any:
+    """Cumulative lengths of `seqs` random sequences (one empty) summing to
+    `total`."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    cuts = np.sort(rng.integers(0, total + 1, seqs - 1))
+    if seqs > 2:
+        cuts[1] = cuts[0]  # an empty sequence
+    return np.concatenate([[0], cuts, [total]])
+
+
 def tensor(shape_dims: Sequence[str], dims: Dict[str, int], dt: str) -> str:
     # A size of -1: a dynamic dim ("?"), given at launch.
     return ("tensor<" + "".join(("?" if dims[x] < 0 else str(dims[x])) + "x"
@@ -169,7 +192,15 @@ def program(c: Case) -> str:
         cdims = dict(c.dims, b=npages, n=psize)
         rows = "?" if c.dims["b"] < 0 else c.dims["b"]  # a dynamic batch
         tt = f"tensor<{rows}x{c.dims['n'] // psize}xi32>"
-        params = [f"%q: {tq}", f"%t: {tt}"]
+        params = [f"%q: {tq}"]
+        if "block_table" in c.constants:
+            import numpy as np
+            perm = np.random.default_rng(9).permutation(npages)
+            count = c.dims["b"] * (c.dims["n"] // psize)
+            table = np.resize(perm, count).reshape(c.dims["b"], -1)
+            gathers += f"  %t = arith.constant {const_ints(table)} : {tt}\n"
+        else:
+            params.append(f"%t: {tt}")
         for x, dims, tl in (("k", c.k, tk), ("v", c.v, tv)):
             tc = tensor(dims, cdims, c.dtype)
             params.append(f"%{x}c: {tc}")
@@ -188,9 +219,16 @@ def program(c: Case) -> str:
             seqs, vcausal, br = c.varlen
             tc = f"tensor<{seqs + 1}xi32>"
             shared = c.dims["m"] == c.dims["n"] and not br
-            params.append(f"%cuq: {tc}")
-            if not shared:
-                params.append(f"%cuk: {tc}")
+            if "cu_seqlens" in c.constants:
+                lens_op += (f"  %cuq = arith.constant "
+                            f"{const_ints(const_cu(seqs, c.dims['m'], 11))} : {tc}\n")
+                if not shared:
+                    lens_op += (f"  %cuk = arith.constant "
+                                f"{const_ints(const_cu(seqs, c.dims['n'], 12))} : {tc}\n")
+            else:
+                params.append(f"%cuq: {tc}")
+                if not shared:
+                    params.append(f"%cuk: {tc}")
             flags = (" causal" if vcausal else "") + (" bottom_right" if br else "")
             # Dynamic token counts: the mask's sizes from q's and k's dims.
             sizes = ""
@@ -204,8 +242,15 @@ def program(c: Case) -> str:
                         f"{flags}{sizes} : {tc}, {tc} -> {tm}\n")
         elif c.kv_lens:
             tl = f"tensor<{'?' if c.dims['b'] < 0 else c.dims['b']}xi32>"
-            params.append(f"%lens: {tl}")
-            lens_op = f"  %mask = attn.length_mask %lens : {tl} -> {tm}\n"
+            if "kv_lens" in c.constants:
+                import numpy as np
+                lens = np.random.default_rng(13).integers(0, c.dims["n"] + 1, c.dims["b"])
+                lens[0], lens[-1] = 0, c.dims["n"]
+                lens_op = f"  %lens = arith.constant {const_ints(lens)} : {tl}\n"
+            else:
+                params.append(f"%lens: {tl}")
+                lens_op = ""
+            lens_op += f"  %mask = attn.length_mask %lens : {tl} -> {tm}\n"
             if c.lens_program:
                 lens_op = (
                     f"  %me = tensor.empty() : {tm}\n"
@@ -978,6 +1023,18 @@ CASES.update({
                                 constants=("sink",), flags=["--wgmma=0"]),
     "const_mask_and_sink_f16": Case("float16", **bhsd(2, 2, 130, 257, 64), mask=["m", "n"],
                                     sink=["h"], constants=("mask", "sink")),
+    # A fixed packing, static paging, fixed lengths.
+    "const_varlen_tables_br_ws": Case("float16", **thd(2, 900, 1300, 128),
+                                      varlen=(6, True, True), constants=("cu_seqlens",),
+                                      flags=["--warp-specialize=1", "--pipeline=1",
+                                             "--persistent=1"]),
+    "const_varlen_table_shared_bf16": Case("bfloat16", **thd(2, 1000, 1000, 64),
+                                           varlen=(5, False, False), constants=("cu_seqlens",)),
+    "const_block_table_p16": Case("float16", **bhsd(3, 4, 1, 1024, 128), pages=(16, 200),
+                                  constants=("block_table",)),
+    "const_kv_lens_gqa": Case("float16", dims={"b": 4, "h": 2, "g": 4, "m": 1, "n": 900,
+                                               "d": 128, "e": 128},
+                              mask=["b", "n"], kv_lens=True, constants=("kv_lens",), **_gqa),
     # Persistent blocks over the tile slots (empty slots run empty loops):
     # causal, bottom-right with leading rows that see no key, many
     # sequences with an empty one and the lse, and the default choice.
