@@ -29,9 +29,9 @@
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -439,10 +439,9 @@ static LogicalResult writeNewFile(StringRef path, StringRef bytes) {
 }
 
 static const char *const kBundleFiles[] = {
-    "manifest.json", "kernel.ptx",      "kernel.cubin",
-    "index.json",    "mask.bin",        "sink.bin",
-    "kv_lens.bin",   "block_table.bin", "cu_seqlens_q.bin",
-    "cu_seqlens_k.bin"};
+    "manifest.json",    "kernel.ptx",      "kernel.cubin", "index.json",
+    "mask.bin",         "sink.bin",        "kv_lens.bin",  "block_table.bin",
+    "cu_seqlens_q.bin", "cu_seqlens_k.bin"};
 
 /// "attn<digits>": a member of a bundle set (one per attention).
 static bool isMemberName(StringRef name) {
@@ -698,7 +697,8 @@ static LogicalResult buildBundle(ModuleOp source, int64_t index,
         for (NamedAttribute f : arg)
           if (f.getName() != "value")
             o[f.getName().getValue()] = toJson(f.getValue());
-        std::string file = (arg.getAs<StringAttr>("name").getValue() + ".bin").str();
+        std::string file =
+            (arg.getAs<StringAttr>("name").getValue() + ".bin").str();
         o["constant"] = file;
         constantFiles.push_back({file, constantBytes(value)});
         ordered.push_back(std::move(o));

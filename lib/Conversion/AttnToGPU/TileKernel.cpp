@@ -420,17 +420,16 @@ Value TileKernel::setVarlen(Value blockX, int64_t rows) {
   return arith::SelectOp::create(b, loc, found, mul(t, rows), idx(0));
 }
 
-void TileKernel::setVarlen(Value q0, Value k0, Value rowsLeft,
-                           Value keysLeft) {
+void TileKernel::setVarlen(Value q0, Value k0, Value rowsLeft, Value keysLeft) {
   qBase = q0;
   kBase = k0;
   rowLimit = rowsLeft;
   keyLimit = keysLeft;
   // len_k - len_q where the tile exists (no rows otherwise).
-  offsetV = kb.varlenBottomRight
-                ? arith::SubIOp::create(kb.b, kb.loc, keysLeft, rowsLeft)
-                      .getResult()
-                : idx(0);
+  offsetV =
+      kb.varlenBottomRight
+          ? arith::SubIOp::create(kb.b, kb.loc, keysLeft, rowsLeft).getResult()
+          : idx(0);
 }
 
 void TileKernel::copyRows(StringRef name, Value tile, int64_t count,
@@ -460,10 +459,9 @@ void TileKernel::copyRows(StringRef name, Value tile, int64_t count,
   // the thread's row plus a constant, instead of a select over the entries
   // per chunk. Rows past `limit` (a ragged last tile) read the last key's.
   const int64_t rowsPerIt = threads / perRow;
-  const bool staticPages =
-      paged && pageRow0 && !window && threads % perRow == 0 &&
-      chunks % threads == 0 && count % pageSize == 0 &&
-      pageSize % rowsPerIt == 0;
+  const bool staticPages = paged && pageRow0 && !window &&
+                           threads % perRow == 0 && chunks % threads == 0 &&
+                           count % pageSize == 0 && pageSize % rowsPerIt == 0;
   Value threadRow, lastPage, lastSlot, ragged;
   if (staticPages) {
     threadRow = divu(tid, perRow);

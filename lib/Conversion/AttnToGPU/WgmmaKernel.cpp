@@ -490,7 +490,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     // Varlen: the block's query tile within its sequence (tables read here).
     // A persistent block's empty slot (no such tile) runs an empty key loop
     // and stores no row.
-    blockRow = row0                            ? row0
+    blockRow = row0                          ? row0
                : persistent && kb.varlenSeqs ? tk.setVarlen(blockX, BM)
                                              : tk.firstRow(blockX, BM);
     // Within the block: the thread's rows g and g + 8 of its warp's 16.
