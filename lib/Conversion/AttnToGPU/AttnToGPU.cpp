@@ -836,10 +836,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   }
   if (failed(validateOptions(op, opts)))
     return failure();
-  // The kernel takes mask and sink as arguments; a constant one of the
-  // program (a mask or bias buffer that is not exactly causal or a band)
-  // travels in the bundle as data (attn-bundle writes the file), so that
-  // it does not become the caller's to pass.
+  // Operands that are constants of the program (a mask or bias buffer
+  // that is not exactly causal or a band, a sink vector, a fixed block
+  // table, lengths or packing) stay kernel arguments and travel in the
+  // bundle as data (attn-bundle writes the file), so that they do not
+  // become the caller's to pass.
   llvm::StringMap<ElementsAttr> constants;
   // Records `operand` (kernel argument `name`) if it is a constant of the
   // program; fails with a diagnostic where the bundle cannot carry it.
