@@ -8,6 +8,9 @@ A bundle is a directory written by `attn-bundle IN.mlir -o DIR`:
                        "sha256": {file name: hex}, "binding_sha256": hex}
   DIR/kernel.ptx      PTX text
   DIR/kernel.cubin    (optional) the same kernel assembled for `chip`
+  DIR/<name>.bin      the data of each argument that is a constant of the
+                      program (its arg has "constant": "<name>.bin";
+                      CONSTANT_ARGS), which the loader passes itself
 
 Every kernel parameter is one raw device pointer to a contiguous row-major
 tensor of exactly the manifest's shape and dtype, in `args` order; `out` is
@@ -89,9 +92,10 @@ SCALE_DTYPES = ("float32", "float16", "bfloat16")
 # Arguments the kernel writes (allocated by Kernel when not given).
 OUTPUTS = ("out", "lse")
 # Arguments that may be constants of the program (a mask or bias buffer, a
-# sink vector, a fixed block table, lengths or packing): the bundle carries their data in "<name>.bin" (the arg's
-# "constant"), row-major, little-endian, a bool as one byte; the loader
-# passes it, the caller does not.
+# sink vector, a fixed block table, lengths or packing): the bundle carries
+# their data in "<name>.bin" (the arg's "constant"), row-major,
+# little-endian, a bool as one byte; the loader passes it, the caller does
+# not.
 CONSTANT_ARGS = ("mask", "sink", "block_table", "kv_lens", "cu_seqlens_q",
                  "cu_seqlens_k")
 MAX_CONSTANT_BYTES = 1 << 32
@@ -869,7 +873,8 @@ def binding_text(manifest_obj: Mapping[str, Any], ptx_sha: Optional[str],
     one `arg` line per entry of "args", in manifest order; the shape has no
     spaces ("[2,2,128,64]", "[]" for rank 0); <map> is the argument's "map"
     string verbatim, or "-" when it has none; a constant argument adds its
-    file and that file's "sha256" entry ("-" when there is none). Integers in decimal;
+    file and that file's "sha256" entry ("-" when there is none). Integers
+    in decimal;
     shared_bytes is 0 when absent. `manifest_obj` is the decoded
     manifest.json; a field of the wrong type raises BundleError.
 
