@@ -331,8 +331,8 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // before 7-10% at 4096 <= N <= 16384; causal and the causal forms
   // 1.02-1.07x at N = 1024, 1.12-1.40x at N >= 4096), except D = 80
   // non-causal below N = 4096 (0.92-0.93x at 1024); at N = 512 it lost
-  // 2-3%; at N = 32768-131072 it wins 1.18-1.29x. Without TMA (varlen,
-  // dynamic shapes) only non-causal 4096 <= N <= 16384 (causal measured
+  // 2-3%; at N = 32768-131072 it wins 1.18-1.29x. Without TMA (tma=0,
+  // more than 5 dims) only non-causal 4096 <= N <= 16384 (causal measured
   // 0.68-1.03x then, step 25, and N = 131072 one head 0.94x). Not
   // measured with a window: not by default there.
   // Only when no launch-shape option is given.
@@ -1365,7 +1365,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // Why the warp-specialized kernel streams K/V with cp.async (explained).
   std::string noTma;
   if (useWgmma) {
-    noTma = tmaIneligibility(op, mapOf, static_cast<bool>(varlen));
+    noTma = tmaIneligibility(op, mapOf);
     FailureOr<WgmmaConfig> resolved =
         // Varlen: the keys of one sequence (on average N / S) bound a
         // block's loop, not N.

@@ -777,9 +777,9 @@ std::string wgmmaIneligibility(AttentionOp op, MapOfFn mapOf, int64_t D,
                                int64_t E);
 
 /// Why the warp-specialized kernel could not load Q/K/V by TMA ("" if it
-/// can): no varlen, Q/K/V of rank <= 5 with the head dim last
+/// can): Q/K/V of rank <= 5 with the head dim last
 /// and rows of a multiple of 16 bytes.
-std::string tmaIneligibility(AttentionOp op, MapOfFn mapOf, bool varlen);
+std::string tmaIneligibility(AttentionOp op, MapOfFn mapOf);
 
 /// Bytes per staged row of the mask (WgmmaConfig::maskRowBytes) for key
 /// tiles of `keyTile`, or 0 when the mask is read from global memory: a

@@ -98,13 +98,11 @@ std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
   return "";
 }
 
-std::string gpu_kernel::tmaIneligibility(AttentionOp op, MapOfFn mapOf,
-                                         bool varlen) {
-  // Dynamic shapes too: the loader encodes each call's sizes. Varlen: the
-  // boxes start at the sequence's packed row (TileKernel::indices); rows
-  // past its end belong to the next sequence and are masked like a ragged
-  // tile's, rows past T arrive as zeros.
-  (void)varlen;
+std::string gpu_kernel::tmaIneligibility(AttentionOp op, MapOfFn mapOf) {
+  // Dynamic shapes too: the loader encodes each call's sizes. Varlen too:
+  // the boxes start at the sequence's packed row (TileKernel::indices);
+  // rows past its end belong to the next sequence and are masked like a
+  // ragged tile's, rows past T arrive as zeros.
   unsigned r = op.getNumBatchDims();
   for (auto [name, tensor, inner] :
        {std::tuple{StringRef("q"), op.getQuery(), r + 2},
