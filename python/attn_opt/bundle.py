@@ -92,7 +92,8 @@ SCALE_DTYPES = ("float32", "float16", "bfloat16")
 # Arguments the kernel writes (allocated by Kernel when not given).
 OUTPUTS = ("out", "lse")
 # Arguments that may be constants of the program (a mask or bias buffer, a
-# sink vector, a fixed block table, lengths or packing): the bundle carries
+# sink vector, a fixed block table, lengths or packing; and score_mod
+# tables too large to sit in the kernel, mod<i>): the bundle carries
 # their data in "<name>.bin" (the arg's "constant"), row-major,
 # little-endian, a bool as one byte; the loader passes it, the caller does
 # not.
@@ -978,10 +979,11 @@ def _constant_of(a: Mapping[str, Any], name: str, shape: Sequence[int],
     constant = a.get("constant")
     if constant is None:
         return None
-    if name not in CONSTANT_ARGS or constant != f"{name}.bin":
-        raise BundleError(f"{where}: only {list(CONSTANT_ARGS)} may be "
-                          "constants of the program, each in '<name>.bin'; "
-                          f"'{name}' names {_show(constant)}")
+    if ((name not in CONSTANT_ARGS and not _MOD_ARG.fullmatch(name))
+            or constant != f"{name}.bin"):
+        raise BundleError(f"{where}: only {list(CONSTANT_ARGS)} and score_mod "
+                          "tables (mod<i>) may be constants of the program, "
+                          f"each in '<name>.bin'; '{name}' names {_show(constant)}")
     if any(x == -1 for x in shape):
         raise BundleError(f"{where}: the constant '{name}' has a dynamic shape "
                           f"{_show(list(shape))}")

@@ -207,3 +207,39 @@ def test_constant_varlen_tables(tmp_path):
     sc = k[100:151, 0] @ q[150, 0] * 0.125
     p = np.exp(sc - sc.max())
     assert np.allclose(ref[0, 150], p @ v[100:151, 0] / p.sum(), rtol=1e-6, atol=1e-9)
+
+
+@needs_attn_bundle
+def test_large_score_mod_table(tmp_path):
+    """A constant score_mod table past the kernel's 1024 elements (a bias per
+    head, query and key, read by the region) is the argument mod0 with its data in mod0.bin; a second
+    attn-bundle run replaces the bundle (mod files are bundle files)."""
+    w = RNG.standard_normal((2, M, N)).astype(np.float32)
+    t = lambda n: f"tensor<2x2x{n}x64xf16>"  # noqa: E731
+    maps = ", ".join(f"affine_map<(b, h, m, n, d, e) -> ({x})>" for x in
+                     ("b, h, m, d", "b, h, n, d", "b, h, n, e", "b, h, m, e", "h, m, n"))
+    text = f"""func.func @f(%q: {t(M)}, %k: {t(N)}, %v: {t(N)}, %o: {t(M)}) -> {t(M)} {{
+  %s = arith.constant 0.125 : f32
+  %w = arith.constant dense<"0x{w.tobytes().hex().upper()}"> : tensor<2x{M}x{N}xf32>
+  %r = attn.attention ins(%q, %k, %v : {t(M)}, {t(N)}, {t(N)}) scale(%s)
+      score_mod_operands(%w : tensor<2x{M}x{N}xf32>) outs(%o : {t(M)})
+      indexing_maps = [{maps}] score_mod {{
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index, %wn: f32):
+        %y = arith.addf %x, %wn : f32
+        attn.yield %y : f32
+      }} -> {t(M)}
+  return %r : {t(M)}
+}}
+"""
+    out = _compile(tmp_path, text)
+    out = _compile(tmp_path, text)  # over the first bundle
+    m = bundle.read_manifest(out)
+    assert m.arg("mod0").constant == "mod0.bin" and m.inputs == ("q", "k", "v")
+    assert (out / "mod0.bin").read_bytes() == w.tobytes()
+    ops = reference.NumpyOps()
+    inputs = reference.make_inputs(m, ops, seed=6)
+    ref = reference.reference(m, inputs, ops)
+    q, k, v = (inputs[x].astype(np.float64) for x in ("q", "k", "v"))
+    sc = q[1, 1, 3] @ k[1, 1].T * 0.125 + w[1, 3]
+    p = np.exp(sc - sc.max())
+    assert np.allclose(ref[1, 1, 3], p @ v[1, 1] / p.sum(), rtol=1e-6, atol=1e-9)

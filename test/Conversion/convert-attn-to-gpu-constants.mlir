@@ -35,3 +35,26 @@ func.func @reshaped_bias(%q: tensor<2x2x8xf16>, %k: tensor<2x3x8xf16>, %v: tenso
       -> tensor<2x2x8xf16>
   return %r : tensor<2x2x8xf16>
 }
+
+// -----
+
+// A constant score_mod table too large for the kernel (more than 1024
+// elements: a precomputed per-key bias, as Bloom's ALiBi buffer) is a
+// kernel argument mod<i> with its data, read at the score's indices.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: {dtype = "float32", map = #{{[a-z0-9]+}}, name = "mod0", shape = array<i64: 2, 1000>, value = dense<5.000000e-01> : tensor<2x1000xf32>}
+func.func @large_table(%q: tensor<2x40x32xf16>, %k: tensor<2x1000x32xf16>, %v: tensor<2x1000x32xf16>, %o: tensor<2x40x32xf16>) -> tensor<2x40x32xf16> {
+  %s = arith.constant 0.125 : f32
+  %w = arith.constant dense<0.5> : tensor<2x1000xf32>
+  %r = attn.attention ins(%q, %k, %v : tensor<2x40x32xf16>, tensor<2x1000x32xf16>, tensor<2x1000x32xf16>) scale(%s)
+      score_mod_operands(%w : tensor<2x1000xf32>)
+      outs(%o : tensor<2x40x32xf16>) indexing_maps = [
+        affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
+        affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>,
+        affine_map<(b, m, n, d, e) -> (b, n)>] score_mod {
+      ^bb0(%x: f32, %b: index, %m: index, %n: index, %wn: f32):
+        %y = arith.addf %x, %wn : f32
+        attn.yield %y : f32
+      } -> tensor<2x40x32xf16>
+  return %r : tensor<2x40x32xf16>
+}

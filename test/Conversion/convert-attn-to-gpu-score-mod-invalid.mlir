@@ -21,25 +21,6 @@ func.func @runtime_operand_i1(%q: tensor<2x40x32xf16>, %k: tensor<2x50x32xf16>, 
 
 // -----
 
-func.func @table_too_large(%q: tensor<2x40x32xf16>, %k: tensor<2x50x32xf16>, %v: tensor<2x50x32xf16>, %o: tensor<2x40x32xf16>) -> tensor<2x40x32xf16> {
-  %s = arith.constant 0.125 : f32
-  %w = arith.constant dense<0.5> : tensor<40x50xf32>
-  // expected-error @below {{score_mod operand #0 has 2000 elements (a constant table in the kernel holds at most 1024; use a mask operand for a bias over m and n)}}
-  %r = attn.attention ins(%q, %k, %v : tensor<2x40x32xf16>, tensor<2x50x32xf16>, tensor<2x50x32xf16>) scale(%s)
-      score_mod_operands(%w : tensor<40x50xf32>)
-      outs(%o : tensor<2x40x32xf16>) indexing_maps = [
-        affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,
-        affine_map<(b, m, n, d, e) -> (b, n, e)>, affine_map<(b, m, n, d, e) -> (b, m, e)>,
-        affine_map<(b, m, n, d, e) -> (m, n)>] score_mod {
-      ^bb0(%x: f32, %b: index, %m: index, %n: index, %wn: f32):
-        %y = arith.addf %x, %wn : f32
-        attn.yield %y : f32
-      } -> tensor<2x40x32xf16>
-  return %r : tensor<2x40x32xf16>
-}
-
-// -----
-
 func.func @f16_arithmetic(%q: tensor<2x40x32xf16>, %k: tensor<2x50x32xf16>, %v: tensor<2x50x32xf16>, %o: tensor<2x40x32xf16>) -> tensor<2x40x32xf16> {
   %s = arith.constant 0.125 : f32
   // expected-error @below {{a score_mod value has type f16 (a bundle describes f32, i64, i32, i1 and index values)}}

@@ -295,6 +295,12 @@ static std::string bindingText(const llvm::json::Object &m, StringRef ptxSha,
   return text;
 }
 
+/// A constant score_mod table's file: "mod<1-2 digits>.bin".
+static bool isModFile(StringRef name) {
+  return name.consume_front("mod") && name.consume_back(".bin") &&
+         !name.empty() && name.size() <= 2 && llvm::all_of(name, llvm::isDigit);
+}
+
 /// The schema the Python loader enforces, checked on what is about to be
 /// written: a manifest the loader would reject is never produced.
 static LogicalResult validateManifest(const llvm::json::Object &m,
@@ -399,9 +405,10 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
     // A constant of the program, in the bundle: static, its file named
     // after it.
     if (std::optional<StringRef> file = o->getString("constant")) {
-      if (!llvm::is_contained({"mask", "sink", "block_table", "kv_lens",
-                               "cu_seqlens_q", "cu_seqlens_k"},
-                              *name) ||
+      if ((!llvm::is_contained({"mask", "sink", "block_table", "kv_lens",
+                                "cu_seqlens_q", "cu_seqlens_k"},
+                               *name) &&
+           !isModFile((*name + ".bin").str())) ||
           *file != (*name + ".bin").str())
         return fail("constant argument '" + *name + "' names file '" + *file +
                     "'");
@@ -458,6 +465,17 @@ static void removeBundleDir(StringRef dir, bool members = true) {
     llvm::sys::path::append(p, name);
     ::unlink(p.c_str());
   }
+  {
+    std::error_code ec;
+    SmallVector<std::string> mods;
+    for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end;
+         it.increment(ec))
+      if (isModFile(llvm::sys::path::filename(it->path())) &&
+          it->type() != llvm::sys::fs::file_type::directory_file)
+        mods.push_back(it->path());
+    for (const std::string &p : mods)
+      ::unlink(p.c_str());
+  }
   if (members) {
     std::error_code ec;
     SmallVector<std::string> subs;
@@ -480,7 +498,7 @@ static bool onlyBundleFiles(StringRef dir, bool members, std::string &what) {
   for (fs::directory_iterator it(dir, ec, /*follow_symlinks=*/false), end;
        !ec && it != end; it.increment(ec)) {
     StringRef entry = llvm::sys::path::filename(it->path());
-    if (llvm::is_contained(kBundleFiles, entry))
+    if (llvm::is_contained(kBundleFiles, entry) || isModFile(entry))
       continue;
     if (members && isMemberName(entry) &&
         it->type() == fs::file_type::directory_file &&

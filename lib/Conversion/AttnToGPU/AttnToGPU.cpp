@@ -837,8 +837,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   if (failed(validateOptions(op, opts)))
     return failure();
   // Operands that are constants of the program (a mask or bias buffer
-  // that is not exactly causal or a band, a sink vector, a fixed block
-  // table, lengths or packing) stay kernel arguments and travel in the
+  // that is not exactly causal or a band, a sink vector, a score_mod table
+  // too large for the kernel, a fixed block table, lengths or packing)
+  // stay kernel arguments and travel in the
   // bundle as data (attn-bundle writes the file), so that they do not
   // become the caller's to pass.
   llvm::StringMap<ElementsAttr> constants;
@@ -846,9 +847,25 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // program; fails with a diagnostic where the bundle cannot carry it.
   auto carryConstant = [&](StringRef name, Value operand) -> LogicalResult {
     Value v = operand;
-    while (v && isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-                                tensor::CastOp>(v.getDefiningOp()))
-      v = v.getDefiningOp()->getOperand(0);
+    while (v) {
+      Operation *def = v.getDefiningOp();
+      if (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                          tensor::CastOp>(def)) {
+        v = def->getOperand(0);
+        continue;
+      }
+      // A slice that only drops unit dims (fuseAttention's rank-reducing
+      // ones): the same data.
+      auto slice = dyn_cast_or_null<tensor::ExtractSliceOp>(def);
+      if (slice && slice.getSourceType().hasStaticShape() &&
+          slice.getResultType().hasStaticShape() &&
+          slice.getSourceType().getNumElements() ==
+              slice.getResultType().getNumElements()) {
+        v = slice.getSource();
+        continue;
+      }
+      break;
+    }
     if (v && isa_and_nonnull<tensor::ExtractSliceOp>(v.getDefiningOp()) &&
         matchPattern(v.getDefiningOp()->getOperand(0), m_Constant()))
       return op.emitError("the ")
@@ -971,8 +988,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   for (auto [i, v] : llvm::enumerate(op.getModOperands()))
     modNames.push_back(scoreModTable(op, i) ? "" : "mod" + std::to_string(i));
   for (auto [i, v] : llvm::enumerate(op.getModOperands()))
-    if (!modNames[i].empty())
+    if (!modNames[i].empty()) {
+      if (failed(carryConstant(modNames[i], v)))
+        return failure();
       args.push_back({modNames[i], v});
+    }
   // Runtime scales' tensors: kernel arguments scale<i> (each tensor once).
   SmallVector<Value> scaleTensors;
   SmallVector<std::string> scaleNames;

@@ -165,9 +165,12 @@ struct KernelBuilder {
   }
 };
 
-/// Constant score_mod operands become constant vectors in the kernel.
+/// Constant score_mod operands of at most this many elements become
+/// constant vectors in the kernel; larger ones kernel arguments whose data
+/// the bundle carries.
 constexpr int64_t kMaxScoreModTable = 1024;
-/// The constant data of score_mod operand `i`, or null.
+/// The constant data of score_mod operand `i` as an in-kernel table, or
+/// null.
 DenseElementsAttr scoreModTable(AttentionOp op, unsigned i);
 /// Why the GPU kernels cannot take `op`'s score_mod ("" if they can).
 std::string scoreModIneligibility(AttentionOp op);

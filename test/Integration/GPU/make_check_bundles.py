@@ -283,7 +283,13 @@ def program(c: Case) -> str:
     if c.mods:
         tms = [tensor(d, c.dims, dt) for d, dt in c.mods]
         names = [f"%mod{i}" for i in range(len(c.mods))]
-        params.extend(f"{n}: {t}" for n, t in zip(names, tms))
+        for i, (n, t) in enumerate(zip(names, tms)):
+            if f"mod{i}" in c.constants:
+                shape = [c.dims[x] for x in c.mods[i][0]]
+                lens_op += (f"  {n} = arith.constant "
+                            f"{const_text(shape, MLIR_DT[c.mods[i][1]], 20 + i)} : {t}\n")
+            else:
+                params.append(f"{n}: {t}")
         clauses += f" score_mod_operands({', '.join(names)} : {', '.join(tms)})"
         maps.extend(amap(d) for d, _ in c.mods)
     rs_def = ""
@@ -1023,6 +1029,15 @@ CASES.update({
                                 constants=("sink",), flags=["--wgmma=0"]),
     "const_mask_and_sink_f16": Case("float16", **bhsd(2, 2, 130, 257, 64), mask=["m", "n"],
                                     sink=["h"], constants=("mask", "sink")),
+    # A per-(head, key) bias table too large for the kernel (Bloom's ALiBi
+    # buffer), added by the region.
+    "const_mod_table_hn_bf16": Case("bfloat16", **bhsd(2, 4, 300, 1100, 128),
+                                    mods=[(["h", "n"], "float32")], constants=("mod0",),
+                                    causal=True, score_mod="""score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index, %w: f32):
+        %y = arith.addf %x, %w : f32
+        attn.yield %y : f32
+      }"""),
     # A fixed packing, static paging, fixed lengths.
     "const_varlen_tables_br_ws": Case("float16", **thd(2, 900, 1300, 128),
                                       varlen=(6, True, True), constants=("cu_seqlens",),
