@@ -1784,12 +1784,7 @@ def open_bundle(bundle_dir: Union[str, Path], check_params: bool = True) -> Bund
         data = _read_inside(d, name, MAX_IMAGE_BYTES, where, missing_ok=True)
         if data is None:
             continue
-        got, want = hashlib.sha256(data).hexdigest(), man.file_sha256(name)
-        if got != want:
-            raise BundleError(
-                f"{where}: {name} does not match the manifest's sha256: the "
-                f"bundle is mixed or modified ({name} has {got[:16]}..., the "
-                f"manifest says {str(want)[:16]}...)")
+        _check_sha256(man, name, data)
         images[key] = data
     ptx, cubin = images.get("ptx"), images.get("cubin")
     constants = tuple((a.name, read_constant_bytes(man, a, d))
@@ -1832,11 +1827,18 @@ def read_constant_bytes(man: Manifest, spec: ArgSpec,
         raise BundleError(f"{where}: {spec.constant} holds {len(data)} bytes; "
                           f"'{spec.name}' {spec.dtype} {list(spec.shape)} needs "
                           f"{spec.nbytes}")
-    got, want = hashlib.sha256(data).hexdigest(), man.file_sha256(spec.constant)
-    if got != want:
-        raise BundleError(f"{where}: {spec.constant} does not match the "
-                          "manifest's sha256: the bundle is mixed or modified")
+    _check_sha256(man, spec.constant, data)
     return data
+
+
+def _check_sha256(man: Manifest, name: str, data: bytes) -> None:
+    """File `name`'s bytes against the manifest's sha256 entry."""
+    got, want = hashlib.sha256(data).hexdigest(), man.file_sha256(name)
+    if got != want:
+        raise BundleError(
+            f"{man._where()}: {name} does not match the manifest's sha256: the "
+            f"bundle is mixed or modified ({name} has {got[:16]}..., the "
+            f"manifest says {str(want)[:16]}...)")
 
 
 def constant_array(man: Manifest, name: str) -> Any:

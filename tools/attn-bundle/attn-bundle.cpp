@@ -295,10 +295,20 @@ static std::string bindingText(const llvm::json::Object &m, StringRef ptxSha,
   return text;
 }
 
-/// A constant score_mod table's file: "mod<1-2 digits>.bin".
-static bool isModFile(StringRef name) {
-  return name.consume_front("mod") && name.consume_back(".bin") &&
-         !name.empty() && name.size() <= 2 && llvm::all_of(name, llvm::isDigit);
+/// Arguments that may be constants of the program, their data in the
+/// bundle as "<name>.bin" (the loader's CONSTANT_ARGS), and score_mod
+/// tables "mod<1-2 digits>".
+static const char *const kConstantArgs[] = {
+    "mask", "sink", "block_table", "kv_lens", "cu_seqlens_q", "cu_seqlens_k"};
+static bool isConstantArg(StringRef name) {
+  if (llvm::is_contained(kConstantArgs, name))
+    return true;
+  return name.consume_front("mod") && !name.empty() && name.size() <= 2 &&
+         llvm::all_of(name, llvm::isDigit);
+}
+/// A constant argument's file.
+static bool isConstantFile(StringRef name) {
+  return name.consume_back(".bin") && isConstantArg(name);
 }
 
 /// The schema the Python loader enforces, checked on what is about to be
@@ -405,11 +415,7 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
     // A constant of the program, in the bundle: static, its file named
     // after it.
     if (std::optional<StringRef> file = o->getString("constant")) {
-      if ((!llvm::is_contained({"mask", "sink", "block_table", "kv_lens",
-                                "cu_seqlens_q", "cu_seqlens_k"},
-                               *name) &&
-           !isModFile((*name + ".bin").str())) ||
-          *file != (*name + ".bin").str())
+      if (!isConstantArg(*name) || *file != (*name + ".bin").str())
         return fail("constant argument '" + *name + "' names file '" + *file +
                     "'");
       for (const llvm::json::Value &d : *shape)
@@ -445,10 +451,8 @@ static LogicalResult writeNewFile(StringRef path, StringRef bytes) {
   return success();
 }
 
-static const char *const kBundleFiles[] = {
-    "manifest.json",    "kernel.ptx",      "kernel.cubin", "index.json",
-    "mask.bin",         "sink.bin",        "kv_lens.bin",  "block_table.bin",
-    "cu_seqlens_q.bin", "cu_seqlens_k.bin"};
+static const char *const kBundleFiles[] = {"manifest.json", "kernel.ptx",
+                                           "kernel.cubin", "index.json"};
 
 /// "attn<digits>": a member of a bundle set (one per attention).
 static bool isMemberName(StringRef name) {
@@ -465,28 +469,22 @@ static void removeBundleDir(StringRef dir, bool members = true) {
     llvm::sys::path::append(p, name);
     ::unlink(p.c_str());
   }
-  {
-    std::error_code ec;
-    SmallVector<std::string> mods;
-    for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end;
-         it.increment(ec))
-      if (isModFile(llvm::sys::path::filename(it->path())) &&
-          it->type() != llvm::sys::fs::file_type::directory_file)
-        mods.push_back(it->path());
-    for (const std::string &p : mods)
-      ::unlink(p.c_str());
+  // Constants' files, and (for a set) its member directories.
+  std::error_code ec;
+  SmallVector<std::string> files, subs;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    StringRef entry = llvm::sys::path::filename(it->path());
+    bool isDir = it->type() == llvm::sys::fs::file_type::directory_file;
+    if (isConstantFile(entry) && !isDir)
+      files.push_back(it->path());
+    else if (members && isMemberName(entry) && isDir)
+      subs.push_back(it->path());
   }
-  if (members) {
-    std::error_code ec;
-    SmallVector<std::string> subs;
-    for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end;
-         it.increment(ec))
-      if (isMemberName(llvm::sys::path::filename(it->path())) &&
-          it->type() == llvm::sys::fs::file_type::directory_file)
-        subs.push_back(it->path());
-    for (const std::string &sub : subs)
-      removeBundleDir(sub, /*members=*/false);
-  }
+  for (const std::string &f : files)
+    ::unlink(f.c_str());
+  for (const std::string &sub : subs)
+    removeBundleDir(sub, /*members=*/false);
   ::rmdir(dir.str().c_str());
 }
 
@@ -498,7 +496,7 @@ static bool onlyBundleFiles(StringRef dir, bool members, std::string &what) {
   for (fs::directory_iterator it(dir, ec, /*follow_symlinks=*/false), end;
        !ec && it != end; it.increment(ec)) {
     StringRef entry = llvm::sys::path::filename(it->path());
-    if (llvm::is_contained(kBundleFiles, entry) || isModFile(entry))
+    if (llvm::is_contained(kBundleFiles, entry) || isConstantFile(entry))
       continue;
     if (members && isMemberName(entry) &&
         it->type() == fs::file_type::directory_file &&

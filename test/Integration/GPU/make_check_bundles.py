@@ -103,12 +103,7 @@ def const_text(shape: Sequence[int], dt: str, seed: int) -> str:
         keep = rng.random(shape) < 0.8
         if len(shape) >= 2:
             keep[..., 1, :] = False
-
-        def nest(x):
-            if x.ndim == 1:
-                return "[" + ",".join("true" if v else "false" for v in x) + "]"
-            return "[" + ",".join(nest(y) for y in x) + "]"
-        return f"dense<{nest(keep)}>"
+        return f"dense<{nested(keep, lambda v: 'true' if v else 'false')}>"
     vals = rng.standard_normal(shape).astype(np.float32)
     if len(shape) >= 2:
         vals[rng.random(shape) < 0.1] = -np.inf
@@ -122,16 +117,17 @@ def const_text(shape: Sequence[int], dt: str, seed: int) -> str:
     return f'dense<"0x{raw.hex().upper()}">'
 
 
+def nested(a: Any, fmt: Callable[[Any], str]) -> str:
+    """A numpy array as an MLIR nested-list literal body, `fmt` per element."""
+    if a.ndim == 1:
+        return "[" + ", ".join(fmt(v) for v in a) + "]"
+    return "[" + ", ".join(nested(x, fmt) for x in a) + "]"
+
+
 def const_ints(values: Any) -> str:
     """A dense i32 literal of a nested list or numpy array."""
     import numpy as np
-    a = np.asarray(values)
-
-    def nest(x):
-        if x.ndim == 1:
-            return "[" + ", ".join(str(int(v)) for v in x) + "]"
-        return "[" + ", ".join(nest(y) for y in x) + "]"
-    return f"dense<{nest(a)}>"
+    return f"dense<{nested(np.asarray(values), lambda v: str(int(v)))}>"
 
 
 def const_cu(seqs: int, total: int, seed: int) -> Any:
