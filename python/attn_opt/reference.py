@@ -29,8 +29,8 @@ import contextlib
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .bundle import (_SCALE_ARG, constant_array, INT64_MIN, SCORE_MOD_OPS, TENSOR_MAPS, WORKSPACE,
-                     Manifest, ScoreMod, ScoreModOp)
+from .bundle import (_SCALE_ARG, constant_array, INT64_MIN, SCORE_MOD_OPS, TENSOR_MAPS,
+                     WORKSPACE, Manifest, ScoreMod, ScoreModOp)
 
 # ---------------------------------------------------------------------------
 # Array backends: the dozen operations the reference needs.
