@@ -128,6 +128,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   gpuOpts.shiftV = options.shiftV;
   gpuOpts.minBlocks = options.minBlocks;
   gpuOpts.splits = options.splits;
+  gpuOpts.keyWarps = options.keyWarps;
   gpuOpts.f32Precision = options.f32Precision;
   gpuOpts.explain = options.explain;
   gpuOpts.attention = options.attention;

@@ -2064,7 +2064,7 @@ def find_attn_bundle() -> str:
     return find_tool("attn-bundle", "ATTN_BUNDLE")
 
 
-LAUNCH_OPTIONS = ("tile_q", "tile_kv", "warps", "stages", "q_shared",
+LAUNCH_OPTIONS = ("tile_q", "tile_kv", "warps", "key_warps", "stages", "q_shared",
                   "rescale_threshold", "pipeline", "wgmma", "min_blocks",
                   "warp_specialize", "pingpong", "tma", "persistent", "shift_v",
                   "splits",

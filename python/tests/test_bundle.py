@@ -504,6 +504,8 @@ def _eval_rule(rule: str, env: dict) -> object:
                                     {"wgmma": 0}, {"wgmma": 0, "tile_q": 128, "tile_kv": 32, "stages": 3},
                                     {"wgmma": 0, "warps": 8, "tile_q": 256},
                                     {"wgmma": 0, "tile_q": 64, "q_shared": 1},
+                                    {"wgmma": 0, "key_warps": 2},
+                                    {"wgmma": 0, "key_warps": 4, "tile_kv": 64},
                                     {"pipeline": 1, "tile_kv": 48},
                                     {"wgmma": 0, "pipeline": 1, "tile_kv": 48},
                                     {"warp_specialize": 1},
@@ -533,6 +535,7 @@ def test_real_attn_bundle_launch_rules(tmp_path, launch):
                warp_specialize=att.get("warp_specialize", 0),
                tma=att.get("tma", 0),
                persistent=att.get("persistent", 0),
+               key_warps=att.get("key_warps", 1),
                **{k: att[k] for k in ("tile_q", "tile_kv", "warps", "stages")})
     rules = att["launch_rules"]
     assert _eval_rule(rules["grid"], env) == raw["grid"]

@@ -14,17 +14,19 @@
 
 // One token, 16 (sequence, head) pairs, 8192 keys: 1.5 x 132 blocks
 // wanted, 13 ranges of 640 keys; no GQA packing and 512 keys or more per
-// range: 32-key tiles, 2 stages.
+// range: 32-key tiles, 2 stages; split, so two key warps (64 threads).
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: name = "o_part", shape = array<i64: 13, 16, 1, 128>
 // CHECK-SAME: name = "ml_part", shape = array<i64: 13, 16, 1, 2>
 // CHECK-SAME: dtype = "int32", map = "workspace", name = "locks", shape = array<i64: 16, 1>
+// CHECK-SAME: block = array<i64: 64, 1, 1>
 // CHECK-SAME: grid = array<i64: 1, 16, 13>
-// CHECK-SAME: kernel_choice = "mma.sync m16n8k16, 1 warps x 1 x 16 query rows, 32-key tiles, 2 stages, split-KV: 13 key ranges of 640 keys per query tile, merged by the last block; not wgmma: decode shape (M = 1 <= 16
+// CHECK-SAME: kernel_choice = "mma.sync m16n8k16, 1 warps x 1 x 16 query rows, 32-key tiles, 2 stages, 2 key warps per row tile (16 keys of each tile each, merged at the end), split-KV: 13 key ranges of 640 keys per query tile, merged by the last block; not wgmma: decode shape (M = 1 <= 16
+// CHECK-SAME: key_warps = 2
 // CHECK-SAME: split_chunk = 640
 // CHECK-SAME: splits = 13
 // CHECK: func.func @attn_fwd({{.*}}memref<2x8x1x128xf16>, {{.*}}memref<13x16x1x128xf32>, {{.*}}memref<13x16x1x2xf32>, {{.*}}memref<16x1xi32>)
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c16{{.*}}, {{.*}} = %c13{{.*}}) threads({{.*}}) in ({{.*}} = %c32
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c16{{.*}}, {{.*}} = %c13{{.*}}) threads({{.*}}) in ({{.*}} = %c64
 // CHECK: vector.store {{.*}} : memref<13x16x1x2xf32>, vector<2xf32>
 // CHECK: "membar.gl;"
 // CHECK: memref.atomic_rmw addi

@@ -134,6 +134,11 @@ static cl::opt<int64_t> splits(
     cl::desc("Split-KV blocks per query tile (-1: from the shapes; 1: none; "
              "2-256)"),
     cl::init(-1));
+static cl::opt<int64_t> keyWarps(
+    "key-warps",
+    cl::desc("Warps sharing each key tile of the mma.sync kernel (1-4; 0: "
+             "from the shapes)"),
+    cl::init(0));
 static cl::opt<std::string> f32Precision(
     "f32-precision",
     cl::desc("f32 attention: 3xtf32 (tensor cores, f32-accurate; default), "
@@ -165,6 +170,7 @@ static FailureOr<std::string> compile(ModuleOp module, StringRef format,
   options.pipeline = pipelineQK;
   options.minBlocks = minBlocks;
   options.splits = splits;
+  options.keyWarps = keyWarps;
   options.f32Precision = f32Precision;
   options.wgmma = wgmma;
   options.warpSpecialize = warpSpecialize;

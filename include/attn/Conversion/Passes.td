@@ -66,6 +66,11 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "16 up to 256 (0: chosen from the head dims)">,
     Option<"warps", "warps", "int64_t", /*default=*/"0",
            "Tensor-core kernel: warps per block, 1-8 (0: 4)">,
+    Option<"keyWarps", "key-warps", "int64_t", /*default=*/"0",
+           "mma.sync kernel: warps sharing each key tile (each takes its "
+           "own 1 / key-warps of the keys, with its own online-softmax "
+           "state, merged in shared memory at the end), 1-4 (0: chosen "
+           "from the shapes)">,
     Option<"stages", "stages", "int64_t", /*default=*/"0",
            "Tensor-core kernel: K/V shared-memory buffers, 2-4 (0: 2)">,
     Option<"qShared", "q-shared", "int64_t", /*default=*/"-1",

@@ -47,6 +47,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   PassOptions::Option<int64_t> warps{
       *this, "warps", llvm::cl::desc("Warps per block (1-8)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> keyWarps{
+      *this, "key-warps",
+      llvm::cl::desc("Warps sharing each key tile, each with its own keys "
+                     "and softmax state (1-4; 0: from the shapes)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> stages{
       *this, "stages",
       llvm::cl::desc("K/V shared-memory buffers, cp.async pipeline depth "

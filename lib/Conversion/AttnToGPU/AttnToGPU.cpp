@@ -242,6 +242,24 @@ static LogicalResult checkSharedBytes(AttentionOp op, StringRef kernel,
          << "); the limit is " << 227 * 1024;
 }
 
+/// Warps sharing each key tile (key-warps), at least 16 keys each (one
+/// P V k-step).
+static LogicalResult setKeyWarps(AttentionOp op,
+                                 const ConvertAttnToGPUOptions &opts,
+                                 MmaConfig &cfg) {
+  if (!opts.keyWarps)
+    return success();
+  cfg.keyWarps = opts.keyWarps;
+  if (cfg.keyTile % (16 * cfg.keyWarps) != 0)
+    return op.emitError("key-warps = ")
+           << cfg.keyWarps << " needs tile-kv a multiple of "
+           << 16 * cfg.keyWarps << " (16 keys per warp), got " << cfg.keyTile;
+  if (cfg.warps * cfg.keyWarps > 16)
+    return op.emitError("warps x key-warps must be at most 16, got ")
+           << cfg.warps << " x " << cfg.keyWarps;
+  return success();
+}
+
 /// The tensor-core launch shape from the pass options (0 / -1: defaults
 /// for the head dims), or an error at the attention naming the bad option.
 static FailureOr<MmaConfig>
@@ -264,6 +282,8 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t M,
                                cfg.rescaleThreshold)))
       return failure();
     cfg.qShared = opts.qShared == 1;
+    if (failed(setKeyWarps(op, opts, cfg)))
+      return failure();
     if (failed(checkSharedBytes(op, "tensor-core", cfg.sharedBytes(D, E),
                                 cfg.keyTile, cfg.stages, D, E)))
       return failure();
@@ -293,12 +313,15 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t M,
     return failure();
   if (opts.qShared < -1 || opts.qShared > 1)
     return op.emitError("q-shared must be -1, 0 or 1, got ") << opts.qShared;
+  if (failed(setKeyWarps(op, opts, cfg)))
+    return failure();
   // f32 registers per thread for Q, O and S fragments: past ~200, ptxas
   // spills, so Q is re-read from shared memory instead.
   // Q: 2 halves per register, or 1 TF32 value (2 for the split halves).
   int64_t qRegs = cfg.tf32 ? D / 8 * 4 * (cfg.tf32 == 3 ? 2 : 1) : D / 16 * 4;
-  int64_t regs = cfg.rowTiles * (qRegs + E / 8 * 4 +
-                                 cfg.keyTile / 8 * 4 * (cfg.pipeline ? 2 : 1));
+  int64_t regs =
+      cfg.rowTiles *
+      (qRegs + E / 8 * 4 + cfg.keysPerWarp() / 8 * 4 * (cfg.pipeline ? 2 : 1));
   cfg.qShared = opts.qShared == -1 ? regs > 200 : opts.qShared == 1;
   if (failed(checkSharedBytes(op, "tensor-core", cfg.sharedBytes(D, E),
                               cfg.keyTile, cfg.stages, D, E)))
@@ -619,6 +642,7 @@ static LogicalResult validateOptions(AttentionOp op,
       failed(zeroOr("tile-kv", opts.tileKV, 16, 256, 16)) ||
       failed(zeroOr("warps", opts.warps, 1, 12, 1)) ||
       failed(zeroOr("stages", opts.stages, 2, 4, 1)) ||
+      failed(zeroOr("key-warps", opts.keyWarps, 1, 4, 1)) ||
       failed(range("rescale-threshold", opts.rescaleThreshold, 0, 16)) ||
       failed(range("pipeline", opts.pipeline, 0, 1)) ||
       failed(tristate("q-shared", opts.qShared)) ||
@@ -701,7 +725,8 @@ static int64_t multiprocessors(StringRef chip) {
 static int64_t residentBlocks(const MmaConfig &cfg, int64_t D, int64_t E) {
   int64_t bySmem = 228 * 1024 / (cfg.sharedBytes(D, E) + 1024);
   return std::max<int64_t>(
-      1, std::min({bySmem, int64_t(64) / cfg.warps, int64_t(32)}));
+      1, std::min(
+             {bySmem, int64_t(64) / (cfg.warps * cfg.keyWarps), int64_t(32)}));
 }
 
 /// Decode's K/V stages when none are given, for `total` blocks: 2 where
@@ -727,14 +752,20 @@ static int64_t decodeStages(MmaConfig cfg, int64_t total, int64_t sms,
   return eff(s3) > eff(s2) ? 3 : 2;
 }
 
+/// Decode blocks of four row warps take two key warps and half the key
+/// ranges only where a range keeps at most this many keys.
+constexpr int64_t kMaxHalvedRange = 16384;
+
 /// Decode's split count when none is given: enough key ranges for about
-/// 1.5 blocks per multiprocessor, ranges of at least kMinSplitKeys keys.
+/// 1.5 blocks per multiprocessor (0.75 with `halfTarget`: blocks of eight
+/// warps), ranges of at least kMinSplitKeys keys.
 /// Measured on an H100 (docs/performance.md, decode sweep): 8 kv-head
 /// tiles at N = 32k ran best as 16-24 ranges (68-70 µs; 33: 72, 48: 80),
 /// 128 tiles at N = 8k/32k as 2-3 (203/747 µs; 4: 213/762), 512 tiles
 /// unsplit.
-static int64_t decodeSplits(StringRef chip, int64_t blocks, int64_t span) {
-  int64_t target = 3 * multiprocessors(chip) / 2;
+static int64_t decodeSplits(StringRef chip, int64_t blocks, int64_t span,
+                            bool halfTarget = false) {
+  int64_t target = 3 * multiprocessors(chip) / (halfTarget ? 4 : 2);
   int64_t want = (target + blocks - 1) / blocks;
   return std::clamp<int64_t>(std::min(want, span / kMinSplitKeys), 1,
                              kMaxSplits);
@@ -1492,8 +1523,30 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                           opts.splits != 1;
     } else if (opts.splits >= 1)
       cfg.setSplits(opts.splits, span);
-    else if (decode && splitWhy.empty() && !varlen)
-      cfg.setSplits(decodeSplits(opts.chip, gridQ * launchBatch, span), span);
+    else if (decode && splitWhy.empty() && !varlen) {
+      int64_t want = decodeSplits(opts.chip, gridQ * launchBatch, span);
+      // Where the grid needs split-KV, two key warps per row tile (each
+      // half of every key tile, merged in shared memory): more loads in
+      // flight per block. Blocks of four row warps (64 packed rows) take
+      // them with half the key ranges (a cheaper merge), where a range then
+      // has at most kMaxHalvedRange keys; longer ranges keep one key warp
+      // and every range (a grid short of the multiprocessors would idle
+      // some for the whole launch). Measured on an H100 (docs/performance.md,
+      // log step 118): 1.0-1.39x on the split rows; two key warps over two
+      // ranges of 64 packed rows 0.91-0.96x, one range of 131072 keys
+      // 0.98x.
+      if (want > 1 && !opts.keyWarps && !cfg.tf32 && cfg.keyTile % 32 == 0) {
+        int64_t half = decodeSplits(opts.chip, gridQ * launchBatch, span,
+                                    /*halfTarget=*/true);
+        if (cfg.warps < 4) {
+          cfg.keyWarps = 2;
+        } else if ((span + half - 1) / half <= kMaxHalvedRange) {
+          cfg.keyWarps = 2;
+          want = half;
+        }
+      }
+      cfg.setSplits(want, span);
+    }
     if (smallDecodeTiles)
       cfg.stages = 2;
     else if (decode && !opts.stages && !opts.pipeline)
@@ -1652,6 +1705,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           << cfg.warps << " warps x " << cfg.rowTiles
           << " x 16 query rows, " << cfg.keyTile << "-key tiles, " << cfg.stages
           << " stages";
+        if (cfg.keyWarps > 1)
+          d << ", " << cfg.keyWarps << " key warps per row tile ("
+            << cfg.keysPerWarp()
+            << " keys of each tile each, merged at the "
+               "end)";
         if (kPages)
           d << ", paged K/V (pages of " << pageSize << " keys)";
         if (lenMask)
@@ -1936,12 +1994,17 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
               "* multiprocessors / (ceil(m * g / tile_q) * " +
               batchProduct + " / g)), 1, floor(span / " +
               std::to_string(kMinSplitKeys) +
-              ")); chunk = ceil(ceil(span / want) / tile_kv) * tile_kv; "
-              "splits = ceil(span / chunk)")),
+              ")); where want > 1 with 16-bit inputs, key_warps = 2, and "
+              "with warps = 4 want is taken again with 0.75 for 1.5 if then "
+              "ceil(span / want) <= " +
+              std::to_string(kMaxHalvedRange) +
+              " (else key_warps = 1 and the first want); chunk = "
+              "ceil(ceil(span / want) / tile_kv) * tile_kv; splits = "
+              "ceil(span / chunk)")),
       b.getNamedAttr("block",
                      b.getStringAttr(useWgmma ? "[32 * warps + 128 * "
                                                 "warp_specialize, 1, 1]"
-                                     : useMma ? "[32 * warps, 1, 1]"
+                                     : useMma ? "[32 * warps * key_warps, 1, 1]"
                                               : "[tile_q, 1, 1]")),
       b.getNamedAttr(
           "shared_bytes",
@@ -1949,7 +2012,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                           : useMma ? "max(stages * tile_kv * (d + e + 32 / "
                                      "sizeof(q)) * sizeof(q) + tile_q * (d + "
                                      "16 / sizeof(q)) * sizeof(q), tile_q * (e "
-                                     "* sizeof(out) + 16))"
+                                     "* sizeof(out) + 16), min(key_warps - 1, "
+                                     "1) * tile_q * key_warps * 8 * (4 + e / "
+                                     "2))"
                                    : "0")),
       b.getNamedAttr("dims",
                      b.getStringAttr("b0.. batch dims, m queries, n "
@@ -1988,6 +2053,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   if (useMma) {
     info.push_back(b.getNamedAttr("tile_kv", b.getI64IntegerAttr(cfg.keyTile)));
     info.push_back(b.getNamedAttr("warps", b.getI64IntegerAttr(cfg.warps)));
+    info.push_back(
+        b.getNamedAttr("key_warps", b.getI64IntegerAttr(cfg.keyWarps)));
     info.push_back(b.getNamedAttr("stages", b.getI64IntegerAttr(cfg.stages)));
     info.push_back(b.getNamedAttr("q_shared", b.getBoolAttr(cfg.qShared)));
     info.push_back(b.getNamedAttr("pipeline", b.getBoolAttr(cfg.pipeline)));
@@ -2071,6 +2138,7 @@ struct ConvertAttnToGPUPass
     opts.shiftV = shiftV;
     opts.minBlocks = minBlocks;
     opts.splits = splits;
+    opts.keyWarps = keyWarps;
     opts.f32Precision = f32Precision;
     opts.explain = explain || explainRequested();
     // The kernel host function replaces everything the module held (by

@@ -193,6 +193,10 @@ constexpr int64_t kMaxSplits = 256;
 struct MmaConfig {
   int64_t warps = 4;
   int64_t rowTiles = 1; // 16-row mma tiles per warp
+  // Warps sharing each key tile: warp w takes rows of warp w % warps and
+  // keys [(w / warps) * keyTile / keyWarps, ...) of every tile, with its own
+  // (m, ℓ, O), merged in shared memory after the loop.
+  int64_t keyWarps = 1;
   int64_t keyTile = 64;
   int64_t stages = 2;
   bool qShared = false;
@@ -231,7 +235,8 @@ struct MmaConfig {
     }
   }
   int64_t rowsPerBlock() const { return warps * 16 * rowTiles; }
-  int64_t threads() const { return warps * 32; }
+  int64_t threads() const { return warps * keyWarps * 32; }
+  int64_t keysPerWarp() const { return keyTile / keyWarps; }
   /// f32 inputs on tensor cores (mma.sync m16n8k8 TF32): 3 multiplies each
   /// product as three TF32 products of its split halves (hi*hi + hi*lo +
   /// lo*hi: f32-accurate), 1 as one TF32 product; 0: 16-bit inputs.
@@ -254,8 +259,15 @@ struct MmaConfig {
   int64_t outBytes(int64_t E) const {
     return rowsPerBlock() * (E + pad()) * eltBytes();
   }
+  /// The key warps' states (m, ℓ, O per lane, f32) exchanged after the
+  /// loop.
+  int64_t mergeBytes(int64_t E) const {
+    return keyWarps > 1 ? warps * keyWarps * 32 * rowTiles * (4 + E / 2) * 4
+                        : 0;
+  }
   int64_t sharedBytes(int64_t D, int64_t E) const {
-    return std::max(kBytes(D) + vBytes(E) + qBytes(D), outBytes(E));
+    return std::max(
+        {kBytes(D) + vBytes(E) + qBytes(D), outBytes(E), mergeBytes(E)});
   }
 };
 

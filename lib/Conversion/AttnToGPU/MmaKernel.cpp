@@ -107,7 +107,9 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
                 E = sizes[r + 3];
   const int64_t R = cfg.rowTiles, BN = cfg.keyTile, S = cfg.stages;
   const int64_t BM = cfg.rowsPerBlock(), T = cfg.threads();
-  const int64_t NB = BN / 8, eBlocks = E / 8;
+  // Key warps: each warp's share of a key tile (all of it with one).
+  const int64_t KW = cfg.keyWarps, BK = cfg.keysPerWarp();
+  const int64_t NB = BK / 8, eBlocks = E / 8;
   const int64_t rowsTotal =
       cfg.packDim < 0 ? M : M * sizes[cfg.packDim];
   const int64_t gridX = kb.queryBlocks(rowsTotal, BM);
@@ -162,8 +164,12 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   tk.pageSize = cfg.pageSize;
   tk.pages = cfg.pages;
   tk.tid = tid;
-  Value warp = tk.divu(tid, 32);
+  Value warpId = tk.divu(tid, 32);
   Value lane = tk.remu(tid, 32);
+  // Row warp and key warp; kOff: the key warp's first key within a tile.
+  Value warp = KW > 1 ? tk.remu(warpId, cfg.warps) : warpId;
+  Value keyWarp = KW > 1 ? tk.divu(warpId, cfg.warps) : c0;
+  Value kOff = KW > 1 ? tk.mul(keyWarp, BK) : c0;
   Value g = tk.divu(lane, 4);
   Value c2 = tk.mul(tk.remu(lane, 4), 2);
   tk.c2 = c2;
@@ -404,6 +410,14 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     ub = arith::MinUIOp::create(b, loc, tk.add(from, chunk), ub);
     lb = from;
   }
+  Value sinkOwner = split0;
+  if (KW > 1) {
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, keyWarp, c0);
+    sinkOwner =
+        sinkOwner ? arith::AndIOp::create(b, loc, sinkOwner, first).getResult()
+                  : first;
+  }
   Value zero = kb.cF32(0.0f);
   Value ninf = kb.cF32(-std::numeric_limits<float>::infinity());
   Value zeroC = arith::ConstantOp::create(b, loc, fragC, b.getZeroAttr(fragC));
@@ -417,13 +431,14 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     for (int64_t h = 0; h < 2; ++h) {
       std::tie(init[mIdx(i, h)], init[lIdx(i, h)]) =
           tk.initialState(rows[i][h]);
-      // The sink's share is counted once, by the first key range.
-      if (split0 && memArg("sink")) {
+      // The sink's share is counted once, by the first key range's first
+      // key warp.
+      if (sinkOwner && memArg("sink")) {
         init[mIdx(i, h)] = arith::SelectOp::create(
-            b, loc, split0, init[mIdx(i, h)],
+            b, loc, sinkOwner, init[mIdx(i, h)],
             kb.cF32(-std::numeric_limits<float>::infinity()));
         init[lIdx(i, h)] = arith::SelectOp::create(
-            b, loc, split0, init[lIdx(i, h)], kb.cF32(0.0f));
+            b, loc, sinkOwner, init[lIdx(i, h)], kb.cF32(0.0f));
       }
     }
   init.append(R * eBlocks, zeroC);
@@ -471,7 +486,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     // d = ks*16 + (t%2)*8): one ldmatrix x4 gives the B fragments (K^T) of
     // two 8-key blocks at one k-step, so only one k-step of Q fragments is
     // live at a time.
-    Value keyLane = tk.add(laneRow, laneTile16);
+    Value keyLane = tk.add(tk.add(laneRow, laneTile16), kOff);
     for (int64_t ks = 0; ks < D / kStep; ++ks) {
       SmallVector<Value> qf(R);
       for (int64_t i = 0; i < R; ++i)
@@ -508,6 +523,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   auto softmaxPV = [&](ArrayRef<Value> acc, Value n0, Value buf, ValueRange st,
                        bool withMask) -> SmallVector<Value> {
     SmallVector<Value> s(R * NB * 4);
+    // This warp's first key (its share of the tile).
+    Value n0w = KW > 1 ? tk.add(n0, kOff) : n0;
     for (int64_t i = 0; i < R; ++i)
       for (int64_t nb = 0; nb < NB; ++nb)
         for (int64_t h = 0; h < 2; ++h)
@@ -518,9 +535,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
               x = arith::MulFOp::create(b, loc, x, scoreScale,
                                         tk.scaleFlags());
             if (withMask || memArg("mask") || kb.op.hasScoreMod())
-              x = tk.scoreMod(x, tk.add(tk.add(n0, nb * 8 + j), c2),
-                              rows[i][h], withMask, Value(),
-                              tk.add(n0, c2),
+              x = tk.scoreMod(x, tk.add(tk.add(n0w, nb * 8 + j), c2),
+                              rows[i][h], withMask, Value(), tk.add(n0w, c2),
                               nb * 8 + j);
             s[sIdx(i, nb, h, j)] = x;
           }
@@ -638,7 +654,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
           acc[i] = tfParts == 2 ? zeroC : next[oIdx(i, eb)];
         Value col = tk.add(g, eb * 8);
         for (int64_t nb = 0; nb < NB; ++nb) {
-          Value key = tk.add(c2, nb * 8);
+          Value key = tk.add(tk.add(c2, nb * 8), kOff);
           Value v0 = memref::LoadOp::create(b, loc, vTile,
                                             ValueRange{buf, key, col});
           Value v1 = memref::LoadOp::create(
@@ -656,7 +672,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       }
       return next;
     }
-    for (int64_t kk = 0; kk < BN / 16; ++kk) {
+    for (int64_t kk = 0; kk < BK / 16; ++kk) {
       SmallVector<Value> pA(R);
       for (int64_t i = 0; i < R; ++i) {
         SmallVector<Value> pairs;
@@ -671,7 +687,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       }
       // ldmatrix.trans x4 on V rows: tiles (keys kk*16 + 0/8, e-block
       // eb / eb+1) give the B fragments of two e-blocks (E % 16 == 0).
-      Value key = tk.add(tk.add(laneRow, kk * 16), laneHalf8);
+      Value key = tk.add(tk.add(tk.add(laneRow, kk * 16), laneHalf8), kOff);
       for (int64_t eb = 0; eb < eBlocks; eb += 2) {
         auto bFrags =
             loadX4(vTile, ValueRange{buf, key, tk.add(laneTile16, eb * 8)},
@@ -775,6 +791,70 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   }
   // No copy may still be writing shared memory when the block exits.
   nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
+  if (KW > 1) {
+    // The key warps' states meet in shared memory (over the K/V buffers,
+    // free once every warp has left the loop), lane-major so that a warp's
+    // accesses are conflict-free; every warp then merges the KW states of
+    // its rows (the same values in each, so the epilogue runs as with one
+    // warp per row tile, the key warps storing the same results):
+    //   m = max_k m_k,  ℓ = Σ_k 2^(m_k - m) ℓ_k,  O = Σ_k 2^(m_k - m) O_k.
+    const int64_t coreSize = 4 * R + R * eBlocks;
+    const int64_t vals = 4 * R + R * eBlocks * 4;
+    Value xch = view(MemRefType::get({cfg.warps * KW, vals, 32}, f32,
+                                     AffineMap(), workgroup),
+                     0);
+    auto scalarAt = [&](ArrayRef<Value> st, int64_t v) -> Value {
+      if (v < 4 * R)
+        return st[v];
+      int64_t o = v - 4 * R;
+      return vector::ExtractOp::create(b, loc, st[4 * R + o / 4],
+                                       ArrayRef<int64_t>{(o % 4) / 2, o % 2});
+    };
+    gpu::BarrierOp::create(b, loc);
+    for (int64_t v = 0; v < vals; ++v)
+      memref::StoreOp::create(b, loc, scalarAt(finalState, v), xch,
+                              ValueRange{warpId, kb.cIdx(v), lane});
+    gpu::BarrierOp::create(b, loc);
+    auto load = [&](int64_t k, int64_t v) -> Value {
+      return memref::LoadOp::create(
+          b, loc, xch,
+          ValueRange{tk.add(warp, k * cfg.warps), kb.cIdx(v), lane});
+    };
+    SmallVector<Value> merged(finalState.begin(),
+                              finalState.begin() + coreSize);
+    SmallVector<SmallVector<Value>> oVals(R * eBlocks,
+                                          SmallVector<Value>(4, zero));
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t h = 0; h < 2; ++h) {
+        SmallVector<Value> mk;
+        for (int64_t k = 0; k < KW; ++k)
+          mk.push_back(load(k, mIdx(i, h)));
+        Value mStar = mk[0];
+        for (int64_t k = 1; k < KW; ++k)
+          mStar = arith::MaximumFOp::create(b, loc, mStar, mk[k]);
+        Value isNinf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                             mStar, ninf);
+        Value ref = arith::SelectOp::create(b, loc, isNinf, zero, mStar);
+        Value l = zero;
+        for (int64_t k = 0; k < KW; ++k) {
+          Value a = tk.expDiff(mk[k], ref);
+          l = kb.fma(a, load(k, lIdx(i, h)), l);
+          for (int64_t eb = 0; eb < eBlocks; ++eb)
+            for (int64_t j = 0; j < 2; ++j) {
+              Value &o = oVals[i * eBlocks + eb][h * 2 + j];
+              o = kb.fma(a, load(k, 4 * R + (i * eBlocks + eb) * 4 + h * 2 + j),
+                         o);
+            }
+        }
+        merged[mIdx(i, h)] = mStar;
+        merged[lIdx(i, h)] = l;
+      }
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t eb = 0; eb < eBlocks; ++eb)
+        merged[oIdx(i, eb)] = vector::FromElementsOp::create(
+            b, loc, fragC, oVals[i * eBlocks + eb]);
+    finalState.assign(merged.begin(), merged.end());
+  }
   {
     // Keys hidden from the whole block under a finite fill (see
     // TileKernel::foldHiddenKeys); row slot (i, h) is 2 i + h.

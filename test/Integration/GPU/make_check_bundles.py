@@ -1299,6 +1299,29 @@ for _f, _c in TC_FEATURES.items():
         CASES[f"tc_{_f}_{_v}"] = Case(**{**_c.__dict__, "flags": list(_flags)})
 
 
+# Key warps (mma.sync kernel): warps sharing each key tile, each with its
+# own (m, ℓ, O) over its share of the keys, merged in shared memory after
+# the loop, on the decode features (split-KV, packing, pages, sinks counted
+# once, the lse, masks, fills, windows, soft-capping, pipelined loops, f32)
+# and on a prefill tile with split-KV.
+KW_CASES = ["dec_f16_m1_n8192_auto", "dec_bf16_m1_n1000_s7_ragged",
+            "dec_f16_m16_br_causal_lse_small_tiles", "dec_f16_m5_sink_lse_s4",
+            "dec_bf16_gqa4_m16_br_causal_lse", "dec_f16_gqa4_m3_ragged_s5",
+            "dec_f16_gqa8_m5_window_br", "paged_f16_gqa4_m1_p16_auto",
+            "paged_f16_m1_p16_ragged_s4", "paged_bf16_m2_sink_lse_p128",
+            "dec_f16_gqa4_m1_keypad", "dec_bf16_gqa4_m3_bias_per_kv_head",
+            "dec_bf16_m1_softcap_auto", "dec_f16_m1_d256_s5",
+            "dec_f16_m64_s4_large_logits", "dec_f16_m1_fill_nosplit",
+            "dec_bf16_gqa8_m1_sink_per_qhead_lse", "dec_bf16_m1_kv128_s2_pipe",
+            "f32_decode_gqa_m1", "split_mma_q128_n4113_s64"]
+for _name in KW_CASES:
+    _c = CASES[_name]
+    for _kw in (2, 4):
+        _flags = list(_c.flags) + [f"--key-warps={_kw}"]
+        if _kw == 4 and not any(f.startswith("--tile-kv") for f in _flags):
+            _flags.append("--tile-kv=64")
+        CASES[f"kw{_kw}_{_name}"] = Case(**{**_c.__dict__, "flags": _flags})
+
 # FP8 (e4m3 / e5m2 Q, K, V, 16-bit output) on the warp-specialized TMA
 # kernel: the producer's V transpose (ragged key tiles, several 32-key
 # groups), P quantized to 8 bits, value_scale, causal and bottom-right,
