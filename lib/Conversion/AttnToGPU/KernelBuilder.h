@@ -742,11 +742,15 @@ struct TileKernel {
   /// reference its l and O are relative to; in log2 units when `mLog2`,
   /// the scale folded in) and the first lane of each quad writes
   /// lse = m + log l (natural log; -inf where l = 0).
+  /// `writer` (warp-uniform, optional): whether this warp stores its rows
+  /// (warps holding the same rows, as key warps do after their merge,
+  /// store once).
   void storeOutput(Value oTile, int64_t rowsPerBlock, int64_t E, Value blockRow,
                    ArrayRef<Value> l, ArrayRef<Value> rows,
                    llvm::function_ref<Value(int64_t)> rowLocalAt,
                    llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt,
-                   ArrayRef<Value> m = {}, bool mLog2 = false);
+                   ArrayRef<Value> m = {}, bool mLog2 = false,
+                   Value writer = Value());
 };
 
 /// Split-KV's epilogue (SplitKV.cpp), in place of storeOutput: the block
@@ -756,14 +760,15 @@ struct TileKernel {
 /// last of the tile's `splits` blocks merges all partials exactly (weights
 /// ℓ_z e^(m_z - max m), fully masked ranges weigh 0), writes out (and
 /// lse), and resets the counter.
-/// Arguments as storeOutput's; `smem` is the block's dynamic shared memory
+/// Arguments as storeOutput's (`writer`: which warps store the partial);
+/// `smem` is the block's dynamic shared memory
 /// (its first 4 bytes carry the "last" flag), `z` the split index.
-void storePartialAndMerge(TileKernel &tk, Value smem, Value z, Value flat,
-                          Value blockX, Value blockRow, int64_t rowsPerBlock,
-                          int64_t E, ArrayRef<Value> l,
-                          ArrayRef<Value> m, ArrayRef<Value> rows,
-                          llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt,
-                          bool mLog2);
+void storePartialAndMerge(
+    TileKernel &tk, Value smem, Value z, Value flat, Value blockX,
+    Value blockRow, int64_t rowsPerBlock, int64_t E, ArrayRef<Value> l,
+    ArrayRef<Value> m, ArrayRef<Value> rows,
+    llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt, bool mLog2,
+    Value writer = Value());
 
 /// Whether the tensor-core kernel handles this attention (f16/bf16 inputs
 /// and output of one type, or f32 throughout as TF32 unless `tf32` is 0;

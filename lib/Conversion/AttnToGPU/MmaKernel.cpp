@@ -895,10 +895,15 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     return vector::ExtractOp::create(b, loc, finalState[oIdx(slot / 2, eb)],
                                      ArrayRef<int64_t>{slot % 2, j});
   };
+  // Key warps hold the same merged rows: the first stores them.
+  Value writer;
+  if (KW > 1)
+    writer =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, keyWarp, c0);
   auto merge = [&] {
     storePartialAndMerge(tk, smem, launch.getBlockIds().z,
-                         launch.getBlockIds().y, blockX, blockRow, BM, E,
-                         lsums, maxes, outRows, oAt, /*mLog2=*/foldScale);
+                         launch.getBlockIds().y, blockX, blockRow, BM, E, lsums,
+                         maxes, outRows, oAt, /*mLog2=*/foldScale, writer);
   };
   if (SP > 1) {
     merge();
@@ -930,7 +935,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       [&](int64_t slot) {
         return tk.add(warpRow, tk.add(g, 16 * (slot / 2) + 8 * (slot % 2)));
       },
-      oAt, maxes, /*mLog2=*/foldScale);
+      oAt, maxes, /*mLog2=*/foldScale, writer);
   if (ifOp)
     b.setInsertionPointAfter(ifOp);
   tk.terminate();

@@ -68,8 +68,10 @@ struct Merge {
 
 void gpu_kernel::storePartialAndMerge(
     TileKernel &tk, Value smem, Value z, Value flat, Value blockX,
-    Value blockRow, int64_t rowsPerBlock, int64_t E, ArrayRef<Value> l, ArrayRef<Value> m, ArrayRef<Value> rows,
-    llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt, bool mLog2) {
+    Value blockRow, int64_t rowsPerBlock, int64_t E, ArrayRef<Value> l,
+    ArrayRef<Value> m, ArrayRef<Value> rows,
+    llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt, bool mLog2,
+    Value writer) {
   KernelBuilder &kb = tk.kb;
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
@@ -114,7 +116,10 @@ void gpu_kernel::storePartialAndMerge(
         b, loc, empty, zero, arith::DivFOp::create(b, loc, kb.cF32(1.0f), sum));
     Value stats = vector::FromElementsOp::create(b, loc, pairType,
                                                  ValueRange{m[s], sum});
-    ifThen(ult(rows[s], tk.idx(M)), [&] {
+    Value store = ult(rows[s], tk.idx(M));
+    if (writer)
+      store = arith::AndIOp::create(b, loc, store, writer);
+    ifThen(store, [&] {
       for (int64_t eb = 0; eb < E / 8; ++eb) {
         Value pair = vector::FromElementsOp::create(
             b, loc, pairType,

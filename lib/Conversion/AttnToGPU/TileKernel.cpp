@@ -474,10 +474,25 @@ void TileKernel::copyRows(StringRef name, Value tile, int64_t count,
                                      add(row0, count), limit);
     }
   }
+  // The indices as the caller left them: a partial round sets them inside
+  // its guard.
+  SmallVector<Value> callerLoops(loops);
+  bool partial = chunks % threads != 0;
   for (int64_t it = 0; it * threads < chunks; ++it) {
     Value i = add(tid, it * threads);
-    if ((it + 1) * threads > chunks)
-      i = clamp(i, chunks);
+    // A last, partial round: the threads past the chunks copy nothing (a
+    // clamped chunk would be written by several threads at once).
+    std::optional<OpBuilder::InsertionGuard> guard;
+    if ((it + 1) * threads > chunks) {
+      OpBuilder &b = kb.b;
+      auto ifOp = scf::IfOp::create(
+          b, kb.loc,
+          arith::CmpIOp::create(b, kb.loc, arith::CmpIPredicate::ult, i,
+                                idx(chunks)),
+          /*withElse=*/false);
+      guard.emplace(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    }
     Value rowLocal = divu(i, perRow);
     Value chunk = remu(i, perRow);
     Value col = mul(chunk, vec);
@@ -507,6 +522,8 @@ void TileKernel::copyRows(StringRef name, Value tile, int64_t count,
     asyncCopy16(tile, dst(rowLocal, chunk), memArg(name), indices(name));
     pageOverride = slotOverride = Value();
   }
+  if (partial)
+    loops = callerLoops;
 }
 
 Value TileKernel::queryBlock(Value blockX, Value gridDimX, int64_t gridX) {
@@ -927,8 +944,8 @@ void TileKernel::storeOutput(
     Value oTile, int64_t rowsPerBlock, int64_t E, Value blockRow,
     ArrayRef<Value> l, ArrayRef<Value> rows,
     llvm::function_ref<Value(int64_t)> rowLocalAt,
-    llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt,
-    ArrayRef<Value> m, bool mLog2) {
+    llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt, ArrayRef<Value> m,
+    bool mLog2, Value writer) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   Value outMem = memArg("out");
@@ -996,11 +1013,18 @@ void TileKernel::storeOutput(
                                            cols)));
       }
     }
+    // Rows past the end are not stored (staged: they go to the tile and
+    // stop there); with `writer`, only the warps it holds store.
     std::optional<OpBuilder::InsertionGuard> guard;
+    Value cond = writer;
     if (!oTile) {
       Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                             rows[s], rowEnd());
-      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+      cond = cond ? arith::AndIOp::create(b, loc, cond, inRange).getResult()
+                  : inRange;
+    }
+    if (cond) {
+      auto ifOp = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
       guard.emplace(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     }
