@@ -1,7 +1,8 @@
 // Varlen: an attention whose mask is attn.varlen_mask (with the -inf fill)
 // takes the int32 tables cu_seqlens_q/_k as kernel arguments instead of a
-// mask tensor; each block finds its sequence (a binary search over the
-// tile slots cu_q[s] / tile_q + s), reads Q/K/V at the sequence's offsets
+// mask tensor; each block finds its sequence (the tile slots
+// cu_q[s] / tile_q + s at most blockIdx.x, counted by a warp vote; past 256
+// sequences a binary search), reads Q/K/V at the sequence's offsets
 // and ends rows and keys at its lengths. The grid has floor(T / tile_q) + S
 // query blocks. Look-alikes stay masks or are refused with a reason.
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" -verify-diagnostics | FileCheck %s
@@ -19,9 +20,11 @@
 // CHECK-SAME: grid = "[floor(m / tile_q) + seqs, b0 / g, splits]"
 // CHECK-SAME: varlen = {bottom_right = true, causal = true, seqs = 4 : i64}
 // CHECK: func.func @attn_fwd(
-// The binary search over the slots: two steps for S = 4.
+// The slots counted by one vote for S = 4 (one load per lane).
 // CHECK: gpu.launch
-// CHECK-COUNT-2: arith.cmpi ule
+// CHECK: arith.cmpi ule
+// CHECK: vote.sync.ballot.b32
+// CHECK-NOT: vote.sync.ballot
 // CHECK: arith.cmpi sge
 // CHECK: arith.cmpi slt
 // Slots past the sequence's tiles skip the body.
@@ -57,6 +60,50 @@ func.func @varlen(%q: tensor<1000x8x128xf16>, %k: tensor<1200x8x128xf16>, %v: te
         affine_map<(h, m, n, d, e) -> (n, h, e)>, affine_map<(h, m, n, d, e) -> (m, h, e)>,
         affine_map<(h, m, n, d, e) -> (m, n)>] -> tensor<1000x8x128xf16>
   return %r : tensor<1000x8x128xf16>
+}
+
+// -----
+
+// 300 sequences: past 256, the binary search (nine steps); 70 sequences:
+// three votes (lanes read 3 x 32 slots).
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: varlen: 300 packed sequences
+// CHECK: gpu.launch
+// CHECK-NOT: vote.sync
+// CHECK-COUNT-9: arith.cmpi ule
+// CHECK: arith.cmpi sge
+// SM80-LABEL: attn.bundle = {
+func.func @varlen_many(%q: tensor<4000x2x64xf16>, %k: tensor<4000x2x64xf16>, %v: tensor<4000x2x64xf16>, %cq: tensor<301xi32>, %ck: tensor<301xi32>, %o: tensor<4000x2x64xf16>) -> tensor<4000x2x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %m = attn.varlen_mask %cq, %ck causal : tensor<301xi32>, tensor<301xi32> -> tensor<4000x4000xi1>
+  %r = attn.attention ins(%q, %k, %v : tensor<4000x2x64xf16>, tensor<4000x2x64xf16>, tensor<4000x2x64xf16>) scale(%s)
+      mask(%m : tensor<4000x4000xi1>)
+      outs(%o : tensor<4000x2x64xf16>) indexing_maps = [
+        affine_map<(h, m, n, d, e) -> (m, h, d)>, affine_map<(h, m, n, d, e) -> (n, h, d)>,
+        affine_map<(h, m, n, d, e) -> (n, h, e)>, affine_map<(h, m, n, d, e) -> (m, h, e)>,
+        affine_map<(h, m, n, d, e) -> (m, n)>] -> tensor<4000x2x64xf16>
+  return %r : tensor<4000x2x64xf16>
+}
+
+// -----
+
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: varlen: 70 packed sequences
+// CHECK: gpu.launch
+// CHECK-COUNT-3: vote.sync.ballot.b32
+// CHECK-NOT: vote.sync
+// CHECK: arith.cmpi sge
+// SM80-LABEL: attn.bundle = {
+func.func @varlen_70(%q: tensor<4000x2x64xf16>, %k: tensor<4000x2x64xf16>, %v: tensor<4000x2x64xf16>, %cq: tensor<71xi32>, %ck: tensor<71xi32>, %o: tensor<4000x2x64xf16>) -> tensor<4000x2x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %m = attn.varlen_mask %cq, %ck causal : tensor<71xi32>, tensor<71xi32> -> tensor<4000x4000xi1>
+  %r = attn.attention ins(%q, %k, %v : tensor<4000x2x64xf16>, tensor<4000x2x64xf16>, tensor<4000x2x64xf16>) scale(%s)
+      mask(%m : tensor<4000x4000xi1>)
+      outs(%o : tensor<4000x2x64xf16>) indexing_maps = [
+        affine_map<(h, m, n, d, e) -> (m, h, d)>, affine_map<(h, m, n, d, e) -> (n, h, d)>,
+        affine_map<(h, m, n, d, e) -> (n, h, e)>, affine_map<(h, m, n, d, e) -> (m, h, e)>,
+        affine_map<(h, m, n, d, e) -> (m, n)>] -> tensor<4000x2x64xf16>
+  return %r : tensor<4000x2x64xf16>
 }
 
 // -----

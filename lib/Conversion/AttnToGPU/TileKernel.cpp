@@ -366,6 +366,10 @@ SmallVector<Value> TileKernel::indices(StringRef name) {
   return out;
 }
 
+/// Varlen tables of at most this many sequences are searched by a warp
+/// vote (setVarlen).
+constexpr int64_t kVarlenVoteSeqs = 256;
+
 Value TileKernel::setVarlen(Value blockX, int64_t rows) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
@@ -391,15 +395,51 @@ Value TileKernel::setVarlen(Value blockX, int64_t rows) {
   // blocks cover all). The block's sequence is the last s with V(s) <=
   // blockX: a binary search of ceil(log2 S) steps over the table.
   auto slot = [&](Value s) { return add(divu(entry(cq, s, Mv()), rows), s); };
-  Value lo = idx(0), hi = idx(S);
-  for (int64_t span = S; span > 1; span = (span + 1) / 2) {
-    Value mid = divu(add(lo, hi), 2);
-    Value le = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
-                                     slot(mid), blockX);
-    lo = arith::SelectOp::create(b, loc, le, mid, lo);
-    hi = arith::SelectOp::create(b, loc, le, hi, mid);
+  Value s;
+  if (S >= 2 && S <= kVarlenVoteSeqs) {
+    // Up to kVarlenVoteSeqs sequences: the warp's lanes read every V(s) at
+    // once (ceil(S / 32) loads each, independent) and count those <=
+    // blockX by ballot: one round trip to the table instead of the
+    // search's ceil(log2 S) dependent ones. The last such s is the count
+    // minus one (V is nondecreasing; a hostile table still gives an s in
+    // [0, S), which the checks below bound). The warp must be converged.
+    Value lane = remu(tid, 32);
+    Type i32 = b.getI32Type();
+    Value count = arith::ConstantIntOp::create(b, loc, 0, 32);
+    for (int64_t j = 0; j * 32 < S; ++j) {
+      Value t = add(lane, 32 * j);
+      Value in =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, t, idx(S));
+      Value le = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ule,
+          slot(arith::MinUIOp::create(b, loc, t, idx(S - 1))), blockX);
+      Value bit = arith::ExtUIOp::create(b, loc, i32,
+                                         arith::AndIOp::create(b, loc, in, le));
+      Value votes =
+          NVVM::InlinePtxOp::create(
+              b, loc, TypeRange{i32}, ValueRange{bit}, ValueRange{},
+              "{ .reg .pred p; .reg .b32 v; setp.ne.u32 p, $1, 0; "
+              "vote.sync.ballot.b32 v, p, 0xffffffff; popc.b32 $0, v; }",
+              Value())
+              ->getResult(0);
+      count = arith::AddIOp::create(b, loc, count, votes);
+    }
+    Value n = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), count);
+    s = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, n, idx(0)),
+        add(n, -1), idx(0));
+  } else {
+    Value lo = idx(0), hi = idx(S);
+    for (int64_t span = S; span > 1; span = (span + 1) / 2) {
+      Value mid = divu(add(lo, hi), 2);
+      Value le = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                       slot(mid), blockX);
+      lo = arith::SelectOp::create(b, loc, le, mid, lo);
+      hi = arith::SelectOp::create(b, loc, le, hi, mid);
+    }
+    s = lo;
   }
-  Value s = lo;
   // The tile within the sequence (signed: a hostile cu_q[0] > 0 puts
   // V(0) past the first blocks).
   Value t = arith::SubIOp::create(b, loc, blockX, slot(s));
