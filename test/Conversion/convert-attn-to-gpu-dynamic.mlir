@@ -89,16 +89,19 @@ func.func @causal_bias(%q: tensor<8x?x64xf16>, %k: tensor<8x?x64xf16>, %v: tenso
 // mma.sync decode kernel with 16-row warps and split-KV whose count is
 // chosen at launch (grid z -1, splits -1): the workspace is sized by grid
 // z and y, each block's chunk computed from gridDim.z, and a launch with
-// one split takes the plain epilogue.
+// one split takes the plain epilogue. One row warp: two key warps.
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: name = "size_b0"
 // CHECK-SAME: name = "size_n"
 // CHECK-SAME: {dtype = "float32", map = "workspace", name = "o_part", shape = array<i64: -1, -1, 1, 128>}
 // CHECK-SAME: {dtype = "float32", map = "workspace", name = "ml_part", shape = array<i64: -1, -1, 1, 2>}
 // CHECK-SAME: {dtype = "int32", map = "workspace", name = "locks", shape = array<i64: -1, 1>}
+// CHECK-SAME: block = array<i64: 64, 1, 1>
 // CHECK-SAME: grid = array<i64: 1, -1, -1>
 // CHECK-SAME: kernel_choice = "mma.sync m16n8k16, 1 warps x 1 x 16 query rows
+// CHECK-SAME: 2 key warps per row tile
 // CHECK-SAME: split-KV: the key ranges per query tile chosen at launch
+// CHECK-SAME: key_warps = 2
 // CHECK-SAME: splits = -1
 // CHECK: func.func @attn_fwd({{.*}}, %[[Z:.*]]: index)
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}}, %[[GZ:.*]] = %[[Z]])

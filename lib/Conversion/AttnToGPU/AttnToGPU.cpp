@@ -1521,6 +1521,13 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       cfg.setSplits(1, span);
       cfg.runtimeSplits = decode && splitWhy.empty() && !varlen &&
                           opts.splits != 1;
+      // Split or not (chosen at launch), blocks of one row warp take two
+      // key warps: 1.00-1.01x on full decode grids, up to 1.10x split
+      // (log step 118); four row warps would need the launch rule's
+      // halved ranges.
+      if (cfg.runtimeSplits && !opts.keyWarps && !cfg.tf32 &&
+          cfg.keyTile % 32 == 0 && cfg.warps == 1)
+        cfg.keyWarps = 2;
     } else if (opts.splits >= 1)
       cfg.setSplits(opts.splits, span);
     else if (decode && splitWhy.empty() && !varlen) {
