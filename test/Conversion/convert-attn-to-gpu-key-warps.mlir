@@ -13,12 +13,13 @@
 
 // Speculative decode, 16 tokens x 4 query heads per kv head (64 packed
 // rows: four row warps), one sequence of 32768 keys, 8 kv heads: split,
-// two key warps, and 13 ranges instead of 25 (8 blocks x 13 for 0.75 x 132).
+// two key warps, and 13 ranges instead of 25 (8 blocks x 13 for 0.75 x 132),
+// three stages.
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: name = "o_part", shape = array<i64: 13, 8, 64, 128>
 // CHECK-SAME: block = array<i64: 256, 1, 1>
 // CHECK-SAME: grid = array<i64: 1, 8, 13>
-// CHECK-SAME: 4 warps x 1 x 16 query rows, 64-key tiles, 2 stages, 2 key warps per row tile (32 keys of each tile each, merged at the end)
+// CHECK-SAME: 4 warps x 1 x 16 query rows, 64-key tiles, 3 stages, 2 key warps per row tile (32 keys of each tile each, merged at the end)
 // CHECK-SAME: key_warps = 2
 // CHECK-SAME: splits = 13
 // CHECK-SAME: warps = 4
