@@ -796,7 +796,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     // free once every warp has left the loop), lane-major so that a warp's
     // accesses are conflict-free; every warp then merges the KW states of
     // its rows (the same values in each, so the epilogue runs as with one
-    // warp per row tile, the key warps storing the same results):
+    // warp per row tile; the first key warp stores them):
     //   m = max_k m_k,  ℓ = Σ_k 2^(m_k - m) ℓ_k,  O = Σ_k 2^(m_k - m) O_k.
     const int64_t coreSize = 4 * R + R * eBlocks;
     const int64_t vals = 4 * R + R * eBlocks * 4;

@@ -393,7 +393,8 @@ Value TileKernel::setVarlen(Value blockX, int64_t rows) {
   // (V grows by at least ceil(len_q / rows) from s to s + 1, so each
   // sequence has a slot per tile, and V(S - 1) + its tiles <= M / rows + S
   // blocks cover all). The block's sequence is the last s with V(s) <=
-  // blockX: a binary search of ceil(log2 S) steps over the table.
+  // blockX: counted by a warp vote, or past kVarlenVoteSeqs sequences a
+  // binary search of ceil(log2 S) steps over the table.
   auto slot = [&](Value s) { return add(divu(entry(cq, s, Mv()), rows), s); };
   Value s;
   if (S >= 2 && S <= kVarlenVoteSeqs) {
