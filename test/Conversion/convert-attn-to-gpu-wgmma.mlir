@@ -683,3 +683,25 @@ func.func @attention(%q: tensor<2x384x64xbf16>, %k: tensor<2x16384x64xbf16>, %v:
       -> tensor<2x384x64xbf16>
   return %r : tensor<2x384x64xbf16>
 }
+
+// -----
+
+// A negative scale does not fold into the exponent: the scores are scaled
+// first (log2 units) and P = 2^(s - m) as they are, not the natural-unit
+// exponent of a bias or a finite fill (whose guard compares the row
+// references with +-2^16; that path multiplied these scores by log2 e
+// once more).
+// CHECK-LABEL: module attributes
+// CHECK-SAME: mma = "wgmma"
+// CHECK: gpu.launch
+// CHECK-NOT: 6.553600e+04
+// CHECK: gpu.terminator
+func.func @negative_scale(%q: tensor<1x2x150x64xf16>, %k: tensor<1x2x150x64xf16>, %v: tensor<1x2x150x64xf16>, %o: tensor<1x2x150x64xf16>) -> tensor<1x2x150x64xf16> {
+  %s = arith.constant -0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x2x150x64xf16>, tensor<1x2x150x64xf16>, tensor<1x2x150x64xf16>)
+      scale(%s) outs(%o : tensor<1x2x150x64xf16>) causal
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>]
+      -> tensor<1x2x150x64xf16>
+  return %r : tensor<1x2x150x64xf16>
+}

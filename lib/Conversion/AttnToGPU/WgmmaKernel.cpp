@@ -1038,7 +1038,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         lsum[h] = arith::AddFOp::create(b, loc, lsum[h], s[i]);
       }
     };
-    if (raw || foldScale || fmaExponent) {
+    // Scores in log2 units that the scale could not be folded into (a
+    // negative scale) take 2^(s - m) as they are.
+    if (raw || foldScale || fmaExponent || !natural) {
       expAll(fmaExponent);
     } else {
       // Natural units where a row may hold a huge value (a bf16/f32 bias

@@ -468,6 +468,14 @@ CASES: Dict[str, Case] = {
     # A negative scale: the row max is taken after scaling (no folding).
     "f16_negative_scale_causal": Case("float16", **bhsd(1, 2, 150, 150, 64), causal=True,
                                       scale=-0.125),
+    # A negative scale on the warp-specialized kernels (D = 128: pipelined
+    # ping-pong, persistent at N = 1024) and the mma.sync one.
+    "bf16_negative_scale_d128_n1024": Case("bfloat16", **bhsd(1, 4, 1024, 1024, 128),
+                                           scale=-0.09),
+    "f16_negative_scale_d128_causal_ragged": Case("float16", **bhsd(2, 2, 700, 700, 128),
+                                                  causal=True, scale=-0.1),
+    "f16_negative_scale_mma": Case("float16", **bhsd(1, 2, 300, 300, 64), scale=-0.125,
+                                   flags=["--wgmma=0"]),
     # mma.sync launch shapes other than the default (--tile-q, --tile-kv,
     # --warps, --stages, --q-shared; --wgmma=0 keeps sm_90a on mma.sync):
     # every code path of that kernel builder.
