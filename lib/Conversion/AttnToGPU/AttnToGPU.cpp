@@ -737,6 +737,11 @@ static int64_t residentBlocks(const MmaConfig &cfg, int64_t D, int64_t E) {
 /// 2 stages, 512 12% faster with 3; 192 packed blocks 10% faster with 2.
 static int64_t decodeStages(MmaConfig cfg, int64_t total, int64_t sms,
                             int64_t D, int64_t E, bool packed) {
+  // Split blocks of four row warps and two key warps (one per
+  // multiprocessor by registers): a third stage, 0.98-1.09x (log step 123).
+  if (cfg.keyWarps == 2 && cfg.warps >= 4 && cfg.splits > 1 &&
+      std::max(D, E) <= 128)
+    return 3;
   auto slots = [&](int64_t st) {
     cfg.stages = st;
     return sms * residentBlocks(cfg, D, E);
@@ -1515,6 +1520,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
             512;
     if (smallDecodeTiles)
       cfg.keyTile = 32;
+    // Decode may take two key warps by default (log steps 118, 122).
+    const bool keyWarpsOk =
+        decode && !opts.keyWarps && !cfg.tf32 && cfg.keyTile % 32 == 0;
     if (dynamic) {
       // The split count depends on the batch and key count: chosen at
       // launch (grid z) by the launch rule, the chunks in the kernel.
@@ -1525,8 +1533,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       // key warps: 1.00-1.01x on full decode grids, up to 1.10x split
       // (log step 118); four row warps would need the launch rule's
       // halved ranges.
-      if (cfg.runtimeSplits && !opts.keyWarps && !cfg.tf32 &&
-          cfg.keyTile % 32 == 0 && cfg.warps == 1)
+      if (cfg.runtimeSplits && keyWarpsOk && cfg.warps == 1)
         cfg.keyWarps = 2;
     } else if (opts.splits >= 1)
       cfg.setSplits(opts.splits, span);
@@ -1542,7 +1549,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       // log step 118): 1.0-1.39x on the split rows; two key warps over two
       // ranges of 64 packed rows 0.91-0.96x, one range of 131072 keys
       // 0.98x.
-      if (want > 1 && !opts.keyWarps && !cfg.tf32 && cfg.keyTile % 32 == 0) {
+      if (want > 1 && keyWarpsOk) {
         int64_t half = decodeSplits(opts.chip, gridQ * launchBatch, span,
                                     /*halfTarget=*/true);
         if (cfg.warps < 4) {
@@ -1557,15 +1564,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (smallDecodeTiles)
       cfg.stages = 2;
     else if (decode && !opts.stages && !opts.pipeline)
-      // Split blocks of four row warps and two key warps (one per
-      // multiprocessor by registers): a third stage, 0.98-1.09x (log step
-      // 123).
-      cfg.stages =
-          cfg.keyWarps == 2 && cfg.warps >= 4 && cfg.splits > 1 &&
-                  std::max(D, E) <= 128
-              ? 3
-              : decodeStages(cfg, gridQ * launchBatch * cfg.splits,
-                             multiprocessors(opts.chip), D, E, packDim >= 0);
+      cfg.stages = decodeStages(cfg, gridQ * launchBatch * cfg.splits,
+                                multiprocessors(opts.chip), D, E, packDim >= 0);
   }
   int64_t rowsPerBlock = useWgmma ? wcfg.rowsPerBlock()
                          : useMma ? cfg.rowsPerBlock()

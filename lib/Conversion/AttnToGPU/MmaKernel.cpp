@@ -798,30 +798,35 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     // its rows (the same values in each, so the epilogue runs as with one
     // warp per row tile; the first key warp stores them):
     //   m = max_k m_k,  ℓ = Σ_k 2^(m_k - m) ℓ_k,  O = Σ_k 2^(m_k - m) O_k.
-    const int64_t coreSize = 4 * R + R * eBlocks;
+    // Value v of a lane: m and ℓ (4 R), then O's fragments element-wise.
     const int64_t vals = 4 * R + R * eBlocks * 4;
+    auto oValue = [&](int64_t i, int64_t eb, int64_t h, int64_t j) {
+      return 4 * R + (i * eBlocks + eb) * 4 + h * 2 + j;
+    };
     Value xch = view(MemRefType::get({cfg.warps * KW, vals, 32}, f32,
                                      AffineMap(), workgroup),
                      0);
-    auto scalarAt = [&](ArrayRef<Value> st, int64_t v) -> Value {
-      if (v < 4 * R)
-        return st[v];
-      int64_t o = v - 4 * R;
-      return vector::ExtractOp::create(b, loc, st[4 * R + o / 4],
-                                       ArrayRef<int64_t>{(o % 4) / 2, o % 2});
+    auto store = [&](Value x, int64_t v) {
+      memref::StoreOp::create(b, loc, x, xch,
+                              ValueRange{warpId, kb.cIdx(v), lane});
     };
     gpu::BarrierOp::create(b, loc);
-    for (int64_t v = 0; v < vals; ++v)
-      memref::StoreOp::create(b, loc, scalarAt(finalState, v), xch,
-                              ValueRange{warpId, kb.cIdx(v), lane});
+    for (int64_t v = 0; v < 4 * R; ++v)
+      store(finalState[v], v);
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t eb = 0; eb < eBlocks; ++eb)
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t j = 0; j < 2; ++j)
+            store(vector::ExtractOp::create(b, loc, finalState[oIdx(i, eb)],
+                                            ArrayRef<int64_t>{h, j}),
+                  oValue(i, eb, h, j));
     gpu::BarrierOp::create(b, loc);
     auto load = [&](int64_t k, int64_t v) -> Value {
       return memref::LoadOp::create(
           b, loc, xch,
           ValueRange{tk.add(warp, k * cfg.warps), kb.cIdx(v), lane});
     };
-    SmallVector<Value> merged(finalState.begin(),
-                              finalState.begin() + coreSize);
+    SmallVector<Value> merged(4 * R + R * eBlocks);
     SmallVector<SmallVector<Value>> oVals(R * eBlocks,
                                           SmallVector<Value>(4, zero));
     for (int64_t i = 0; i < R; ++i)
@@ -842,8 +847,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
           for (int64_t eb = 0; eb < eBlocks; ++eb)
             for (int64_t j = 0; j < 2; ++j) {
               Value &o = oVals[i * eBlocks + eb][h * 2 + j];
-              o = kb.fma(a, load(k, 4 * R + (i * eBlocks + eb) * 4 + h * 2 + j),
-                         o);
+              o = kb.fma(a, load(k, oValue(i, eb, h, j)), o);
             }
         }
         merged[mIdx(i, h)] = mStar;
