@@ -3,8 +3,9 @@
 // every tile with its own (m, l, O); after the loop the states meet in
 // shared memory (f32, [warps * key_warps, values, 32 lanes]) and every warp
 // merges those of its rows. By default decode takes two where it splits
-// the keys (blocks of four row warps with half the key ranges, while a
-// range keeps at most 16384 keys); `key-warps` forces a count.
+// the keys (blocks of four row warps with one wave of key ranges, a block
+// per multiprocessor, while a range keeps at most 16384 keys); `key-warps`
+// forces a count.
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" | FileCheck %s
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a splits=1" | FileCheck %s --check-prefix=NOSPLIT
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_80 key-warps=4 tile-kv=64" | FileCheck %s --check-prefix=FOUR
@@ -13,15 +14,15 @@
 
 // Speculative decode, 16 tokens x 4 query heads per kv head (64 packed
 // rows: four row warps), one sequence of 32768 keys, 8 kv heads: split,
-// two key warps, and 13 ranges instead of 25 (8 blocks x 13 for 0.75 x 132),
-// three stages.
+// two key warps, and 16 ranges instead of 25 (8 blocks x 16 <= 132
+// multiprocessors), three stages.
 // CHECK-LABEL: attn.bundle = {
-// CHECK-SAME: name = "o_part", shape = array<i64: 13, 8, 64, 128>
+// CHECK-SAME: name = "o_part", shape = array<i64: 16, 8, 64, 128>
 // CHECK-SAME: block = array<i64: 256, 1, 1>
-// CHECK-SAME: grid = array<i64: 1, 8, 13>
+// CHECK-SAME: grid = array<i64: 1, 8, 16>
 // CHECK-SAME: 4 warps x 1 x 16 query rows, 64-key tiles, 3 stages, 2 key warps per row tile (32 keys of each tile each, merged at the end)
 // CHECK-SAME: key_warps = 2
-// CHECK-SAME: splits = 13
+// CHECK-SAME: splits = 16
 // CHECK-SAME: warps = 4
 // CHECK: gpu.launch
 // The loop, then the exchange: 8 warps x (4 + 128 / 2) values x 32 lanes.
@@ -56,7 +57,7 @@ func.func @speculative(%q: tensor<1x8x4x16x128xf16>, %k: tensor<1x8x32768x128xf1
 
 // -----
 
-// The same at 262144 keys: 13 ranges would keep 20165 keys each, so one
+// The same at 524288 keys: 16 ranges would keep 32768 keys each, so one
 // key warp and 25 ranges.
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: block = array<i64: 128, 1, 1>
@@ -67,10 +68,10 @@ func.func @speculative(%q: tensor<1x8x4x16x128xf16>, %k: tensor<1x8x32768x128xf1
 // NOSPLIT-SAME: key_warps = 1
 // FOUR-LABEL: attn.bundle = {
 // FOUR-SAME: key_warps = 4
-func.func @speculative_long(%q: tensor<1x8x4x16x128xf16>, %k: tensor<1x8x262144x128xf16>, %v: tensor<1x8x262144x128xf16>, %o: tensor<1x8x4x16x128xf16>) -> tensor<1x8x4x16x128xf16> {
+func.func @speculative_long(%q: tensor<1x8x4x16x128xf16>, %k: tensor<1x8x524288x128xf16>, %v: tensor<1x8x524288x128xf16>, %o: tensor<1x8x4x16x128xf16>) -> tensor<1x8x4x16x128xf16> {
   %s = arith.constant 0.08838834764831843 : f32
-  %r = attn.attention ins(%q, %k, %v : tensor<1x8x4x16x128xf16>, tensor<1x8x262144x128xf16>, tensor<1x8x262144x128xf16>) scale(%s) outs(%o : tensor<1x8x4x16x128xf16>)
-      causal query_offset = 262128 indexing_maps = [affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>] -> tensor<1x8x4x16x128xf16>
+  %r = attn.attention ins(%q, %k, %v : tensor<1x8x4x16x128xf16>, tensor<1x8x524288x128xf16>, tensor<1x8x524288x128xf16>) scale(%s) outs(%o : tensor<1x8x4x16x128xf16>)
+      causal query_offset = 524272 indexing_maps = [affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>] -> tensor<1x8x4x16x128xf16>
   return %r : tensor<1x8x4x16x128xf16>
 }
 

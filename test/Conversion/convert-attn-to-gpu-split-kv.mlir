@@ -5,7 +5,7 @@
 // loses l near |m| = FLT_MAX) to the workspace arguments o_part / ml_part,
 // counts itself on `locks` (atomic add after a fence), and the last block
 // merges the partials through L2 (ld.global.cg) into out, with weights
-// l_z 2^(m_z - max m).
+// l_z 2^(m_z - max m), in one online pass per task.
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" | FileCheck %s
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a splits=1" | FileCheck %s --check-prefix=NOSPLIT
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_80 splits=5" 2>&1 | FileCheck %s --check-prefix=FORCED
@@ -31,11 +31,14 @@
 // CHECK: "membar.gl;"
 // CHECK: memref.atomic_rmw addi
 // CHECK: "membar.gl;"
-// CHECK: ld.global.cg.v2.f32
-// CHECK: ld.global.cg.v2.f32
+// The merge: one pass over the 13 partials, every (m, l) and O load of the
+// chunk issued before the math (the chunk's max, one rescale, the weights).
+// CHECK: scf.for {{.*}} to %c13{{.*}} step %c13
+// CHECK-COUNT-26: ld.global.cg.v{{[24]}}.f32
+// CHECK-NOT: ld.global.cg
+// CHECK: arith.maximumf
 // CHECK: ex2.approx.ftz.f32
-// CHECK: arith.mulf
-// CHECK: ld.global.cg.v4.f32
+// CHECK: scf.yield
 
 // NOSPLIT-LABEL: attn.bundle = {
 // NOSPLIT-NOT: o_part

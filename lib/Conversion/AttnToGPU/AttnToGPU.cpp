@@ -757,21 +757,22 @@ static int64_t decodeStages(MmaConfig cfg, int64_t total, int64_t sms,
   return eff(s3) > eff(s2) ? 3 : 2;
 }
 
-/// Decode blocks of four row warps take two key warps and half the key
+/// Decode blocks of four row warps take two key warps and one wave of key
 /// ranges only where a range keeps at most this many keys.
-constexpr int64_t kMaxHalvedRange = 16384;
+constexpr int64_t kMaxOneWaveRange = 16384;
 
 /// Decode's split count when none is given: enough key ranges for about
-/// 1.5 blocks per multiprocessor (0.75 with `halfTarget`: blocks of eight
-/// warps), ranges of at least kMinSplitKeys keys.
+/// 1.5 blocks per multiprocessor, ranges of at least kMinSplitKeys keys.
 /// Measured on an H100 (docs/performance.md, decode sweep): 8 kv-head
 /// tiles at N = 32k ran best as 16-24 ranges (68-70 µs; 33: 72, 48: 80),
 /// 128 tiles at N = 8k/32k as 2-3 (203/747 µs; 4: 213/762), 512 tiles
-/// unsplit.
+/// unsplit. With `oneWave` (blocks of eight warps, one per multiprocessor
+/// by registers) as many as fill the multiprocessors once: 16 ranges of 8
+/// tiles measured 1.11-1.16x 13 at N = 32k-128k (log step 127).
 static int64_t decodeSplits(StringRef chip, int64_t blocks, int64_t span,
-                            bool halfTarget = false) {
-  int64_t target = 3 * multiprocessors(chip) / (halfTarget ? 4 : 2);
-  int64_t want = (target + blocks - 1) / blocks;
+                            bool oneWave = false) {
+  int64_t sms = multiprocessors(chip);
+  int64_t want = oneWave ? sms / blocks : (3 * sms / 2 + blocks - 1) / blocks;
   return std::clamp<int64_t>(std::min(want, span / kMinSplitKeys), 1,
                              kMaxSplits);
 }
@@ -1532,7 +1533,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       // Split or not (chosen at launch), blocks of one row warp take two
       // key warps: 1.00-1.01x on full decode grids, up to 1.10x split
       // (log step 118); four row warps would need the launch rule's
-      // halved ranges.
+      // one-wave ranges.
       if (cfg.runtimeSplits && keyWarpsOk && cfg.warps == 1)
         cfg.keyWarps = 2;
     } else if (opts.splits >= 1)
@@ -1541,22 +1542,23 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       int64_t want = decodeSplits(opts.chip, gridQ * launchBatch, span);
       // Where the grid needs split-KV, two key warps per row tile (each
       // half of every key tile, merged in shared memory): more loads in
-      // flight per block. Blocks of four row warps (64 packed rows) take
-      // them with half the key ranges (a cheaper merge), where a range then
-      // has at most kMaxHalvedRange keys; longer ranges keep one key warp
-      // and every range (a grid short of the multiprocessors would idle
-      // some for the whole launch). Measured on an H100 (docs/performance.md,
-      // log step 118): 1.0-1.39x on the split rows; two key warps over two
+      // flight per block. Blocks of four row warps (64 packed rows; one
+      // per multiprocessor by registers) take them with as many key ranges
+      // as fill the multiprocessors once, where a range then has at most
+      // kMaxOneWaveRange keys; longer ranges keep one key warp and every
+      // range (a grid short of the multiprocessors would idle some for the
+      // whole launch). Measured on an H100 (docs/performance.md, log steps
+      // 118, 127): 1.0-1.39x on the split rows; two key warps over two
       // ranges of 64 packed rows 0.91-0.96x, one range of 131072 keys
       // 0.98x.
       if (want > 1 && keyWarpsOk) {
-        int64_t half = decodeSplits(opts.chip, gridQ * launchBatch, span,
-                                    /*halfTarget=*/true);
+        int64_t wave = decodeSplits(opts.chip, gridQ * launchBatch, span,
+                                    /*oneWave=*/true);
         if (cfg.warps < 4) {
           cfg.keyWarps = 2;
-        } else if ((span + half - 1) / half <= kMaxHalvedRange) {
+        } else if ((span + wave - 1) / wave <= kMaxOneWaveRange) {
           cfg.keyWarps = 2;
-          want = half;
+          want = wave;
         }
       }
       cfg.setSplits(want, span);
@@ -2009,9 +2011,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
               batchProduct + " / g)), 1, floor(span / " +
               std::to_string(kMinSplitKeys) +
               ")); where want > 1 with 16-bit inputs, key_warps = 2, and "
-              "with warps = 4 want is taken again with 0.75 for 1.5 if then "
-              "ceil(span / want) <= " +
-              std::to_string(kMaxHalvedRange) +
+              "with warps = 4 want is taken again as floor(multiprocessors / "
+              "blocks) (same clamp) if then ceil(span / want) <= " +
+              std::to_string(kMaxOneWaveRange) +
               " (else key_warps = 1 and the first want); chunk = "
               "ceil(ceil(span / want) / tile_kv) * tile_kv; splits = "
               "ceil(span / chunk)")),

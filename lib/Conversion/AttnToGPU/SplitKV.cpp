@@ -173,121 +173,179 @@ void gpu_kernel::storePartialAndMerge(
   ifThen(isLast, [&] {
     mg.asmVoid("membar.gl;");
     // Tasks of 4 columns of one row (one 16-byte load per partial),
-    // consecutive threads on consecutive columns; the partials of a task
-    // are read kUnroll at a time so that their loads overlap (the merge is
-    // the tail of the tile: its latency, not its bytes, is what costs).
-    const int64_t cols = 4,
-                  kUnroll = runtime ? 8 : std::min<int64_t>(splits, 8);
+    // consecutive threads on consecutive columns. The merge is the tile's
+    // tail: its latency, not its bytes, is what costs. So each task folds
+    // the partials in one pass, online (a running max and sum, rescaled per
+    // chunk of kUnroll partials, as the tile loop does per key tile), with
+    // every (m, ℓ) and O load of a chunk issued together, and kPasses tasks
+    // per thread side by side: a chunk is one round trip to L2. Rows past M
+    // skip whole passes (a block-uniform test) and clamp their reads.
+    const int64_t cols = 4, kLoads = 16;
+    // Static: the fewest chunks of at most kLoads, as even as they go.
+    const int64_t kUnroll =
+        runtime ? 8
+                : llvm::divideCeil(splits, llvm::divideCeil(splits, kLoads));
     const int64_t perRow = E / cols, tasks = rowsPerBlock * perRow;
+    const int64_t rounds = (tasks + tk.threads - 1) / tk.threads;
+    const int64_t kPasses =
+        std::min<int64_t>(rounds, std::max<int64_t>(1, kLoads / kUnroll));
     Value outMem = tk.memArg("out");
     Type outElt = cast<MemRefType>(outMem.getType()).getElementType();
-    for (int64_t it = 0; it * tk.threads < tasks; ++it) {
-      Value task = tk.add(tk.tid, it * tk.threads);
-      Value rowLocal = tk.divu(task, perRow);
-      Value col0 = tk.mul(tk.remu(task, perRow), cols);
-      Value row = tk.add(blockRow, rowLocal);
-      Value ok = ult(row, tk.idx(M));
-      if ((it + 1) * tk.threads > tasks)
-        ok = arith::AndIOp::create(b, loc, ok, ult(task, tk.idx(tasks)));
-      ifThen(ok, [&] {
+    Value lastSplit = runtime ? tk.add(splitsV, -1) : tk.idx(splits - 1);
+    Value lastRow = tk.idx(M - 1);
+    auto e = [&](Value d) { return mLog2 ? tk.ex2(d) : kb.exp(d); };
+    // max(x, y) with -inf read as 0: the reference of a row no range saw.
+    auto refOf = [&](Value x) {
+      Value none =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, ninf);
+      return arith::SelectOp::create(b, loc, none, zero, x).getResult();
+    };
+    for (int64_t it0 = 0; it0 < rounds; it0 += kPasses) {
+      const int64_t P = std::min<int64_t>(kPasses, rounds - it0);
+      // The pass's first row (thread 0's): past M, so is every later one.
+      Value live = ult(tk.add(blockRow, it0 * tk.threads / perRow), tk.idx(M));
+      ifThen(live, [&] {
+        struct Task {
+          Value row, rowC, col0, ok;
+        };
+        SmallVector<Task> ts;
+        for (int64_t p = 0; p < P; ++p) {
+          const int64_t it = it0 + p;
+          Value task = tk.add(tk.tid, it * tk.threads);
+          Value row = tk.add(blockRow, tk.divu(task, perRow));
+          Value ok = ult(row, tk.idx(M));
+          if ((it + 1) * tk.threads > tasks)
+            ok = arith::AndIOp::create(b, loc, ok, ult(task, tk.idx(tasks)));
+          ts.push_back({row, arith::MinUIOp::create(b, loc, row, lastRow),
+                        tk.mul(tk.remu(task, perRow), cols), ok});
+        }
         // Row offset of split z's partial: ((z * batch + flat) * M + row).
-        auto rowOffset = [&](Value zz) {
+        auto rowOffset = [&](Value zz, Value row) {
           Value zb = runtime || oType.isDynamicDim(1)
                          ? arith::MulIOp::create(b, loc, zz, batchV).getResult()
                          : tk.mul(zz, oType.getDimSize(1));
           return tk.add(tk.mul(tk.add(zb, flat), M), row);
         };
-        // Split z0 + u's (m, ℓ) (-inf, 0 past the last split, which is read
-        // instead) and its row offset.
-        struct Stats {
-          Value m, l, ro;
-        };
-        auto statsAt = [&](Value z0, int64_t u) -> Stats {
-          Value z = tk.add(z0, u);
-          Value zc = arith::MinUIOp::create(
-              b, loc, z, runtime ? tk.add(splitsV, -1) : tk.idx(splits - 1));
-          Value ro = rowOffset(zc);
-          SmallVector<Value> ml = mg.loadCg(mg.address(mlPart, tk.mul(ro, 2)), 2);
-          if (runtime || (splits % kUnroll) != 0) {
-            Value in = ult(z, splitsV);
-            ml[0] = arith::SelectOp::create(b, loc, in, ml[0], ninf);
-            ml[1] = arith::SelectOp::create(b, loc, in, ml[1], zero);
-          }
-          return {ml[0], ml[1], ro};
-        };
+        // Per task: m (the running max, -inf before any), s, O[4].
+        SmallVector<Value> init;
+        for (int64_t p = 0; p < P; ++p)
+          init.append({ninf, zero, zero, zero, zero, zero});
         Value cEnd = runtime ? tk.mul(tk.divu(tk.add(splitsV, kUnroll - 1),
                                               kUnroll),
                                       kUnroll)
                              : tk.idx((splits + kUnroll - 1) / kUnroll * kUnroll);
-        Value cStep = tk.idx(kUnroll);
-        auto maxLoop = scf::ForOp::create(
-            b, loc, c0, cEnd, cStep, ValueRange{ninf},
+        const bool tail = runtime || splits % kUnroll != 0;
+        auto loop = scf::ForOp::create(
+            b, loc, c0, cEnd, tk.idx(kUnroll), init,
             [&](OpBuilder &, Location, Value z0, ValueRange st) {
-              Value mx = st[0];
-              for (int64_t u = 0; u < kUnroll; ++u)
-                mx = arith::MaximumFOp::create(b, loc, mx, statsAt(z0, u).m);
-              scf::YieldOp::create(b, loc, ValueRange{mx});
-            });
-        Value mx = maxLoop.getResult(0);
-        Value none =
-            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mx, ninf);
-        Value ref = arith::SelectOp::create(b, loc, none, zero, mx);
-        SmallVector<Value> init(cols + 1, zero);
-        auto sumLoop = scf::ForOp::create(
-            b, loc, c0, cEnd, cStep, init,
-            [&](OpBuilder &, Location, Value z0, ValueRange st) {
-              SmallVector<Value> next(st);
+              // The chunk's loads first: (m, ℓ) and O of every partial.
+              SmallVector<SmallVector<Value>> ml(P), ov(P);
+              SmallVector<Value> in;
               for (int64_t u = 0; u < kUnroll; ++u) {
-                Stats p = statsAt(z0, u);
-                // w = ℓ e^(m - M): an empty range has m = -inf, ℓ = 0.
-                Value d = arith::SubFOp::create(b, loc, p.m, ref);
-                Value w = arith::MulFOp::create(
-                    b, loc, p.l, mLog2 ? tk.ex2(d) : kb.exp(d));
-                next[0] = arith::AddFOp::create(b, loc, next[0], w);
-                SmallVector<Value> v = mg.loadCg(
-                    mg.address(oPart, tk.add(tk.mul(p.ro, E), col0)), 4);
+                Value z = tk.add(z0, u);
+                in.push_back(tail ? ult(z, splitsV).getResult() : Value());
+                Value zc = tail ? arith::MinUIOp::create(b, loc, z, lastSplit)
+                                      .getResult()
+                                : z;
+                for (int64_t p = 0; p < P; ++p) {
+                  Value ro = rowOffset(zc, ts[p].rowC);
+                  SmallVector<Value> mlv =
+                      mg.loadCg(mg.address(mlPart, tk.mul(ro, 2)), 2);
+                  llvm::append_range(ml[p], mlv);
+                  SmallVector<Value> o = mg.loadCg(
+                      mg.address(oPart, tk.add(tk.mul(ro, E), ts[p].col0)), 4);
+                  llvm::append_range(ov[p], o);
+                }
+              }
+              SmallVector<Value> next;
+              for (int64_t p = 0; p < P; ++p) {
+                // Past the last split: m = -inf, ℓ = 0 (weight 0).
+                SmallVector<Value> mz, lz;
+                for (int64_t u = 0; u < kUnroll; ++u) {
+                  Value m = ml[p][2 * u], l = ml[p][2 * u + 1];
+                  if (tail) {
+                    m = arith::SelectOp::create(b, loc, in[u], m, ninf);
+                    l = arith::SelectOp::create(b, loc, in[u], l, zero);
+                  }
+                  mz.push_back(m);
+                  lz.push_back(l);
+                }
+                // The chunk's max by a tree, then one rescale of the state.
+                SmallVector<Value> tree(mz);
+                while (tree.size() > 1) {
+                  SmallVector<Value> up;
+                  for (size_t i = 0; i + 1 < tree.size(); i += 2)
+                    up.push_back(arith::MaximumFOp::create(b, loc, tree[i],
+                                                           tree[i + 1]));
+                  if (tree.size() % 2)
+                    up.push_back(tree.back());
+                  tree = up;
+                }
+                Value mOld = st[6 * p];
+                Value mNew = arith::MaximumFOp::create(b, loc, mOld, tree[0]);
+                Value ref = refOf(mNew);
+                Value alpha = e(arith::SubFOp::create(b, loc, mOld, ref));
+                Value s = arith::MulFOp::create(b, loc, st[6 * p + 1], alpha);
+                SmallVector<Value> acc;
                 for (int64_t j = 0; j < 4; ++j)
-                  next[1 + j] = kb.fma(w, v[j], next[1 + j]);
+                  acc.push_back(
+                      arith::MulFOp::create(b, loc, st[6 * p + 2 + j], alpha));
+                // w = ℓ e^(m - ref): an empty range has m = -inf, ℓ = 0.
+                for (int64_t u = 0; u < kUnroll; ++u) {
+                  Value w = arith::MulFOp::create(
+                      b, loc, lz[u],
+                      e(arith::SubFOp::create(b, loc, mz[u], ref)));
+                  s = arith::AddFOp::create(b, loc, s, w);
+                  for (int64_t j = 0; j < 4; ++j)
+                    acc[j] = kb.fma(w, ov[p][4 * u + j], acc[j]);
+                }
+                next.append({mNew, s});
+                llvm::append_range(next, acc);
               }
               scf::YieldOp::create(b, loc, next);
             });
-        Value wsum = sumLoop.getResult(0);
-        Value empty =
-            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, wsum, zero);
-        Value inv = arith::SelectOp::create(
-            b, loc, empty, zero,
-            arith::DivFOp::create(b, loc, kb.cF32(1.0f), wsum));
-        tk.setRow(row);
-        bool contiguous = tk.outputStaged();
-        for (int64_t c = 0; c < cols; c += 4) {
-          SmallVector<Value> vals;
-          for (int64_t j = 0; j < 4; ++j) {
-            Value x = arith::MulFOp::create(b, loc, sumLoop.getResult(1 + c + j), inv);
-            if (!outElt.isF32())
-              x = arith::TruncFOp::create(b, loc, outElt, x);
-            vals.push_back(x);
-          }
-          if (contiguous) {
-            tk.loops[r + 3] = tk.add(col0, c);
-            Value vec = vector::FromElementsOp::create(
-                b, loc, VectorType::get({4}, outElt), vals);
-            vector::StoreOp::create(b, loc, vec, outMem, tk.indices("out"),
-                                    /*nontemporal=*/false,
-                                    llvm::MaybeAlign(4 * outElt.getIntOrFloatBitWidth() / 8));
-            continue;
-          }
-          for (int64_t j = 0; j < 4; ++j) {
-            tk.loops[r + 3] = tk.add(col0, c + j);
-            memref::StoreOp::create(b, loc, vals[j], outMem, tk.indices("out"));
-          }
+        for (int64_t p = 0; p < P; ++p) {
+          Value ref = refOf(loop.getResult(6 * p));
+          Value wsum = loop.getResult(6 * p + 1);
+          Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                              wsum, zero);
+          Value inv = arith::SelectOp::create(
+              b, loc, empty, zero,
+              arith::DivFOp::create(b, loc, kb.cF32(1.0f), wsum));
+          ifThen(ts[p].ok, [&] {
+            tk.setRow(ts[p].row);
+            SmallVector<Value> vals;
+            for (int64_t j = 0; j < 4; ++j) {
+              Value x = arith::MulFOp::create(
+                  b, loc, loop.getResult(6 * p + 2 + j), inv);
+              if (!outElt.isF32())
+                x = arith::TruncFOp::create(b, loc, outElt, x);
+              vals.push_back(x);
+            }
+            if (tk.outputStaged()) {
+              tk.loops[r + 3] = ts[p].col0;
+              Value vec = vector::FromElementsOp::create(
+                  b, loc, VectorType::get({4}, outElt), vals);
+              vector::StoreOp::create(
+                  b, loc, vec, outMem, tk.indices("out"),
+                  /*nontemporal=*/false,
+                  llvm::MaybeAlign(4 * outElt.getIntOrFloatBitWidth() / 8));
+            } else {
+              for (int64_t j = 0; j < 4; ++j) {
+                tk.loops[r + 3] = tk.add(ts[p].col0, j);
+                memref::StoreOp::create(b, loc, vals[j], outMem,
+                                        tk.indices("out"));
+              }
+            }
+            if (Value lseMem = tk.memArg("lse"))
+              ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           ts[p].col0, c0),
+                     [&] {
+                       memref::StoreOp::create(b, loc, kb.lse(ref, wsum, mLog2),
+                                               lseMem, tk.indices("lse"));
+                     });
+          });
         }
-        if (Value lseMem = tk.memArg("lse"))
-          ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, col0,
-                                       c0),
-                 [&] {
-                   memref::StoreOp::create(b, loc, kb.lse(ref, wsum, mLog2),
-                                           lseMem, tk.indices("lse"));
-                 });
       });
     }
     // Ready for the next launch.
