@@ -64,6 +64,26 @@ func.func @decode(%q: tensor<2x8x1x128xf16>, %k: tensor<2x8x8192x128xf16>, %v: t
 
 // -----
 
+// One token over 32 heads and 32768 keys: 32-key tiles, so about 2.25
+// blocks per multiprocessor (10 ranges of 3296 keys, not 1.5's 7).
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: grid = array<i64: 1, 32, 10>
+// CHECK-SAME: 32-key tiles, 2 stages, 2 key warps per row tile (16 keys of each tile each, merged at the end), split-KV: 10 key ranges of 3296 keys
+// NOSPLIT-LABEL: attn.bundle = {
+// NOSPLIT-SAME: grid = array<i64: 1, 32, 1>
+// FORCED-LABEL: attn.bundle = {
+// FORCED-SAME: grid = array<i64: 1, 32, 5>
+func.func @decode_small_tiles(%q: tensor<1x32x1x128xf16>, %k: tensor<1x32x32768x128xf16>, %v: tensor<1x32x32768x128xf16>, %o: tensor<1x32x1x128xf16>) -> tensor<1x32x1x128xf16> {
+  %s = arith.constant 0.088388 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x32x1x128xf16>, tensor<1x32x32768x128xf16>, tensor<1x32x32768x128xf16>) scale(%s)
+      outs(%o : tensor<1x32x1x128xf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<1x32x1x128xf16>
+  return %r : tensor<1x32x1x128xf16>
+}
+
+// -----
+
 // Many sequences fill the grid already (4096 (sequence, head) pairs): no
 // split by default; bottom-right causal, 16 speculative tokens, a sink
 // (split-KV counts it in the first range only) and the lse.

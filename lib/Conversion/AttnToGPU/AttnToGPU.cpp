@@ -761,18 +761,33 @@ static int64_t decodeStages(MmaConfig cfg, int64_t total, int64_t sms,
 /// ranges only where a range keeps at most this many keys.
 constexpr int64_t kMaxOneWaveRange = 16384;
 
-/// Decode's split count when none is given: enough key ranges for about
-/// 1.5 blocks per multiprocessor, ranges of at least kMinSplitKeys keys.
+/// How many decode blocks per multiprocessor the split count aims at.
+enum class SplitTarget {
+  /// About 1.5 (rounded up).
+  Default,
+  /// About 2.25: one-warp blocks of 32-key tiles (39 KB of shared memory,
+  /// up to five per multiprocessor).
+  SmallTiles,
+  /// One (rounded down): blocks of eight warps, one per multiprocessor by
+  /// registers, filling the multiprocessors once.
+  OneWave,
+};
+
+/// Decode's split count when none is given: enough key ranges for the
+/// target's blocks per multiprocessor, ranges of at least kMinSplitKeys keys.
 /// Measured on an H100 (docs/performance.md, decode sweep): 8 kv-head
 /// tiles at N = 32k ran best as 16-24 ranges (68-70 µs; 33: 72, 48: 80),
 /// 128 tiles at N = 8k/32k as 2-3 (203/747 µs; 4: 213/762), 512 tiles
-/// unsplit. With `oneWave` (blocks of eight warps, one per multiprocessor
-/// by registers) as many as fill the multiprocessors once: 16 ranges of 8
-/// tiles measured 1.11-1.16x 13 at N = 32k-128k (log step 127).
+/// unsplit; 32-key tiles over 32 heads at B = 1 as 10 ranges, 1.02-1.03x
+/// 7 at N = 8k-128k (log step 128); blocks of eight warps as 16 ranges of 8
+/// tiles, 1.11-1.16x 13 at N = 32k-128k (log step 127).
 static int64_t decodeSplits(StringRef chip, int64_t blocks, int64_t span,
-                            bool oneWave = false) {
+                            SplitTarget target = SplitTarget::Default) {
   int64_t sms = multiprocessors(chip);
-  int64_t want = oneWave ? sms / blocks : (3 * sms / 2 + blocks - 1) / blocks;
+  int64_t want = target == SplitTarget::OneWave ? sms / blocks
+                 : target == SplitTarget::SmallTiles
+                     ? (9 * sms / 4 + blocks - 1) / blocks
+                     : (3 * sms / 2 + blocks - 1) / blocks;
   return std::clamp<int64_t>(std::min(want, span / kMinSplitKeys), 1,
                              kMaxSplits);
 }
@@ -1553,13 +1568,25 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       // 0.98x.
       if (want > 1 && keyWarpsOk) {
         int64_t wave = decodeSplits(opts.chip, gridQ * launchBatch, span,
-                                    /*oneWave=*/true);
+                                    SplitTarget::OneWave);
         if (cfg.warps < 4) {
           cfg.keyWarps = 2;
         } else if ((span + wave - 1) / wave <= kMaxOneWaveRange) {
           cfg.keyWarps = 2;
           want = wave;
         }
+      }
+      // 32-key tiles (five blocks per multiprocessor fit) over a grid of
+      // at most a quarter as many query tiles as multiprocessors take more
+      // ranges, while a range keeps 512 keys or more: 1.02-1.03x at B = 1,
+      // 32 heads, N = 8k-128k; 0.99-1.01x with 64 and 128 tiles, so not
+      // there (log step 128).
+      if (smallDecodeTiles && want > 1 &&
+          4 * gridQ * launchBatch <= multiprocessors(opts.chip)) {
+        int64_t more = decodeSplits(opts.chip, gridQ * launchBatch, span,
+                                    SplitTarget::SmallTiles);
+        if (span / more >= 512)
+          want = more;
       }
       cfg.setSplits(want, span);
     }
@@ -2014,7 +2041,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
               "with warps = 4 want is taken again as floor(multiprocessors / "
               "blocks) (same clamp) if then ceil(span / want) <= " +
               std::to_string(kMaxOneWaveRange) +
-              " (else key_warps = 1 and the first want); chunk = "
+              " (else key_warps = 1 and the first want); with tile_kv = "
+              "32 (static, no packing or pages, span / want >= 512) and "
+              "4 * blocks <= multiprocessors, want is taken again with "
+              "2.25 for 1.5 if then span / want >= 512; chunk = "
               "ceil(ceil(span / want) / tile_kv) * tile_kv; splits = "
               "ceil(span / chunk)")),
       b.getNamedAttr("block",

@@ -892,6 +892,10 @@ _gqa = dict(q=["b", "h", "g", "m", "d"], k=["b", "h", "n", "d"],
             v=["b", "h", "n", "e"], out=["b", "h", "g", "m", "e"])
 CASES.update({
     "dec_f16_m1_n8192_auto": Case("float16", **bhsd(2, 8, 1, 8192, 128)),
+    # 32 query tiles of 32-key tiles: ranges for 2.25 blocks per
+    # multiprocessor (10 of 928 keys, the last ragged).
+    "dec_f16_m1_h32_n9001_small_tiles_auto": Case("float16",
+                                                  **bhsd(1, 32, 1, 9001, 128)),
     "dec_bf16_m1_n1000_s7_ragged": Case("bfloat16", **bhsd(2, 4, 1, 1000, 128),
                                         flags=["--splits=7"]),
     "dec_f16_m1_s1": Case("float16", **bhsd(2, 4, 1, 3000, 128), flags=["--splits=1"]),
