@@ -108,6 +108,16 @@ func.func @causal_bias(%q: tensor<8x?x64xf16>, %k: tensor<8x?x64xf16>, %v: tenso
 // CHECK: arith.ceildivui %{{.*}}, %[[GZ]]
 // CHECK: %[[SEVERAL:.*]] = arith.cmpi ugt, %[[GZ]], %c1
 // CHECK-NEXT: scf.if %[[SEVERAL]] {
+// The merge of a run-time split count: no staged statistics; one online
+// pass per task, 8 partials a chunk, two tasks side by side: every (m, l)
+// and O load of the chunk before its math.
+// CHECK: "membar.gl;"
+// CHECK-NOT: xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for {{.*}} step %c8
+// CHECK-COUNT-32: ld.global.cg.v{{[24]}}.f32
+// CHECK-NOT: ld.global.cg
+// CHECK: arith.maximumf
+// CHECK: scf.yield
 // SM80-LABEL: attn.bundle = {
 func.func @decode(%q: tensor<?x32x1x128xf16>, %k: tensor<?x32x?x128xf16>, %v: tensor<?x32x?x128xf16>, %o: tensor<?x32x1x128xf16>) -> tensor<?x32x1x128xf16> {
   %s = arith.constant 0.088 : f32

@@ -33,6 +33,22 @@
 // CHECK: gpu.barrier
 // CHECK: memref.load {{.*}} : memref<8x68x32xf32, #gpu.address_space<workgroup>>
 // CHECK: memref.atomic_rmw addi
+// The merge, staged: the 64 rows x 16 partials' (m, l) into shared memory
+// (four loads per thread, all in flight), the weights per row by four
+// threads (xor shuffles), then O alone, two tasks x 16 partials of loads in
+// flight per thread, weighted from shared memory.
+// CHECK: memref.view {{.*}}[%c16{{.*}}] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2240xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-4: ld.global.cg.v2.f32
+// CHECK: gpu.barrier
+// CHECK: gpu.shuffle xor
+// CHECK: gpu.shuffle xor
+// CHECK: ex2.approx.ftz.f32
+// CHECK: gpu.barrier
+// CHECK: scf.for {{.*}} to %c16{{.*}} step %c16
+// CHECK-COUNT-32: ld.global.cg.v4.f32
+// CHECK-NOT: ld.global.cg
+// CHECK: memref.load {{.*}} : memref<2240xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.yield
 
 // NOSPLIT-LABEL: attn.bundle = {
 // NOSPLIT-SAME: block = array<i64: 128, 1, 1>

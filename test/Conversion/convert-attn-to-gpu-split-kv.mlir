@@ -5,7 +5,9 @@
 // loses l near |m| = FLT_MAX) to the workspace arguments o_part / ml_part,
 // counts itself on `locks` (atomic add after a fence), and the last block
 // merges the partials through L2 (ld.global.cg) into out, with weights
-// l_z 2^(m_z - max m), in one online pass per task.
+// l_z 2^(m_z - max m): staged in shared memory for a static split count
+// whose statistics fit and 16 rows or more, else in one online pass per
+// task.
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" | FileCheck %s
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a splits=1" | FileCheck %s --check-prefix=NOSPLIT
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_80 splits=5" 2>&1 | FileCheck %s --check-prefix=FORCED
@@ -31,8 +33,11 @@
 // CHECK: "membar.gl;"
 // CHECK: memref.atomic_rmw addi
 // CHECK: "membar.gl;"
-// The merge: one pass over the 13 partials, every (m, l) and O load of the
-// chunk issued before the math (the chunk's max, one rescale, the weights).
+// The merge of one row: one online pass over the 13 partials, every (m, l)
+// and O load of the chunk before the math (the chunk's max, one rescale,
+// the weights); blocks of 16 rows or more stage the statistics
+// (convert-attn-to-gpu-key-warps.mlir).
+// CHECK-NOT: xf32, #gpu.address_space<workgroup>>
 // CHECK: scf.for {{.*}} to %c13{{.*}} step %c13
 // CHECK-COUNT-26: ld.global.cg.v{{[24]}}.f32
 // CHECK-NOT: ld.global.cg

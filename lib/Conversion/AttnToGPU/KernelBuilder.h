@@ -761,14 +761,15 @@ struct TileKernel {
 /// ℓ_z e^(m_z - max m), fully masked ranges weigh 0), writes out (and
 /// lse), and resets the counter.
 /// Arguments as storeOutput's (`writer`: which warps store the partial);
-/// `smem` is the block's dynamic shared memory
-/// (its first 4 bytes carry the "last" flag), `z` the split index.
+/// `smem` is the block's dynamic shared memory of `smemBytes` bytes (its
+/// first 4 bytes carry the "last" flag; the merge may stage its statistics
+/// after them), `z` the split index.
 void storePartialAndMerge(
     TileKernel &tk, Value smem, Value z, Value flat, Value blockX,
     Value blockRow, int64_t rowsPerBlock, int64_t E, ArrayRef<Value> l,
     ArrayRef<Value> m, ArrayRef<Value> rows,
     llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt, bool mLog2,
-    Value writer = Value());
+    Value writer = Value(), int64_t smemBytes = 0);
 
 /// Whether the tensor-core kernel handles this attention (f16/bf16 inputs
 /// and output of one type, or f32 throughout as TF32 unless `tf32` is 0;

@@ -907,7 +907,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   auto merge = [&] {
     storePartialAndMerge(tk, smem, launch.getBlockIds().z,
                          launch.getBlockIds().y, blockX, blockRow, BM, E, lsums,
-                         maxes, outRows, oAt, /*mLog2=*/foldScale, writer);
+                         maxes, outRows, oAt, /*mLog2=*/foldScale, writer,
+                         cfg.sharedBytes(D, E));
   };
   if (SP > 1) {
     merge();

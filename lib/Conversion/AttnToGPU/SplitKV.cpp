@@ -30,6 +30,11 @@ using namespace mlir::attn;
 using namespace mlir::attn::gpu_kernel;
 
 namespace {
+/// The merge's statistics in shared memory start after the "last" flag.
+constexpr int64_t kStatsOffset = 16;
+/// Split counts whose statistics the merge stages in shared memory at most.
+constexpr int64_t kMaxStagedSplits = 64;
+
 /// Emits what the epilogue needs beyond TileKernel's helpers.
 struct Merge {
   TileKernel &tk;
@@ -71,7 +76,7 @@ void gpu_kernel::storePartialAndMerge(
     Value blockRow, int64_t rowsPerBlock, int64_t E, ArrayRef<Value> l,
     ArrayRef<Value> m, ArrayRef<Value> rows,
     llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt, bool mLog2,
-    Value writer) {
+    Value writer, int64_t smemBytes) {
   KernelBuilder &kb = tk.kb;
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
@@ -174,19 +179,31 @@ void gpu_kernel::storePartialAndMerge(
     mg.asmVoid("membar.gl;");
     // Tasks of 4 columns of one row (one 16-byte load per partial),
     // consecutive threads on consecutive columns. The merge is the tile's
-    // tail: its latency, not its bytes, is what costs. So each task folds
-    // the partials in one pass, online (a running max and sum, rescaled per
-    // chunk of kUnroll partials, as the tile loop does per key tile), with
-    // every (m, ℓ) and O load of a chunk issued together, and kPasses tasks
-    // per thread side by side: a chunk is one round trip to L2. Rows past M
-    // skip whole passes (a block-uniform test) and clamp their reads.
-    const int64_t cols = 4, kLoads = 16;
-    // Static: the fewest chunks of at most kLoads, as even as they go.
+    // tail: its latency, not its bytes, is what costs, so every load of a
+    // chunk of partials is issued together and several tasks per thread go
+    // side by side (a chunk is one round trip to L2). Rows past M skip
+    // whole passes (a block-uniform test) and clamp their reads.
+    //  - Staged (a static split count whose statistics fit in shared
+    //    memory, 16 rows or more): every (m, ℓ) of the block's rows first, the
+    //    weights ℓ_z e^(m_z - max m) and 1 / Σ ℓ_z e^(m_z - max m) per row in
+    //    shared memory; then each task reads O alone, up to 32 loads in flight.
+    //  - Otherwise each task folds the partials in one online pass (a
+    //    running max and sum rescaled per chunk, as the tile loop does per
+    //    key tile), reading (m, ℓ) with O, up to 16 loads in flight.
+    const int64_t cols = 4, R = rowsPerBlock, T = tk.threads;
+    const int64_t perRow = E / cols, tasks = R * perRow;
+    const int64_t rounds = (tasks + T - 1) / T;
+    const int64_t statFloats = 2 * R * std::max<int64_t>(splits, 1) + 3 * R;
+    // Staged where the block has 16 rows or more (M = 1 rows measured
+    // 0.97-0.99x staged: two barriers for one row's statistics).
+    const bool staged = !runtime && std::min(R, M) >= 16 &&
+                        splits <= kMaxStagedSplits && R * splits <= 16 * T &&
+                        kStatsOffset + 4 * statFloats <= smemBytes;
+    const int64_t kLoads = staged ? 32 : 16;
+    // The fewest chunks of at most kLoads partials, as even as they go.
     const int64_t kUnroll =
         runtime ? 8
                 : llvm::divideCeil(splits, llvm::divideCeil(splits, kLoads));
-    const int64_t perRow = E / cols, tasks = rowsPerBlock * perRow;
-    const int64_t rounds = (tasks + tk.threads - 1) / tk.threads;
     const int64_t kPasses =
         std::min<int64_t>(rounds, std::max<int64_t>(1, kLoads / kUnroll));
     Value outMem = tk.memArg("out");
@@ -194,64 +211,252 @@ void gpu_kernel::storePartialAndMerge(
     Value lastSplit = runtime ? tk.add(splitsV, -1) : tk.idx(splits - 1);
     Value lastRow = tk.idx(M - 1);
     auto e = [&](Value d) { return mLog2 ? tk.ex2(d) : kb.exp(d); };
-    // max(x, y) with -inf read as 0: the reference of a row no range saw.
+    // x with -inf read as 0: the reference of a row no range saw.
     auto refOf = [&](Value x) {
       Value none =
           arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, ninf);
       return arith::SelectOp::create(b, loc, none, zero, x).getResult();
     };
+    auto invOf = [&](Value wsum) {
+      Value empty =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, wsum, zero);
+      return arith::SelectOp::create(
+                 b, loc, empty, zero,
+                 arith::DivFOp::create(b, loc, kb.cF32(1.0f), wsum))
+          .getResult();
+    };
+    // Row offset of split z's partial: ((z * batch + flat) * M + row).
+    auto rowOffset = [&](Value zz, Value row) {
+      Value zb = runtime || oType.isDynamicDim(1)
+                     ? arith::MulIOp::create(b, loc, zz, batchV).getResult()
+                     : tk.mul(zz, oType.getDimSize(1));
+      return tk.add(tk.mul(tk.add(zb, flat), M), row);
+    };
+    auto maxTree = [&](SmallVector<Value> tree) {
+      while (tree.size() > 1) {
+        SmallVector<Value> up;
+        for (size_t i = 0; i + 1 < tree.size(); i += 2)
+          up.push_back(arith::MaximumFOp::create(b, loc, tree[i], tree[i + 1]));
+        if (tree.size() % 2)
+          up.push_back(tree.back());
+        tree = up;
+      }
+      return tree[0];
+    };
+    struct Task {
+      Value row, rowC, rowLocal, col0, ok;
+    };
+    auto taskAt = [&](int64_t it) -> Task {
+      Value task = tk.add(tk.tid, it * T);
+      Value rowLocal = tk.divu(task, perRow);
+      Value row = tk.add(blockRow, rowLocal);
+      Value ok = ult(row, tk.idx(M));
+      if ((it + 1) * T > tasks)
+        ok = arith::AndIOp::create(b, loc, ok, ult(task, tk.idx(tasks)));
+      // rowLocal indexes the staged statistics: kept within the block's
+      // rows where a last, partial round has tasks past them.
+      if ((it + 1) * T > tasks)
+        rowLocal = arith::MinUIOp::create(b, loc, rowLocal, tk.idx(R - 1));
+      return {row, arith::MinUIOp::create(b, loc, row, lastRow), rowLocal,
+              tk.mul(tk.remu(task, perRow), cols), ok};
+    };
+    // O = acc * inv into out (and the lse), where the task has a row.
+    auto storeTask = [&](const Task &t, ArrayRef<Value> acc, Value inv,
+                         Value ref, Value wsum) {
+      ifThen(t.ok, [&] {
+        tk.setRow(t.row);
+        SmallVector<Value> vals;
+        for (int64_t j = 0; j < 4; ++j) {
+          Value x = arith::MulFOp::create(b, loc, acc[j], inv);
+          if (!outElt.isF32())
+            x = arith::TruncFOp::create(b, loc, outElt, x);
+          vals.push_back(x);
+        }
+        if (tk.outputStaged()) {
+          tk.loops[r + 3] = t.col0;
+          Value vec = vector::FromElementsOp::create(
+              b, loc, VectorType::get({4}, outElt), vals);
+          vector::StoreOp::create(
+              b, loc, vec, outMem, tk.indices("out"),
+              /*nontemporal=*/false,
+              llvm::MaybeAlign(4 * outElt.getIntOrFloatBitWidth() / 8));
+        } else {
+          for (int64_t j = 0; j < 4; ++j) {
+            tk.loops[r + 3] = tk.add(t.col0, j);
+            memref::StoreOp::create(b, loc, vals[j], outMem, tk.indices("out"));
+          }
+        }
+        if (Value lseMem = tk.memArg("lse"))
+          ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t.col0,
+                                       c0),
+                 [&] {
+                   memref::StoreOp::create(b, loc, kb.lse(ref, wsum, mLog2),
+                                           lseMem, tk.indices("lse"));
+                 });
+      });
+    };
+    const bool tail = runtime || splits % kUnroll != 0;
+    Value cEnd =
+        runtime
+            ? tk.mul(tk.divu(tk.add(splitsV, kUnroll - 1), kUnroll), kUnroll)
+            : tk.idx((splits + kUnroll - 1) / kUnroll * kUnroll);
+
+    // Staged: the statistics in shared memory (f32, after the flag): m and
+    // then w per (row, split), and per row the reference, Σw and 1 / Σw.
+    Value stats;
+    auto statAt = [&](int64_t base, Value i) {
+      return memref::LoadOp::create(b, loc, stats, ValueRange{tk.add(i, base)})
+          .getResult();
+    };
+    auto statStore = [&](Value x, int64_t base, Value i) {
+      memref::StoreOp::create(b, loc, x, stats, ValueRange{tk.add(i, base)});
+    };
+    // The statistic where `in` holds (or always, without `in`), else `other`
+    // without reading: a clamped slot is another lane's to write.
+    auto statIf = [&](Value in, int64_t base, Value i, Value other) {
+      if (!in)
+        return statAt(base, i);
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32}, in,
+                                    /*withElse=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      scf::YieldOp::create(b, loc, ValueRange{statAt(base, i)});
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, ValueRange{other});
+      return ifOp.getResult(0);
+    };
+    const int64_t S = std::max<int64_t>(splits, 1);
+    const int64_t wBase = R * S, refBase = 2 * R * S, sumBase = refBase + R,
+                  invBase = sumBase + R;
+    if (staged) {
+      stats = memref::ViewOp::create(
+          b, loc, MemRefType::get({statFloats}, f32, AffineMap(), workgroup),
+          smem, tk.idx(kStatsOffset), ValueRange{});
+      // Every (row, split)'s (m, ℓ), all loads in flight.
+      const int64_t pairs = R * S;
+      SmallVector<std::tuple<Value, Value, SmallVector<Value>>> got;
+      for (int64_t k = 0; k * T < pairs; ++k) {
+        Value i = tk.add(tk.tid, k * T);
+        Value ok =
+            (k + 1) * T > pairs ? ult(i, tk.idx(pairs)).getResult() : Value();
+        Value ic = ok ? arith::MinUIOp::create(b, loc, i, tk.idx(pairs - 1))
+                            .getResult()
+                      : i;
+        Value row = arith::MinUIOp::create(
+            b, loc, tk.add(blockRow, tk.divu(ic, S)), lastRow);
+        Value ro = rowOffset(tk.remu(ic, S), row);
+        got.push_back(
+            {ic, ok, mg.loadCg(mg.address(mlPart, tk.mul(ro, 2)), 2)});
+      }
+      for (auto &[ic, ok, ml] : got) {
+        auto put = [&, ic = ic, ml = ml] {
+          statStore(ml[0], 0, ic);
+          statStore(ml[1], wBase, ic);
+        };
+        if (ok)
+          ifThen(ok, put);
+        else
+          put();
+      }
+      gpu::BarrierOp::create(b, loc);
+      // Per row, G threads (a power of two, lanes side by side): the max,
+      // then the weights in place of ℓ and their sum, by xor shuffles.
+      int64_t G = 1;
+      while (2 * G * R <= T && 2 * G <= 32)
+        G *= 2;
+      Value rowLocal = tk.divu(tk.tid, G), sub = tk.remu(tk.tid, G);
+      auto group = [&](Value x, bool isMax) {
+        for (int32_t off = 1; off < G; off *= 2) {
+          Value o =
+              gpu::ShuffleOp::create(b, loc, x, off, 32, gpu::ShuffleMode::XOR)
+                  .getShuffleResult();
+          x = isMax ? arith::MaximumFOp::create(b, loc, x, o).getResult()
+                    : arith::AddFOp::create(b, loc, x, o).getResult();
+        }
+        return x;
+      };
+      auto weigh = [&] {
+        const int64_t per = llvm::divideCeil(S, G);
+        SmallVector<Value> zs, ins, ms;
+        for (int64_t j = 0; j < per; ++j) {
+          Value z = tk.add(sub, j * G);
+          Value in = (j + 1) * G > S ? ult(z, tk.idx(S)).getResult() : Value();
+          Value zc =
+              in ? arith::MinUIOp::create(b, loc, z, tk.idx(S - 1)).getResult()
+                 : z;
+          Value m = statIf(in, 0, tk.add(tk.mul(rowLocal, S), zc), ninf);
+          zs.push_back(zc);
+          ins.push_back(in);
+          ms.push_back(m);
+        }
+        Value ref = refOf(group(maxTree(ms), /*isMax=*/true));
+        Value sum = zero;
+        for (int64_t j = 0; j < per; ++j) {
+          Value at = tk.add(tk.mul(rowLocal, S), zs[j]);
+          // An empty range: m = -inf, ℓ = 0, weight 0.
+          Value w = arith::MulFOp::create(
+              b, loc, statIf(ins[j], wBase, at, zero),
+              e(arith::SubFOp::create(b, loc, ms[j], ref)));
+          if (ins[j])
+            ifThen(ins[j], [&] { statStore(w, wBase, at); });
+          else
+            statStore(w, wBase, at);
+          sum = arith::AddFOp::create(b, loc, sum, w);
+        }
+        sum = group(sum, /*isMax=*/false);
+        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, sub, c0),
+               [&] {
+                 statStore(ref, refBase, rowLocal);
+                 statStore(sum, sumBase, rowLocal);
+                 statStore(invOf(sum), invBase, rowLocal);
+               });
+      };
+      // Whole warps in or out (G * R is a multiple of 32).
+      if (G * R < T)
+        ifThen(ult(tk.tid, tk.idx(G * R)), weigh);
+      else
+        weigh();
+      gpu::BarrierOp::create(b, loc);
+    }
+
     for (int64_t it0 = 0; it0 < rounds; it0 += kPasses) {
       const int64_t P = std::min<int64_t>(kPasses, rounds - it0);
       // The pass's first row (thread 0's): past M, so is every later one.
-      Value live = ult(tk.add(blockRow, it0 * tk.threads / perRow), tk.idx(M));
+      Value live = ult(tk.add(blockRow, it0 * T / perRow), tk.idx(M));
       ifThen(live, [&] {
-        struct Task {
-          Value row, rowC, col0, ok;
-        };
         SmallVector<Task> ts;
-        for (int64_t p = 0; p < P; ++p) {
-          const int64_t it = it0 + p;
-          Value task = tk.add(tk.tid, it * tk.threads);
-          Value row = tk.add(blockRow, tk.divu(task, perRow));
-          Value ok = ult(row, tk.idx(M));
-          if ((it + 1) * tk.threads > tasks)
-            ok = arith::AndIOp::create(b, loc, ok, ult(task, tk.idx(tasks)));
-          ts.push_back({row, arith::MinUIOp::create(b, loc, row, lastRow),
-                        tk.mul(tk.remu(task, perRow), cols), ok});
-        }
-        // Row offset of split z's partial: ((z * batch + flat) * M + row).
-        auto rowOffset = [&](Value zz, Value row) {
-          Value zb = runtime || oType.isDynamicDim(1)
-                         ? arith::MulIOp::create(b, loc, zz, batchV).getResult()
-                         : tk.mul(zz, oType.getDimSize(1));
-          return tk.add(tk.mul(tk.add(zb, flat), M), row);
-        };
-        // Per task: m (the running max, -inf before any), s, O[4].
-        SmallVector<Value> init;
         for (int64_t p = 0; p < P; ++p)
-          init.append({ninf, zero, zero, zero, zero, zero});
-        Value cEnd = runtime ? tk.mul(tk.divu(tk.add(splitsV, kUnroll - 1),
-                                              kUnroll),
-                                      kUnroll)
-                             : tk.idx((splits + kUnroll - 1) / kUnroll * kUnroll);
-        const bool tail = runtime || splits % kUnroll != 0;
+          ts.push_back(taskAt(it0 + p));
+        // Per task: (staged) O[4]; (online) m (the running max, -inf before
+        // any), s, O[4].
+        const int64_t nState = staged ? 4 : 6;
+        SmallVector<Value> init;
+        for (int64_t p = 0; p < P; ++p) {
+          if (!staged)
+            init.append({ninf, zero});
+          init.append({zero, zero, zero, zero});
+        }
         auto loop = scf::ForOp::create(
             b, loc, c0, cEnd, tk.idx(kUnroll), init,
             [&](OpBuilder &, Location, Value z0, ValueRange st) {
-              // The chunk's loads first: (m, ℓ) and O of every partial.
+              // The chunk's loads first: O (and online, (m, ℓ)) of every
+              // partial.
               SmallVector<SmallVector<Value>> ml(P), ov(P);
-              SmallVector<Value> in;
+              SmallVector<Value> in, zcs;
               for (int64_t u = 0; u < kUnroll; ++u) {
                 Value z = tk.add(z0, u);
                 in.push_back(tail ? ult(z, splitsV).getResult() : Value());
                 Value zc = tail ? arith::MinUIOp::create(b, loc, z, lastSplit)
                                       .getResult()
                                 : z;
+                zcs.push_back(zc);
                 for (int64_t p = 0; p < P; ++p) {
                   Value ro = rowOffset(zc, ts[p].rowC);
-                  SmallVector<Value> mlv =
-                      mg.loadCg(mg.address(mlPart, tk.mul(ro, 2)), 2);
-                  llvm::append_range(ml[p], mlv);
+                  if (!staged) {
+                    SmallVector<Value> mlv =
+                        mg.loadCg(mg.address(mlPart, tk.mul(ro, 2)), 2);
+                    llvm::append_range(ml[p], mlv);
+                  }
                   SmallVector<Value> o = mg.loadCg(
                       mg.address(oPart, tk.add(tk.mul(ro, E), ts[p].col0)), 4);
                   llvm::append_range(ov[p], o);
@@ -259,6 +464,21 @@ void gpu_kernel::storePartialAndMerge(
               }
               SmallVector<Value> next;
               for (int64_t p = 0; p < P; ++p) {
+                if (staged) {
+                  // The weights from shared memory (0 past the last split).
+                  SmallVector<Value> acc(st.begin() + 4 * p,
+                                         st.begin() + 4 * p + 4);
+                  for (int64_t u = 0; u < kUnroll; ++u) {
+                    Value w = statAt(wBase,
+                                     tk.add(tk.mul(ts[p].rowLocal, S), zcs[u]));
+                    if (tail)
+                      w = arith::SelectOp::create(b, loc, in[u], w, zero);
+                    for (int64_t j = 0; j < 4; ++j)
+                      acc[j] = kb.fma(w, ov[p][4 * u + j], acc[j]);
+                  }
+                  llvm::append_range(next, acc);
+                  continue;
+                }
                 // Past the last split: m = -inf, ℓ = 0 (weight 0).
                 SmallVector<Value> mz, lz;
                 for (int64_t u = 0; u < kUnroll; ++u) {
@@ -271,18 +491,9 @@ void gpu_kernel::storePartialAndMerge(
                   lz.push_back(l);
                 }
                 // The chunk's max by a tree, then one rescale of the state.
-                SmallVector<Value> tree(mz);
-                while (tree.size() > 1) {
-                  SmallVector<Value> up;
-                  for (size_t i = 0; i + 1 < tree.size(); i += 2)
-                    up.push_back(arith::MaximumFOp::create(b, loc, tree[i],
-                                                           tree[i + 1]));
-                  if (tree.size() % 2)
-                    up.push_back(tree.back());
-                  tree = up;
-                }
                 Value mOld = st[6 * p];
-                Value mNew = arith::MaximumFOp::create(b, loc, mOld, tree[0]);
+                Value mNew =
+                    arith::MaximumFOp::create(b, loc, mOld, maxTree(mz));
                 Value ref = refOf(mNew);
                 Value alpha = e(arith::SubFOp::create(b, loc, mOld, ref));
                 Value s = arith::MulFOp::create(b, loc, st[6 * p + 1], alpha);
@@ -305,46 +516,18 @@ void gpu_kernel::storePartialAndMerge(
               scf::YieldOp::create(b, loc, next);
             });
         for (int64_t p = 0; p < P; ++p) {
-          Value ref = refOf(loop.getResult(6 * p));
-          Value wsum = loop.getResult(6 * p + 1);
-          Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                              wsum, zero);
-          Value inv = arith::SelectOp::create(
-              b, loc, empty, zero,
-              arith::DivFOp::create(b, loc, kb.cF32(1.0f), wsum));
-          ifThen(ts[p].ok, [&] {
-            tk.setRow(ts[p].row);
-            SmallVector<Value> vals;
-            for (int64_t j = 0; j < 4; ++j) {
-              Value x = arith::MulFOp::create(
-                  b, loc, loop.getResult(6 * p + 2 + j), inv);
-              if (!outElt.isF32())
-                x = arith::TruncFOp::create(b, loc, outElt, x);
-              vals.push_back(x);
-            }
-            if (tk.outputStaged()) {
-              tk.loops[r + 3] = ts[p].col0;
-              Value vec = vector::FromElementsOp::create(
-                  b, loc, VectorType::get({4}, outElt), vals);
-              vector::StoreOp::create(
-                  b, loc, vec, outMem, tk.indices("out"),
-                  /*nontemporal=*/false,
-                  llvm::MaybeAlign(4 * outElt.getIntOrFloatBitWidth() / 8));
-            } else {
-              for (int64_t j = 0; j < 4; ++j) {
-                tk.loops[r + 3] = tk.add(ts[p].col0, j);
-                memref::StoreOp::create(b, loc, vals[j], outMem,
-                                        tk.indices("out"));
-              }
-            }
-            if (Value lseMem = tk.memArg("lse"))
-              ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                           ts[p].col0, c0),
-                     [&] {
-                       memref::StoreOp::create(b, loc, kb.lse(ref, wsum, mLog2),
-                                               lseMem, tk.indices("lse"));
-                     });
-          });
+          SmallVector<Value> acc;
+          for (int64_t j = 0; j < 4; ++j)
+            acc.push_back(loop.getResult(nState * p + nState - 4 + j));
+          if (staged) {
+            storeTask(ts[p], acc, statAt(invBase, ts[p].rowLocal),
+                      statAt(refBase, ts[p].rowLocal),
+                      statAt(sumBase, ts[p].rowLocal));
+            continue;
+          }
+          Value wsum = loop.getResult(nState * p + 1);
+          storeTask(ts[p], acc, invOf(wsum), refOf(loop.getResult(nState * p)),
+                    wsum);
         }
       });
     }
