@@ -179,10 +179,11 @@ void gpu_kernel::storePartialAndMerge(
     mg.asmVoid("membar.gl;");
     // Tasks of 4 columns of one row (one 16-byte load per partial),
     // consecutive threads on consecutive columns. The merge is the tile's
-    // tail: its latency, not its bytes, is what costs, so every load of a
-    // chunk of partials is issued together and several tasks per thread go
-    // side by side (a chunk is one round trip to L2). Rows past M skip
-    // whole passes (a block-uniform test) and clamp their reads.
+    // tail, on one multiprocessor, so every load of a chunk of partials is
+    // issued together and several tasks per thread go side by side (a chunk
+    // is one round trip to L2; 64 rows x 16 partials, 512 KB, are bound by
+    // the multiprocessor's bandwidth from L2 instead: log step 129). Rows
+    // past M skip whole passes (a block-uniform test) and clamp their reads.
     //  - Staged (a static split count whose statistics fit in shared
     //    memory, 16 rows or more): every (m, ℓ) of the block's rows first, the
     //    weights ℓ_z e^(m_z - max m) and 1 / Σ ℓ_z e^(m_z - max m) per row in
