@@ -699,8 +699,11 @@ struct TileKernel {
   /// (sink, 1) (ℓ on the first lane of the quad only, since the lanes'
   /// partial sums are added at the end). Natural units.
   std::pair<Value, Value> initialState(Value row);
+  /// Sum or max over each group of `lanes` adjacent lanes (a power of two
+  /// up to 32), by xor shuffles.
+  Value laneReduce(Value x, bool isMax, int64_t lanes);
   /// Sum or max over the 4 lanes (a quad) holding one fragment row.
-  Value quadReduce(Value x, bool isMax);
+  Value quadReduce(Value x, bool isMax) { return laneReduce(x, isMax, 4); }
   /// 2^x (ex2.approx; -inf gives 0).
   Value ex2(Value x);
   /// Natural scores with the -inf fill: P = 2^(s log2 e - m log2 e) in one

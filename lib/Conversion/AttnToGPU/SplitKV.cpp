@@ -110,15 +110,21 @@ void gpu_kernel::storePartialAndMerge(
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     body();
   };
+  // 1 / sum, or 0 for a row no key reached (sum 0).
+  auto invOf = [&](Value sum) {
+    Value empty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
+    return arith::SelectOp::create(
+               b, loc, empty, zero,
+               arith::DivFOp::create(b, loc, kb.cF32(1.0f), sum))
+        .getResult();
+  };
 
   // This range's partial: O / ℓ and (m, ℓ) per row (rows past M not
   // stored; (m, ℓ) by the first lane of the quad).
   for (size_t s = 0; s < l.size(); ++s) {
     Value sum = tk.quadReduce(l[s], /*isMax=*/false);
-    Value empty =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
-    Value inv = arith::SelectOp::create(
-        b, loc, empty, zero, arith::DivFOp::create(b, loc, kb.cF32(1.0f), sum));
+    Value inv = invOf(sum);
     Value stats = vector::FromElementsOp::create(b, loc, pairType,
                                                  ValueRange{m[s], sum});
     Value store = ult(rows[s], tk.idx(M));
@@ -194,7 +200,8 @@ void gpu_kernel::storePartialAndMerge(
     const int64_t cols = 4, R = rowsPerBlock, T = tk.threads;
     const int64_t perRow = E / cols, tasks = R * perRow;
     const int64_t rounds = (tasks + T - 1) / T;
-    const int64_t statFloats = 2 * R * std::max<int64_t>(splits, 1) + 3 * R;
+    const int64_t S = std::max<int64_t>(splits, 1),
+                  statFloats = 2 * R * S + 3 * R;
     // Staged where the block has 16 rows or more (M = 1 rows measured
     // 0.97-0.99x staged: two barriers for one row's statistics).
     const bool staged = !runtime && std::min(R, M) >= 16 &&
@@ -217,14 +224,6 @@ void gpu_kernel::storePartialAndMerge(
       Value none =
           arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, ninf);
       return arith::SelectOp::create(b, loc, none, zero, x).getResult();
-    };
-    auto invOf = [&](Value wsum) {
-      Value empty =
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, wsum, zero);
-      return arith::SelectOp::create(
-                 b, loc, empty, zero,
-                 arith::DivFOp::create(b, loc, kb.cF32(1.0f), wsum))
-          .getResult();
     };
     // Row offset of split z's partial: ((z * batch + flat) * M + row).
     auto rowOffset = [&](Value zz, Value row) {
@@ -252,12 +251,12 @@ void gpu_kernel::storePartialAndMerge(
       Value rowLocal = tk.divu(task, perRow);
       Value row = tk.add(blockRow, rowLocal);
       Value ok = ult(row, tk.idx(M));
-      if ((it + 1) * T > tasks)
+      // A last, partial round has tasks past the block's rows: not stored,
+      // and rowLocal (which indexes the staged statistics) kept within them.
+      if ((it + 1) * T > tasks) {
         ok = arith::AndIOp::create(b, loc, ok, ult(task, tk.idx(tasks)));
-      // rowLocal indexes the staged statistics: kept within the block's
-      // rows where a last, partial round has tasks past them.
-      if ((it + 1) * T > tasks)
         rowLocal = arith::MinUIOp::create(b, loc, rowLocal, tk.idx(R - 1));
+      }
       return {row, arith::MinUIOp::create(b, loc, row, lastRow), rowLocal,
               tk.mul(tk.remu(task, perRow), cols), ok};
     };
@@ -326,7 +325,6 @@ void gpu_kernel::storePartialAndMerge(
       scf::YieldOp::create(b, loc, ValueRange{other});
       return ifOp.getResult(0);
     };
-    const int64_t S = std::max<int64_t>(splits, 1);
     const int64_t wBase = R * S, refBase = 2 * R * S, sumBase = refBase + R,
                   invBase = sumBase + R;
     if (staged) {
@@ -366,16 +364,6 @@ void gpu_kernel::storePartialAndMerge(
       while (2 * G * R <= T && 2 * G <= 32)
         G *= 2;
       Value rowLocal = tk.divu(tk.tid, G), sub = tk.remu(tk.tid, G);
-      auto group = [&](Value x, bool isMax) {
-        for (int32_t off = 1; off < G; off *= 2) {
-          Value o =
-              gpu::ShuffleOp::create(b, loc, x, off, 32, gpu::ShuffleMode::XOR)
-                  .getShuffleResult();
-          x = isMax ? arith::MaximumFOp::create(b, loc, x, o).getResult()
-                    : arith::AddFOp::create(b, loc, x, o).getResult();
-        }
-        return x;
-      };
       auto weigh = [&] {
         const int64_t per = llvm::divideCeil(S, G);
         SmallVector<Value> zs, ins, ms;
@@ -390,7 +378,7 @@ void gpu_kernel::storePartialAndMerge(
           ins.push_back(in);
           ms.push_back(m);
         }
-        Value ref = refOf(group(maxTree(ms), /*isMax=*/true));
+        Value ref = refOf(tk.laneReduce(maxTree(ms), /*isMax=*/true, G));
         Value sum = zero;
         for (int64_t j = 0; j < per; ++j) {
           Value at = tk.add(tk.mul(rowLocal, S), zs[j]);
@@ -404,7 +392,7 @@ void gpu_kernel::storePartialAndMerge(
             statStore(w, wBase, at);
           sum = arith::AddFOp::create(b, loc, sum, w);
         }
-        sum = group(sum, /*isMax=*/false);
+        sum = tk.laneReduce(sum, /*isMax=*/false, G);
         ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, sub, c0),
                [&] {
                  statStore(ref, refBase, rowLocal);

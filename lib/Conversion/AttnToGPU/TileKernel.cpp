@@ -892,10 +892,10 @@ void TileKernel::foldHiddenKeys(Value lb, Value ub, int64_t tile,
     m[s] = mNew;
 }
 
-Value TileKernel::quadReduce(Value x, bool isMax) {
+Value TileKernel::laneReduce(Value x, bool isMax, int64_t lanes) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
-  for (int32_t off : {1, 2}) {
+  for (int32_t off = 1; off < lanes; off *= 2) {
     Value o = gpu::ShuffleOp::create(b, loc, x, off, 32, gpu::ShuffleMode::XOR)
                   .getShuffleResult();
     x = isMax ? arith::MaximumFOp::create(b, loc, x, o).getResult()
