@@ -25,6 +25,9 @@
 // CHECK-SAME: splits = 16
 // CHECK-SAME: warps = 4
 // CHECK: gpu.launch
+// The block counts itself started: the sliced merge below waits only on
+// blocks that started.
+// CHECK: memref.atomic_rmw addi %c256_i32, %{{.*}} : (i32, memref<8x1xi32>)
 // The loop, then the exchange: 8 warps x (4 + 128 / 2) values x 32 lanes.
 // CHECK: scf.for
 // CHECK: nvgpu.device_async_wait
@@ -32,23 +35,31 @@
 // CHECK: memref.store {{.*}} : memref<8x68x32xf32, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
 // CHECK: memref.load {{.*}} : memref<8x68x32xf32, #gpu.address_space<workgroup>>
+// Done; the last block waits for the 7 candidates' word (decided, 16-19),
+// a candidate that takes its slice announces it (claim bit and decided) and
+// waits for all 16 ranges done.
+// CHECK: memref.atomic_rmw addi %c1_i32{{.*}}, %{{.*}} : (i32, memref<8x1xi32>)
+// CHECK: scf.while
+// CHECK: memref.atomic_rmw addi %c0_i32
+// CHECK: scf.condition
+// CHECK: nanosleep.u32
+// CHECK: arith.addi {{.*}}, %c65536_i32
 // CHECK: memref.atomic_rmw addi
-// The merge, staged: the 64 rows x 16 partials' (m, l) into shared memory
-// (four loads per thread, all in flight), the weights per row by four
-// threads (xor shuffles), then O alone, two tasks x 16 partials of loads in
-// flight per thread, weighted from shared memory.
-// CHECK: memref.view {{.*}}[%c16{{.*}}] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2240xf32, #gpu.address_space<workgroup>>
-// CHECK-COUNT-4: ld.global.cg.v2.f32
+// CHECK: scf.while
 // CHECK: gpu.barrier
-// CHECK: gpu.shuffle xor
-// CHECK: gpu.shuffle xor
-// CHECK: ex2.approx.ftz.f32
-// CHECK: gpu.barrier
+// The merge, in 8 slices of 8 rows (one round of the 256 threads each): a
+// block runs the slices its flag names, each task folding the 16 partials
+// in one online pass, every (m, l) and O load in flight.
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c1
 // CHECK: scf.for {{.*}} to %c16{{.*}} step %c16
-// CHECK-COUNT-32: ld.global.cg.v4.f32
+// CHECK-COUNT-32: ld.global.cg.v{{[24]}}.f32
 // CHECK-NOT: ld.global.cg
-// CHECK: memref.load {{.*}} : memref<2240xf32, #gpu.address_space<workgroup>>
 // CHECK: scf.yield
+// The slices merged are counted; the block that completes 8 resets the
+// counter.
+// CHECK: llvm.intr.ctpop
+// CHECK: memref.atomic_rmw addi
+// CHECK: memref.store %c0_i32{{.*}} : memref<8x1xi32>
 
 // NOSPLIT-LABEL: attn.bundle = {
 // NOSPLIT-SAME: block = array<i64: 128, 1, 1>
@@ -89,6 +100,39 @@ func.func @speculative_long(%q: tensor<1x8x4x16x128xf16>, %k: tensor<1x8x524288x
   %r = attn.attention ins(%q, %k, %v : tensor<1x8x4x16x128xf16>, tensor<1x8x524288x128xf16>, tensor<1x8x524288x128xf16>) scale(%s) outs(%o : tensor<1x8x4x16x128xf16>)
       causal query_offset = 524272 indexing_maps = [affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>] -> tensor<1x8x4x16x128xf16>
   return %r : tensor<1x8x4x16x128xf16>
+}
+
+// -----
+
+// Sixteen sequences: two ranges per tile (fewer than 4 slices would pay),
+// so the last block merges alone, staged: the 64 rows x 2 partials' (m, l)
+// into shared memory, the weights per row by four threads (xor shuffles),
+// then O alone, weighted from shared memory.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: grid = array<i64: 1, 128, 2>
+// CHECK-SAME: splits = 2
+// CHECK: gpu.launch
+// CHECK-NOT: memref.atomic_rmw
+// CHECK: scf.for
+// CHECK: memref.atomic_rmw addi
+// CHECK-NOT: scf.while
+// CHECK: memref.view {{.*}}[%c16{{.*}}] : memref<?xi8, #gpu.address_space<workgroup>> to memref<{{[0-9]+}}xf32, #gpu.address_space<workgroup>>
+// CHECK: ld.global.cg.v2.f32
+// CHECK: gpu.barrier
+// CHECK: gpu.shuffle xor
+// CHECK: ex2.approx.ftz.f32
+// CHECK: gpu.barrier
+// CHECK: ld.global.cg.v4.f32
+// CHECK-NOT: llvm.intr.ctpop
+// NOSPLIT-LABEL: attn.bundle = {
+// NOSPLIT-SAME: splits = 1
+// FOUR-LABEL: attn.bundle = {
+// FOUR-SAME: key_warps = 4
+func.func @speculative_batch(%q: tensor<16x8x4x16x128xf16>, %k: tensor<16x8x32768x128xf16>, %v: tensor<16x8x32768x128xf16>, %o: tensor<16x8x4x16x128xf16>) -> tensor<16x8x4x16x128xf16> {
+  %s = arith.constant 0.08838834764831843 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<16x8x4x16x128xf16>, tensor<16x8x32768x128xf16>, tensor<16x8x32768x128xf16>) scale(%s) outs(%o : tensor<16x8x4x16x128xf16>)
+      causal query_offset = 32752 indexing_maps = [affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>] -> tensor<16x8x4x16x128xf16>
+  return %r : tensor<16x8x4x16x128xf16>
 }
 
 // -----

@@ -1765,10 +1765,14 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         if (cfg.runtimeSplits)
           d << ", split-KV: the key ranges per query tile chosen at launch "
                "(grid z, launch_rules.splits), merged by the last block";
-        else if (cfg.splits > 1)
+        else if (cfg.splits > 1) {
           d << ", split-KV: " << cfg.splits << " key ranges of " << cfg.chunk
             << " keys per query tile, merged by the last block";
-        else if (decode)
+          if (int64_t k = mergeSlices(cfg.splits, cfg.rowsPerBlock(), rowsTotal,
+                                      E, cfg.threads());
+              k > 1)
+            d << "s to finish (" << k << ", a slice of rows each)";
+        } else if (decode)
           d << ", no split-KV ("
             << (splitWhy.empty() ? "the grid is full or the keys few"
                                  : splitWhy)

@@ -760,7 +760,8 @@ struct TileKernel {
 /// writes its key range's normalized partial O (f32) and its (m, ℓ) to the
 /// workspace (o_part[z, flat, m, e], ml_part[z, flat, m, 2]; m in log2
 /// units when `mLog2`), counts itself done on locks[flat, blockX]; the
-/// last of the tile's `splits` blocks merges all partials exactly (weights
+/// last of the tile's `splits` blocks (or, mergeSlices > 1, the last K, a
+/// slice of rows each) merges all partials exactly (weights
 /// ℓ_z e^(m_z - max m), fully masked ranges weigh 0), writes out (and
 /// lse), and resets the counter.
 /// Arguments as storeOutput's (`writer`: which warps store the partial);
@@ -773,6 +774,19 @@ void storePartialAndMerge(
     ArrayRef<Value> m, ArrayRef<Value> rows,
     llvm::function_ref<Value(int64_t, int64_t, int64_t)> oAt, bool mLog2,
     Value writer = Value(), int64_t smemBytes = 0);
+
+/// How many blocks of a split query tile share its merge, a slice of the
+/// tile's rows each (SplitKV.cpp): 1 (the last block merges them all) or,
+/// for a static split count of at most 64 whose merge takes several rounds
+/// of the block's `threads` over (row, 4 columns) tasks, up to 8 (the last
+/// blocks to finish; the kernel must count each block started first,
+/// countSplitStarted).
+int64_t mergeSlices(int64_t splits, int64_t rowsPerBlock, int64_t rowsTotal,
+                    int64_t E, int64_t threads);
+/// Counts the block started on its query tile's counter (locks[flat,
+/// blockX]) where mergeSlices > 1: a block waits on the blocks of its tile
+/// only once all have started.
+void countSplitStarted(TileKernel &tk, Value flat, Value blockX);
 
 /// Whether the tensor-core kernel handles this attention (f16/bf16 inputs
 /// and output of one type, or f32 throughout as TF32 unless `tf32` is 0;

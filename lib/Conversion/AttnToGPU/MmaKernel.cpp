@@ -199,6 +199,9 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     }
 
   tk.setBatch(launch.getBlockIds().y);
+  // A sliced split-KV merge waits on the tile's blocks once all started.
+  if (SP > 1 && mergeSlices(SP, BM, tk.rowsTotal(), E, tk.threads) > 1)
+    countSplitStarted(tk, launch.getBlockIds().y, blockX);
   if (cfg.lenDim >= 0) {
     // This sequence's keys: kv_lens[b] clamped to [0, N].
     Value len = arith::IndexCastOp::create(

@@ -8,7 +8,10 @@
 // incremented after a memory fence) combines them exactly:
 //   M = max_z m_z,  w_z = ℓ_z e^(m_z - M),
 //   O = Σ_z w_z O_z / Σ_z w_z,  lse = M + log Σ_z w_z,
-// in one launch, without a second kernel. (m_z, ℓ_z) rather than
+// in one launch, without a second kernel. Where the merge spans several
+// rounds of the block's threads, the last K blocks to finish share it
+// instead, a slice of rows each (mergeSlices; the tail is then bound by K
+// multiprocessors' bandwidth from L2, not one's). (m_z, ℓ_z) rather than
 // lse_z = m_z + log ℓ_z: near |m| = FLT_MAX (a finfo.min bias over a whole
 // row) log ℓ_z is below m_z's rounding, and ranges of unequal length would
 // weigh alike. Ranges that saw no key have ℓ_z = 0 and weigh 0; a row no
@@ -34,6 +37,15 @@ namespace {
 constexpr int64_t kStatsOffset = 16;
 /// Split counts whose statistics the merge stages in shared memory at most.
 constexpr int64_t kMaxStagedSplits = 64;
+/// Sliced merges: at most this many blocks share it, and split counts up
+/// to kMaxSlicedSplits (the counter's fields are 8 bits wide).
+constexpr int64_t kMaxMergers = 8;
+constexpr int64_t kMaxSlicedSplits = 64;
+/// A sliced merge's counter (one i32 per query tile): blocks done (bits
+/// 0-7), blocks started (8-15), candidates decided (16-19), slices claimed
+/// (20-26, one bit per slice but the last block's), slices merged (28-31).
+constexpr int32_t kDone = 1, kStarted = 1 << 8, kDecided = 1 << 16,
+                  kClaimShift = 20, kMergedShift = 28;
 
 /// Emits what the epilogue needs beyond TileKernel's helpers.
 struct Merge {
@@ -70,6 +82,44 @@ struct Merge {
   }
 };
 } // namespace
+
+int64_t gpu_kernel::mergeSlices(int64_t splits, int64_t rowsPerBlock,
+                                int64_t rowsTotal, int64_t E, int64_t threads) {
+  // Rounds of the block's threads over (row, 4 columns) tasks; slices are
+  // whole rounds of rows that exist, as many as divide them.
+  const int64_t perRow = E / 4, tasks = rowsPerBlock * perRow;
+  if (ShapedType::isDynamic(splits) || splits < 2 ||
+      splits > kMaxSlicedSplits || tasks % threads != 0)
+    return 1;
+  const int64_t rows = std::min(rowsPerBlock, rowsTotal);
+  const int64_t live = llvm::divideCeil(rows * perRow, threads);
+  // At least 4 slices of a merge reading 64 KB or more: the handshake costs
+  // the last block two more round trips on the counter, which 2 or 3 slices
+  // or a short merge do not win back (log step 130: M = 1 rows 0.94-0.99x
+  // with 2 slices, 16 rows x 4 partials (33 KB) 0.99x with 4).
+  if (rows * splits * (E + 2) * 4 < 65536)
+    return 1;
+  for (int64_t k = std::min({kMaxMergers, splits, live}); k >= 4; --k)
+    if (live % k == 0)
+      return k;
+  return 1;
+}
+
+void gpu_kernel::countSplitStarted(TileKernel &tk, Value flat, Value blockX) {
+  OpBuilder &b = tk.kb.b;
+  Location loc = tk.kb.loc;
+  auto ifOp =
+      scf::IfOp::create(b, loc,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              tk.tid, tk.idx(0)),
+                        /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  memref::AtomicRMWOp::create(
+      b, loc, arith::AtomicRMWKind::addi,
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(kStarted)),
+      tk.memArg("locks"), ValueRange{flat, blockX});
+}
 
 void gpu_kernel::storePartialAndMerge(
     TileKernel &tk, Value smem, Value z, Value flat, Value blockX,
@@ -152,7 +202,10 @@ void gpu_kernel::storePartialAndMerge(
   }
   // Publish, then count this block done; the block that makes the count
   // reach splits - 1 is the last and sees every partial (fence after the
-  // count too).
+  // count too). The flag in shared memory: which slices of the merge this
+  // block runs (bit j: slice j; one slice, the whole merge, unsliced).
+  const int64_t K =
+      runtime ? 1 : mergeSlices(splits, rowsPerBlock, M, E, tk.threads);
   mg.asmVoid("membar.gl;");
   gpu::BarrierOp::create(b, loc);
   auto workgroup =
@@ -161,35 +214,118 @@ void gpu_kernel::storePartialAndMerge(
       b, loc, MemRefType::get({1}, b.getI32Type(), AffineMap(), workgroup),
       smem, tk.idx(0), ValueRange{});
   Value isT0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tk.tid, c0);
+  Type i32 = b.getI32Type();
+  auto ci = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v))
+        .getResult();
+  };
+  auto field = [&](Value v, int64_t shift, int64_t mask) {
+    return arith::AndIOp::create(
+               b, loc, arith::ShRUIOp::create(b, loc, v, ci(shift)), ci(mask))
+        .getResult();
+  };
+  auto eqI = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y)
+        .getResult();
+  };
+  auto atomicAdd = [&](Value v) {
+    return memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi, v,
+                                       locks, ValueRange{flat, blockX})
+        .getResult();
+  };
   ifThen(isT0, [&] {
-    Value one = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(1));
-    Value old = memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi,
-                                            one, locks, ValueRange{flat, blockX});
-    Value last = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq, old,
-        runtime ? arith::IndexCastOp::create(b, loc, b.getI32Type(),
-                                             tk.add(splitsV, -1))
-                      .getResult()
-                : arith::ConstantOp::create(b, loc,
-                                            b.getI32IntegerAttr(splits - 1))
-                      .getResult());
-    memref::StoreOp::create(b, loc, arith::ExtUIOp::create(b, loc, b.getI32Type(), last),
-                            flagMem, ValueRange{c0});
+    Value old = atomicAdd(ci(kDone));
+    if (K == 1) {
+      Value last = eqI(old, runtime ? arith::IndexCastOp::create(
+                                          b, loc, i32, tk.add(splitsV, -1))
+                                          .getResult()
+                                    : ci(splits - 1));
+      memref::StoreOp::create(b, loc, arith::ExtUIOp::create(b, loc, i32, last),
+                              flagMem, ValueRange{c0});
+      return;
+    }
+    // Sliced: the last block runs slice K - 1; the K - 1 blocks before it
+    // (candidates) each take their slice if every block of the tile has
+    // started (a started block ends its key loop without waiting on
+    // anything, so waiting for it cannot deadlock), and say so. The last
+    // block waits for the candidates' word (they are past their count,
+    // running) and runs the slices nobody took.
+    Value ticket = field(old, 0, 0xff);
+    Value started = field(old, 8, 0xff);
+    // Reads the counter (an atomic add of 0, through L2) until `ready`.
+    auto spin = [&](llvm::function_ref<Value(Value)> ready) {
+      auto loop =
+          scf::WhileOp::create(b, loc, TypeRange{i32}, ValueRange{ci(0)});
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.createBlock(&loop.getBefore(), {}, {i32}, {loc});
+        Value v = atomicAdd(ci(0));
+        Value wait = arith::XOrIOp::create(
+            b, loc, ready(v), arith::ConstantIntOp::create(b, loc, 1, 1));
+        scf::ConditionOp::create(b, loc, wait, ValueRange{v});
+        b.createBlock(&loop.getAfter(), {}, {i32}, {loc});
+        mg.asmVoid("nanosleep.u32 64;");
+        scf::YieldOp::create(b, loc, ValueRange{ci(0)});
+      }
+      return loop.getResult(0);
+    };
+    auto isLastT = eqI(ticket, ci(splits - 1));
+    auto roleIf = scf::IfOp::create(b, loc, TypeRange{i32}, isLastT,
+                                    /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&roleIf.getThenRegion().front());
+      Value v =
+          spin([&](Value v) { return eqI(field(v, 16, 0xf), ci(K - 1)); });
+      Value claimed = field(v, kClaimShift, (1 << (K - 1)) - 1);
+      Value mine = arith::OrIOp::create(
+          b, loc,
+          arith::XOrIOp::create(b, loc, claimed, ci((1 << (K - 1)) - 1)),
+          ci(1 << (K - 1)));
+      scf::YieldOp::create(b, loc, ValueRange{mine});
+      b.setInsertionPointToStart(&roleIf.getElseRegion().front());
+      Value cand = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                         ticket, ci(splits - K));
+      auto candIf = scf::IfOp::create(b, loc, TypeRange{i32}, cand,
+                                      /*withElse=*/true);
+      scf::YieldOp::create(b, loc, candIf.getResults());
+      b.setInsertionPointToStart(&candIf.getThenRegion().front());
+      Value j = arith::SubIOp::create(b, loc, ticket, ci(splits - K));
+      Value take = eqI(started, ci(splits));
+      Value bit = arith::ShLIOp::create(b, loc, ci(1), j);
+      Value claim = arith::SelectOp::create(
+          b, loc, take, arith::ShLIOp::create(b, loc, bit, ci(kClaimShift)),
+          ci(0));
+      atomicAdd(arith::AddIOp::create(b, loc, claim, ci(kDecided)));
+      auto waitIf = scf::IfOp::create(b, loc, take, /*withElse=*/false);
+      {
+        OpBuilder::InsertionGuard guard2(b);
+        b.setInsertionPointToStart(&waitIf.getThenRegion().front());
+        spin([&](Value v) { return eqI(field(v, 0, 0xff), ci(splits)); });
+      }
+      scf::YieldOp::create(
+          b, loc,
+          ValueRange{arith::SelectOp::create(b, loc, take, bit, ci(0))});
+      b.setInsertionPointToStart(&candIf.getElseRegion().front());
+      scf::YieldOp::create(b, loc, ValueRange{ci(0)});
+    }
+    memref::StoreOp::create(b, loc, roleIf.getResult(0), flagMem,
+                            ValueRange{c0});
   });
   gpu::BarrierOp::create(b, loc);
   Value flag = memref::LoadOp::create(b, loc, flagMem, ValueRange{c0});
-  Value isLast = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ne, flag,
-      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)));
+  Value isLast =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, flag, ci(0));
   ifThen(isLast, [&] {
     mg.asmVoid("membar.gl;");
     // Tasks of 4 columns of one row (one 16-byte load per partial),
     // consecutive threads on consecutive columns. The merge is the tile's
-    // tail, on one multiprocessor, so every load of a chunk of partials is
-    // issued together and several tasks per thread go side by side (a chunk
-    // is one round trip to L2; 64 rows x 16 partials, 512 KB, are bound by
-    // the multiprocessor's bandwidth from L2 instead: log step 129). Rows
-    // past M skip whole passes (a block-uniform test) and clamp their reads.
+    // tail, on one multiprocessor (or K, a slice of rows each), so every
+    // load of a chunk of partials is issued together and several tasks per
+    // thread go side by side (a chunk is one round trip to L2; 64 rows x 16
+    // partials, 512 KB, are bound by the multiprocessor's bandwidth from L2
+    // instead: log step 129). Rows past M skip whole passes (a block-uniform
+    // test) and clamp their reads.
     //  - Staged (a static split count whose statistics fit in shared
     //    memory, 16 rows or more): every (m, ℓ) of the block's rows first, the
     //    weights ℓ_z e^(m_z - max m) and 1 / Σ ℓ_z e^(m_z - max m) per row in
@@ -204,7 +340,7 @@ void gpu_kernel::storePartialAndMerge(
                   statFloats = 2 * R * S + 3 * R;
     // Staged where the block has 16 rows or more (M = 1 rows measured
     // 0.97-0.99x staged: two barriers for one row's statistics).
-    const bool staged = !runtime && std::min(R, M) >= 16 &&
+    const bool staged = K == 1 && !runtime && std::min(R, M) >= 16 &&
                         splits <= kMaxStagedSplits && R * splits <= 16 * T &&
                         kStatsOffset + 4 * statFloats <= smemBytes;
     const int64_t kLoads = staged ? 32 : 16;
@@ -246,8 +382,12 @@ void gpu_kernel::storePartialAndMerge(
     struct Task {
       Value row, rowC, rowLocal, col0, ok;
     };
+    // Rounds from `roundBase` (a slice's first; null: 0).
+    Value roundBase;
     auto taskAt = [&](int64_t it) -> Task {
       Value task = tk.add(tk.tid, it * T);
+      if (roundBase)
+        task = tk.add(task, tk.mul(roundBase, T));
       Value rowLocal = tk.divu(task, perRow);
       Value row = tk.add(blockRow, rowLocal);
       Value ok = ult(row, tk.idx(M));
@@ -408,123 +548,160 @@ void gpu_kernel::storePartialAndMerge(
       gpu::BarrierOp::create(b, loc);
     }
 
-    for (int64_t it0 = 0; it0 < rounds; it0 += kPasses) {
-      const int64_t P = std::min<int64_t>(kPasses, rounds - it0);
-      // The pass's first row (thread 0's): past M, so is every later one.
-      Value live = ult(tk.add(blockRow, it0 * T / perRow), tk.idx(M));
-      ifThen(live, [&] {
-        SmallVector<Task> ts;
-        for (int64_t p = 0; p < P; ++p)
-          ts.push_back(taskAt(it0 + p));
-        // Per task: (staged) O[4]; (online) m (the running max, -inf before
-        // any), s, O[4].
-        const int64_t nState = staged ? 4 : 6;
-        SmallVector<Value> init;
-        for (int64_t p = 0; p < P; ++p) {
-          if (!staged)
-            init.append({ninf, zero});
-          init.append({zero, zero, zero, zero});
-        }
-        auto loop = scf::ForOp::create(
-            b, loc, c0, cEnd, tk.idx(kUnroll), init,
-            [&](OpBuilder &, Location, Value z0, ValueRange st) {
-              // The chunk's loads first: O (and online, (m, ℓ)) of every
-              // partial.
-              SmallVector<SmallVector<Value>> ml(P), ov(P);
-              SmallVector<Value> in, zcs;
-              for (int64_t u = 0; u < kUnroll; ++u) {
-                Value z = tk.add(z0, u);
-                in.push_back(tail ? ult(z, splitsV).getResult() : Value());
-                Value zc = tail ? arith::MinUIOp::create(b, loc, z, lastSplit)
-                                      .getResult()
-                                : z;
-                zcs.push_back(zc);
-                for (int64_t p = 0; p < P; ++p) {
-                  Value ro = rowOffset(zc, ts[p].rowC);
-                  if (!staged) {
-                    SmallVector<Value> mlv =
-                        mg.loadCg(mg.address(mlPart, tk.mul(ro, 2)), 2);
-                    llvm::append_range(ml[p], mlv);
+    // Slices of q rounds (sliced merges cover the rounds with rows only:
+    // mergeSlices divides them).
+    const int64_t q =
+        K == 1 ? rounds : llvm::divideCeil(std::min(R, M) * perRow, T) / K;
+    auto runRounds = [&] {
+      for (int64_t it0 = 0; it0 < q; it0 += kPasses) {
+        const int64_t P = std::min<int64_t>(kPasses, q - it0);
+        // The pass's first row (thread 0's): past M, so is every later one.
+        Value firstRow =
+            roundBase ? tk.divu(tk.mul(tk.add(roundBase, it0), T), perRow)
+                      : tk.idx(it0 * T / perRow);
+        Value live = ult(tk.add(blockRow, firstRow), tk.idx(M));
+        ifThen(live, [&] {
+          SmallVector<Task> ts;
+          for (int64_t p = 0; p < P; ++p)
+            ts.push_back(taskAt(it0 + p));
+          // Per task: (staged) O[4]; (online) m (the running max, -inf before
+          // any), s, O[4].
+          const int64_t nState = staged ? 4 : 6;
+          SmallVector<Value> init;
+          for (int64_t p = 0; p < P; ++p) {
+            if (!staged)
+              init.append({ninf, zero});
+            init.append({zero, zero, zero, zero});
+          }
+          auto loop = scf::ForOp::create(
+              b, loc, c0, cEnd, tk.idx(kUnroll), init,
+              [&](OpBuilder &, Location, Value z0, ValueRange st) {
+                // The chunk's loads first: O (and online, (m, ℓ)) of every
+                // partial.
+                SmallVector<SmallVector<Value>> ml(P), ov(P);
+                SmallVector<Value> in, zcs;
+                for (int64_t u = 0; u < kUnroll; ++u) {
+                  Value z = tk.add(z0, u);
+                  in.push_back(tail ? ult(z, splitsV).getResult() : Value());
+                  Value zc = tail ? arith::MinUIOp::create(b, loc, z, lastSplit)
+                                        .getResult()
+                                  : z;
+                  zcs.push_back(zc);
+                  for (int64_t p = 0; p < P; ++p) {
+                    Value ro = rowOffset(zc, ts[p].rowC);
+                    if (!staged) {
+                      SmallVector<Value> mlv =
+                          mg.loadCg(mg.address(mlPart, tk.mul(ro, 2)), 2);
+                      llvm::append_range(ml[p], mlv);
+                    }
+                    SmallVector<Value> o = mg.loadCg(
+                        mg.address(oPart, tk.add(tk.mul(ro, E), ts[p].col0)),
+                        4);
+                    llvm::append_range(ov[p], o);
                   }
-                  SmallVector<Value> o = mg.loadCg(
-                      mg.address(oPart, tk.add(tk.mul(ro, E), ts[p].col0)), 4);
-                  llvm::append_range(ov[p], o);
                 }
-              }
-              SmallVector<Value> next;
-              for (int64_t p = 0; p < P; ++p) {
-                if (staged) {
-                  // The weights from shared memory (0 past the last split).
-                  SmallVector<Value> acc(st.begin() + 4 * p,
-                                         st.begin() + 4 * p + 4);
+                SmallVector<Value> next;
+                for (int64_t p = 0; p < P; ++p) {
+                  if (staged) {
+                    // The weights from shared memory (0 past the last split).
+                    SmallVector<Value> acc(st.begin() + 4 * p,
+                                           st.begin() + 4 * p + 4);
+                    for (int64_t u = 0; u < kUnroll; ++u) {
+                      Value w = statAt(
+                          wBase, tk.add(tk.mul(ts[p].rowLocal, S), zcs[u]));
+                      if (tail)
+                        w = arith::SelectOp::create(b, loc, in[u], w, zero);
+                      for (int64_t j = 0; j < 4; ++j)
+                        acc[j] = kb.fma(w, ov[p][4 * u + j], acc[j]);
+                    }
+                    llvm::append_range(next, acc);
+                    continue;
+                  }
+                  // Past the last split: m = -inf, ℓ = 0 (weight 0).
+                  SmallVector<Value> mz, lz;
                   for (int64_t u = 0; u < kUnroll; ++u) {
-                    Value w = statAt(wBase,
-                                     tk.add(tk.mul(ts[p].rowLocal, S), zcs[u]));
-                    if (tail)
-                      w = arith::SelectOp::create(b, loc, in[u], w, zero);
+                    Value m = ml[p][2 * u], l = ml[p][2 * u + 1];
+                    if (tail) {
+                      m = arith::SelectOp::create(b, loc, in[u], m, ninf);
+                      l = arith::SelectOp::create(b, loc, in[u], l, zero);
+                    }
+                    mz.push_back(m);
+                    lz.push_back(l);
+                  }
+                  // The chunk's max by a tree, then one rescale of the state.
+                  Value mOld = st[6 * p];
+                  Value mNew =
+                      arith::MaximumFOp::create(b, loc, mOld, maxTree(mz));
+                  Value ref = refOf(mNew);
+                  Value alpha = e(arith::SubFOp::create(b, loc, mOld, ref));
+                  Value s = arith::MulFOp::create(b, loc, st[6 * p + 1], alpha);
+                  SmallVector<Value> acc;
+                  for (int64_t j = 0; j < 4; ++j)
+                    acc.push_back(arith::MulFOp::create(
+                        b, loc, st[6 * p + 2 + j], alpha));
+                  // w = ℓ e^(m - ref): an empty range has m = -inf, ℓ = 0.
+                  for (int64_t u = 0; u < kUnroll; ++u) {
+                    Value w = arith::MulFOp::create(
+                        b, loc, lz[u],
+                        e(arith::SubFOp::create(b, loc, mz[u], ref)));
+                    s = arith::AddFOp::create(b, loc, s, w);
                     for (int64_t j = 0; j < 4; ++j)
                       acc[j] = kb.fma(w, ov[p][4 * u + j], acc[j]);
                   }
+                  next.append({mNew, s});
                   llvm::append_range(next, acc);
-                  continue;
                 }
-                // Past the last split: m = -inf, ℓ = 0 (weight 0).
-                SmallVector<Value> mz, lz;
-                for (int64_t u = 0; u < kUnroll; ++u) {
-                  Value m = ml[p][2 * u], l = ml[p][2 * u + 1];
-                  if (tail) {
-                    m = arith::SelectOp::create(b, loc, in[u], m, ninf);
-                    l = arith::SelectOp::create(b, loc, in[u], l, zero);
-                  }
-                  mz.push_back(m);
-                  lz.push_back(l);
-                }
-                // The chunk's max by a tree, then one rescale of the state.
-                Value mOld = st[6 * p];
-                Value mNew =
-                    arith::MaximumFOp::create(b, loc, mOld, maxTree(mz));
-                Value ref = refOf(mNew);
-                Value alpha = e(arith::SubFOp::create(b, loc, mOld, ref));
-                Value s = arith::MulFOp::create(b, loc, st[6 * p + 1], alpha);
-                SmallVector<Value> acc;
-                for (int64_t j = 0; j < 4; ++j)
-                  acc.push_back(
-                      arith::MulFOp::create(b, loc, st[6 * p + 2 + j], alpha));
-                // w = ℓ e^(m - ref): an empty range has m = -inf, ℓ = 0.
-                for (int64_t u = 0; u < kUnroll; ++u) {
-                  Value w = arith::MulFOp::create(
-                      b, loc, lz[u],
-                      e(arith::SubFOp::create(b, loc, mz[u], ref)));
-                  s = arith::AddFOp::create(b, loc, s, w);
-                  for (int64_t j = 0; j < 4; ++j)
-                    acc[j] = kb.fma(w, ov[p][4 * u + j], acc[j]);
-                }
-                next.append({mNew, s});
-                llvm::append_range(next, acc);
-              }
-              scf::YieldOp::create(b, loc, next);
-            });
-        for (int64_t p = 0; p < P; ++p) {
-          SmallVector<Value> acc;
-          for (int64_t j = 0; j < 4; ++j)
-            acc.push_back(loop.getResult(nState * p + nState - 4 + j));
-          if (staged) {
-            storeTask(ts[p], acc, statAt(invBase, ts[p].rowLocal),
-                      statAt(refBase, ts[p].rowLocal),
-                      statAt(sumBase, ts[p].rowLocal));
-            continue;
+                scf::YieldOp::create(b, loc, next);
+              });
+          for (int64_t p = 0; p < P; ++p) {
+            SmallVector<Value> acc;
+            for (int64_t j = 0; j < 4; ++j)
+              acc.push_back(loop.getResult(nState * p + nState - 4 + j));
+            if (staged) {
+              storeTask(ts[p], acc, statAt(invBase, ts[p].rowLocal),
+                        statAt(refBase, ts[p].rowLocal),
+                        statAt(sumBase, ts[p].rowLocal));
+              continue;
+            }
+            Value wsum = loop.getResult(nState * p + 1);
+            storeTask(ts[p], acc, invOf(wsum),
+                      refOf(loop.getResult(nState * p)), wsum);
           }
-          Value wsum = loop.getResult(nState * p + 1);
-          storeTask(ts[p], acc, invOf(wsum), refOf(loop.getResult(nState * p)),
-                    wsum);
-        }
+        });
+      }
+    };
+    if (K == 1) {
+      runRounds();
+      // Ready for the next launch.
+      ifThen(isT0, [&] {
+        memref::StoreOp::create(b, loc, ci(0), locks, ValueRange{flat, blockX});
       });
+      return;
     }
-    // Ready for the next launch.
+    // The block's slices, one after the other (block-uniform tests).
+    scf::ForOp::create(
+        b, loc, c0, tk.idx(K), tk.idx(1), ValueRange{},
+        [&](OpBuilder &, Location, Value j, ValueRange) {
+          Value bit = field(flag, 0, 0xff);
+          bit = arith::ShRUIOp::create(
+              b, loc, bit, arith::IndexCastUIOp::create(b, loc, i32, j));
+          ifThen(eqI(arith::AndIOp::create(b, loc, bit, ci(1)), ci(1)), [&] {
+            roundBase = tk.mul(j, q);
+            runRounds();
+          });
+          scf::YieldOp::create(b, loc);
+        });
+    // Count the slices merged; the block that completes K resets the counter
+    // for the next launch (every other use of it is over by then).
     ifThen(isT0, [&] {
-      memref::StoreOp::create(
-          b, loc, arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)),
-          locks, ValueRange{flat, blockX});
+      Value n = LLVM::CtPopOp::create(b, loc, i32, flag);
+      Value old = atomicAdd(arith::ShLIOp::create(b, loc, n, ci(kMergedShift)));
+      Value all =
+          eqI(arith::AddIOp::create(b, loc, field(old, kMergedShift, 0xf), n),
+              ci(K));
+      ifThen(all, [&] {
+        memref::StoreOp::create(b, loc, ci(0), locks, ValueRange{flat, blockX});
+      });
     });
   });
 }

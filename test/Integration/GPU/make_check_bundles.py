@@ -929,6 +929,21 @@ CASES.update({
     "dec_f16_gqa8_m5_window_br": Case("float16", dims={"b": 1, "h": 2, "g": 8, "m": 5,
                                                        "n": 3000, "d": 128, "e": 128},
                                       causal=True, window=700, query_offset=2995, **_gqa),
+    # The merge in slices (log step 130): the last 8 blocks of a 16-range
+    # tile merge 8 rows each (one sequence, 64 packed rows, ragged keys,
+    # with the lse); 64 ranges over 32 tiles, 2048 blocks of one per
+    # multiprocessor, so many finish before their tile's last range has
+    # started and leave their slice to the last block; 16 one-warp-row
+    # blocks (G = 1, 16 queries) in 8 slices of 2 rows.
+    "dec_f16_gqa4_m16_n8190_sliced_lse": Case("float16", dims={"b": 1, "h": 8, "g": 4, "m": 16,
+                                                              "n": 8190, "d": 128, "e": 128},
+                                              causal=True, query_offset=8174, lse=True, **_gqa),
+    "dec_bf16_gqa4_m16_s64_waves": Case("bfloat16", dims={"b": 4, "h": 8, "g": 4, "m": 16,
+                                                          "n": 8000, "d": 128, "e": 128},
+                                        causal=True, query_offset=7984,
+                                        flags=["--splits=64", "--key-warps=2"], **_gqa),
+    "dec_f16_m16_h32_n5000_sliced": Case("float16", **bhsd(1, 32, 16, 5000, 128), causal=True,
+                                         query_offset=4984),
     "dec_f16_gqa2_m1_nosplit": Case("float16", dims={"b": 4, "h": 8, "g": 2, "m": 1,
                                                      "n": 900, "d": 128, "e": 128},
                                     flags=["--splits=1"], **_gqa),
