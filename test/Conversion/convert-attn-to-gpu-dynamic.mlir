@@ -130,6 +130,38 @@ func.func @decode(%q: tensor<?x32x1x128xf16>, %k: tensor<?x32x?x128xf16>, %v: te
 
 // -----
 
+// Speculative decode with GQA packing (64 rows, four row warps): the merge
+// of a run-time split count is shared by the last 8 blocks from 8 ranges
+// (a check at run time; fewer, and the last block runs the 8 slices). A
+// block counts itself started only where grid z has several ranges (a
+// launch with one takes the plain epilogue and never resets the counter).
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: merged by the last blocks to finish from 8 ranges (8, a slice of rows each)
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}}, %[[GZ:arg[0-9]+]] = %{{[a-z0-9_]+}}) threads
+// CHECK: %[[SEVERAL:.*]] = arith.cmpi ugt, %[[GZ]], %c1
+// CHECK: %[[AND:.*]] = arith.andi %{{.*}}, %[[SEVERAL]]
+// CHECK-NEXT: scf.if %[[AND]] {
+// CHECK-NEXT: %c512_i32 = arith.constant 512 : i32
+// CHECK-NEXT: memref.atomic_rmw addi %c512_i32
+// CHECK: memref.atomic_rmw addi %c1_i32
+// CHECK: arith.cmpi uge, %{{.*}}, %c8_i32 : i32
+// CHECK: scf.while
+// CHECK: nanosleep.u32
+// CHECK: scf.while
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c1
+// CHECK: llvm.intr.ctpop
+// SM80-LABEL: attn.bundle = {
+func.func @decode_packed(%q: tensor<?x8x4x16x128xf16>, %k: tensor<?x8x?x128xf16>, %v: tensor<?x8x?x128xf16>, %o: tensor<?x8x4x16x128xf16>) -> tensor<?x8x4x16x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<?x8x4x16x128xf16>, tensor<?x8x?x128xf16>, tensor<?x8x?x128xf16>) scale(%s)
+      outs(%o : tensor<?x8x4x16x128xf16>) indexing_maps = [
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>] -> tensor<?x8x4x16x128xf16>
+  return %r : tensor<?x8x4x16x128xf16>
+}
+
+// -----
+
 // f32 runs on the tensor cores (3xTF32) with dynamic shapes too.
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: name = "q", shape = array<i64: -1, 64>

@@ -27,7 +27,7 @@
 // CHECK: gpu.launch
 // The block counts itself started: the sliced merge below waits only on
 // blocks that started.
-// CHECK: memref.atomic_rmw addi %c256_i32, %{{.*}} : (i32, memref<8x1xi32>)
+// CHECK: memref.atomic_rmw addi %c512_i32, %{{.*}} : (i32, memref<8x1xi32>)
 // The loop, then the exchange: 8 warps x (4 + 128 / 2) values x 32 lanes.
 // CHECK: scf.for
 // CHECK: nvgpu.device_async_wait
@@ -35,15 +35,15 @@
 // CHECK: memref.store {{.*}} : memref<8x68x32xf32, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
 // CHECK: memref.load {{.*}} : memref<8x68x32xf32, #gpu.address_space<workgroup>>
-// Done; the last block waits for the 7 candidates' word (decided, 16-19),
+// Done; the last block waits for the 7 candidates' word (decided, 18-20),
 // a candidate that takes its slice announces it (claim bit and decided) and
 // waits for all 16 ranges done.
 // CHECK: memref.atomic_rmw addi %c1_i32{{.*}}, %{{.*}} : (i32, memref<8x1xi32>)
 // CHECK: scf.while
-// CHECK: memref.atomic_rmw addi %c0_i32
 // CHECK: scf.condition
 // CHECK: nanosleep.u32
-// CHECK: arith.addi {{.*}}, %c65536_i32
+// CHECK: memref.atomic_rmw addi %c0_i32
+// CHECK: arith.addi {{.*}}, %c262144_i32
 // CHECK: memref.atomic_rmw addi
 // CHECK: scf.while
 // CHECK: gpu.barrier
@@ -56,8 +56,10 @@
 // CHECK-NOT: ld.global.cg
 // CHECK: scf.yield
 // The slices merged are counted; the block that completes 8 resets the
-// counter.
+// counter (one that ran all 8 resets it without counting).
 // CHECK: llvm.intr.ctpop
+// CHECK: memref.store %c0_i32{{.*}} : memref<8x1xi32>
+// CHECK: } else {
 // CHECK: memref.atomic_rmw addi
 // CHECK: memref.store %c0_i32{{.*}} : memref<8x1xi32>
 

@@ -737,10 +737,10 @@ static int64_t residentBlocks(const MmaConfig &cfg, int64_t D, int64_t E) {
 /// 2 stages, 512 12% faster with 3; 192 packed blocks 10% faster with 2.
 static int64_t decodeStages(MmaConfig cfg, int64_t total, int64_t sms,
                             int64_t D, int64_t E, bool packed) {
-  // Split blocks of four row warps and two key warps (one per
-  // multiprocessor by registers): a third stage, 0.98-1.09x (log step 123).
-  if (cfg.keyWarps == 2 && cfg.warps >= 4 && cfg.splits > 1 &&
-      std::max(D, E) <= 128)
+  // Blocks of four row warps and two key warps (one per multiprocessor by
+  // registers): a third stage, split 0.98-1.09x (log step 123), one key
+  // range per tile (B = 16, 8 kv heads) 1.02-1.04x (log step 131).
+  if (cfg.keyWarps == 2 && cfg.warps >= 4 && std::max(D, E) <= 128)
     return 3;
   auto slots = [&](int64_t st) {
     cfg.stages = st;
@@ -1221,6 +1221,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // kernel first asks for one, in argument order (outlining orders the
   // kernel parameters by first use: q, k, v, ... as in static kernels).
   DenseMap<unsigned, Value> views;
+  // Whether the flat arguments' views (and the narrowed sizes) are made:
+  // at the first view asked for, a workspace's included.
+  bool viewsMade = false;
   OpBuilder vb(b.getContext());
   auto makeView = [&](unsigned i) -> Value {
     auto t = cast<RankedTensorType>(args[i].second.getType());
@@ -1259,7 +1262,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     gpu::LaunchOp launch = launchOf();
     if (!launch) // before the kernel only types are asked for
       return entry->getArgument(i);
-    if (views.empty()) {
+    if (!viewsMade) {
+      viewsMade = true;
       vb.setInsertionPointToStart(&launch.getBody().front());
       // The sizes as 32-bit values (the loader keeps them below 2^31):
       // index arithmetic on them can then be narrowed like a static
@@ -1285,6 +1289,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         gpu::LaunchOp launch = launchOf();
         if (!dynamic || !launch)
           return entry->getArgument(n);
+        viewOf(0); // the flat arguments' views first
         if (Value v = views.lookup(n))
           return v;
         // [splits, batch, ...] = [gridDim.z, gridDim.y, ...]; locks
@@ -1300,8 +1305,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           dims.push_back(t.isDynamicDim(d) ? OpFoldResult(g)
                                            : wb.getIndexAttr(t.getDimSize(d)));
         }
-        return views[n] = rowMajorView(wb, loc, entry->getArgument(n),
-                                       t.getElementType(), dims);
+        Value view = rowMajorView(wb, loc, entry->getArgument(n),
+                                  t.getElementType(), dims);
+        views[n] = view;
+        return view;
       }
     for (const TensorMapArg &tm : tensorMaps)
       if (tm.name == name)
@@ -1762,10 +1769,16 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         if (packDim >= 0)
           d << ", GQA packing: " << group << " query heads x " << M
             << " rows per kv head";
-        if (cfg.runtimeSplits)
+        if (cfg.runtimeSplits) {
           d << ", split-KV: the key ranges per query tile chosen at launch "
                "(grid z, launch_rules.splits), merged by the last block";
-        else if (cfg.splits > 1) {
+          int64_t rows = std::min(cfg.rowsPerBlock(), rowsTotal);
+          if (int64_t k = mergeSlices(ShapedType::kDynamic, cfg.rowsPerBlock(),
+                                      rowsTotal, E, cfg.threads());
+              k > 1)
+            d << "s to finish from " << minSlicedSplits(rows, E, k)
+              << " ranges (" << k << ", a slice of rows each)";
+        } else if (cfg.splits > 1) {
           d << ", split-KV: " << cfg.splits << " key ranges of " << cfg.chunk
             << " keys per query tile, merged by the last block";
           if (int64_t k = mergeSlices(cfg.splits, cfg.rowsPerBlock(), rowsTotal,

@@ -777,16 +777,21 @@ void storePartialAndMerge(
 
 /// How many blocks of a split query tile share its merge, a slice of the
 /// tile's rows each (SplitKV.cpp): 1 (the last block merges them all) or,
-/// for a static split count of at most 64 whose merge takes several rounds
-/// of the block's `threads` over (row, 4 columns) tasks, up to 8 (the last
-/// blocks to finish; the kernel must count each block started first,
-/// countSplitStarted).
+/// where the merge takes four or more rounds of the block's `threads` over
+/// (row, 4 columns) tasks and reads 64 KB or more, 4 to 8 (the last blocks
+/// to finish; the kernel must count each block started first,
+/// countSplitStarted). `splits` may be ShapedType::kDynamic (chosen at
+/// launch): then the slices are shared from minSlicedSplits ranges at run
+/// time, and the last block runs them all below.
 int64_t mergeSlices(int64_t splits, int64_t rowsPerBlock, int64_t rowsTotal,
                     int64_t E, int64_t threads);
+/// The fewest ranges whose merge of `rows` rows is shared by K blocks.
+int64_t minSlicedSplits(int64_t rows, int64_t E, int64_t K);
 /// Counts the block started on its query tile's counter (locks[flat,
 /// blockX]) where mergeSlices > 1: a block waits on the blocks of its tile
-/// only once all have started.
-void countSplitStarted(TileKernel &tk, Value flat, Value blockX);
+/// only once all have started. `when`: an extra condition (i1), if any.
+void countSplitStarted(TileKernel &tk, Value flat, Value blockX,
+                       Value when = Value());
 
 /// Whether the tensor-core kernel handles this attention (f16/bf16 inputs
 /// and output of one type, or f32 throughout as TF32 unless `tf32` is 0;

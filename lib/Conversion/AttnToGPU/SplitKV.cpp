@@ -37,15 +37,17 @@ namespace {
 constexpr int64_t kStatsOffset = 16;
 /// Split counts whose statistics the merge stages in shared memory at most.
 constexpr int64_t kMaxStagedSplits = 64;
-/// Sliced merges: at most this many blocks share it, and split counts up
-/// to kMaxSlicedSplits (the counter's fields are 8 bits wide).
+/// Sliced merges: at most this many blocks share it.
 constexpr int64_t kMaxMergers = 8;
-constexpr int64_t kMaxSlicedSplits = 64;
 /// A sliced merge's counter (one i32 per query tile): blocks done (bits
-/// 0-7), blocks started (8-15), candidates decided (16-19), slices claimed
-/// (20-26, one bit per slice but the last block's), slices merged (28-31).
-constexpr int32_t kDone = 1, kStarted = 1 << 8, kDecided = 1 << 16,
-                  kClaimShift = 20, kMergedShift = 28;
+/// 0-8: up to kMaxSplits ranges), blocks started (9-17), candidates decided
+/// (18-20), slices claimed (21-27, one bit per slice but the last block's),
+/// slices merged (28-31).
+constexpr int32_t kDone = 1, kStarted = 1 << 9, kDecided = 1 << 18,
+                  kCountMask = 0x1ff, kClaimShift = 21, kMergedShift = 28;
+static_assert(kMaxSplits <= kCountMask, "the counter's fields");
+/// A merge is shared where it reads this many bytes or more.
+constexpr int64_t kMinSlicedBytes = 65536;
 
 /// Emits what the epilogue needs beyond TileKernel's helpers.
 struct Merge {
@@ -88,8 +90,8 @@ int64_t gpu_kernel::mergeSlices(int64_t splits, int64_t rowsPerBlock,
   // Rounds of the block's threads over (row, 4 columns) tasks; slices are
   // whole rounds of rows that exist, as many as divide them.
   const int64_t perRow = E / 4, tasks = rowsPerBlock * perRow;
-  if (ShapedType::isDynamic(splits) || splits < 2 ||
-      splits > kMaxSlicedSplits || tasks % threads != 0)
+  const bool runtime = ShapedType::isDynamic(splits);
+  if ((!runtime && splits < 2) || tasks % threads != 0)
     return 1;
   const int64_t rows = std::min(rowsPerBlock, rowsTotal);
   const int64_t live = llvm::divideCeil(rows * perRow, threads);
@@ -97,28 +99,42 @@ int64_t gpu_kernel::mergeSlices(int64_t splits, int64_t rowsPerBlock,
   // the last block two more round trips on the counter, which 2 or 3 slices
   // or a short merge do not win back (log step 130: M = 1 rows 0.94-0.99x
   // with 2 slices, 16 rows x 4 partials (33 KB) 0.99x with 4).
-  if (rows * splits * (E + 2) * 4 < 65536)
+  // A split count chosen at launch: K from the rows, and at run time the
+  // slices are shared only from minSlicedSplits ranges (else the last block
+  // runs them all).
+  if (!runtime && splits < minSlicedSplits(rows, E, 1))
     return 1;
-  for (int64_t k = std::min({kMaxMergers, splits, live}); k >= 4; --k)
+  for (int64_t k =
+           std::min({kMaxMergers, runtime ? kMaxMergers : splits, live});
+       k >= 4; --k)
     if (live % k == 0)
       return k;
   return 1;
 }
 
-void gpu_kernel::countSplitStarted(TileKernel &tk, Value flat, Value blockX) {
+int64_t gpu_kernel::minSlicedSplits(int64_t rows, int64_t E, int64_t K) {
+  return std::max<int64_t>(
+      K, llvm::divideCeil(kMinSlicedBytes, rows * (E + 2) * 4));
+}
+
+void gpu_kernel::countSplitStarted(TileKernel &tk, Value flat, Value blockX,
+                                   Value when) {
   OpBuilder &b = tk.kb.b;
   Location loc = tk.kb.loc;
-  auto ifOp =
-      scf::IfOp::create(b, loc,
-                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                              tk.tid, tk.idx(0)),
-                        /*withElse=*/false);
+  // The workspace's view first: a dynamic one is made at its first use,
+  // which must dominate the merge's.
+  Value locks = tk.memArg("locks");
+  Value cond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tk.tid,
+                                     tk.idx(0));
+  if (when)
+    cond = arith::AndIOp::create(b, loc, cond, when);
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   memref::AtomicRMWOp::create(
       b, loc, arith::AtomicRMWKind::addi,
-      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(kStarted)),
-      tk.memArg("locks"), ValueRange{flat, blockX});
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(kStarted)), locks,
+      ValueRange{flat, blockX});
 }
 
 void gpu_kernel::storePartialAndMerge(
@@ -204,8 +220,7 @@ void gpu_kernel::storePartialAndMerge(
   // reach splits - 1 is the last and sees every partial (fence after the
   // count too). The flag in shared memory: which slices of the merge this
   // block runs (bit j: slice j; one slice, the whole merge, unsliced).
-  const int64_t K =
-      runtime ? 1 : mergeSlices(splits, rowsPerBlock, M, E, tk.threads);
+  const int64_t K = mergeSlices(splits, rowsPerBlock, M, E, tk.threads);
   mg.asmVoid("membar.gl;");
   gpu::BarrierOp::create(b, loc);
   auto workgroup =
@@ -250,33 +265,46 @@ void gpu_kernel::storePartialAndMerge(
     // anything, so waiting for it cannot deadlock), and say so. The last
     // block waits for the candidates' word (they are past their count,
     // running) and runs the slices nobody took.
-    Value ticket = field(old, 0, 0xff);
-    Value started = field(old, 8, 0xff);
-    // Reads the counter (an atomic add of 0, through L2) until `ready`.
-    auto spin = [&](llvm::function_ref<Value(Value)> ready) {
-      auto loop =
-          scf::WhileOp::create(b, loc, TypeRange{i32}, ValueRange{ci(0)});
+    Value ticket = field(old, 0, kCountMask);
+    Value started = field(old, 9, kCountMask);
+    // The split count, and whether the slices are shared (a count chosen
+    // at launch may be too small: then the last block runs every slice).
+    Value splitsI =
+        runtime ? arith::IndexCastUIOp::create(b, loc, i32, splitsV).getResult()
+                : ci(splits);
+    Value shared =
+        runtime ? arith::CmpIOp::create(
+                      b, loc, arith::CmpIPredicate::uge, splitsI,
+                      ci(minSlicedSplits(std::min(rowsPerBlock, M), E, K)))
+                      .getResult()
+                : arith::ConstantIntOp::create(b, loc, 1, 1).getResult();
+    Value firstCand = arith::SubIOp::create(b, loc, splitsI, ci(K));
+    // From the counter's value `v0` (an atomic's), reads it again (an
+    // atomic add of 0, through L2) until `ready`.
+    auto spin = [&](Value v0, llvm::function_ref<Value(Value)> ready) {
+      auto loop = scf::WhileOp::create(b, loc, TypeRange{i32}, ValueRange{v0});
       {
         OpBuilder::InsertionGuard guard(b);
-        b.createBlock(&loop.getBefore(), {}, {i32}, {loc});
-        Value v = atomicAdd(ci(0));
+        Block *before = b.createBlock(&loop.getBefore(), {}, {i32}, {loc});
+        Value v = before->getArgument(0);
         Value wait = arith::XOrIOp::create(
             b, loc, ready(v), arith::ConstantIntOp::create(b, loc, 1, 1));
         scf::ConditionOp::create(b, loc, wait, ValueRange{v});
         b.createBlock(&loop.getAfter(), {}, {i32}, {loc});
         mg.asmVoid("nanosleep.u32 64;");
-        scf::YieldOp::create(b, loc, ValueRange{ci(0)});
+        scf::YieldOp::create(b, loc, ValueRange{atomicAdd(ci(0))});
       }
       return loop.getResult(0);
     };
-    auto isLastT = eqI(ticket, ci(splits - 1));
+    auto isLastT = eqI(ticket, arith::SubIOp::create(b, loc, splitsI, ci(1)));
     auto roleIf = scf::IfOp::create(b, loc, TypeRange{i32}, isLastT,
                                     /*withElse=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&roleIf.getThenRegion().front());
+      Value want = arith::SelectOp::create(b, loc, shared, ci(K - 1), ci(0));
       Value v =
-          spin([&](Value v) { return eqI(field(v, 16, 0xf), ci(K - 1)); });
+          spin(old, [&](Value v) { return eqI(field(v, 18, 0x7), want); });
       Value claimed = field(v, kClaimShift, (1 << (K - 1)) - 1);
       Value mine = arith::OrIOp::create(
           b, loc,
@@ -284,24 +312,27 @@ void gpu_kernel::storePartialAndMerge(
           ci(1 << (K - 1)));
       scf::YieldOp::create(b, loc, ValueRange{mine});
       b.setInsertionPointToStart(&roleIf.getElseRegion().front());
-      Value cand = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                         ticket, ci(splits - K));
+      Value cand = arith::AndIOp::create(
+          b, loc, shared,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, ticket,
+                                firstCand));
       auto candIf = scf::IfOp::create(b, loc, TypeRange{i32}, cand,
                                       /*withElse=*/true);
       scf::YieldOp::create(b, loc, candIf.getResults());
       b.setInsertionPointToStart(&candIf.getThenRegion().front());
-      Value j = arith::SubIOp::create(b, loc, ticket, ci(splits - K));
-      Value take = eqI(started, ci(splits));
+      Value j = arith::SubIOp::create(b, loc, ticket, firstCand);
+      Value take = eqI(started, splitsI);
       Value bit = arith::ShLIOp::create(b, loc, ci(1), j);
       Value claim = arith::SelectOp::create(
           b, loc, take, arith::ShLIOp::create(b, loc, bit, ci(kClaimShift)),
           ci(0));
-      atomicAdd(arith::AddIOp::create(b, loc, claim, ci(kDecided)));
+      Value now = atomicAdd(arith::AddIOp::create(b, loc, claim, ci(kDecided)));
       auto waitIf = scf::IfOp::create(b, loc, take, /*withElse=*/false);
       {
         OpBuilder::InsertionGuard guard2(b);
         b.setInsertionPointToStart(&waitIf.getThenRegion().front());
-        spin([&](Value v) { return eqI(field(v, 0, 0xff), ci(splits)); });
+        spin(now,
+             [&](Value v) { return eqI(field(v, 0, kCountMask), splitsI); });
       }
       scf::YieldOp::create(
           b, loc,
@@ -692,9 +723,16 @@ void gpu_kernel::storePartialAndMerge(
           scf::YieldOp::create(b, loc);
         });
     // Count the slices merged; the block that completes K resets the counter
-    // for the next launch (every other use of it is over by then).
+    // for the next launch (every other use of it is over by then). A block
+    // that ran all K (the others declined, or too few ranges to share)
+    // resets it without counting.
     ifThen(isT0, [&] {
       Value n = LLVM::CtPopOp::create(b, loc, i32, flag);
+      auto allIf = scf::IfOp::create(b, loc, eqI(n, ci(K)), /*withElse=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&allIf.getThenRegion().front());
+      memref::StoreOp::create(b, loc, ci(0), locks, ValueRange{flat, blockX});
+      b.setInsertionPointToStart(&allIf.getElseRegion().front());
       Value old = atomicAdd(arith::ShLIOp::create(b, loc, n, ci(kMergedShift)));
       Value all =
           eqI(arith::AddIOp::create(b, loc, field(old, kMergedShift, 0xf), n),

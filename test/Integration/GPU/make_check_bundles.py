@@ -944,6 +944,11 @@ CASES.update({
                                         flags=["--splits=64", "--key-warps=2"], **_gqa),
     "dec_f16_m16_h32_n5000_sliced": Case("float16", **bhsd(1, 32, 16, 5000, 128), causal=True,
                                          query_offset=4984),
+    # 128 packed tiles of 64 rows, one range each (one wave): two key warps
+    # and three stages (log step 131), ragged keys.
+    "dec_f16_gqa4_m16_b16_one_range": Case("float16", dims={"b": 16, "h": 8, "g": 4, "m": 16,
+                                                            "n": 1500, "d": 128, "e": 128},
+                                           causal=True, query_offset=1484, **_gqa),
     "dec_f16_gqa2_m1_nosplit": Case("float16", dims={"b": 4, "h": 8, "g": 2, "m": 1,
                                                      "n": 900, "d": 128, "e": 128},
                                     flags=["--splits=1"], **_gqa),
@@ -1291,6 +1296,11 @@ CASES.update({
     # the checked sizes), GQA packing; a window and the lse without packing.
     "dyn_f16_decode_gqa_m1": Case("float16", dims={"b": -1, "h": 4, "g": 8, "m": 1, "n": -1,
                                                    "d": 128, "e": 128}, **_gqa),
+    # 64 packed rows (16 queries x 4 heads): the merge shared by the last 8
+    # blocks from 8 ranges at run time, by the last block alone below.
+    "dyn_f16_decode_gqa4_m16_sliced": Case("float16", dims={"b": -1, "h": 8, "g": 4, "m": 16,
+                                                            "n": -1, "d": 128, "e": 128},
+                                           lse=True, **_gqa),
     # Varlen with dynamic token counts (4 sequences; causal bottom-right and
     # GQA + lse on the wgmma and mma.sync kernels).
     "dyn_f16_varlen_br": Case("float16", **thd(4, -1, -1, 128), varlen=(4, True, True)),
