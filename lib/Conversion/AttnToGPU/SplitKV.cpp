@@ -43,8 +43,10 @@ constexpr int64_t kMaxMergers = 8;
 /// 0-8: up to kMaxSplits ranges), blocks started (9-17), candidates decided
 /// (18-20), slices claimed (21-27, one bit per slice but the last block's),
 /// slices merged (28-31).
-constexpr int32_t kDone = 1, kStarted = 1 << 9, kDecided = 1 << 18,
-                  kCountMask = 0x1ff, kClaimShift = 21, kMergedShift = 28;
+constexpr int32_t kStartedShift = 9, kDecidedShift = 18, kClaimShift = 21,
+                  kMergedShift = 28, kCountMask = 0x1ff;
+constexpr int32_t kDone = 1, kStarted = 1 << kStartedShift,
+                  kDecided = 1 << kDecidedShift;
 static_assert(kMaxSplits <= kCountMask, "the counter's fields");
 /// A merge is shared where it reads this many bytes or more.
 constexpr int64_t kMinSlicedBytes = 65536;
@@ -96,12 +98,11 @@ int64_t gpu_kernel::mergeSlices(int64_t splits, int64_t rowsPerBlock,
   const int64_t rows = std::min(rowsPerBlock, rowsTotal);
   const int64_t live = llvm::divideCeil(rows * perRow, threads);
   // At least 4 slices of a merge reading 64 KB or more: the handshake costs
-  // the last block two more round trips on the counter, which 2 or 3 slices
-  // or a short merge do not win back (log step 130: M = 1 rows 0.94-0.99x
-  // with 2 slices, 16 rows x 4 partials (33 KB) 0.99x with 4).
-  // A split count chosen at launch: K from the rows, and at run time the
-  // slices are shared only from minSlicedSplits ranges (else the last block
-  // runs them all).
+  // the last block round trips on the counter, which 2 or 3 slices or a
+  // short merge do not win back (log step 130: M = 1 rows 0.94-0.99x with 2
+  // slices, 16 rows x 4 partials (33 KB) 0.99x with 4). A split count
+  // chosen at launch: K from the rows alone, the size checked at run time
+  // (minSlicedSplits).
   if (!runtime && splits < minSlicedSplits(rows, E, 1))
     return 1;
   for (int64_t k =
@@ -266,7 +267,7 @@ void gpu_kernel::storePartialAndMerge(
     // block waits for the candidates' word (they are past their count,
     // running) and runs the slices nobody took.
     Value ticket = field(old, 0, kCountMask);
-    Value started = field(old, 9, kCountMask);
+    Value started = field(old, kStartedShift, kCountMask);
     // The split count, and whether the slices are shared (a count chosen
     // at launch may be too small: then the last block runs every slice).
     Value splitsI =
@@ -303,8 +304,9 @@ void gpu_kernel::storePartialAndMerge(
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&roleIf.getThenRegion().front());
       Value want = arith::SelectOp::create(b, loc, shared, ci(K - 1), ci(0));
-      Value v =
-          spin(old, [&](Value v) { return eqI(field(v, 18, 0x7), want); });
+      Value v = spin(old, [&](Value v) {
+        return eqI(field(v, kDecidedShift, 0x7), want);
+      });
       Value claimed = field(v, kClaimShift, (1 << (K - 1)) - 1);
       Value mine = arith::OrIOp::create(
           b, loc,
