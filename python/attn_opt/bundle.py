@@ -222,6 +222,12 @@ class AttentionSpec:
     varlen: Optional[Tuple[int, bool, bool]] = None
     # Keys per tile of the key loop (attention.tile_kv; None: not given).
     tile_kv: Optional[int] = None
+    # Row warps per block and warps sharing each row tile's keys
+    # (attention.warps, attention.key_warps; the mma.sync kernel's): a
+    # split count chosen at launch for blocks of four row warps with two key
+    # warps aims at one wave of blocks (split_count's one_wave).
+    warps: Optional[int] = None
+    key_warps: int = 1
     # GQA packing (attention.pack_dim): the batch dim whose members share a
     # block's rows; None: none.
     pack_dim: Optional[int] = None
@@ -1141,6 +1147,14 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     if splits == -1 and tile_kv is None:
         raise BundleError(f"{where}: a split count chosen at launch needs "
                           "attention.tile_kv")
+    warps = att.get("warps")
+    if warps is not None and (not _is_int(warps) or not 1 <= warps <= 32):
+        raise BundleError(f"{where}: attention.warps must be an integer in "
+                          f"[1, 32], got {_show(warps)}")
+    key_warps = att.get("key_warps", 1)
+    if not _is_int(key_warps) or not 1 <= key_warps <= 4:
+        raise BundleError(f"{where}: attention.key_warps must be an integer in "
+                          f"[1, 4], got {_show(key_warps)}")
     f32_precision = att.get("f32_precision")
     if f32_precision not in (None, "3xtf32", "tf32"):
         raise BundleError(f"{where}: attention.f32_precision must be \"3xtf32\" "
@@ -1390,6 +1404,7 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                                          kernel_choice, tile_q, tensor_cores,
                                          query_offset, score_mod, paged,
                                          kv_lens_dim, varlen, tile_kv,
+                                         warps=warps, key_warps=key_warps,
                                          f32_precision=f32_precision,
                                          persistent=persistent,
                                          value_scale=value_scale,
@@ -1943,11 +1958,20 @@ MIN_SPLIT_KEYS = 256
 MAX_SPLITS = 256
 
 
-def split_count(span: int, blocks: int, tile_kv: int, multiprocessors: int) -> int:
+def split_count(span: int, blocks: int, tile_kv: int, multiprocessors: int,
+                one_wave: bool = False) -> int:
     """Split-KV ranges for `blocks` query tiles over `span` keys: the
-    compiler's decode rule, evaluated at launch."""
-    want = -(-(3 * multiprocessors // 2) // max(1, blocks))
-    want = max(1, min(min(want, span // MIN_SPLIT_KEYS), MAX_SPLITS))
+    compiler's decode rule, evaluated at launch. `one_wave` (blocks of four
+    row warps with two key warps, one per multiprocessor, compiled for a
+    split count chosen at launch): where the rule splits, as many ranges as
+    fill the multiprocessors once (a static bundle with ranges past 16384
+    keys takes one key warp and the first count instead; a dynamic one keeps
+    its key warps, and a second wave of blocks would run half empty)."""
+    def clamp(want: int) -> int:
+        return max(1, min(min(want, span // MIN_SPLIT_KEYS), MAX_SPLITS))
+    want = clamp(-(-(3 * multiprocessors // 2) // max(1, blocks)))
+    if want > 1 and one_wave:
+        want = clamp(multiprocessors // max(1, blocks))
     if want <= 1:
         return 1
     chunk = -(-(-(-span // want)) // tile_kv) * tile_kv
@@ -2003,7 +2027,9 @@ def specialize(man: Manifest, dims: Mapping[str, int],
         if man.attention.window is not None:
             span = min(span, man.attention.window + tq)
         sms = multiprocessors or MULTIPROCESSORS.get(man.chip, 132)
-        gz = split_count(span, gx * gy, man.attention.tile_kv or 64, sms)
+        att = man.attention
+        gz = split_count(span, gx * gy, att.tile_kv or 64, sms,
+                         one_wave=att.key_warps == 2 and (att.warps or 0) >= 4)
     grid = (gx, gy, gz)
     if man.attention.persistent:
         # The kernel numbers tiles in 32 bits.

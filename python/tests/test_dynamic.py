@@ -215,6 +215,14 @@ def test_split_count_chosen_at_launch():
     assert bundle.specialize(m, {"b0": 2, "n": 1}, 132).grid[2] == 1
     assert bundle.split_count(32768, 4, 64, 132) == 47
     assert bundle.split_count(8192, 64, 64, 132) == 4
+    # Blocks of four row warps with two key warps: one wave of ranges
+    # (floor(132 / 8) = 16 for 8 tiles, also where a range is long); a full
+    # grid stays one range.
+    assert bundle.split_count(8192, 8, 64, 132, one_wave=True) == 16
+    assert bundle.split_count(32768, 8, 64, 132, one_wave=True) == 16
+    assert bundle.split_count(1 << 20, 8, 64, 132, one_wave=True) == 16
+    assert bundle.split_count(1024, 128, 64, 132, one_wave=True) == 1
+    assert bundle.split_count(8192, 32, 64, 132, one_wave=True) == 4
 
 
 @pytest.mark.parametrize("att, message", [

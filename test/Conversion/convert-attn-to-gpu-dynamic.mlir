@@ -130,13 +130,18 @@ func.func @decode(%q: tensor<?x32x1x128xf16>, %k: tensor<?x32x?x128xf16>, %v: te
 
 // -----
 
-// Speculative decode with GQA packing (64 rows, four row warps): the merge
-// of a run-time split count is shared by the last 8 blocks from 8 ranges
-// (a check at run time; fewer, and the last block runs the 8 slices). A
-// block counts itself started only where grid z has several ranges (a
-// launch with one takes the plain epilogue and never resets the counter).
+// Speculative decode with GQA packing (64 rows, four row warps): two key
+// warps and three stages, as a static bundle (the launch rule then aims at
+// one wave of ranges); the merge of a run-time split count is shared by the
+// last 8 blocks from 8 ranges (a check at run time; fewer, and the last
+// block runs the 8 slices). A block counts itself started only where grid
+// z has several ranges (a launch with one takes the plain epilogue and
+// never resets the counter).
 // CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: block = array<i64: 256, 1, 1>
+// CHECK-SAME: 4 warps x 1 x 16 query rows, 64-key tiles, 3 stages, 2 key warps per row tile
 // CHECK-SAME: merged by the last blocks to finish from 8 ranges (8, a slice of rows each)
+// CHECK-SAME: key_warps = 2
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}}, %[[GZ:arg[0-9]+]] = %{{[a-z0-9_]+}}) threads
 // CHECK: %[[SEVERAL:.*]] = arith.cmpi ugt, %[[GZ]], %c1
 // CHECK: %[[AND:.*]] = arith.andi %{{.*}}, %[[SEVERAL]]

@@ -1552,11 +1552,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       cfg.setSplits(1, span);
       cfg.runtimeSplits = decode && splitWhy.empty() && !varlen &&
                           opts.splits != 1;
-      // Split or not (chosen at launch), blocks of one row warp take two
-      // key warps: 1.00-1.01x on full decode grids, up to 1.10x split
-      // (log step 118); four row warps would need the launch rule's
-      // one-wave ranges.
-      if (cfg.runtimeSplits && keyWarpsOk && cfg.warps == 1)
+      // Split or not (chosen at launch), decode blocks take two key warps:
+      // 1.00-1.01x on full decode grids, up to 1.10x split (log step 118);
+      // blocks of four row warps with the launch rule's one-wave ranges, as
+      // static ones (log step 135).
+      if (cfg.runtimeSplits && keyWarpsOk)
         cfg.keyWarps = 2;
     } else if (opts.splits >= 1)
       cfg.setSplits(opts.splits, span);
@@ -2058,7 +2058,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
               "with warps = 4 want is taken again as floor(multiprocessors / "
               "blocks) (same clamp) if then ceil(span / want) <= " +
               std::to_string(kMaxOneWaveRange) +
-              " (else key_warps = 1 and the first want); with tile_kv = "
+              " (else key_warps = 1 and the first want; a count chosen at "
+              "launch keeps key_warps = 2 and the second want); with tile_kv = "
               "32 (static, no packing or pages, span / want >= 512) and "
               "4 * blocks <= multiprocessors, want is taken again with "
               "2.25 for 1.5 if then span / want >= 512; chunk = "
