@@ -7,8 +7,10 @@
 // "Session 39"). Not part of any test; on the GPU machine:
 //
 //   nvcc -arch=sm_90a -O3 -std=c++17 bench/stream_small.cu -o /tmp/ss
-//   /tmp/ss
+//   /tmp/ss [MiB ...]   (default: 32 128)
 #include <cstdio>
+#include <cstdlib>
+#include <vector>
 #include <cstdint>
 #include <cuda_runtime.h>
 #include "stream_kernels.cuh"
@@ -52,10 +54,16 @@ float timeIt(K k, int blocks, int threads, int smem, const char *src, size_t tot
   }
   return best;
 }
-int main() {
+int main(int argc, char **argv) {
   cudaMalloc(&flushBuf, 256 << 20);
   float *out; cudaMalloc(&out, 1 << 20);
-  for (size_t total : {size_t(33554432), size_t(134217728)}) {
+  // Sizes in MiB from the command line (default: 32 and 128).
+  std::vector<size_t> sizes;
+  for (int i = 1; i < argc; ++i)
+    sizes.push_back(size_t(atoll(argv[i])) << 20);
+  if (sizes.empty())
+    sizes = {size_t(32) << 20, size_t(128) << 20};
+  for (size_t total : sizes) {
     char *src, *dst; cudaMalloc(&src, total); cudaMalloc(&dst, total); cudaMemset(src, 1, total);
     cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
     float best = 1e9;
@@ -64,6 +72,8 @@ int main() {
     printf("== %zu MB: copy %.0f GB/s (%.1f us)\n", total >> 20, copy, best * 1e3);
     auto row = [&](const char *name, float ms) { double g = total / ms / 1e6; printf("  %-34s %7.1f us %6.0f GB/s %5.1f%% of copy\n", name, ms * 1e3, g, 100 * g / copy); };
     for (int blocks : {128, 256, 512}) {
+      if (total / blocks < 2 * 32768) // two 32 KB tiles per block at least
+        continue;
       char nm[64];
       snprintf(nm, 64, "async 256t 32KBx3 %d blk", blocks); row(nm, timeIt(readAsync<256, 32768, 3>, blocks, 256, 98304, src, total, out));
       snprintf(nm, 64, "async 256t 32KBx4 %d blk", blocks); row(nm, timeIt(readAsync<256, 32768, 4>, blocks, 256, 131072, src, total, out));
