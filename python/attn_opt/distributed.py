@@ -166,7 +166,25 @@ def _step(q_chunks: Sequence[Any], q_ids: Sequence[int], k_chunks: Sequence[Any]
             if kind is None or q.shape[-2] == 0 or k.shape[-2] == 0:
                 continue
             o, lse = kernel(q, k, v, scale, kind == "causal")
-            acc[i] = merge(acc[i][0], acc[i][1], o, lse)
+            if _xp(o).__name__ == "numpy":
+                acc[i] = merge(acc[i][0], acc[i][1], o, lse)
+            else:
+                _merge_into(acc[i][0], acc[i][1], o, lse)
+
+
+def _merge_into(o_a: Any, lse_a: Any, o_b: Any, lse_b: Any) -> None:
+    """merge() in place into the float32 accumulators (o_a, lse_a), torch:
+    one temporary the size of O (o_b weighted, promoted to float32) instead
+    of merge()'s four, so a rank's working memory stays near its share."""
+    import torch
+    m = torch.maximum(lse_a, lse_b)
+    none = torch.isneginf(m)
+    ref = torch.where(none, torch.zeros_like(m), m)
+    wa, wb = torch.exp(lse_a - ref), torch.exp(lse_b - ref)
+    tot = wa + wb
+    safe = torch.where(none, torch.ones_like(tot), tot)
+    o_a.mul_((wa / safe)[..., None]).add_(o_b * (wb / safe)[..., None])
+    lse_a.copy_(torch.where(none, m, ref + torch.log(safe)))
 
 
 def simulate_ring(q: Any, k: Any, v: Any, world: int, scale: float, causal: bool,
@@ -229,12 +247,12 @@ def ring_attention(q_chunks: Sequence[Any], k_chunks: Sequence[Any],
 def bundle_kernel(full: Any, causal: Any) -> Kernel:
     """A chunk-pair kernel from two loaded attn-opt bundles with the lse
     result (attn_opt.load of bundles compiled for [B, H, C, D] chunk pairs,
-    one without and one with top-left causal): O in float32, LSE."""
+    one without and one with top-left causal): O in the bundle's type, LSE."""
     def kernel(q: Any, k: Any, v: Any, scale: float, is_causal: bool) -> Tuple[Any, Any]:
         b = causal if is_causal else full
         want = b.manifest.attention.scale
         if abs(want - scale) > 1e-6 * abs(scale):
             raise ValueError(f"the bundle's scale is {want}, the ring asks {scale}")
         o, lse = b(q=q.contiguous(), k=k.contiguous(), v=v.contiguous())
-        return o.float(), lse
+        return o, lse  # 16-bit O: the ring's merge promotes it
     return kernel
