@@ -132,9 +132,10 @@ def worker(rank: int, world: int, bundles: str, out: str, reps: int) -> None:
             mem1 = torch.cuda.max_memory_allocated() - base + inputs
             ref = one_out["o"]
             # Two GPUs: this rank's chunks, the ring.
-            qc = Dist.shard(q, world, rank, causal)
-            kc = Dist.shard(k, world, rank, causal)
-            vc = Dist.shard(v, world, rank, causal)
+            # This rank's chunks, each its own contiguous tensor (as a rank
+            # holding only its share would have them).
+            qc, kc, vc = ([c.contiguous() for c in Dist.shard(x, world, rank, causal)]
+                          for x in (q, k, v))
             torch.cuda.reset_peak_memory_stats()
             base = torch.cuda.memory_allocated()
             ring_out = {}

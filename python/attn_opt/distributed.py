@@ -174,8 +174,9 @@ def _step(q_chunks: Sequence[Any], q_ids: Sequence[int], k_chunks: Sequence[Any]
 
 def _merge_into(o_a: Any, lse_a: Any, o_b: Any, lse_b: Any) -> None:
     """merge() in place into the float32 accumulators (o_a, lse_a), torch:
-    one temporary the size of O (o_b weighted, promoted to float32) instead
-    of merge()'s four, so a rank's working memory stays near its share."""
+    no temporary the size of O (o_b, 16-bit or f32, is weighted inside
+    addcmul_), where merge() makes four, so a rank's working memory stays
+    near its share."""
     import torch
     m = torch.maximum(lse_a, lse_b)
     none = torch.isneginf(m)
@@ -183,7 +184,7 @@ def _merge_into(o_a: Any, lse_a: Any, o_b: Any, lse_b: Any) -> None:
     wa, wb = torch.exp(lse_a - ref), torch.exp(lse_b - ref)
     tot = wa + wb
     safe = torch.where(none, torch.ones_like(tot), tot)
-    o_a.mul_((wa / safe)[..., None]).add_(o_b * (wb / safe)[..., None])
+    o_a.mul_((wa / safe)[..., None]).addcmul_(o_b, (wb / safe)[..., None])
     lse_a.copy_(torch.where(none, m, ref + torch.log(safe)))
 
 
