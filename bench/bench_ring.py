@@ -22,13 +22,13 @@ import argparse
 import csv
 import math
 import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
+sys.path.insert(0, str(HERE))
+import ring_check  # noqa: E402  (the bundle pair's program)
 
 H, D = 2, 128
 NS = (131072, 262144, 524288)
@@ -38,30 +38,8 @@ for _k, _v in (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "
     os.environ[_k] = _v
 
 
-def program(causal: bool) -> str:
-    t = f"tensor<?x{H}x?x{D}xbf16>"
-    lt = f"tensor<?x{H}x?xf32>"
-    m = "affine_map<(b, h, m, n, d, e) -> "
-    maps = ", ".join(m + x + ">" for x in ("(b, h, m, d)", "(b, h, n, d)", "(b, h, n, e)",
-                                            "(b, h, m, e)"))
-    return f"""func.func @chunk(%q: {t}, %k: {t}, %v: {t}, %o: {t}) -> ({t}, {lt}) {{
-  %s = arith.constant {1 / math.sqrt(D)!r} : f32
-  %r, %l = attn.attention ins(%q, %k, %v : {t}, {t}, {t}) scale(%s) outs(%o : {t})
-      {"causal " if causal else ""}indexing_maps = [{maps}] -> {t}, {lt}
-  return %r, %l : {t}, {lt}
-}}
-"""
-
-
 def make(out: Path) -> None:
-    for causal in (False, True):
-        with tempfile.NamedTemporaryFile("w", suffix=".mlir") as f:
-            f.write(program(causal))
-            f.flush()
-            d = out / f"dyn_{'causal' if causal else 'full'}"
-            subprocess.run([str(HERE.parent / "build/bin/attn-bundle"), f.name, "-o",
-                            str(d), "--chip=sm_90a"], check=True)
-            print(f"wrote {d}")
+    ring_check.make(out, "bf16", H)
 
 
 def worker(rank: int, world: int, bundles: str, out: str, reps: int) -> None:

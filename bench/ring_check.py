@@ -27,9 +27,9 @@ sys.path.insert(0, str(HERE.parent / "python"))
 C, B, H, D = 1024, 1, 8, 128  # C: N = 4C
 
 
-def program(causal: bool) -> str:
-    t = f"tensor<?x{H}x?x{D}xf16>"
-    lt = f"tensor<?x{H}x?xf32>"
+def program(causal: bool, elt: str = "f16", heads: int = H) -> str:
+    t = f"tensor<?x{heads}x?x{D}x{elt}>"
+    lt = f"tensor<?x{heads}x?xf32>"
     m = "affine_map<(b, h, m, n, d, e) -> "
     maps = ", ".join(m + x + ">" for x in ("(b, h, m, d)", "(b, h, n, d)", "(b, h, n, e)",
                                             "(b, h, m, e)"))
@@ -42,10 +42,11 @@ def program(causal: bool) -> str:
 """
 
 
-def make(out: Path) -> None:
+def make(out: Path, elt: str = "f16", heads: int = H) -> None:
+    """The dynamic-shape bundle pair (dyn_full, dyn_causal) with the lse."""
     for causal in (False, True):
         with tempfile.NamedTemporaryFile("w", suffix=".mlir") as f:
-            f.write(program(causal))
+            f.write(program(causal, elt, heads))
             f.flush()
             d = out / f"dyn_{'causal' if causal else 'full'}"
             subprocess.run([str(HERE.parent / "build/bin/attn-bundle"), f.name, "-o",
