@@ -97,19 +97,25 @@ def unshard(parts: Sequence[Sequence[Any]], causal: bool, dim: int = -2) -> Any:
     return xp.concatenate(xs, axis=dim) if xp.__name__ == "numpy" else xp.cat(xs, dim=dim)
 
 
-def merge(o_a: Any, lse_a: Any, o_b: Any, lse_b: Any) -> Tuple[Any, Any]:
-    """Exact merge of two partials over disjoint keys: O [.., S, D] each
-    normalized over its keys, LSE [.., S] (natural log; -inf: no key)."""
-    xp = _xp(o_a)
+def _weights(lse_a: Any, lse_b: Any) -> Tuple[Any, Any, Any]:
+    """The two partials' weights in the merge and the merged LSE: e^(lse_a -
+    lse) and e^(lse_b - lse), computed from m = max(lse_a, lse_b) (0 and 0,
+    and -inf, where neither partial saw a key)."""
+    xp = _xp(lse_a)
     m = xp.maximum(lse_a, lse_b)
     none = xp.isinf(m) & (m < 0)
     ref = xp.where(none, xp.zeros_like(m), m)
     wa, wb = xp.exp(lse_a - ref), xp.exp(lse_b - ref)
     tot = wa + wb
     safe = xp.where(none, xp.ones_like(tot), tot)
-    o = (wa[..., None] * o_a + wb[..., None] * o_b) / safe[..., None]
-    lse = xp.where(none, m, ref + xp.log(safe))
-    return o, lse
+    return wa / safe, wb / safe, xp.where(none, m, ref + xp.log(safe))
+
+
+def merge(o_a: Any, lse_a: Any, o_b: Any, lse_b: Any) -> Tuple[Any, Any]:
+    """Exact merge of two partials over disjoint keys: O [.., S, D] each
+    normalized over its keys, LSE [.., S] (natural log; -inf: no key)."""
+    ca, cb, lse = _weights(lse_a, lse_b)
+    return ca[..., None] * o_a + cb[..., None] * o_b, lse
 
 
 def reference_kernel(q: Any, k: Any, v: Any, scale: float,
@@ -175,17 +181,11 @@ def _step(q_chunks: Sequence[Any], q_ids: Sequence[int], k_chunks: Sequence[Any]
 def _merge_into(o_a: Any, lse_a: Any, o_b: Any, lse_b: Any) -> None:
     """merge() in place into the float32 accumulators (o_a, lse_a), torch:
     no temporary the size of O (o_b, 16-bit or f32, is weighted inside
-    addcmul_), where merge() makes four, so a rank's working memory stays
+    addcmul_), where merge() makes two, so a rank's working memory stays
     near its share."""
-    import torch
-    m = torch.maximum(lse_a, lse_b)
-    none = torch.isneginf(m)
-    ref = torch.where(none, torch.zeros_like(m), m)
-    wa, wb = torch.exp(lse_a - ref), torch.exp(lse_b - ref)
-    tot = wa + wb
-    safe = torch.where(none, torch.ones_like(tot), tot)
-    o_a.mul_((wa / safe)[..., None]).addcmul_(o_b, (wb / safe)[..., None])
-    lse_a.copy_(torch.where(none, m, ref + torch.log(safe)))
+    ca, cb, lse = _weights(lse_a, lse_b)
+    o_a.mul_(ca[..., None]).addcmul_(o_b, cb[..., None])
+    lse_a.copy_(lse)
 
 
 def simulate_ring(q: Any, k: Any, v: Any, world: int, scale: float, causal: bool,

@@ -1221,9 +1221,6 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // kernel first asks for one, in argument order (outlining orders the
   // kernel parameters by first use: q, k, v, ... as in static kernels).
   DenseMap<unsigned, Value> views;
-  // Whether the flat arguments' views (and the narrowed sizes) are made:
-  // at the first view asked for, a workspace's included.
-  bool viewsMade = false;
   OpBuilder vb(b.getContext());
   auto makeView = [&](unsigned i) -> Value {
     auto t = cast<RankedTensorType>(args[i].second.getType());
@@ -1258,25 +1255,32 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         return l;
     return {};
   };
+  // The flat arguments' views and the narrowed sizes, made once at the
+  // launch body's start when the kernel first asks for any view (a
+  // workspace's included).
+  bool viewsMade = false;
+  auto makeViews = [&](gpu::LaunchOp launch) {
+    if (viewsMade)
+      return;
+    viewsMade = true;
+    vb.setInsertionPointToStart(&launch.getBody().front());
+    // The sizes as 32-bit values (the loader keeps them below 2^31):
+    // index arithmetic on them can then be narrowed like a static
+    // kernel's.
+    for (Value &v : kb.dynSizes)
+      if (v)
+        v = arith::IndexCastUIOp::create(
+            vb, loc, vb.getIndexType(),
+            arith::IndexCastOp::create(vb, loc, vb.getI32Type(), v));
+    for (unsigned j = 0; j < args.size(); ++j)
+      if (isFlat(j))
+        views[j] = makeView(j);
+  };
   auto viewOf = [&](unsigned i) -> Value {
     gpu::LaunchOp launch = launchOf();
     if (!launch) // before the kernel only types are asked for
       return entry->getArgument(i);
-    if (!viewsMade) {
-      viewsMade = true;
-      vb.setInsertionPointToStart(&launch.getBody().front());
-      // The sizes as 32-bit values (the loader keeps them below 2^31):
-      // index arithmetic on them can then be narrowed like a static
-      // kernel's.
-      for (Value &v : kb.dynSizes)
-        if (v)
-          v = arith::IndexCastUIOp::create(
-              vb, loc, vb.getIndexType(),
-              arith::IndexCastOp::create(vb, loc, vb.getI32Type(), v));
-      for (unsigned j = 0; j < args.size(); ++j)
-        if (isFlat(j))
-          views[j] = makeView(j);
-    }
+    makeViews(launch);
     return views.lookup(i);
   };
   auto memArg = [&](StringRef name) -> Value {
@@ -1289,7 +1293,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         gpu::LaunchOp launch = launchOf();
         if (!dynamic || !launch)
           return entry->getArgument(n);
-        viewOf(0); // the flat arguments' views first
+        makeViews(launch);
         if (Value v = views.lookup(n))
           return v;
         // [splits, batch, ...] = [gridDim.z, gridDim.y, ...]; locks
@@ -1769,22 +1773,24 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         if (packDim >= 0)
           d << ", GQA packing: " << group << " query heads x " << M
             << " rows per kv head";
-        if (cfg.runtimeSplits) {
-          d << ", split-KV: the key ranges per query tile chosen at launch "
-               "(grid z, launch_rules.splits), merged by the last block";
-          int64_t rows = std::min(cfg.rowsPerBlock(), rowsTotal);
-          if (int64_t k = mergeSlices(ShapedType::kDynamic, cfg.rowsPerBlock(),
-                                      rowsTotal, E, cfg.threads());
-              k > 1)
-            d << "s to finish from " << minSlicedSplits(rows, E, k)
-              << " ranges (" << k << ", a slice of rows each)";
-        } else if (cfg.splits > 1) {
-          d << ", split-KV: " << cfg.splits << " key ranges of " << cfg.chunk
-            << " keys per query tile, merged by the last block";
-          if (int64_t k = mergeSlices(cfg.splits, cfg.rowsPerBlock(), rowsTotal,
-                                      E, cfg.threads());
-              k > 1)
-            d << "s to finish (" << k << ", a slice of rows each)";
+        if (cfg.runtimeSplits || cfg.splits > 1) {
+          if (cfg.runtimeSplits)
+            d << ", split-KV: the key ranges per query tile chosen at launch "
+                 "(grid z, launch_rules.splits), merged by the last block";
+          else
+            d << ", split-KV: " << cfg.splits << " key ranges of " << cfg.chunk
+              << " keys per query tile, merged by the last block";
+          int64_t k =
+              mergeSlices(cfg.runtimeSplits ? ShapedType::kDynamic : cfg.splits,
+                          cfg.rowsPerBlock(), rowsTotal, E, cfg.threads());
+          if (k > 1 && cfg.runtimeSplits)
+            d << "s to finish from "
+              << minSlicedSplits(std::min(cfg.rowsPerBlock(), rowsTotal), E, k)
+              << " ranges";
+          else if (k > 1)
+            d << "s to finish";
+          if (k > 1)
+            d << " (" << k << ", a slice of rows each)";
         } else if (decode)
           d << ", no split-KV ("
             << (splitWhy.empty() ? "the grid is full or the keys few"

@@ -201,14 +201,16 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   tk.setBatch(launch.getBlockIds().y);
   // A sliced split-KV merge waits on the tile's blocks once all started
   // (a split count chosen at launch: where there are several ranges).
-  if (SP > 1 && mergeSlices(SP, BM, tk.rowsTotal(), E, tk.threads) > 1)
-    countSplitStarted(tk, launch.getBlockIds().y, blockX);
-  if (cfg.runtimeSplits &&
-      mergeSlices(ShapedType::kDynamic, BM, tk.rowsTotal(), E, tk.threads) > 1)
-    countSplitStarted(tk, launch.getBlockIds().y, blockX,
-                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                            launch.getGridSize().z,
-                                            kb.cIdx(1)));
+  if ((SP > 1 || cfg.runtimeSplits) &&
+      mergeSlices(cfg.runtimeSplits ? ShapedType::kDynamic : SP, BM,
+                  tk.rowsTotal(), E, tk.threads) > 1)
+    countSplitStarted(
+        tk, launch.getBlockIds().y, blockX,
+        cfg.runtimeSplits
+            ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                    launch.getGridSize().z, kb.cIdx(1))
+                  .getResult()
+            : Value());
   if (cfg.lenDim >= 0) {
     // This sequence's keys: kv_lens[b] clamped to [0, N].
     Value len = arith::IndexCastOp::create(
