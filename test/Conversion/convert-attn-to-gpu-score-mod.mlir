@@ -148,17 +148,23 @@ func.func @f32_out(%q: tensor<2x100x64xf16>, %k: tensor<2x70x64xf16>, %v: tensor
 // soft-capping) on both tensor-core kernels: the body is cloned per score
 // after the scale; what depends on the head only (the slope, read from a
 // constant vector) is computed once per block; tanh is tanh.approx.f32
-// (16-bit output; no libdevice call).
+// (16-bit output; no libdevice call). The body ends in a multiply by the
+// cap (c = 30), which leaves the scores: each row's tile max takes it once
+// (c max(g) = max(c g) for c > 0) and P's exponent fma takes c log2 e.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: mma = "wgmma"
 // CHECK-SAME: score_mod = {num_args = 5 : i64, ops = [{op = "attn.table", operands = [2], shape = [4], type = "f32", values = [2.500000e-01, 6.250000e-02, 1.562500e-02, 3.906250e-03]}
 // CHECK: gpu.launch
 // CHECK: %[[SL:.*]] = vector.extract %{{.*}}[%{{.*}}] : f32 from vector<4xf32>
+// CHECK: %[[CLOG2E:.*]] = arith.constant 43.2808495 : f32
 // CHECK: wgmma.mma_async
 // CHECK: arith.sitofp
 // CHECK: arith.mulf %[[SL]]
-// CHECK: tanh.approx.f32
+// CHECK: %[[G:.*]] = nvvm.inline_ptx "tanh.approx.f32 $0, $1;"
 // CHECK-NOT: math.tanh
+// CHECK: %[[CAP:.*]] = arith.constant 3.000000e+01 : f32
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[CAP]] : f32
+// CHECK: arith.mulf %[[G]], %[[CLOG2E]] fastmath<contract> : f32
 // SM80: mma = "mma.sync"{{.*}}score_mod = {num_args = 5
 // SM80: gpu.launch
 // SM80: vector.extract %{{.*}}[%{{.*}}] : f32 from vector<4xf32>

@@ -83,6 +83,12 @@ struct KernelBuilder {
   /// fragment's column), when the caller has it so.
   Value applyScoreMod(Value x, ArrayRef<Value> loops, Value nBase = Value(),
                       int64_t nOffset = 0);
+  /// c where the score_mod body yields g * c (or c * g) for a positive,
+  /// finite f32 constant c, as soft-capping's c tanh(s / c); else 0.
+  float scoreModOuterScale();
+  /// Set by a kernel that folds scoreModOuterScale() into its row maxima
+  /// and exponents: applyScoreMod then yields g, without the multiply.
+  bool dropScoreModOuterScale = false;
   /// Static sizes of the attention loops (b..., m, n, d, e).
   SmallVector<int64_t> sizes = {};
   /// Computes, here, the body's values that depend only on the batch

@@ -194,6 +194,32 @@ void KernelBuilder::hoistScoreMod(ArrayRef<Value> batch) {
       emitBodyOp(*this, o, map);
 }
 
+/// The yield's multiply by a positive constant, if it ends that way.
+static arith::MulFOp outerScaleOp(Block *block, float &c) {
+  if (!block)
+    return {};
+  auto mul =
+      block->getTerminator()->getOperand(0).getDefiningOp<arith::MulFOp>();
+  if (!mul || !mul.getType().isF32())
+    return {};
+  for (Value v : mul->getOperands()) {
+    FloatAttr attr;
+    if (!matchPattern(v, m_Constant(&attr)))
+      continue;
+    float k = attr.getValue().convertToFloat();
+    if (k > 0 && std::isfinite(k)) {
+      c = k;
+      return mul;
+    }
+  }
+  return {};
+}
+
+float KernelBuilder::scoreModOuterScale() {
+  float c = 0;
+  return outerScaleOp(op.getScoreModBlock(), c) ? c : 0.0f;
+}
+
 Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
                                    Value nBase, int64_t nOffset) {
   Block *block = op.getScoreModBlock();
@@ -230,9 +256,23 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
   if (nBase && nOffset && small)
     split[block->getArgument(r + 2)] = {nBase, nOffset, 1};
   auto isInt = [](Value v) { return v.getType().isIntOrIndex(); };
+  float outer = 0;
+  arith::MulFOp outerMul =
+      dropScoreModOuterScale ? outerScaleOp(block, outer) : arith::MulFOp();
   for (Operation &o : block->without_terminator()) {
     if (map.contains(o.getResult(0)))
       continue;
+    // The caller multiplies by c later (dropScoreModOuterScale): g itself.
+    if (&o == outerMul.getOperation()) {
+      Value g = outerMul.getLhs();
+      if (matchPattern(g, m_Constant()))
+        g = outerMul.getRhs();
+      if (auto fs = fsplit.find(g); fs != fsplit.end() && !map.contains(g))
+        map.map(g, arith::AddFOp::create(b, loc, fs->second.first,
+                                         cF32(fs->second.second)));
+      map.map(o.getResult(0), map.lookup(g));
+      continue;
+    }
     auto splitOf = [&](Value v) -> std::optional<Split> {
       auto it = split.find(v);
       if (it != split.end())

@@ -767,6 +767,17 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // product with log2 e cannot overflow). Saves two ops per score there.
   const bool rawInterior =
       natural && kb.scale > 0 && !memArg("mask") && !kb.op.hasScoreMod();
+  // A score_mod ending in a multiply by c > 0 (soft-capping's c tanh(s / c))
+  // with nothing added after it (no mask tensor) and the -inf fill: the
+  // scores stay g, the row maxima are c max(g) (exact: c > 0 is monotone
+  // under rounding) and P's exponent fma takes c log2 e. One op per score.
+  const float outerScale =
+      tk.fmaExponent() && !memArg("mask") && kb.op.hasScoreMod()
+          ? kb.scoreModOuterScale()
+          : 0.0f;
+  kb.dropScoreModOuterScale = outerScale > 0;
+  Value expFactor =
+      outerScale > 0 ? kb.cF32(outerScale * 1.4426950408889634f) : log2e;
   // S = Q K^T: D / 16 wgmma, the first one without accumulating.
   std::string sInst = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(BN) +
                       "k" + std::to_string(kStep) + ".f32." + ty + "." + ty +
@@ -1011,6 +1022,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       mt = tk.quadReduce(mt, /*isMax=*/true);
       if (foldScale || raw)
         mt = arith::MulFOp::create(b, loc, mt, raw ? scoreScale : scaleLog2);
+      else if (outerScale > 0)
+        mt = arith::MulFOp::create(b, loc, mt, kb.cF32(outerScale));
       tileMax[h] = mt;
     }
   };
@@ -1033,7 +1046,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         int64_t h = (i / 2) % 2;
         s[i] = raw         ? tk.ex2(kb.fma(s[i], scaleLog2, negMLog2[h]))
                : foldScale ? tk.ex2(kb.fma(s[i], scaleLog2, negM[h]))
-               : fma       ? tk.ex2(kb.fma(s[i], log2e, negMLog2[h]))
+               : fma       ? tk.ex2(kb.fma(s[i], expFactor, negMLog2[h]))
                            : tk.expDiff(s[i], ref[h]);
         lsum[h] = arith::AddFOp::create(b, loc, lsum[h], s[i]);
       }
