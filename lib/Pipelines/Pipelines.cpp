@@ -33,6 +33,9 @@ static void buildCpuModulePipeline(OpPassManager &pm,
   tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());
   pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
   pm.addNestedPass<func::FuncOp>(createTosaToTensorPass());
+  // Each attention of a many-attention function in a function of its own:
+  // the lowering below is superlinear in a function's size.
+  pm.addPass(createAttnOutline());
   pm.addPass(createAttnTile(AttnTileOptions{options.tileQ, options.tileKV}));
   pm.addPass(createConvertAttnToLinalg());
   pm.addPass(createAttnDecomposeAggregates());
@@ -47,6 +50,8 @@ static void buildCpuModulePipeline(OpPassManager &pm,
   pm.addPass(bufferization::createOneShotBufferizePass(bufOpts));
   bufferization::BufferDeallocationPipelineOptions deallocOpts;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
+  // Results returned across calls (attn-outline's) may leave clones.
+  pm.addPass(createConvertBufferizationToMemRefPass());
 
   // The CPU runs query tiles one after another (after bufferization: the
   // conversion does not handle scf.forall with tensor shared_outs).
