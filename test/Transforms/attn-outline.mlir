@@ -95,3 +95,29 @@ func.func @loop(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %
   }
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// A name already taken: the callee gets a fresh one.
+// CHECK-LABEL: func.func @clash_attn0()
+// CHECK-LABEL: func.func private @clash_attn0_0(
+// CHECK-LABEL: func.func private @clash_attn1(
+// CHECK-LABEL: func.func @clash(
+// CHECK: call @clash_attn0_0(
+// CHECK: call @clash_attn1(
+func.func @clash_attn0() {
+  return
+}
+func.func @clash(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>) -> tensor<4x8xf32> {
+  %s = arith.constant 0.125 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %o0 = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%e : tensor<4x8xf32>) indexing_maps = [
+        affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+        affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>] -> tensor<4x8xf32>
+  %o1 = attn.attention ins(%o0, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%e : tensor<4x8xf32>) indexing_maps = [
+        affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+        affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>] -> tensor<4x8xf32>
+  return %o1 : tensor<4x8xf32>
+}
