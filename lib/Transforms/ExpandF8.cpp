@@ -107,6 +107,18 @@ struct ExpandF8Ext : OpRewritePattern<arith::ExtFOp> {
 struct AttnExpandF8Pass
     : public attn::impl::AttnExpandF8Base<AttnExpandF8Pass> {
   void runOnOperation() override {
+    // Most modules have no 8-bit extension: skip the greedy driver, which
+    // visits (and tries to fold) every op of the module.
+    bool any = false;
+    getOperation()->walk([&](arith::ExtFOp op) {
+      if (attn::isFloat8(getElementTypeOrSelf(op.getIn().getType()))) {
+        any = true;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (!any)
+      return;
     RewritePatternSet patterns(&getContext());
     attn::populateExpandF8Patterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
