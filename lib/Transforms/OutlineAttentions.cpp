@@ -14,7 +14,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -31,7 +30,7 @@ namespace {
 /// into the callee rather than passed: the kernels and the tiling read a
 /// constant scale or score_mod table as such, and an init tensor then
 /// needs no buffer from the caller.
-bool isConstant(Value v) {
+bool madeFromNothing(Value v) {
   Operation *def = v.getDefiningOp();
   return def && def->getNumOperands() == 0 && def->getNumRegions() == 0 &&
          def->getNumResults() == 1 && isMemoryEffectFree(def);
@@ -47,7 +46,7 @@ void outline(attn::AttentionOp op, func::FuncOp caller, SymbolTable &symbols,
   SmallVector<Value> args;
   SmallVector<Type> argTypes;
   for (Value v : used)
-    if (!isConstant(v)) {
+    if (!madeFromNothing(v)) {
       args.push_back(v);
       argTypes.push_back(v.getType());
     }
@@ -66,7 +65,7 @@ void outline(attn::AttentionOp op, func::FuncOp caller, SymbolTable &symbols,
   for (auto [v, arg] : llvm::zip(args, entry->getArguments()))
     map.map(v, arg);
   for (Value v : used)
-    if (isConstant(v))
+    if (madeFromNothing(v))
       map.map(v, body.clone(*v.getDefiningOp())->getResult(0));
   Operation *clone = body.clone(*op, map);
   func::ReturnOp::create(body, op.getLoc(), clone->getResults());

@@ -109,8 +109,9 @@ def AttnOutline : Pass<"attn-outline", "::mlir::ModuleOp"> {
   let description = [{
     In every function with at least `min-count` `attn.attention` ops, each
     one becomes a call of a new private function (`<caller>_attn<i>`) that
-    takes the values it reads (constants are cloned into it, so a constant
-    scale or score_mod table stays constant) and returns its results. The
+    takes the values it reads (values made from nothing, such as constants
+    and a static `tensor.empty`, are cloned into it, so a constant scale or
+    score_mod table stays constant) and returns its results. The
     CPU pipeline runs it before tiling: upstream SCF-to-CF and the buffer
     deallocation simplification take time superlinear in a function's
     size, so a model's hundreds of attentions in one function lowered

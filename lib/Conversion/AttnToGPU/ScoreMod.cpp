@@ -194,30 +194,36 @@ void KernelBuilder::hoistScoreMod(ArrayRef<Value> batch) {
       emitBodyOp(*this, o, map);
 }
 
-/// The yield's multiply by a positive constant, if it ends that way.
-static arith::MulFOp outerScaleOp(Block *block, float &c) {
+namespace {
+/// The body's yield as g * c for a positive, finite f32 constant c (no
+/// `mul` where it does not end that way).
+struct OuterScale {
+  arith::MulFOp mul;
+  Value g;
+  float c = 0;
+};
+} // namespace
+
+static OuterScale outerScale(Block *block) {
   if (!block)
     return {};
   auto mul =
       block->getTerminator()->getOperand(0).getDefiningOp<arith::MulFOp>();
   if (!mul || !mul.getType().isF32())
     return {};
-  for (Value v : mul->getOperands()) {
+  for (int i = 0; i < 2; ++i) {
     FloatAttr attr;
-    if (!matchPattern(v, m_Constant(&attr)))
+    if (!matchPattern(mul->getOperand(i), m_Constant(&attr)))
       continue;
     float k = attr.getValue().convertToFloat();
-    if (k > 0 && std::isfinite(k)) {
-      c = k;
-      return mul;
-    }
+    if (k > 0 && std::isfinite(k))
+      return {mul, mul->getOperand(1 - i), k};
   }
   return {};
 }
 
 float KernelBuilder::scoreModOuterScale() {
-  float c = 0;
-  return outerScaleOp(op.getScoreModBlock(), c) ? c : 0.0f;
+  return outerScale(op.getScoreModBlock()).c;
 }
 
 Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
@@ -256,17 +262,13 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
   if (nBase && nOffset && small)
     split[block->getArgument(r + 2)] = {nBase, nOffset, 1};
   auto isInt = [](Value v) { return v.getType().isIntOrIndex(); };
-  float outer = 0;
-  arith::MulFOp outerMul =
-      dropScoreModOuterScale ? outerScaleOp(block, outer) : arith::MulFOp();
+  OuterScale outer = dropScoreModOuterScale ? outerScale(block) : OuterScale();
   for (Operation &o : block->without_terminator()) {
     if (map.contains(o.getResult(0)))
       continue;
     // The caller multiplies by c later (dropScoreModOuterScale): g itself.
-    if (&o == outerMul.getOperation()) {
-      Value g = outerMul.getLhs();
-      if (matchPattern(g, m_Constant()))
-        g = outerMul.getRhs();
+    if (outer.mul && &o == outer.mul.getOperation()) {
+      Value g = outer.g;
       if (auto fs = fsplit.find(g); fs != fsplit.end() && !map.contains(g))
         map.map(g, arith::AddFOp::create(b, loc, fs->second.first,
                                          cF32(fs->second.second)));

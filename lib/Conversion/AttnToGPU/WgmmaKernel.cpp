@@ -772,9 +772,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // scores stay g, the row maxima are c max(g) (exact: c > 0 is monotone
   // under rounding) and P's exponent fma takes c log2 e. One op per score.
   const float outerScale =
-      tk.fmaExponent() && !memArg("mask") && kb.op.hasScoreMod()
-          ? kb.scoreModOuterScale()
-          : 0.0f;
+      tk.fmaExponent() && !memArg("mask") ? kb.scoreModOuterScale() : 0.0f;
   kb.dropScoreModOuterScale = outerScale > 0;
   Value expFactor =
       outerScale > 0 ? kb.cF32(outerScale * 1.4426950408889634f) : log2e;
