@@ -253,3 +253,75 @@ func.func @runtime_key_weight(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x130x64x
       } -> tensor<2x4x100x64xf16>
   return %r : tensor<2x4x100x64xf16>
 }
+
+// -----
+
+// ALiBi (slope_h * (n - m), the slope from the head index) under causal:
+// the bias is linear in the key index, so at a fragment's column
+// n = base + k the wgmma kernel takes the score as
+// scale * (s + k slope / scale) + slope (base - m): one fma per score with
+// k as its immediate, the row's term added to each lane's
+// tile maximum and to P's exponent reference, whose factor becomes
+// scale * log2 e (0.125 * 1.4427 = 0.180336878).
+// CHECK-LABEL: module attributes
+// CHECK-SAME: mma = "wgmma"
+// CHECK: gpu.launch
+// CHECK: %[[EXPF:.*]] = arith.constant 0.180336878 : f32
+// CHECK: wgmma.mma_async
+// CHECK: llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}}) : (f32, f32, f32) -> f32
+// CHECK: arith.mulf %{{.*}}, %[[EXPF]] fastmath<contract> : f32
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
+// SM80: mma = "mma.sync"{{.*}}score_mod = {num_args = 5
+func.func @alibi_key_linear(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x130x64xf16>, %v: tensor<2x4x130x64xf16>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x100x64xf16>, tensor<2x4x130x64xf16>, tensor<2x4x130x64xf16>) scale(%s)
+      outs(%o : tensor<2x4x100x64xf16>) causal indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index):
+        %h64 = arith.index_cast %h : index to i64
+        %one = arith.constant 1 : i64
+        %h1 = arith.addi %h64, %one : i64
+        %hf = arith.sitofp %h1 : i64 to f32
+        %c = arith.constant -2.0 : f32
+        %e = arith.mulf %hf, %c : f32
+        %slope = math.exp2 %e : f32
+        %d = arith.subi %n, %m : index
+        %d64 = arith.index_cast %d : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %bias = arith.mulf %slope, %df : f32
+        %y = arith.addf %x, %bias : f32
+        attn.yield %y : f32
+      } -> tensor<2x4x100x64xf16>
+  return %r : tensor<2x4x100x64xf16>
+}
+
+// -----
+
+// A look-alike: a bias quadratic in the key index is not split; each score
+// is scaled and takes the whole bias (no fma with a per-column immediate).
+// CHECK-LABEL: module attributes
+// CHECK-SAME: mma = "wgmma"
+// CHECK: gpu.launch
+// CHECK: wgmma.mma_async
+// CHECK: arith.muli
+// CHECK-NOT: llvm.intr.fma
+// CHECK: gpu.terminator
+func.func @quadratic_key_bias(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x130x64xf16>, %v: tensor<2x4x130x64xf16>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x100x64xf16>, tensor<2x4x130x64xf16>, tensor<2x4x130x64xf16>) scale(%s)
+      outs(%o : tensor<2x4x100x64xf16>) causal indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index):
+        %sq = arith.muli %n, %n : index
+        %d64 = arith.index_cast %sq : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %c = arith.constant -0.001 : f32
+        %bias = arith.mulf %c, %df : f32
+        %y = arith.addf %x, %bias : f32
+        attn.yield %y : f32
+      } -> tensor<2x4x100x64xf16>
+  return %r : tensor<2x4x100x64xf16>
+}

@@ -89,6 +89,18 @@ struct KernelBuilder {
   /// Set by a kernel that folds scoreModOuterScale() into its row maxima
   /// and exponents: applyScoreMod then yields g, without the multiply.
   bool dropScoreModOuterScale = false;
+  /// Whether the body yields score + X * sitofp(e), with e an integer sum or
+  /// difference of the score's indices that holds the key index n, and X
+  /// free of the score, m and n (ALiBi's slope_h * (n - m)); with static m
+  /// and n below 2^20. At a fragment's column n = nBase + k that bias is
+  /// X * f + k X: one term per fragment row (X f) and a multiple of X.
+  bool scoreModKeyLinear();
+  /// Set by a kernel that takes scoreModKeyLinear()'s bias apart: then
+  /// applyScoreMod gets the unscaled score s and returns t = s + k X / scale,
+  /// storing the row's term X f here (scaled units: the score is
+  /// scale * t + X f). Where the body does not split so, it stores a null
+  /// value and returns the whole scaled result.
+  Value *keyLinearRowTerm = nullptr;
   /// Static sizes of the attention loops (b..., m, n, d, e).
   SmallVector<int64_t> sizes = {};
   /// Computes, here, the body's values that depend only on the batch

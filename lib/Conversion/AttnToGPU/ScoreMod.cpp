@@ -226,6 +226,80 @@ float KernelBuilder::scoreModOuterScale() {
   return outerScale(op.getScoreModBlock()).c;
 }
 
+/// Static m and n below 2^20: sums of at most 8 score indices then convert
+/// to f32 exactly (applyScoreMod's split).
+static bool smallKeyRange(ArrayRef<int64_t> sizes, unsigned r) {
+  return sizes.size() == r + 4 && sizes[r] >= 0 && sizes[r + 1] >= 0 &&
+         sizes[r] < (int64_t(1) << 20) && sizes[r + 1] < (int64_t(1) << 20);
+}
+
+bool KernelBuilder::scoreModKeyLinear() {
+  Block *block = op.getScoreModBlock();
+  unsigned r = op.getNumBatchDims();
+  if (!block || !smallKeyRange(sizes, r))
+    return false;
+  auto add =
+      block->getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || !add.getType().isF32())
+    return false;
+  Value score = block->getArgument(0);
+  Value bias = add.getLhs() == score   ? add.getRhs()
+               : add.getRhs() == score ? add.getLhs()
+                                       : Value();
+  auto mul = bias ? bias.getDefiningOp<arith::MulFOp>() : arith::MulFOp();
+  if (!mul)
+    return false;
+  auto isIndexArg = [&](Value v) {
+    if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
+      v = cast.getIn();
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == block && arg.getArgNumber() >= 1 &&
+           arg.getArgNumber() <= r + 2;
+  };
+  // The number of index terms of an integer sum or difference holding n,
+  // as applyScoreMod splits it (0: not split).
+  std::function<int(Value)> keyTerms = [&](Value v) -> int {
+    if (v == block->getArgument(r + 2))
+      return 1;
+    Operation *def = v.getDefiningOp();
+    if (auto cast = dyn_cast_or_null<arith::IndexCastOp>(def))
+      return cast.getType().isIntOrIndex() ? keyTerms(cast.getIn()) : 0;
+    if (!isa_and_nonnull<arith::AddIOp, arith::SubIOp>(def))
+      return 0;
+    int a = keyTerms(def->getOperand(0)), c = keyTerms(def->getOperand(1));
+    if ((!a && !c) || (!a && !isIndexArg(def->getOperand(0))) ||
+        (!c && !isIndexArg(def->getOperand(1))))
+      return 0;
+    int terms = (a ? a : 1) + (c ? c : 1);
+    return terms <= 8 ? terms : 0;
+  };
+  // Computed once per block by hoistScoreMod: free of the score, m and n.
+  std::function<bool(Value)> perBlock = [&](Value v) -> bool {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() != block)
+        return false;
+      unsigned i = arg.getArgNumber();
+      if (i == 0 || i == r + 1 || i == r + 2)
+        return false;
+      if (i <= r)
+        return true;
+      AffineMap m = op.getModOperandMap(i - (r + 3));
+      return !m.isFunctionOfDim(r) && !m.isFunctionOfDim(r + 1);
+    }
+    Operation *def = v.getDefiningOp();
+    return def && def->getBlock() == block && def->getNumResults() == 1 &&
+           llvm::all_of(def->getOperands(), perBlock);
+  };
+  for (int i = 0; i < 2; ++i) {
+    auto conv = mul->getOperand(i).getDefiningOp<arith::SIToFPOp>();
+    Value x = mul->getOperand(1 - i);
+    if (conv && conv.getType().isF32() && keyTerms(conv.getIn()) &&
+        !x.getDefiningOp<arith::SIToFPOp>() && perBlock(x))
+      return true;
+  }
+  return false;
+}
+
 Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
                                    Value nBase, int64_t nOffset) {
   Block *block = op.getScoreModBlock();
@@ -233,6 +307,14 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
     return x;
   unsigned r = op.getNumBatchDims();
   IRMapping map = scoreModHoisted;
+  // Key-linear split (keyLinearRowTerm): `x` is the unscaled score; the
+  // body sees it scaled where the split does not apply.
+  Value *rowTerm = keyLinearRowTerm;
+  Value rawScore = x;
+  if (rowTerm) {
+    *rowTerm = Value();
+    x = arith::MulFOp::create(b, loc, x, scaleValue());
+  }
   map.map(block->getArgument(0), x);
   for (unsigned i = 0; i < r + 2; ++i)
     map.map(block->getArgument(1 + i), loops[i]);
@@ -256,11 +338,16 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
   DenseMap<Value, std::pair<Value, float>> fsplit; // f32 value + constant
   unsigned mDim = r;
   // Static and small m, n (a dynamic size is not known to be small).
-  bool small = sizes.size() == r + 4 && sizes[mDim] >= 0 &&
-               sizes[mDim + 1] >= 0 && sizes[mDim] < (int64_t(1) << 20) &&
-               sizes[mDim + 1] < (int64_t(1) << 20);
-  if (nBase && nOffset && small)
+  (void)mDim;
+  bool small = smallKeyRange(sizes, r);
+  if (nBase && (nOffset || rowTerm) && small)
     split[block->getArgument(r + 2)] = {nBase, nOffset, 1};
+  // X * (f + k) products: X, the row part X f, and k.
+  struct KeyProduct {
+    Value x, rowPart;
+    float k;
+  };
+  DenseMap<Value, KeyProduct> products;
   auto isInt = [](Value v) { return v.getType().isIntOrIndex(); };
   OuterScale outer = dropScoreModOuterScale ? outerScale(block) : OuterScale();
   for (Operation &o : block->without_terminator()) {
@@ -338,6 +425,7 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
         Value xv = map.lookup(x);
         Value rowPart = arith::MulFOp::create(b, loc, xv, fs->second.first);
         map.map(o.getResult(0), fma(xv, cF32(fs->second.second), rowPart));
+        products[o.getResult(0)] = {xv, rowPart, fs->second.second};
         break;
       }
       if (map.contains(o.getResult(0)))
@@ -364,6 +452,26 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
     map.map(y, arith::AddFOp::create(b, loc, fsplit[y].first,
                                      cF32(fsplit[y].second)));
   Value result = block->getTerminator()->getOperand(0);
+  if (rowTerm) {
+    // score + X (f + k) = scale (s + k X / scale) + X f.
+    auto add = result.getDefiningOp<arith::AddFOp>();
+    Value score = block->getArgument(0);
+    Value bias = !add                    ? Value()
+                 : add.getLhs() == score ? add.getRhs()
+                 : add.getRhs() == score ? add.getLhs()
+                                         : Value();
+    auto it = bias ? products.find(bias) : products.end();
+    if (it != products.end() && scale > 0 && !runtimeScale) {
+      KeyProduct kp = it->second;
+      *rowTerm = kp.rowPart;
+      if (kp.k == 0)
+        return rawScore;
+      Value sigma = arith::MulFOp::create(b, loc, kp.x, cF32(1.0f / scale));
+      // One fma with k as its immediate (a contractible multiply and add
+      // would leave the loop-invariant k X / scale in a register per k).
+      return LLVM::FMAOp::create(b, loc, sigma, cF32(kp.k), rawScore);
+    }
+  }
   return map.lookup(result);
 }
 

@@ -776,6 +776,18 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   kb.dropScoreModOuterScale = outerScale > 0;
   Value expFactor =
       outerScale > 0 ? kb.cF32(outerScale * 1.4426950408889634f) : log2e;
+  // A bias linear in the key index (ALiBi's slope (n - m)), the -inf fill,
+  // no mask tensor, a static positive scale: the score is
+  // scale (s + k X / scale) + X f (applyScoreMod's split), so each score
+  // takes t = fma(X / scale, k, s) (one op, against the scale's multiply
+  // and the bias's add), the row's term X f enters its tile maximum before
+  // the quad reduction, and P's exponent fma takes scale log2 e with the
+  // reference (X f - m) log2 e. One op per score.
+  const bool keyLinear = natural && fmaExponent && kb.scale > 0 &&
+                         !kb.runtimeScale && !memArg("mask") &&
+                         outerScale <= 0 && kb.scoreModKeyLinear();
+  // The row terms of the tile prepare() took apart, for exponentiate().
+  Value keyRow[2];
   // S = Q K^T: D / 16 wgmma, the first one without accumulating.
   std::string sInst = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(BN) +
                       "k" + std::to_string(kStep) + ".f32." + ty + "." + ty +
@@ -1001,15 +1013,38 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                      Value(&tileMax)[2], ArrayRef<Value> maskVals) {
     // s[i]: 8-key block i / 4, row h = (i / 2) % 2, key c2 + i % 2.
     const bool raw = rawInterior && !withMask;
+    SmallVector<Value> rowTerms(sRegs);
     for (int64_t i = 0; i < sRegs && !raw; ++i) {
       Value &x = s[i];
-      if (!foldScale)
+      if (!foldScale && !keyLinear)
         x = arith::MulFOp::create(b, loc, x, scoreScale, tk.scaleFlags());
+      kb.keyLinearRowTerm = keyLinear ? &rowTerms[i] : nullptr;
       if (withMask || memArg("mask") || kb.op.hasScoreMod())
         x = tk.scoreMod(x, tk.add(tk.add(n0, (i / 4) * 8 + i % 2), c2),
                         rows[(i / 2) % 2], withMask,
                         maskVals.empty() ? Value() : maskVals[i],
                         tk.add(n0, c2), (i / 4) * 8 + i % 2);
+      kb.keyLinearRowTerm = nullptr;
+    }
+    if (keyLinear) {
+      // Every score of a fragment row computes the same row term (the same
+      // ops on the same values): take the first one's. A score the split
+      // did not apply to (not expected: scoreModKeyLinear checked the
+      // body) came back whole and scaled: t = (y - X f) / scale.
+      Value invScale = kb.cF32(1.0f / kb.scale);
+      for (int64_t h = 0; h < 2; ++h) {
+        keyRow[h] = Value();
+        for (int64_t i = 0; i < sRegs && !keyRow[h]; ++i)
+          if ((i / 2) % 2 == h)
+            keyRow[h] = rowTerms[i];
+        if (!keyRow[h])
+          keyRow[h] = zero;
+        for (int64_t i = 0; i < sRegs; ++i)
+          if ((i / 2) % 2 == h && !rowTerms[i])
+            s[i] = arith::MulFOp::create(
+                b, loc, arith::SubFOp::create(b, loc, s[i], keyRow[h]),
+                invScale);
+      }
     }
     for (int64_t h = 0; h < 2; ++h) {
       Value mt;
@@ -1017,6 +1052,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         if ((i / 2) % 2 == h)
           mt = mt ? arith::MaximumFOp::create(b, loc, mt, s[i]).getResult()
                   : s[i];
+      // Key-linear: this lane's maximum in scaled units (its row term is
+      // its own: the lane's first column).
+      if (keyLinear)
+        mt = kb.fma(mt, scoreScale, keyRow[h]);
       mt = tk.quadReduce(mt, /*isMax=*/true);
       if (foldScale || raw)
         mt = arith::MulFOp::create(b, loc, mt, raw ? scoreScale : scaleLog2);
@@ -1038,13 +1077,16 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       ref[h] = arith::SelectOp::create(b, loc, isNinf, zero, m[h]);
       negM[h] = arith::NegFOp::create(b, loc, ref[h]);
       negMLog2[h] = arith::MulFOp::create(b, loc, negM[h], log2e);
+      if (keyLinear)
+        negMLog2[h] = kb.fma(keyRow[h], log2e, negMLog2[h]);
     }
+    Value factor = keyLinear ? scaleLog2 : expFactor;
     auto expAll = [&](bool fma) {
       for (int64_t i = 0; i < sRegs; ++i) {
         int64_t h = (i / 2) % 2;
         s[i] = raw         ? tk.ex2(kb.fma(s[i], scaleLog2, negMLog2[h]))
                : foldScale ? tk.ex2(kb.fma(s[i], scaleLog2, negM[h]))
-               : fma       ? tk.ex2(kb.fma(s[i], expFactor, negMLog2[h]))
+               : fma       ? tk.ex2(kb.fma(s[i], factor, negMLog2[h]))
                            : tk.expDiff(s[i], ref[h]);
         lsum[h] = arith::AddFOp::create(b, loc, lsum[h], s[i]);
       }
