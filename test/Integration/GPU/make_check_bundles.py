@@ -1195,6 +1195,22 @@ TC_FEATURES: Dict[str, Case] = {
         %y = arith.addf %bias, %x : f32
         attn.yield %y : f32
       }"""),
+    # A bias linear in the key index taken apart by the wgmma kernel (one
+    # fma per score, the row's term in the maxima): (m - n), so the column
+    # constant is negative, times runtime per-head slopes of either sign,
+    # no mask, ragged M and N, large logits.
+    "alibi_mn_runtime_slopes_large": Case(
+        "bfloat16", **bhsd(2, 4, 300, 333, 128), scale=4.0,
+        mods=[(["h"], "float32")],
+        score_mod="""score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index, %sl: f32):
+        %d = arith.subi %m, %n : index
+        %di = arith.index_cast %d : index to i64
+        %df = arith.sitofp %di : i64 to f32
+        %bias = arith.mulf %df, %sl : f32
+        %y = arith.addf %bias, %x : f32
+        attn.yield %y : f32
+      }"""),
     # Runtime score_mod tensors (kernel arguments): ALiBi slopes per head
     # (f32) and a per-key weight (the input dtype), read at clamped indices.
     "mod_args_alibi_keyweight": Case(
