@@ -464,6 +464,12 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value scoreScale = natural ? kb.scaleValue() : scaleLog2;
   Value log2e = kb.cF32(1.4426950408889634f);
   const bool fmaExponent = tk.fmaExponent();
+  // A bias linear in the key index (ALiBi): one fma per score, the row's
+  // term in the maxima and the exponent's reference (as the wgmma kernel;
+  // KernelBuilder::scoreModKeyLinear).
+  const bool keyLinear = natural && fmaExponent && kb.scale > 0 &&
+                         !kb.runtimeScale && !memArg("mask") &&
+                         kb.scoreModKeyLinear();
   // Issue the copies of the K and V tiles starting at key n0 into buffer
   // `buf` as one cp.async group; rows past N are clamped (never used).
   auto issue = [&](Value n0, Value buf) -> Value {
@@ -535,6 +541,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   auto softmaxPV = [&](ArrayRef<Value> acc, Value n0, Value buf, ValueRange st,
                        bool withMask) -> SmallVector<Value> {
     SmallVector<Value> s(R * NB * 4);
+    // keyLinear: each row's term (scaled units), taken from its first score.
+    SmallVector<Value> keyRow(2 * R);
     // This warp's first key (its share of the tile).
     Value n0w = KW > 1 ? tk.add(n0, kOff) : n0;
     for (int64_t i = 0; i < R; ++i)
@@ -543,13 +551,26 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
           for (int64_t j = 0; j < 2; ++j) {
             Value x = vector::ExtractOp::create(b, loc, acc[i * NB + nb],
                                                 ArrayRef<int64_t>{h, j});
-            if (!foldScale)
+            if (!foldScale && !keyLinear)
               x = arith::MulFOp::create(b, loc, x, scoreScale,
                                         tk.scaleFlags());
+            Value rowTerm;
+            kb.keyLinearRowTerm = keyLinear ? &rowTerm : nullptr;
             if (withMask || memArg("mask") || kb.op.hasScoreMod())
               x = tk.scoreMod(x, tk.add(tk.add(n0w, nb * 8 + j), c2),
                               rows[i][h], withMask, Value(), tk.add(n0w, c2),
                               nb * 8 + j);
+            kb.keyLinearRowTerm = nullptr;
+            if (keyLinear) {
+              Value &row = keyRow[mIdx(i, h)];
+              if (!row)
+                row = rowTerm ? rowTerm : zero;
+              // Not split (not expected): the whole scaled score came back.
+              if (!rowTerm)
+                x = arith::MulFOp::create(b, loc,
+                                          arith::SubFOp::create(b, loc, x, row),
+                                          kb.cF32(1.0f / kb.scale));
+            }
             s[sIdx(i, nb, h, j)] = x;
           }
     // Online softmax per row (i, h), in the exp2 domain. Row maxima of
@@ -563,6 +584,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
           for (int64_t j = 0; j < 2; ++j)
             if (nb || j)
               mt = arith::MaximumFOp::create(b, loc, mt, s[sIdx(i, nb, h, j)]);
+        if (keyLinear)
+          mt = kb.fma(mt, scoreScale, keyRow[mIdx(i, h)]);
         mt = tk.quadReduce(mt, /*isMax=*/true);
         if (foldScale)
           mt = arith::MulFOp::create(b, loc, mt, scaleLog2);
@@ -626,16 +649,20 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       negM[row] = arith::NegFOp::create(b, loc, ref[row]);
       if (fmaExponent)
         negMLog2[row] = arith::MulFOp::create(b, loc, negM[row], log2e);
+      if (keyLinear)
+        negMLog2[row] = kb.fma(keyRow[row], log2e, negMLog2[row]);
     }
+    Value expFactor = keyLinear ? scaleLog2 : log2e;
     SmallVector<Value> lsum(2 * R, zero);
     for (int64_t i = 0; i < R; ++i)
       for (int64_t nb = 0; nb < NB; ++nb)
         for (int64_t h = 0; h < 2; ++h)
           for (int64_t j = 0; j < 2; ++j) {
             Value &x = s[sIdx(i, nb, h, j)];
-            x = foldScale     ? tk.ex2(kb.fma(x, scaleLog2, negM[mIdx(i, h)]))
-                : fmaExponent ? tk.ex2(kb.fma(x, log2e, negMLog2[mIdx(i, h)]))
-                              : tk.expDiff(x, ref[mIdx(i, h)]);
+            x = foldScale ? tk.ex2(kb.fma(x, scaleLog2, negM[mIdx(i, h)]))
+                : fmaExponent
+                    ? tk.ex2(kb.fma(x, expFactor, negMLog2[mIdx(i, h)]))
+                    : tk.expDiff(x, ref[mIdx(i, h)]);
             lsum[mIdx(i, h)] =
                 arith::AddFOp::create(b, loc, lsum[mIdx(i, h)], x);
           }
