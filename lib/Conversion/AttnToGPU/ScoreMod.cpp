@@ -233,29 +233,38 @@ static bool smallKeyRange(ArrayRef<int64_t> sizes, unsigned r) {
          sizes[r] < (int64_t(1) << 20) && sizes[r + 1] < (int64_t(1) << 20);
 }
 
+/// Whether `v` (or the value it index_casts) is one of the score's indices
+/// (b..., m, n: the body's arguments 1..r + 2).
+static bool isScoreIndex(Value v, Block *block, unsigned r) {
+  if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
+    v = cast.getIn();
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && arg.getOwner() == block && arg.getArgNumber() >= 1 &&
+         arg.getArgNumber() <= r + 2;
+}
+
+/// The value the body adds to its score argument to yield `result`
+/// (score + v or v + score), or null.
+static Value addedToScore(Value result, Block *block) {
+  auto add = result.getDefiningOp<arith::AddFOp>();
+  Value score = block->getArgument(0);
+  if (!add || !add.getType().isF32())
+    return Value();
+  return add.getLhs() == score   ? add.getRhs()
+         : add.getRhs() == score ? add.getLhs()
+                                 : Value();
+}
+
 bool KernelBuilder::scoreModKeyLinear() {
   Block *block = op.getScoreModBlock();
   unsigned r = op.getNumBatchDims();
   if (!block || !smallKeyRange(sizes, r))
     return false;
-  auto add =
-      block->getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add || !add.getType().isF32())
-    return false;
-  Value score = block->getArgument(0);
-  Value bias = add.getLhs() == score   ? add.getRhs()
-               : add.getRhs() == score ? add.getLhs()
-                                       : Value();
+  Value bias = addedToScore(block->getTerminator()->getOperand(0), block);
   auto mul = bias ? bias.getDefiningOp<arith::MulFOp>() : arith::MulFOp();
   if (!mul)
     return false;
-  auto isIndexArg = [&](Value v) {
-    if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
-      v = cast.getIn();
-    auto arg = dyn_cast<BlockArgument>(v);
-    return arg && arg.getOwner() == block && arg.getArgNumber() >= 1 &&
-           arg.getArgNumber() <= r + 2;
-  };
+  auto isIndexArg = [&](Value v) { return isScoreIndex(v, block, r); };
   // The number of index terms of an integer sum or difference holding n,
   // as applyScoreMod splits it (0: not split).
   std::function<int(Value)> keyTerms = [&](Value v) -> int {
@@ -385,13 +394,7 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
       }
       // The other operand: split too, or an index of the score (below
       // 2^20 like n), so that the bound holds.
-      auto isIndex = [&](Value v) {
-        if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
-          v = cast.getIn();
-        auto arg = dyn_cast<BlockArgument>(v);
-        return arg && arg.getOwner() == block && arg.getArgNumber() >= 1 &&
-               arg.getArgNumber() <= r + 2;
-      };
+      auto isIndex = [&](Value v) { return isScoreIndex(v, block, r); };
       if (isa<arith::AddIOp, arith::SubIOp>(o) &&
           (a || isIndex(o.getOperand(0))) && (c || isIndex(o.getOperand(1)))) {
         bool sub = isa<arith::SubIOp>(o);
@@ -454,12 +457,7 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
   Value result = block->getTerminator()->getOperand(0);
   if (rowTerm) {
     // score + X (f + k) = scale (s + k X / scale) + X f.
-    auto add = result.getDefiningOp<arith::AddFOp>();
-    Value score = block->getArgument(0);
-    Value bias = !add                    ? Value()
-                 : add.getLhs() == score ? add.getRhs()
-                 : add.getRhs() == score ? add.getLhs()
-                                         : Value();
+    Value bias = addedToScore(result, block);
     auto it = bias ? products.find(bias) : products.end();
     if (it != products.end() && scale > 0 && !runtimeScale) {
       KeyProduct kp = it->second;

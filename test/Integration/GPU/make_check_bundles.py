@@ -368,6 +368,18 @@ def alibi(heads: int, head: str = "%b1") -> Step:
     return step
 
 
+# ALiBi as (m - n) times a per-head slope read from a score_mod operand.
+ALIBI_MN_SLOPES = """score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index, %sl: f32):
+        %d = arith.subi %m, %n : index
+        %di = arith.index_cast %d : index to i64
+        %df = arith.sitofp %di : i64 to f32
+        %bias = arith.mulf %df, %sl : f32
+        %y = arith.addf %bias, %x : f32
+        attn.yield %y : f32
+      }"""
+
+
 def score_mod_region(num_batch: int, *steps: Step) -> str:
     """The region text (`score_mod { ... }`) applying `steps` in order."""
     args = ["%score: f32"] + [f"%b{i}: index" for i in range(num_batch)] + \
@@ -1186,15 +1198,7 @@ TC_FEATURES: Dict[str, Case] = {
     "alibi_mn_slopes_boolmask_sink": Case(
         "float16", **bhsd(2, 4, 200, 333, 64), mask=["b", "m", "n"], sink=["h"],
         mods=[(["h"], "float32")],
-        score_mod="""score_mod {
-      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index, %sl: f32):
-        %d = arith.subi %m, %n : index
-        %di = arith.index_cast %d : index to i64
-        %df = arith.sitofp %di : i64 to f32
-        %bias = arith.mulf %df, %sl : f32
-        %y = arith.addf %bias, %x : f32
-        attn.yield %y : f32
-      }"""),
+        score_mod=ALIBI_MN_SLOPES),
     # A bias linear in the key index taken apart by the wgmma kernel (one
     # fma per score, the row's term in the maxima): (m - n), so the column
     # constant is negative, times runtime per-head slopes of either sign,
@@ -1202,15 +1206,7 @@ TC_FEATURES: Dict[str, Case] = {
     "alibi_mn_runtime_slopes_large": Case(
         "bfloat16", **bhsd(2, 4, 300, 333, 128), scale=4.0,
         mods=[(["h"], "float32")],
-        score_mod="""score_mod {
-      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index, %sl: f32):
-        %d = arith.subi %m, %n : index
-        %di = arith.index_cast %d : index to i64
-        %df = arith.sitofp %di : i64 to f32
-        %bias = arith.mulf %df, %sl : f32
-        %y = arith.addf %bias, %x : f32
-        attn.yield %y : f32
-      }"""),
+        score_mod=ALIBI_MN_SLOPES),
     # Runtime score_mod tensors (kernel arguments): ALiBi slopes per head
     # (f32) and a per-key weight (the input dtype), read at clamped indices.
     "mod_args_alibi_keyweight": Case(
