@@ -1126,6 +1126,14 @@ CASES.update({
     "dec_bf16_m1_softcap_auto": Case("bfloat16", **bhsd(1, 8, 1, 6000, 128), scale=2.0,
                                      score_mod=score_mod_region(2, softcap(30))),
     "dec_f16_m1_d256_s5": Case("float16", **bhsd(1, 2, 1, 2000, 256), flags=["--splits=5"]),
+    # ALiBi (its bias linear in the key index, taken apart per row tile)
+    # with GQA packing, split-KV over a ragged N and the lse: the ranges'
+    # partial maxima carry the row terms.
+    "dec_bf16_gqa4_m1_alibi_lse_s5": Case("bfloat16", dims={"b": 2, "h": 2, "g": 4, "m": 1,
+                                                            "n": 3001, "d": 128, "e": 128},
+                                          lse=True, scale=2.0, flags=["--splits=5"],
+                                          score_mod=score_mod_region(3, alibi(8, "%b2")),
+                                          **_gqa),
     "dec_f16_m64_s4_large_logits": Case("float16", **bhsd(1, 2, 64, 2048, 64), scale=8.0,
                                         flags=["--splits=4"]),
     "dec_f16_m1_fill_nosplit": Case("float16", **bhsd(1, 4, 1, 3000, 64), causal=True,
@@ -1362,7 +1370,8 @@ KW_CASES = ["dec_f16_m1_n8192_auto", "dec_bf16_m1_n1000_s7_ragged",
             "dec_bf16_m1_softcap_auto", "dec_f16_m1_d256_s5",
             "dec_f16_m64_s4_large_logits", "dec_f16_m1_fill_nosplit",
             "dec_bf16_gqa8_m1_sink_per_qhead_lse", "dec_bf16_m1_kv128_s2_pipe",
-            "f32_decode_gqa_m1", "split_mma_q128_n4113_s64"]
+            "f32_decode_gqa_m1", "split_mma_q128_n4113_s64",
+            "dec_bf16_gqa4_m1_alibi_lse_s5"]
 for _name in KW_CASES:
     _c = CASES[_name]
     for _kw in (2, 4):
