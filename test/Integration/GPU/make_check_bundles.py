@@ -1127,7 +1127,8 @@ CASES.update({
                                      score_mod=score_mod_region(2, softcap(30))),
     "dec_f16_m1_d256_s5": Case("float16", **bhsd(1, 2, 1, 2000, 256), flags=["--splits=5"]),
     # ALiBi (its bias linear in the key index, taken apart per row tile)
-    # with GQA packing, split-KV over a ragged N and the lse: the ranges'
+    # over grouped-query K/V (a region keeps each query head its own rows:
+    # no packing), split-KV over a ragged N and the lse: the ranges'
     # partial maxima carry the row terms.
     "dec_bf16_gqa4_m1_alibi_lse_s5": Case("bfloat16", dims={"b": 2, "h": 2, "g": 4, "m": 1,
                                                             "n": 3001, "d": 128, "e": 128},
