@@ -182,9 +182,10 @@ func.func @gqa_sink(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2x3000x128xf16>, %
 
 // -----
 
+// A score_mod region that reads nothing of the group dim (soft-capping):
+// packed like the plain kernel, the region applied per packed row.
 // CHECK-LABEL: attn.bundle = {
-// CHECK-NOT: GQA packing:
-// CHECK-SAME: location = "convert-attn-to-gpu-split-kv.mlir
+// CHECK-SAME: GQA packing: 4 query heads x 1 rows per kv head
 
 // NOSPLIT-LABEL: attn.bundle = {
 
@@ -202,6 +203,40 @@ func.func @gqa_score_mod(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2x3000x128xf1
         %t = math.tanh %y : f32
         %z = arith.mulf %t, %c : f32
         attn.yield %z : f32
+      } -> tensor<4x2x4x1x128xf16>
+  return %r : tensor<4x2x4x1x128xf16>
+}
+
+// -----
+
+// A region that reads the group index (ALiBi by query head: slope from g)
+// is not packed: its batch-only values are computed once per block.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-NOT: GQA packing:
+// CHECK-SAME: location = "convert-attn-to-gpu-split-kv.mlir
+
+// NOSPLIT-LABEL: attn.bundle = {
+
+// FORCED-LABEL: attn.bundle = {
+func.func @gqa_score_mod_reads_group(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2x3000x128xf16>, %v: tensor<4x2x3000x128xf16>, %o: tensor<4x2x4x1x128xf16>) -> tensor<4x2x4x1x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<4x2x4x1x128xf16>, tensor<4x2x3000x128xf16>, tensor<4x2x3000x128xf16>) scale(%s)
+      outs(%o : tensor<4x2x4x1x128xf16>) indexing_maps = [
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>]
+      score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %b2: index, %m: index, %n: index):
+        %g64 = arith.index_cast %b2 : index to i64
+        %gf = arith.sitofp %g64 : i64 to f32
+        %c = arith.constant -1.0 : f32
+        %e = arith.mulf %gf, %c : f32
+        %slope = math.exp2 %e : f32
+        %d = arith.subi %n, %m : index
+        %d64 = arith.index_cast %d : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %bias = arith.mulf %slope, %df : f32
+        %y = arith.addf %x, %bias : f32
+        attn.yield %y : f32
       } -> tensor<4x2x4x1x128xf16>
   return %r : tensor<4x2x4x1x128xf16>
 }

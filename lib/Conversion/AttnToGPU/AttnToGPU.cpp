@@ -1498,17 +1498,29 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // GQA packing for decode: the query-head group (the one batch dim K and
   // V do not index) joins the rows, so that each kv head's K/V are read
   // once per block instead of once per query head. Masks and sinks are
-  // read per row (its query and group member); not with a score_mod region,
-  // whose batch-only values are computed once per block.
+  // read per row (its query and group member); a score_mod region only
+  // where it reads nothing of the group dim (its batch-only values are
+  // computed once per block): soft-capping, not ALiBi by query head.
+  auto regionReadsDim = [&](unsigned dim) {
+    Block *body = op.getScoreModBlock();
+    if (!body)
+      return false;
+    if (!body->getArgument(1 + dim).use_empty())
+      return true;
+    for (unsigned i = 0; i < op.getModOperands().size(); ++i)
+      if (op.getModOperandMap(i).isFunctionOfDim(dim))
+        return true;
+    return false;
+  };
   int64_t packDim = -1, group = 1;
-  if (useMma && decode && !op.hasScoreMod() && !varlen) {
+  if (useMma && decode && !varlen) {
     SmallVector<unsigned> groups;
     for (unsigned i = 0; i < r; ++i)
       if (!op.getKeyMap().isFunctionOfDim(i) &&
           !op.getValueMap().isFunctionOfDim(i))
         groups.push_back(i);
     if (groups.size() == 1 && !dynDim[groups[0]] && sizes[groups[0]] > 1 &&
-        M * sizes[groups[0]] <= kPackRows) {
+        M * sizes[groups[0]] <= kPackRows && !regionReadsDim(groups[0])) {
       packDim = groups[0];
       group = sizes[packDim];
     }

@@ -1126,6 +1126,14 @@ CASES.update({
     "dec_bf16_m1_softcap_auto": Case("bfloat16", **bhsd(1, 8, 1, 6000, 128), scale=2.0,
                                      score_mod=score_mod_region(2, softcap(30))),
     "dec_f16_m1_d256_s5": Case("float16", **bhsd(1, 2, 1, 2000, 256), flags=["--splits=5"]),
+    # Soft-capping over grouped-query K/V: the region reads nothing of the
+    # group dim, so the query heads are packed into the rows (K/V read once
+    # per kv head), with M = 3, split-KV and the lse.
+    "dec_bf16_gqa4_m3_softcap_lse_s3": Case("bfloat16", dims={"b": 2, "h": 2, "g": 4, "m": 3,
+                                                              "n": 2500, "d": 128, "e": 128},
+                                            lse=True, scale=2.0, flags=["--splits=3"],
+                                            score_mod=score_mod_region(3, softcap(30)),
+                                            **_gqa),
     # ALiBi (its bias linear in the key index, taken apart per row tile)
     # over grouped-query K/V (a region keeps each query head its own rows:
     # no packing), split-KV over a ragged N and the lse: the ranges'
@@ -1372,7 +1380,7 @@ KW_CASES = ["dec_f16_m1_n8192_auto", "dec_bf16_m1_n1000_s7_ragged",
             "dec_f16_m64_s4_large_logits", "dec_f16_m1_fill_nosplit",
             "dec_bf16_gqa8_m1_sink_per_qhead_lse", "dec_bf16_m1_kv128_s2_pipe",
             "f32_decode_gqa_m1", "split_mma_q128_n4113_s64",
-            "dec_bf16_gqa4_m1_alibi_lse_s5"]
+            "dec_bf16_gqa4_m1_alibi_lse_s5", "dec_bf16_gqa4_m3_softcap_lse_s3"]
 for _name in KW_CASES:
     _c = CASES[_name]
     for _kw in (2, 4):
