@@ -69,6 +69,27 @@ def test_manifest_checks(varlen_bundle, edit, msg):
         bundle.parse_manifest(obj)
 
 
+# A region over the score alone (ids: 0 the score, 1 the head, 2 m, 3 n),
+# and one that reads m: the kernels count rows per sequence, so only the
+# first may come with attention.varlen.
+SCORE_ONLY = {"num_args": 4, "result": 4,
+              "ops": [{"op": "arith.addf", "operands": [0, 0], "type": "f32"}]}
+READS_M = {"num_args": 4, "result": 6,
+           "ops": [{"op": "arith.index_cast", "operands": [2], "type": "i64"},
+                   {"op": "arith.sitofp", "operands": [4], "type": "f32"},
+                   {"op": "arith.addf", "operands": [0, 5], "type": "f32"}]}
+
+
+@needs_attn_bundle
+def test_manifest_score_mod(varlen_bundle):
+    obj = json.loads((varlen_bundle / "manifest.json").read_text())
+    obj["attention"]["score_mod"] = SCORE_ONLY
+    assert bundle.parse_manifest(obj).attention.score_mod is not None
+    obj["attention"]["score_mod"] = READS_M
+    with pytest.raises(BundleError, match="a score_mod that reads m or n"):
+        bundle.parse_manifest(obj)
+
+
 def test_varlen_keep_per_sequence():
     # Sequence 1 is empty on the query side, sequence 2 on the key side
     # (its queries see nothing); bottom-right with more queries than keys

@@ -179,3 +179,60 @@ func.func @mixed(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: tensor<
         affine_map<(h, m, n, d, e) -> (m, n)>] -> tensor<256x2x64xf32>
   return %r : tensor<256x2x64xf32>
 }
+
+// -----
+
+// A score_mod region that reads the score and the head only (soft-capping)
+// runs on packed sequences: it reads neither the query nor the key index
+// (the kernels count those per sequence).
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: name = "cu_seqlens_q"
+// CHECK-SAME: score_mod = {num_args = 4
+// CHECK-SAME: varlen = {bottom_right = false, causal = true, seqs = 2 : i64}
+// CHECK: tanh.approx.f32
+// SM80-LABEL: attn.bundle = {
+// SM80-SAME: score_mod = {num_args = 4
+func.func @softcap(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: tensor<256x2x64xf16>, %cu: tensor<3xi32>, %o: tensor<256x2x64xf16>) -> tensor<256x2x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %m = attn.varlen_mask %cu, %cu causal : tensor<3xi32>, tensor<3xi32> -> tensor<256x256xi1>
+  %r = attn.attention ins(%q, %k, %v : tensor<256x2x64xf16>, tensor<256x2x64xf16>, tensor<256x2x64xf16>) scale(%s)
+      mask(%m : tensor<256x256xi1>)
+      outs(%o : tensor<256x2x64xf16>) indexing_maps = [
+        affine_map<(h, m, n, d, e) -> (m, h, d)>, affine_map<(h, m, n, d, e) -> (n, h, d)>,
+        affine_map<(h, m, n, d, e) -> (n, h, e)>, affine_map<(h, m, n, d, e) -> (m, h, e)>,
+        affine_map<(h, m, n, d, e) -> (m, n)>] score_mod {
+      ^bb0(%x: f32, %h: index, %qi: index, %ki: index):
+        %c = arith.constant 30.0 : f32
+        %y = arith.divf %x, %c : f32
+        %t = math.tanh %y : f32
+        %z = arith.mulf %t, %c : f32
+        attn.yield %z : f32
+      } -> tensor<256x2x64xf16>
+  return %r : tensor<256x2x64xf16>
+}
+
+// -----
+
+// ALiBi reads n - m, which the varlen kernels do not pass as the op's
+// packed positions: refused with the reason.
+func.func @alibi(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: tensor<256x2x64xf16>, %cu: tensor<3xi32>, %o: tensor<256x2x64xf16>) -> tensor<256x2x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %m = attn.varlen_mask %cu, %cu : tensor<3xi32>, tensor<3xi32> -> tensor<256x256xi1>
+  // expected-error @below {{varlen (attn.varlen_mask): the GPU kernels cannot combine packed sequences with a score_mod region that reads the query or key index (they do not pass the packed positions to it), as ALiBi does}}
+  %r = attn.attention ins(%q, %k, %v : tensor<256x2x64xf16>, tensor<256x2x64xf16>, tensor<256x2x64xf16>) scale(%s)
+      mask(%m : tensor<256x256xi1>)
+      outs(%o : tensor<256x2x64xf16>) indexing_maps = [
+        affine_map<(h, m, n, d, e) -> (m, h, d)>, affine_map<(h, m, n, d, e) -> (n, h, d)>,
+        affine_map<(h, m, n, d, e) -> (n, h, e)>, affine_map<(h, m, n, d, e) -> (m, h, e)>,
+        affine_map<(h, m, n, d, e) -> (m, n)>] score_mod {
+      ^bb0(%x: f32, %h: index, %qi: index, %ki: index):
+        %d = arith.subi %ki, %qi : index
+        %d64 = arith.index_cast %d : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %c = arith.constant -0.5 : f32
+        %b = arith.mulf %c, %df : f32
+        %y = arith.addf %x, %b : f32
+        attn.yield %y : f32
+      } -> tensor<256x2x64xf16>
+  return %r : tensor<256x2x64xf16>
+}

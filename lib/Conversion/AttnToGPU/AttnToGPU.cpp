@@ -144,6 +144,21 @@ static LogicalResult asScaleProduct(Value v, bool inverse, ScaleProduct &p,
   return failure();
 }
 
+/// Whether the op's score_mod region reads loop dim `dim` (b..., m, n): its
+/// block argument for it, or an operand whose map indexes it.
+static bool scoreModReadsDim(AttentionOp op, unsigned dim) {
+  Block *body = op.getScoreModBlock();
+  if (!body)
+    return false;
+  if (dim <= op.getNumBatchDims() + 1 &&
+      !body->getArgument(1 + dim).use_empty())
+    return true;
+  for (unsigned i = 0; i < op.getModOperands().size(); ++i)
+    if (op.getModOperandMap(i).isFunctionOfDim(dim))
+      return true;
+  return false;
+}
+
 static std::string dtypeName(Type t) {
   if (t.isF16())
     return "float16";
@@ -1007,10 +1022,14 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                           "the causal rule from the varlen mask; they cannot "
                           "combine it with the attention's causal, window or "
                           "query_offset");
-    if (op.hasScoreMod())
+    // The kernels count rows and keys per sequence, not as the op's packed
+    // positions: a region may read the score and the batch (head) indices
+    // only (soft-capping).
+    if (scoreModReadsDim(op, r) || scoreModReadsDim(op, r + 1))
       return op.emitError("varlen (attn.varlen_mask): the GPU kernels cannot "
                           "combine packed sequences with a score_mod region "
-                          "(its m and n are packed positions) yet");
+                          "that reads the query or key index (they do not "
+                          "pass the packed positions to it), as ALiBi does");
     if (kPages)
       return op.emitError("varlen (attn.varlen_mask): the GPU kernels cannot "
                           "combine packed sequences with paged K/V");
@@ -1501,17 +1520,6 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // read per row (its query and group member); a score_mod region only
   // where it reads nothing of the group dim (its batch-only values are
   // computed once per block): soft-capping, not ALiBi by query head.
-  auto regionReadsDim = [&](unsigned dim) {
-    Block *body = op.getScoreModBlock();
-    if (!body)
-      return false;
-    if (!body->getArgument(1 + dim).use_empty())
-      return true;
-    for (unsigned i = 0; i < op.getModOperands().size(); ++i)
-      if (op.getModOperandMap(i).isFunctionOfDim(dim))
-        return true;
-    return false;
-  };
   int64_t packDim = -1, group = 1;
   if (useMma && decode && !varlen) {
     SmallVector<unsigned> groups;
@@ -1520,7 +1528,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           !op.getValueMap().isFunctionOfDim(i))
         groups.push_back(i);
     if (groups.size() == 1 && !dynDim[groups[0]] && sizes[groups[0]] > 1 &&
-        M * sizes[groups[0]] <= kPackRows && !regionReadsDim(groups[0])) {
+        M * sizes[groups[0]] <= kPackRows && !scoreModReadsDim(op, groups[0])) {
       packDim = groups[0];
       group = sizes[packDim];
     }

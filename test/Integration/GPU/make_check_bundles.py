@@ -1102,6 +1102,20 @@ CASES.update({
            ("f16_s40_lse", "float16", 3, 3001, 3001, (40, False, False), True))},
     "varlen_bf16_s16_causal_default": Case("bfloat16", **thd(2, 16384, 16384, 128),
                                            varlen=(16, True, False)),
+    # Soft-capping on packed sequences (a region that reads neither the
+    # query nor the key index): the default wgmma kernel, the persistent
+    # warp-specialized one, and mma.sync.
+    "varlen_f16_s5_causal_softcap": Case("float16", **thd(4, 1000, 1000, 128),
+                                         varlen=(5, True, False),
+                                         score_mod=score_mod_region(1, softcap(30))),
+    "varlen_bf16_s16_softcap_persistent": Case(
+        "bfloat16", **thd(2, 4000, 4000, 128), varlen=(16, True, False),
+        score_mod=score_mod_region(1, softcap(20)),
+        flags=["--warp-specialize=1", "--pipeline=1", "--persistent=1"]),
+    "varlen_bf16_s3_softcap_mma": Case("bfloat16", **thd(2, 700, 700, 64),
+                                       varlen=(3, False, False),
+                                       score_mod=score_mod_region(1, softcap(20)),
+                                       flags=["--wgmma=0"]),
     "lens_f16_prefill_m150_br_causal": Case("float16", **bhsd(3, 2, 150, 1000, 64),
                                             mask=["b", "n"], kv_lens=True, causal=True,
                                             query_offset=850),
