@@ -972,6 +972,12 @@ CASES.update({
     "paged_f16_gqa4_m1_p16_auto": Case("float16", dims={"b": 4, "h": 8, "g": 4, "m": 1,
                                                         "n": 1600, "d": 128, "e": 128},
                                        pages=(16, 300), **_gqa),
+    # The same with soft-capping (a region that reads nothing of the group
+    # index, so the query heads stay packed): Gemma-2's paged decode.
+    "paged_bf16_gqa4_m1_p16_softcap": Case("bfloat16", dims={"b": 4, "h": 8, "g": 4, "m": 1,
+                                                            "n": 1600, "d": 128, "e": 128},
+                                           pages=(16, 300), scale=2.0,
+                                           score_mod=score_mod_region(3, softcap(30)), **_gqa),
     # 16-key pages on a ragged last tile (1008 keys: 15 tiles of 64 and 48),
     # split four ways, and with 32 kv heads (no packing): the chunks' pages
     # known per row, the rows past the keys read the last key's.
@@ -1394,7 +1400,8 @@ KW_CASES = ["dec_f16_m1_n8192_auto", "dec_bf16_m1_n1000_s7_ragged",
             "dec_f16_m64_s4_large_logits", "dec_f16_m1_fill_nosplit",
             "dec_bf16_gqa8_m1_sink_per_qhead_lse", "dec_bf16_m1_kv128_s2_pipe",
             "f32_decode_gqa_m1", "split_mma_q128_n4113_s64",
-            "dec_bf16_gqa4_m1_alibi_lse_s5", "dec_bf16_gqa4_m3_softcap_lse_s3"]
+            "dec_bf16_gqa4_m1_alibi_lse_s5", "dec_bf16_gqa4_m3_softcap_lse_s3",
+            "paged_bf16_gqa4_m1_p16_softcap"]
 for _name in KW_CASES:
     _c = CASES[_name]
     for _kw in (2, 4):
