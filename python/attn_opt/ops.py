@@ -24,7 +24,10 @@ dtype, paging, kv_lens, causal, scale, lse) for every batch size (the
 split-KV count chosen at launch);
 `varlen_attention` likewise per table size, the sequence count rounded up
 to a power of two (`seq_bucket`; the tables are padded with empty
-sequences), at every token count. Its causal
+sequences), at every token count. All three take `softcap` (Gemma-2's
+`softcap * tanh(s / softcap)` of the scaled scores, FlashAttention's
+argument; 0: none) as a score_mod region: decode keeps its query heads
+packed with it. Its causal
 rule is top-left (SDPA's `is_causal`: query m sees keys n <= m); the
 varlen and decode calls also take bottom-right.
 
@@ -86,6 +89,33 @@ def _results(tqt: str, tl: str, lse: bool) -> Tuple[str, str, str]:
     """The function's result types, the attention's result names and the
     returned values: out, or out and the lse."""
     return ((f"{tqt}, {tl}", "%r, %l", "%r, %l") if lse else (tqt, "%r", "%r"))
+
+
+def with_softcap(text: str, softcap: Optional[float]) -> str:
+    """`text` (a program with one attn.attention) with logit soft-capping,
+    softcap * tanh(s / softcap) of the scaled scores (Gemma-2; FlashAttention's
+    `softcap` argument), as the op's score_mod region; unchanged for None or
+    0. The region reads no index, so GQA decode keeps its query heads
+    packed and varlen takes it."""
+    if not softcap:
+        return text
+    cap = float(softcap)
+    if not (cap > 0 and math.isfinite(cap)):
+        raise BundleError("attn_opt.ops: softcap must be a positive finite "
+                          f"number (or 0 for none), got {softcap!r}")
+    at = text.index("indexing_maps = [affine_map<(")
+    dims = text[at + len("indexing_maps = [affine_map<("):].split(")", 1)[0]
+    batch = len(dims.split(",")) - 4  # (batch..., m, n, d, e)
+    args = ", ".join(["%sc_s: f32"] + [f"%sc_b{i}: index" for i in range(batch)]
+                     + ["%sc_m: index", "%sc_n: index"])
+    region = (f" score_mod {{\n      ^bb0({args}):\n"
+              f"        %sc_c = arith.constant {cap!r} : f32\n"
+              "        %sc_x = arith.divf %sc_s, %sc_c : f32\n"
+              "        %sc_t = math.tanh %sc_x : f32\n"
+              "        %sc_y = arith.mulf %sc_t, %sc_c : f32\n"
+              "        attn.yield %sc_y : f32\n      }")
+    end = text.index("] -> ", at) + 1
+    return text[:end] + region + text[end:]
 
 
 def varlen_program(hq: int, hkv: int, d: int, seqs: int,
@@ -257,11 +287,14 @@ def prepare_varlen(hq: int, hkv: int, d: int, seqs: int,
                    dtype: str = "float16", causal: bool = False,
                    bottom_right: bool = False, scale: Optional[float] = None,
                    return_lse: bool = False, chip: str = "sm_90a",
-                   cache_dir: Optional[Union[str, Path]] = None) -> Path:
+                   cache_dir: Optional[Union[str, Path]] = None,
+                   softcap: float = 0.0) -> Path:
     """Compiles (or finds) the bundle varlen_attention uses for batches of
     up to seq_bucket(seqs) sequences, at every token count."""
-    return _bundle(varlen_program(hq, hkv, d, seq_bucket(seqs), dtype, causal,
-                                  bottom_right, scale, return_lse), chip, cache_dir)
+    return _bundle(with_softcap(varlen_program(hq, hkv, d, seq_bucket(seqs), dtype,
+                                               causal, bottom_right, scale,
+                                               return_lse), softcap),
+                   chip, cache_dir)
 
 
 def _dense_text(hq: int, hkv: int, d: int, dtype: str, causal: bool,
@@ -287,12 +320,14 @@ def prepare_dense(hq: int, hkv: int, d: int, dtype: str = "float16",
                   return_lse: bool = False, chip: str = "sm_90a",
                   cache_dir: Optional[Union[str, Path]] = None,
                   q_scale: float = 1.0, k_scale: float = 1.0, v_scale: float = 1.0,
-                  out_dtype: Optional[str] = None, runtime_scales: str = "") -> Path:
+                  out_dtype: Optional[str] = None, runtime_scales: str = "",
+                  softcap: float = 0.0) -> Path:
     """Compiles (or finds) the one bundle dense_attention uses for these
     heads and head dim, at every length (`runtime_scales`: the letters of
     "qkv" whose scales dense_attention gets as tensors)."""
-    return _bundle(_dense_text(hq, hkv, d, dtype, causal, scale, return_lse,
-                               q_scale, k_scale, v_scale, out_dtype, runtime_scales),
+    return _bundle(with_softcap(_dense_text(hq, hkv, d, dtype, causal, scale,
+                                            return_lse, q_scale, k_scale, v_scale,
+                                            out_dtype, runtime_scales), softcap),
                    chip, cache_dir)
 
 
@@ -301,19 +336,23 @@ def prepare_decode(b: Optional[int], m: int, hq: int, hkv: int, n: int, d: int,
                    kv_lens: bool = False, causal: bool = False,
                    scale: Optional[float] = None, return_lse: bool = False,
                    chip: str = "sm_90a",
-                   cache_dir: Optional[Union[str, Path]] = None) -> Path:
+                   cache_dir: Optional[Union[str, Path]] = None,
+                   softcap: float = 0.0) -> Path:
     """Compiles (or finds) the bundle decode_attention would use: one for
     every batch size (`b` is accepted for the call's shape and not part of
     the bundle)."""
-    return _bundle(decode_program(None, m, hq, hkv, n, d, dtype, page_size, pages,
-                                  kv_lens, causal, scale, return_lse), chip, cache_dir)
+    return _bundle(with_softcap(decode_program(None, m, hq, hkv, n, d, dtype,
+                                               page_size, pages, kv_lens, causal,
+                                               scale, return_lse), softcap),
+                   chip, cache_dir)
 
 
 def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: Any,
                      causal: bool = False, bottom_right: bool = False,
                      scale: Optional[float] = None, return_lse: bool = False,
                      chip: str = "sm_90a",
-                     cache_dir: Optional[Union[str, Path]] = None) -> Any:
+                     cache_dir: Optional[Union[str, Path]] = None,
+                     softcap: float = 0.0) -> Any:
     """Attention over packed sequences (see the module docstring)."""
     tq, hq, d = q.shape
     tk, hkv, _ = k.shape
@@ -322,8 +361,8 @@ def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: An
         raise BundleError("attn_opt.ops: cu_seqlens_q and cu_seqlens_k must have "
                           "the same length (S + 1, S >= 1)")
     bucket = seq_bucket(seqs)
-    text = varlen_program(hq, hkv, d, bucket, dtype_name(q), causal, bottom_right,
-                          scale, return_lse)
+    text = with_softcap(varlen_program(hq, hkv, d, bucket, dtype_name(q), causal,
+                                       bottom_right, scale, return_lse), softcap)
     kern = _kernel(text, chip, cache_dir)
     if bucket > seqs:  # empty sequences after the last
         cu_seqlens_q, cu_seqlens_k = (
@@ -343,7 +382,8 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
                     chip: str = "sm_90a",
                     cache_dir: Optional[Union[str, Path]] = None,
                     q_scale: Any = 1.0, k_scale: Any = 1.0,
-                    v_scale: Any = 1.0, out_dtype: Optional[str] = None) -> Any:
+                    v_scale: Any = 1.0, out_dtype: Optional[str] = None,
+                    softcap: float = 0.0) -> Any:
     """Attention of q [B, M, Hq, D] over k/v [B, N, Hkv, D] (see the module
     docstring); one bundle serves every B, M and N. FP8: q, k, v of one
     8-bit type (torch.float8_e4m3fn / float8_e5m2) hold q / q_scale etc.
@@ -373,8 +413,8 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
             val = 1.0
         floats.append(float(val))
     runtime = "".join(tensors)
-    text = _dense_text(hq, hkv, d, dt, causal, scale, return_lse, *floats, out_dtype,
-                       runtime)
+    text = with_softcap(_dense_text(hq, hkv, d, dt, causal, scale, return_lse, *floats,
+                                    out_dtype, runtime), softcap)
     kern = _kernel(text, chip, cache_dir)
     res = kern(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v,
                **{f"scale{i}": t for i, t in enumerate(tensors.values())})
@@ -388,7 +428,8 @@ def decode_attention(q: Any, k: Any, v: Any, block_table: Any = None,
                      kv_lens: Any = None, causal: bool = False,
                      scale: Optional[float] = None, return_lse: bool = False,
                      chip: str = "sm_90a",
-                     cache_dir: Optional[Union[str, Path]] = None) -> Any:
+                     cache_dir: Optional[Union[str, Path]] = None,
+                     softcap: float = 0.0) -> Any:
     """Decode against a (paged) KV cache (see the module docstring)."""
     b, m, hq, d = q.shape
     if block_table is not None:
@@ -397,8 +438,9 @@ def decode_attention(q: Any, k: Any, v: Any, block_table: Any = None,
     else:
         _, n, hkv, _ = k.shape
         pages = page_size = 0
-    text = decode_program(None, m, hq, hkv, n, d, dtype_name(q), page_size, pages,
-                          kv_lens is not None, causal, scale, return_lse)
+    text = with_softcap(decode_program(None, m, hq, hkv, n, d, dtype_name(q), page_size,
+                                       pages, kv_lens is not None, causal, scale,
+                                       return_lse), softcap)
     kern = _kernel(text, chip, cache_dir)
     args: Dict[str, Any] = dict(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v)
     if block_table is not None:

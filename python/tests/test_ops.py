@@ -37,6 +37,20 @@ DENSE_FP8_RT = dict(hq=8, hkv=2, d=128, dtype="float8_e4m3fn", causal=True,
 DENSE_SIZES = ((1, 1, 1), (2, 37, 53), (3, 300, 300), (1, 1000, 4097))
 
 
+# Soft-capping (Gemma-2; FlashAttention's `softcap`) on each call.
+SOFTCAP = 30.0
+SC_VARLEN = dict(hq=8, hkv=4, d=128, seqs=3, dtype="bfloat16", causal=True)
+SC_PAGED = dict(b=4, m=1, hq=16, hkv=4, n=512, d=128, page_size=64, pages=40,
+                kv_lens=True, dtype="bfloat16")
+SC_DENSE = dict(hq=8, hkv=2, d=64, causal=True)
+
+
+def prepare_softcap(cache):
+    return [ops.prepare_varlen(**SC_VARLEN, softcap=SOFTCAP, cache_dir=cache),
+            ops.prepare_decode(**SC_PAGED, softcap=SOFTCAP, cache_dir=cache),
+            ops.prepare_dense(**SC_DENSE, softcap=SOFTCAP, cache_dir=cache)]
+
+
 def prepare_all(cache):
     return [ops.prepare_varlen(**VARLEN, cache_dir=cache),
             ops.prepare_varlen(**VARLEN_BR, cache_dir=cache),
@@ -83,6 +97,22 @@ def test_programs_compile(tmp_path):
     assert prepare_all(tmp_path) == paths
 
 
+@needs_attn_bundle
+def test_softcap_programs_compile(tmp_path):
+    vl, paged, dense = (bundle.read_manifest(p) for p in prepare_softcap(tmp_path))
+    for m in (vl, paged, dense):
+        ops_ = [o.op for o in m.attention.score_mod.ops]
+        assert ops_ == ["arith.constant", "arith.divf", "math.tanh", "arith.mulf"]
+        assert m.attention.score_mod.ops[0].value == SOFTCAP
+    assert vl.attention.varlen == (4, True, False)
+    # The region reads no index: decode keeps its query heads packed.
+    assert "GQA packing: 4 query heads" in paged.attention.kernel_choice
+    assert "wgmma" in dense.attention.kernel_choice
+    # Without softcap (or 0) the program has no region.
+    text = ops.decode_program(None, 1, 16, 4, 512, 128)
+    assert ops.with_softcap(text, 0.0) == text and "score_mod" not in text
+
+
 def test_program_errors_fp8():
     with pytest.raises(bundle.BundleError, match="are for FP8 inputs"):
         ops.dense_program(8, 2, 128, "float16", runtime_scales="q")
@@ -90,6 +120,12 @@ def test_program_errors_fp8():
         ops.dense_program(8, 2, 128, "float8_e4m3fn", out_dtype="float32")
     with pytest.raises(bundle.BundleError, match="are for FP8 inputs"):
         ops.prepare_dense(8, 2, 128, "float16", v_scale=2.0)
+
+
+def test_program_errors_softcap():
+    for bad in (-1.0, math.inf, math.nan):
+        with pytest.raises(bundle.BundleError, match="softcap must be a positive"):
+            ops.with_softcap(ops.decode_program(1, 1, 4, 4, 64, 64), bad)
 
 
 def test_program_errors():
@@ -124,6 +160,17 @@ def _ref(q, k, v, keep):
     lse = torch.logsumexp(s, -1)
     p = torch.exp(s - lse[..., None].clamp_min(-1e30)).nan_to_num(0.0)
     return p @ v, lse
+
+
+def _ref_softcap(q, k, v, keep, cap):
+    """_ref with cap * tanh(s / cap) of the scaled scores."""
+    import torch
+    g = q.shape[0] // k.shape[0]
+    k, v = (x.float().repeat_interleave(g, 0) for x in (k, v))
+    s = q.float() @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    s = (cap * torch.tanh(s / cap)).masked_fill(~keep, -math.inf)
+    p = torch.softmax(s, -1).nan_to_num(0.0)
+    return p @ v
 
 
 def _close(out, ref):
@@ -306,9 +353,55 @@ def test_decode_on_gpu():
             _close(out[i].transpose(0, 1), ref)
 
 
+@needs_gpu
+def test_softcap_on_gpu():
+    """softcap on varlen, paged decode (GQA packed) and dense calls, against
+    an fp32 reference of the capped scores."""
+    import torch
+    from attn_opt.reference import random_cu_seqlens, varlen_keep
+    dev, g = "cuda", torch.Generator(device="cuda").manual_seed(11)
+    bf = torch.bfloat16
+    # Varlen: 3 causal sequences over 900 tokens.
+    c = SC_VARLEN
+    q = torch.randn(900, c["hq"], c["d"], generator=g, device=dev, dtype=bf) * 3
+    k, v = (torch.randn(900, c["hkv"], c["d"], generator=g, device=dev, dtype=bf)
+            for _ in range(2))
+    cu = torch.as_tensor(random_cu_seqlens(c["seqs"], 900, 5), dtype=torch.int32, device=dev)
+    out = ops.varlen_attention(q, k, v, cu, cu, causal=True, softcap=SOFTCAP)
+    keep = torch.as_tensor(varlen_keep(cu.tolist(), cu.tolist(), 900, 900, True, False),
+                           device=dev)
+    _close(out.transpose(0, 1), _ref_softcap(q.transpose(0, 1), k.transpose(0, 1),
+                                             v.transpose(0, 1), keep, SOFTCAP))
+    # Paged decode with kv_lens.
+    c = SC_PAGED
+    b, n, d, hkv = c["b"], c["n"], c["d"], c["hkv"]
+    q = torch.randn(b, 1, c["hq"], d, generator=g, device=dev, dtype=bf) * 3
+    kc, vc = (torch.randn(c["pages"], c["page_size"], hkv, d, generator=g, device=dev,
+                          dtype=bf) for _ in range(2))
+    table = torch.stack([torch.randperm(c["pages"], generator=g, device=dev)[:n // 64]
+                         for _ in range(b)]).to(torch.int32)
+    lens = torch.tensor([n, 300, 1, 77], dtype=torch.int32, device=dev)
+    out = ops.decode_attention(q, kc, vc, block_table=table, kv_lens=lens, softcap=SOFTCAP)
+    k, v = (x[table.long()].reshape(b, n, hkv, d) for x in (kc, vc))
+    for i in range(b):
+        keep = torch.arange(n, device=dev)[None, :] < lens[i]
+        _close(out[i].transpose(0, 1), _ref_softcap(q[i].transpose(0, 1), k[i].transpose(0, 1),
+                                                    v[i].transpose(0, 1), keep, SOFTCAP))
+    # Dense, causal, ragged.
+    c = SC_DENSE
+    q = torch.randn(2, 333, c["hq"], c["d"], generator=g, device=dev, dtype=torch.float16) * 3
+    k, v = (torch.randn(2, 333, c["hkv"], c["d"], generator=g, device=dev,
+                        dtype=torch.float16) for _ in range(2))
+    out = ops.dense_attention(q, k, v, causal=True, softcap=SOFTCAP)
+    keep = torch.ones(333, 333, dtype=torch.bool, device=dev).tril()
+    for i in range(2):
+        _close(out[i].transpose(0, 1), _ref_softcap(q[i].transpose(0, 1), k[i].transpose(0, 1),
+                                                    v[i].transpose(0, 1), keep, SOFTCAP))
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--prepare":
-        for p in prepare_all(sys.argv[2]):
+        for p in prepare_all(sys.argv[2]) + prepare_softcap(sys.argv[2]):
             print(p)
     else:
         print(__doc__)
