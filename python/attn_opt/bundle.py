@@ -1459,17 +1459,12 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                 raise BundleError(f"{where}: varlen with {varlen[0]} sequences "
                                   f"needs '{n}' of shape [{varlen[0] + 1}], got "
                                   f"{_show(None if a is None else list(a.shape))}")
-        # The kernels count rows and keys per sequence: a region may read the
-        # score and the batch indices, not m (id r + 1) or n (id r + 2).
-        reads_mn = score_mod is not None and any(
-            i in (r + 1, r + 2) for o in score_mod.ops for i in o.operands)
         if (causal or window is not None or query_offset or paged is not None
-                or kv_lens_dim is not None or m.arg("mask") is not None
-                or reads_mn):
+                or kv_lens_dim is not None or m.arg("mask") is not None):
             raise BundleError(f"{where}: attention.varlen takes its causal rule "
                               "from the varlen tables; it cannot come with "
-                              "causal, window, query_offset, a mask, kv_lens, "
-                              "paged K/V or a score_mod that reads m or n")
+                              "causal, window, query_offset, a mask, kv_lens "
+                              "or paged K/V")
     if dynamic:
         marked = {d for a in args for d, x in zip(a.dims, a.shape) if x == -1}
         given = set(m.dynamic_dims)

@@ -70,8 +70,8 @@ def test_manifest_checks(varlen_bundle, edit, msg):
 
 
 # A region over the score alone (ids: 0 the score, 1 the head, 2 m, 3 n),
-# and one that reads m: the kernels count rows per sequence, so only the
-# first may come with attention.varlen.
+# and one that reads m (the kernels pass it the packed positions): both may
+# come with attention.varlen.
 SCORE_ONLY = {"num_args": 4, "result": 4,
               "ops": [{"op": "arith.addf", "operands": [0, 0], "type": "f32"}]}
 READS_M = {"num_args": 4, "result": 6,
@@ -86,8 +86,7 @@ def test_manifest_score_mod(varlen_bundle):
     obj["attention"]["score_mod"] = SCORE_ONLY
     assert bundle.parse_manifest(obj).attention.score_mod is not None
     obj["attention"]["score_mod"] = READS_M
-    with pytest.raises(BundleError, match="a score_mod that reads m or n"):
-        bundle.parse_manifest(obj)
+    assert bundle.parse_manifest(obj).attention.score_mod.ops[0].operands == (2,)
 
 
 def test_varlen_keep_per_sequence():

@@ -182,9 +182,7 @@ func.func @mixed(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: tensor<
 
 // -----
 
-// A score_mod region that reads the score and the head only (soft-capping)
-// runs on packed sequences: it reads neither the query nor the key index
-// (the kernels count those per sequence).
+// A score_mod region (soft-capping) on packed sequences.
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: name = "cu_seqlens_q"
 // CHECK-SAME: score_mod = {num_args = 4
@@ -213,12 +211,17 @@ func.func @softcap(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: tenso
 
 // -----
 
-// ALiBi reads n - m, which the varlen kernels do not pass as the op's
-// packed positions: refused with the reason.
+// ALiBi reads n - m: the kernels count rows and keys within the sequence
+// and add its offsets (cu_q[s], cu_k[s]) for the region, which sees the
+// op's packed positions.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: function = "alibi"
+// CHECK-SAME: score_mod = {num_args = 4
+// SM80-LABEL: attn.bundle = {
+// SM80-SAME: function = "alibi"
 func.func @alibi(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: tensor<256x2x64xf16>, %cu: tensor<3xi32>, %o: tensor<256x2x64xf16>) -> tensor<256x2x64xf16> {
   %s = arith.constant 0.125 : f32
   %m = attn.varlen_mask %cu, %cu : tensor<3xi32>, tensor<3xi32> -> tensor<256x256xi1>
-  // expected-error @below {{varlen (attn.varlen_mask): the GPU kernels cannot combine packed sequences with a score_mod region that reads the query or key index (they do not pass the packed positions to it), as ALiBi does}}
   %r = attn.attention ins(%q, %k, %v : tensor<256x2x64xf16>, tensor<256x2x64xf16>, tensor<256x2x64xf16>) scale(%s)
       mask(%m : tensor<256x256xi1>)
       outs(%o : tensor<256x2x64xf16>) indexing_maps = [

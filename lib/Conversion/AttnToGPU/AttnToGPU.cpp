@@ -1022,14 +1022,6 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                           "the causal rule from the varlen mask; they cannot "
                           "combine it with the attention's causal, window or "
                           "query_offset");
-    // The kernels count rows and keys per sequence, not as the op's packed
-    // positions: a region may read the score and the batch (head) indices
-    // only (soft-capping).
-    if (scoreModReadsDim(op, r) || scoreModReadsDim(op, r + 1))
-      return op.emitError("varlen (attn.varlen_mask): the GPU kernels cannot "
-                          "combine packed sequences with a score_mod region "
-                          "that reads the query or key index (they do not "
-                          "pass the packed positions to it), as ALiBi does");
     if (kPages)
       return op.emitError("varlen (attn.varlen_mask): the GPU kernels cannot "
                           "combine packed sequences with paged K/V");

@@ -715,8 +715,17 @@ Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
   Value query = queryOf(row);
   if (kb.op.hasScoreMod()) {
     SmallVector<Value> at(loops.begin(), loops.begin() + r);
-    at.append({query, col});
-    x = kb.applyScoreMod(x, at, colBase, colOffset);
+    // Varlen: rows and keys count within the sequence; the region sees the
+    // op's packed positions.
+    Value regionQuery = query, regionCol = col, regionColBase = colBase;
+    if (qBase) {
+      regionQuery = add(query, qBase);
+      regionCol = add(col, kBase);
+      if (colBase)
+        regionColBase = add(colBase, kBase);
+    }
+    at.append({regionQuery, regionCol});
+    x = kb.applyScoreMod(x, at, regionColBase, colOffset);
   }
   if (Value mask = memArg("mask")) {
     Value mv = maskElt;

@@ -380,6 +380,21 @@ ALIBI_MN_SLOPES = """score_mod {
       }"""
 
 
+# The score times 1 + n / 1000 ([T, H, D] layout: %b0 the head, %n the
+# key's packed position).
+VARLEN_KEY_SCALED = """score_mod {
+      ^bb0(%x: f32, %b0: index, %m: index, %n: index):
+        %n64 = arith.index_cast %n : index to i64
+        %nf = arith.sitofp %n64 : i64 to f32
+        %ks = arith.constant 0.001 : f32
+        %one = arith.constant 1.0 : f32
+        %w = arith.mulf %nf, %ks : f32
+        %w1 = arith.addf %w, %one : f32
+        %y = arith.mulf %x, %w1 : f32
+        attn.yield %y : f32
+      }"""
+
+
 def score_mod_region(num_batch: int, *steps: Step) -> str:
     """The region text (`score_mod { ... }`) applying `steps` in order."""
     args = ["%score: f32"] + [f"%b{i}: index" for i in range(num_batch)] + \
@@ -1122,6 +1137,33 @@ CASES.update({
                                        varlen=(3, False, False),
                                        score_mod=score_mod_region(1, softcap(20)),
                                        flags=["--wgmma=0"]),
+    # ALiBi on packed sequences: the region gets the op's packed positions
+    # (the sequence's offsets added to the kernels' per-sequence rows and
+    # keys); bottom-right with more keys than queries (different offsets
+    # for q and k), and top-left causal on mma.sync and the persistent
+    # kernel.
+    "varlen_f16_s4_br_alibi": Case("float16", **thd(4, 600, 1100, 128),
+                                   varlen=(4, True, True), scale=2.0,
+                                   score_mod=score_mod_region(1, alibi(4, "%b0"))),
+    "varlen_bf16_s5_causal_alibi_mma": Case("bfloat16", **thd(4, 900, 900, 64),
+                                            varlen=(5, True, False),
+                                            score_mod=score_mod_region(1, alibi(4, "%b0")),
+                                            flags=["--wgmma=0"]),
+    # A region that is not shift-invariant in n (ALiBi's packed and
+    # per-sequence distances differ by a constant per row, which the
+    # softmax cancels): the score scaled by 1 + n / 1000 at the packed key
+    # position, bottom-right, on wgmma and mma.sync.
+    "varlen_f16_s4_br_keyscaled": Case("float16", **thd(2, 500, 900, 64),
+                                       varlen=(4, True, True),
+                                       score_mod=VARLEN_KEY_SCALED),
+    "varlen_f16_s4_br_keyscaled_mma": Case("float16", **thd(2, 500, 900, 64),
+                                           varlen=(4, True, True),
+                                           score_mod=VARLEN_KEY_SCALED,
+                                           flags=["--wgmma=0"]),
+    "varlen_bf16_s16_alibi_persistent": Case(
+        "bfloat16", **thd(2, 4000, 4000, 128), varlen=(16, True, False),
+        score_mod=score_mod_region(1, alibi(2, "%b0")),
+        flags=["--warp-specialize=1", "--pipeline=1", "--persistent=1"]),
     "lens_f16_prefill_m150_br_causal": Case("float16", **bhsd(3, 2, 150, 1000, 64),
                                             mask=["b", "n"], kv_lens=True, causal=True,
                                             query_offset=850),
