@@ -210,10 +210,9 @@ func.func @gqa_score_mod(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2x3000x128xf1
 // -----
 
 // A region that reads the group index (ALiBi by query head: slope from g)
-// is not packed: its batch-only values are computed once per block.
+// is packed too: its values of g are computed per row (g = row / M).
 // CHECK-LABEL: attn.bundle = {
-// CHECK-NOT: GQA packing:
-// CHECK-SAME: location = "convert-attn-to-gpu-split-kv.mlir
+// CHECK-SAME: GQA packing: 4 query heads x 1 rows per kv head
 
 // NOSPLIT-LABEL: attn.bundle = {
 

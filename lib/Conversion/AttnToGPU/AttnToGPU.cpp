@@ -144,21 +144,6 @@ static LogicalResult asScaleProduct(Value v, bool inverse, ScaleProduct &p,
   return failure();
 }
 
-/// Whether the op's score_mod region reads loop dim `dim` (b..., m, n): its
-/// block argument for it, or an operand whose map indexes it.
-static bool scoreModReadsDim(AttentionOp op, unsigned dim) {
-  Block *body = op.getScoreModBlock();
-  if (!body)
-    return false;
-  if (dim <= op.getNumBatchDims() + 1 &&
-      !body->getArgument(1 + dim).use_empty())
-    return true;
-  for (unsigned i = 0; i < op.getModOperands().size(); ++i)
-    if (op.getModOperandMap(i).isFunctionOfDim(dim))
-      return true;
-  return false;
-}
-
 static std::string dtypeName(Type t) {
   if (t.isF16())
     return "float16";
@@ -1508,10 +1493,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   }
   // GQA packing for decode: the query-head group (the one batch dim K and
   // V do not index) joins the rows, so that each kv head's K/V are read
-  // once per block instead of once per query head. Masks and sinks are
-  // read per row (its query and group member); a score_mod region only
-  // where it reads nothing of the group dim (its batch-only values are
-  // computed once per block): soft-capping, not ALiBi by query head.
+  // once per block instead of once per query head. Masks, sinks and a
+  // score_mod region's values of the group index are per row (its query
+  // and group member).
   int64_t packDim = -1, group = 1;
   if (useMma && decode && !varlen) {
     SmallVector<unsigned> groups;
@@ -1520,7 +1504,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           !op.getValueMap().isFunctionOfDim(i))
         groups.push_back(i);
     if (groups.size() == 1 && !dynDim[groups[0]] && sizes[groups[0]] > 1 &&
-        M * sizes[groups[0]] <= kPackRows && !scoreModReadsDim(op, groups[0])) {
+        M * sizes[groups[0]] <= kPackRows) {
       packDim = groups[0];
       group = sizes[packDim];
     }

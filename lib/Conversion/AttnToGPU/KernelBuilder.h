@@ -106,7 +106,11 @@ struct KernelBuilder {
   /// Computes, here, the body's values that depend only on the batch
   /// indices (ALiBi's per-head slope, constants), once per block instead of
   /// once per score. Call where `batch` is known, before any applyScoreMod.
-  void hoistScoreMod(ArrayRef<Value> batch);
+  /// `perRowDim`: a batch dim that varies by row (GQA packing's group),
+  /// whose values are left to each score.
+  void hoistScoreMod(ArrayRef<Value> batch, int64_t perRowDim = -1);
+  /// hoistScoreMod's perRowDim (-1: none).
+  int64_t scoreModPerRowDim = -1;
   /// tanh as `tanh.approx.f32` (one MUFU op, relative error 2^-11, what
   /// FlashAttention-3's soft-capping uses): the tensor-core kernels, whose
   /// output is 16-bit; else exactly through ex2 (f32 outputs).

@@ -222,7 +222,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   }
   // 16-bit outputs: tanh.approx (as FlashAttention-3) is accurate enough.
   kb.approxTanh = !tf;
-  kb.hoistScoreMod(ArrayRef<Value>(tk.loops).take_front(r));
+  kb.hoistScoreMod(ArrayRef<Value>(tk.loops).take_front(r), cfg.packDim);
   auto pairType = VectorType::get({2}, elt);
   auto fragA = VectorType::get({4, 2}, elt);
   auto fragB = VectorType::get({2, 2}, elt);

@@ -174,19 +174,22 @@ static void emitBodyOp(KernelBuilder &kb, Operation &o, IRMapping &map) {
                                         arith::FastMathFlags::reassoc));
 }
 
-void KernelBuilder::hoistScoreMod(ArrayRef<Value> batch) {
+void KernelBuilder::hoistScoreMod(ArrayRef<Value> batch, int64_t perRowDim) {
+  scoreModPerRowDim = perRowDim;
   Block *block = op.getScoreModBlock();
   if (!block)
     return;
   unsigned r = op.getNumBatchDims();
   IRMapping &map = scoreModHoisted;
   for (unsigned i = 0; i < r; ++i)
-    map.map(block->getArgument(1 + i), batch[i]);
+    if (static_cast<int64_t>(i) != perRowDim)
+      map.map(block->getArgument(1 + i), batch[i]);
   SmallVector<Value> loops(batch.begin(), batch.end());
   loops.append(2, Value());
   for (unsigned i = 0; i < op.getModOperands().size(); ++i) {
     AffineMap m = op.getModOperandMap(i);
-    if (!m.isFunctionOfDim(r) && !m.isFunctionOfDim(r + 1))
+    if (!m.isFunctionOfDim(r) && !m.isFunctionOfDim(r + 1) &&
+        (perRowDim < 0 || !m.isFunctionOfDim(perRowDim)))
       map.map(block->getArgument(r + 3 + i), readTable(*this, i, loops));
   }
   for (Operation &o : block->without_terminator())
@@ -291,9 +294,10 @@ bool KernelBuilder::scoreModKeyLinear() {
       if (i == 0 || i == r + 1 || i == r + 2)
         return false;
       if (i <= r)
-        return true;
+        return static_cast<int64_t>(i) - 1 != scoreModPerRowDim;
       AffineMap m = op.getModOperandMap(i - (r + 3));
-      return !m.isFunctionOfDim(r) && !m.isFunctionOfDim(r + 1);
+      return !m.isFunctionOfDim(r) && !m.isFunctionOfDim(r + 1) &&
+             (scoreModPerRowDim < 0 || !m.isFunctionOfDim(scoreModPerRowDim));
     }
     Operation *def = v.getDefiningOp();
     return def && def->getBlock() == block && def->getNumResults() == 1 &&

@@ -715,6 +715,9 @@ Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
   Value query = queryOf(row);
   if (kb.op.hasScoreMod()) {
     SmallVector<Value> at(loops.begin(), loops.begin() + r);
+    // GQA packing: the row's group member (values of it are per row).
+    if (packDim >= 0)
+      at[packDim] = divu(row, M());
     // Varlen: rows and keys count within the sequence; the region sees the
     // op's packed positions.
     Value regionQuery = query, regionCol = col, regionColBase = colBase;
