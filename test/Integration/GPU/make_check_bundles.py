@@ -1197,8 +1197,8 @@ CASES.update({
                                             score_mod=score_mod_region(3, softcap(30)),
                                             **_gqa),
     # ALiBi (its bias linear in the key index, taken apart per row tile)
-    # over grouped-query K/V (a region keeps each query head its own rows:
-    # no packing), split-KV over a ragged N and the lse: the ranges'
+    # over grouped-query K/V (packed: the slope of each row's query head),
+    # split-KV over a ragged N and the lse: the ranges'
     # partial maxima carry the row terms.
     "dec_bf16_gqa4_m1_alibi_lse_s5": Case("bfloat16", dims={"b": 2, "h": 2, "g": 4, "m": 1,
                                                             "n": 3001, "d": 128, "e": 128},
