@@ -98,8 +98,10 @@ struct KernelBuilder {
   /// Set by a kernel that takes scoreModKeyLinear()'s bias apart: then
   /// applyScoreMod gets the unscaled score s and returns t = s + k X / scale,
   /// storing the row's term X f here (scaled units: the score is
-  /// scale * t + X f). Where the body does not split so, it stores a null
-  /// value and returns the whole scaled result.
+  /// scale * t + X f). Every score of a fragment row computes the same term
+  /// (the same ops on the same values), so a kernel takes any one's. Were
+  /// the body not to split (scoreModKeyLinear mirrors the split, so every
+  /// score of a kernel splits alike), it returns y / scale and a zero term.
   Value *keyLinearRowTerm = nullptr;
   /// Static sizes of the attention loops (b..., m, n, d, e).
   SmallVector<int64_t> sizes = {};
@@ -733,6 +735,13 @@ struct TileKernel {
   /// overflow: a finite fill, or a bf16/f32 bias (finfo.min over a whole
   /// row); an f16 bias stays within 65504.
   bool fmaExponent() const;
+  /// Whether the kernel takes a score_mod bias linear in the key index
+  /// apart (KernelBuilder::scoreModKeyLinear): natural scores with the one-fma
+  /// exponent, no mask tensor, a static positive scale.
+  bool keyLinearBias() const {
+    return natural && fmaExponent() && kb.scale > 0 && !kb.runtimeScale &&
+           !memArg("mask") && kb.scoreModKeyLinear();
+  }
   /// 2^(x - ref) for row maxima x, ref in the scores' units: with
   /// fmaExponent() from the same rounded products m log2 e that P's
   /// exponents subtract, so that the rescale α and P agree exactly.

@@ -467,9 +467,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // A bias linear in the key index (ALiBi): one fma per score, the row's
   // term in the maxima and the exponent's reference (as the wgmma kernel;
   // KernelBuilder::scoreModKeyLinear).
-  const bool keyLinear = natural && fmaExponent && kb.scale > 0 &&
-                         !kb.runtimeScale && !memArg("mask") &&
-                         kb.scoreModKeyLinear();
+  const bool keyLinear = tk.keyLinearBias();
   // Issue the copies of the K and V tiles starting at key n0 into buffer
   // `buf` as one cp.async group; rows past N are clamped (never used).
   auto issue = [&](Value n0, Value buf) -> Value {
@@ -561,16 +559,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
                               rows[i][h], withMask, Value(), tk.add(n0w, c2),
                               nb * 8 + j);
             kb.keyLinearRowTerm = nullptr;
-            if (keyLinear) {
-              Value &row = keyRow[mIdx(i, h)];
-              if (!row)
-                row = rowTerm ? rowTerm : zero;
-              // Not split (not expected): the whole scaled score came back.
-              if (!rowTerm)
-                x = arith::MulFOp::create(b, loc,
-                                          arith::SubFOp::create(b, loc, x, row),
-                                          kb.cF32(1.0f / kb.scale));
-            }
+            if (keyLinear && !keyRow[mIdx(i, h)])
+              keyRow[mIdx(i, h)] = rowTerm;
             s[sIdx(i, nb, h, j)] = x;
           }
     // Online softmax per row (i, h), in the exp2 domain. Row maxima of

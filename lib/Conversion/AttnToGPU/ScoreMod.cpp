@@ -324,10 +324,8 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
   // body sees it scaled where the split does not apply.
   Value *rowTerm = keyLinearRowTerm;
   Value rawScore = x;
-  if (rowTerm) {
-    *rowTerm = Value();
+  if (rowTerm)
     x = arith::MulFOp::create(b, loc, x, scaleValue());
-  }
   map.map(block->getArgument(0), x);
   for (unsigned i = 0; i < r + 2; ++i)
     map.map(block->getArgument(1 + i), loops[i]);
@@ -349,9 +347,7 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
   };
   DenseMap<Value, Split> split;
   DenseMap<Value, std::pair<Value, float>> fsplit; // f32 value + constant
-  unsigned mDim = r;
   // Static and small m, n (a dynamic size is not known to be small).
-  (void)mDim;
   bool small = smallKeyRange(sizes, r);
   if (nBase && (nOffset || rowTerm) && small)
     split[block->getArgument(r + 2)] = {nBase, nOffset, 1};
@@ -473,6 +469,9 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
       // would leave the loop-invariant k X / scale in a register per k).
       return LLVM::FMAOp::create(b, loc, sigma, cF32(kp.k), rawScore);
     }
+    *rowTerm = cF32(0.0f);
+    return arith::MulFOp::create(b, loc, map.lookup(result),
+                                 cF32(1.0f / scale));
   }
   return map.lookup(result);
 }

@@ -783,9 +783,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // and the bias's add), the row's term X f enters its tile maximum before
   // the quad reduction, and P's exponent fma takes scale log2 e with the
   // reference (X f - m) log2 e. One op per score.
-  const bool keyLinear = natural && fmaExponent && kb.scale > 0 &&
-                         !kb.runtimeScale && !memArg("mask") &&
-                         outerScale <= 0 && kb.scoreModKeyLinear();
+  const bool keyLinear = tk.keyLinearBias();
   // The row terms of the tile prepare() took apart, for exponentiate().
   Value keyRow[2];
   // S = Q K^T: D / 16 wgmma, the first one without accumulating.
@@ -1026,26 +1024,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                         tk.add(n0, c2), (i / 4) * 8 + i % 2);
       kb.keyLinearRowTerm = nullptr;
     }
-    if (keyLinear) {
-      // Every score of a fragment row computes the same row term (the same
-      // ops on the same values): take the first one's. A score the split
-      // did not apply to (not expected: scoreModKeyLinear checked the
-      // body) came back whole and scaled: t = (y - X f) / scale.
-      Value invScale = kb.cF32(1.0f / kb.scale);
-      for (int64_t h = 0; h < 2; ++h) {
-        keyRow[h] = Value();
-        for (int64_t i = 0; i < sRegs && !keyRow[h]; ++i)
-          if ((i / 2) % 2 == h)
-            keyRow[h] = rowTerms[i];
-        if (!keyRow[h])
-          keyRow[h] = zero;
-        for (int64_t i = 0; i < sRegs; ++i)
-          if ((i / 2) % 2 == h && !rowTerms[i])
-            s[i] = arith::MulFOp::create(
-                b, loc, arith::SubFOp::create(b, loc, s[i], keyRow[h]),
-                invScale);
-      }
-    }
+    // Each fragment row's term: its first score's (registers 0 and 2).
+    if (keyLinear)
+      for (int64_t h = 0; h < 2; ++h)
+        keyRow[h] = rowTerms[2 * h];
     for (int64_t h = 0; h < 2; ++h) {
       Value mt;
       for (int64_t i = 0; i < sRegs; ++i)
