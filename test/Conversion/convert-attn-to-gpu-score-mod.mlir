@@ -325,3 +325,75 @@ func.func @quadratic_key_bias(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x130x64x
       } -> tensor<2x4x100x64xf16>
   return %r : tensor<2x4x100x64xf16>
 }
+
+// -----
+
+// Soft-capping past N = 8192: tanh is a second MUFU op per score, so three
+// computing warpgroups (more warps to hide the softmax), not pipelined.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 3 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 32/160), 128-key tiles, 2 stages
+// WHY: remark: GPU kernel: wgmma (sm_90a), 3 warpgroup(s)
+func.func @softcap_long(%q: tensor<1x2x16384x128xbf16>, %k: tensor<1x2x16384x128xbf16>, %v: tensor<1x2x16384x128xbf16>, %o: tensor<1x2x16384x128xbf16>) -> tensor<1x2x16384x128xbf16> {
+  %s = arith.constant 0.088388 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x2x16384x128xbf16>, tensor<1x2x16384x128xbf16>, tensor<1x2x16384x128xbf16>) scale(%s)
+      outs(%o : tensor<1x2x16384x128xbf16>) causal indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index):
+        %cap = arith.constant 50.0 : f32
+        %y = arith.divf %x, %cap : f32
+        %t = math.tanh %y : f32
+        %z = arith.mulf %t, %cap : f32
+        attn.yield %z : f32
+      } -> tensor<1x2x16384x128xbf16>
+  return %r : tensor<1x2x16384x128xbf16>
+}
+
+// -----
+
+// Look-alike: the same length with a region whose only math is on the
+// indices (ALiBi) keeps two computing warpgroups in ping-pong.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 40/232), 128-key tiles, 3 stages, Q/K/V by TMA, pipelined, ping-pong
+// WHY: remark: GPU kernel: wgmma (sm_90a), 2 warpgroup(s)
+func.func @alibi_long(%q: tensor<1x2x16384x128xbf16>, %k: tensor<1x2x16384x128xbf16>, %v: tensor<1x2x16384x128xbf16>, %o: tensor<1x2x16384x128xbf16>) -> tensor<1x2x16384x128xbf16> {
+  %s = arith.constant 0.088388 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x2x16384x128xbf16>, tensor<1x2x16384x128xbf16>, tensor<1x2x16384x128xbf16>) scale(%s)
+      outs(%o : tensor<1x2x16384x128xbf16>) causal indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index):
+        %mm = arith.index_cast %m : index to i64
+        %nn = arith.index_cast %n : index to i64
+        %d = arith.subi %nn, %mm : i64
+        %df = arith.sitofp %d : i64 to f32
+        %sl = arith.constant 0.0625 : f32
+        %bias = arith.mulf %sl, %df : f32
+        %w = arith.addf %x, %bias : f32
+        attn.yield %w : f32
+      } -> tensor<1x2x16384x128xbf16>
+  return %r : tensor<1x2x16384x128xbf16>
+}
+
+// -----
+
+// Look-alike: soft-capping at N = 8192 keeps the persistent ping-pong
+// kernel (three warpgroups measured 1.01-1.02x there).
+// CHECK-LABEL: module attributes
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 40/232), 128-key tiles, 3 stages, Q/K/V by TMA, pipelined, ping-pong, persistent
+// WHY: remark: GPU kernel: wgmma (sm_90a), 2 warpgroup(s)
+func.func @softcap_8k(%q: tensor<1x2x8192x128xbf16>, %k: tensor<1x2x8192x128xbf16>, %v: tensor<1x2x8192x128xbf16>, %o: tensor<1x2x8192x128xbf16>) -> tensor<1x2x8192x128xbf16> {
+  %s = arith.constant 0.088388 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x2x8192x128xbf16>, tensor<1x2x8192x128xbf16>, tensor<1x2x8192x128xbf16>) scale(%s)
+      outs(%o : tensor<1x2x8192x128xbf16>) causal indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index):
+        %cap = arith.constant 50.0 : f32
+        %y = arith.divf %x, %cap : f32
+        %t = math.tanh %y : f32
+        %z = arith.mulf %t, %cap : f32
+        attn.yield %z : f32
+      } -> tensor<1x2x8192x128xbf16>
+  return %r : tensor<1x2x8192x128xbf16>
+}

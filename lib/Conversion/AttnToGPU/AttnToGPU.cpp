@@ -199,6 +199,26 @@ static int64_t tf32Passes(const ConvertAttnToGPUOptions &opts) {
   return opts.f32Precision == "ieee" ? 0 : opts.f32Precision == "tf32" ? 1 : 3;
 }
 
+/// Whether the score_mod applies a transcendental (tanh, exp, log, a power,
+/// rsqrt: MUFU ops) to a value that depends on the score, once per score:
+/// soft-capping's cap tanh(s / cap).
+static bool scoreModTranscendental(AttentionOp op) {
+  Block *body = op.getScoreModBlock();
+  if (!body)
+    return false;
+  llvm::SmallPtrSet<Value, 16> fromScore = {body->getArgument(0)};
+  for (Operation &o : body->without_terminator()) {
+    if (llvm::none_of(o.getOperands(),
+                      [&](Value v) { return fromScore.contains(v); }))
+      continue;
+    if (isa<math::TanhOp, math::ExpOp, math::Exp2Op, math::LogOp, math::Log2Op,
+            math::RsqrtOp, math::PowFOp>(o))
+      return true;
+    fromScore.insert(o.result_begin(), o.result_end());
+  }
+  return false;
+}
+
 /// The key-tile loop options both tensor-core kernels take: tile-kv
 /// (default `defaultKeyTile`), pipeline, stages, rescale-threshold; an error
 /// at the attention names a bad one.
@@ -467,6 +487,19 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     // 64-key tiles, three stages, each with its mask tile.
     if (ringBias)
       shaped.tileKV = 64;
+    // A region with a transcendental of the score (soft-capping's tanh: a
+    // second MUFU op beside P's exponential) past N = 8192: three
+    // computing warpgroups, not pipelined, two stages, a block per query
+    // tile. Measured against the two-warpgroup ping-pong (log step 153):
+    // 1.08-1.11x at N = 16384, 1.12-1.15x at 32768, 1.01-1.02x at 8192
+    // (persistent there: kept), 0.91-0.94x at 4096.
+    if (!ringBias && !persistentWins && widest > 96 && !opts.warps &&
+        !opts.pipeline && !opts.stages && !ShapedType::isDynamic(N) &&
+        N > 8192 && scoreModTranscendental(op)) {
+      cfg.warpGroups = 3;
+      shaped.pipeline = 0;
+      shaped.stages = 2;
+    }
     // From N = 4096, three computing warpgroups (192 rows: K/V read once
     // for more rows) measured 1.03-1.07x two, where their Q, three stages
     // and three bias tiles fit; at N = 1024 0.89-0.91x

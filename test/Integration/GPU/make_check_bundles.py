@@ -891,6 +891,13 @@ CASES: Dict[str, Case] = {
     "softcap30_bf16_d128_ragged_causal": Case("bfloat16", **bhsd(2, 2, 200, 333, 128),
                                               scale=1.5, causal=True,
                                               score_mod=score_mod_region(2, softcap(30))),
+    # Past N = 8192 soft-capping takes three computing warpgroups (log step
+    # 153): ragged against 192-row blocks and 128-key tiles, large logits.
+    "softcap50_bf16_d128_long_causal": Case("bfloat16", **bhsd(1, 2, 8300, 8300, 128),
+                                            scale=1.5, causal=True,
+                                            score_mod=score_mod_region(2, softcap(50))),
+    "softcap30_f16_d128_long_m_lt_n": Case("float16", **bhsd(2, 1, 333, 9001, 128), scale=2.0,
+                                           score_mod=score_mod_region(2, softcap(30))),
     # ALiBi, slopes 2^(-8 (h + 1) / H) from the head index, causal (top left).
     "alibi_f16_d64_causal_m_lt_n": Case("float16", **bhsd(2, 4, 200, 333, 64), causal=True,
                                         score_mod=score_mod_region(2, alibi(4))),
