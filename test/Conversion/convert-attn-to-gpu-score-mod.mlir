@@ -397,3 +397,27 @@ func.func @softcap_8k(%q: tensor<1x2x8192x128xbf16>, %k: tensor<1x2x8192x128xbf1
       } -> tensor<1x2x8192x128xbf16>
   return %r : tensor<1x2x8192x128xbf16>
 }
+
+// -----
+
+// Look-alike: soft-capping past N = 8192 beside a key-padding mask (read a
+// tile ahead; not measured on three warpgroups) keeps two.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup
+// WHY: remark: GPU kernel: wgmma (sm_90a), 2 warpgroup(s)
+func.func @softcap_long_keypad(%q: tensor<1x2x16384x128xbf16>, %k: tensor<1x2x16384x128xbf16>, %v: tensor<1x2x16384x128xbf16>, %keep: tensor<1x16384xi1>, %o: tensor<1x2x16384x128xbf16>) -> tensor<1x2x16384x128xbf16> {
+  %s = arith.constant 0.088388 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x2x16384x128xbf16>, tensor<1x2x16384x128xbf16>, tensor<1x2x16384x128xbf16>) scale(%s)
+      mask(%keep : tensor<1x16384xi1>) outs(%o : tensor<1x2x16384x128xbf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+        affine_map<(b, h, m, n, d, e) -> (b, n)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index):
+        %cap = arith.constant 50.0 : f32
+        %y = arith.divf %x, %cap : f32
+        %t = math.tanh %y : f32
+        %z = arith.mulf %t, %cap : f32
+        attn.yield %z : f32
+      } -> tensor<1x2x16384x128xbf16>
+  return %r : tensor<1x2x16384x128xbf16>
+}

@@ -492,8 +492,9 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     // computing warpgroups, not pipelined, two stages, a block per query
     // tile. Measured against the two-warpgroup ping-pong (log step 153):
     // 1.08-1.11x at N = 16384, 1.12-1.15x at 32768, 1.01-1.02x at 8192
-    // (persistent there: kept), 0.91-0.94x at 4096.
-    if (!ringBias && !persistentWins && widest > 96 && !opts.warps &&
+    // (persistent there: kept), 0.91-0.94x at 4096. Not measured beside a
+    // mask tensor: not there.
+    if (!maskArg && !persistentWins && widest > 96 && !opts.warps &&
         !opts.pipeline && !opts.stages && !ShapedType::isDynamic(N) &&
         N > 8192 && scoreModTranscendental(op)) {
       cfg.warpGroups = 3;

@@ -898,6 +898,21 @@ CASES: Dict[str, Case] = {
                                             score_mod=score_mod_region(2, softcap(50))),
     "softcap30_f16_d128_long_m_lt_n": Case("float16", **bhsd(2, 1, 333, 9001, 128), scale=2.0,
                                            score_mod=score_mod_region(2, softcap(30))),
+    # ... beside a per-head sink and grouped-query K/V; with key padding (a
+    # tile ahead, trimmed keys) the default keeps two warpgroups: forced.
+    "softcap30_bf16_d128_long_keypad_w12": Case(
+        "bfloat16", **bhsd(2, 2, 300, 9000, 128), mask=["b", "n"], mask_pattern="tiles",
+        score_mod=score_mod_region(2, softcap(30)),
+        flags=["--tile-q=192", "--warps=12", "--warp-specialize=1"]),
+    "softcap30_bf16_d128_long_gqa": Case("bfloat16", dims={"b": 1, "h": 2, "g": 2, "m": 400,
+                                                           "n": 8400, "d": 128, "e": 128},
+                                         q=["b", "h", "g", "m", "d"], k=["b", "h", "n", "d"],
+                                         v=["b", "h", "n", "e"],
+                                         out=["b", "h", "g", "m", "e"],
+                                         score_mod=score_mod_region(3, softcap(30))),
+    "softcap30_f16_d128_long_sink_causal": Case("float16", **bhsd(1, 2, 8500, 8500, 128),
+                                                causal=True, sink=["h"],
+                                                score_mod=score_mod_region(2, softcap(30))),
     # ALiBi, slopes 2^(-8 (h + 1) / H) from the head index, causal (top left).
     "alibi_f16_d64_causal_m_lt_n": Case("float16", **bhsd(2, 4, 200, 333, 64), causal=True,
                                         score_mod=score_mod_region(2, alibi(4))),
@@ -1140,6 +1155,11 @@ CASES.update({
         "bfloat16", **thd(2, 4000, 4000, 128), varlen=(16, True, False),
         score_mod=score_mod_region(1, softcap(20)),
         flags=["--warp-specialize=1", "--pipeline=1", "--persistent=1"]),
+    # Past T = 8192 packed keys soft-capping takes three computing
+    # warpgroups (log step 153).
+    "varlen_bf16_s3_softcap_long": Case("bfloat16", **thd(2, 9000, 9000, 128),
+                                        varlen=(3, True, False),
+                                        score_mod=score_mod_region(1, softcap(20))),
     "varlen_bf16_s3_softcap_mma": Case("bfloat16", **thd(2, 700, 700, 64),
                                        varlen=(3, False, False),
                                        score_mod=score_mod_region(1, softcap(20)),
