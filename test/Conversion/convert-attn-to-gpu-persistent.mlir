@@ -173,12 +173,30 @@ func.func @dynamic(%q: tensor<?x16x?x128xf16>, %k: tensor<?x16x?x128xf16>, %v: t
 
 // Past D = 128 (Gemma's 256) without a mask tensor: 48-key tiles, three
 // stages, the pipelined ping-pong loop (Q 64 KB + 3 x (K + V) 144 KB),
-// persistent to N = 8192; with persistent=0 a block per query tile.
+// persistent to N = 8192; with persistent=0 a block per query tile. The
+// persistent kernel's wgmma descriptors are 32-bit start-address sums (one
+// constant per k-step with the leading byte offset, a constant high word);
+// a block per query tile keeps the 64-bit add, shift, mask and OR (log
+// step 158).
 // CHECK-LABEL: module attributes
 // CHECK-SAME: 48-key tiles, 3 stages, Q/K/V by TMA, pipelined, ping-pong, persistent: 132 blocks take the 2048 query tiles from a counter
 // CHECK-SAME: stages = 3
 // CHECK-SAME: tile_kv = 48
+// CHECK: gpu.launch
+// CHECK: %[[BASE:.*]] = arith.trunci %{{.*}} : i64 to i32
+// CHECK: %[[SUM:.*]] = arith.addi %[[BASE]], %{{.*}} : i32
+// CHECK-NEXT: %[[LBO:.*]] = arith.constant 65536 : i32
+// CHECK-NEXT: %[[F:.*]] = arith.addi %[[SUM]], %[[LBO]] : i32
+// CHECK-NEXT: %[[W:.*]] = arith.extui %[[F]] : i32 to i64
+// CHECK-NEXT: arith.constant 4611686293305294848 : i64
+// CHECK-NEXT: arith.ori %[[W]], %{{.*}} : i64
+// CHECK-NOT: arith.constant 16383 : i64
+// CHECK: wgmma.mma_async
 // OFF: 48-key tiles, 3 stages, Q/K/V by TMA, pipelined, ping-pong, a block per query tile
+// OFF: %[[A:.*]] = arith.shrui %{{.*}}, %{{.*}} : i64
+// OFF-NEXT: arith.constant 16383 : i64
+// OFF-NEXT: arith.andi %[[A]], %{{.*}} : i64
+// OFF-NEXT: arith.constant 4611686293305360384 : i64
 func.func @d256(%q: tensor<4x16x4096x256xbf16>, %k: tensor<4x16x4096x256xbf16>, %v: tensor<4x16x4096x256xbf16>, %o: tensor<4x16x4096x256xbf16>) -> tensor<4x16x4096x256xbf16> {
   %s = arith.constant 0.0625 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<4x16x4096x256xbf16>, tensor<4x16x4096x256xbf16>, tensor<4x16x4096x256xbf16>)

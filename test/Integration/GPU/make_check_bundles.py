@@ -612,6 +612,14 @@ CASES: Dict[str, Case] = {
     "wg_d256_br_causal": Case("float16", **bhsd(1, 2, 300, 1000, 256), causal=True,
                               query_offset=700),
     "wg_d192_e128_lse": Case("bfloat16", **bhsd(1, 2, 500, 777, 192, 128), lse=True),
+    # Persistent blocks past D = 128 running several query tiles each (192
+    # and 224 tiles over 132 blocks; the narrow descriptors, log step 158).
+    "wg_d256_persist_multi_causal": Case("bfloat16", **bhsd(2, 8, 1500, 1500, 256),
+                                         causal=True),
+    "wg_d256_persist_multi_ragged": Case("float16", **bhsd(4, 4, 1700, 1900, 256),
+                                         scale=0.3),
+    "wg_d192_e128_persist_multi": Case("float16", **bhsd(2, 8, 1500, 1500, 192, 128),
+                                       causal=True),
     "dyn_f16_d256_causal": Case("float16", **bhsd(-1, 2, -1, -1, 256), causal=True),
     # Bottom-right causal (chunked prefill: M new queries after N - M cached
     # keys, query m at key m + N - M) on every kernel: with a window, a
