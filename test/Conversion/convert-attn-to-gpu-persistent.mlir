@@ -209,6 +209,22 @@ func.func @d256(%q: tensor<4x16x4096x256xbf16>, %k: tensor<4x16x4096x256xbf16>, 
 
 // -----
 
+// ... and past N = 8192 too (log step 160).
+// CHECK-LABEL: module attributes
+// CHECK-SAME: 48-key tiles, 3 stages, Q/K/V by TMA, pipelined, ping-pong, persistent: 132 blocks take the 2048 query tiles from a counter
+// OFF: 48-key tiles, 3 stages, Q/K/V by TMA, pipelined, ping-pong, a block per query tile
+func.func @d256_long(%q: tensor<1x16x16384x256xf16>, %k: tensor<1x16x16384x256xf16>, %v: tensor<1x16x16384x256xf16>, %o: tensor<1x16x16384x256xf16>) -> tensor<1x16x16384x256xf16> {
+  %s = arith.constant 0.0625 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x16x16384x256xf16>, tensor<1x16x16384x256xf16>, tensor<1x16x16384x256xf16>)
+      scale(%s) outs(%o : tensor<1x16x16384x256xf16>)
+      indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>]
+      -> tensor<1x16x16384x256xf16>
+  return %r : tensor<1x16x16384x256xf16>
+}
+
+// -----
+
 // ... with a bias tensor (no room for its tile in three 48-key stages):
 // 64-key tiles, 2 stages, a block per query tile.
 // CHECK-LABEL: module attributes

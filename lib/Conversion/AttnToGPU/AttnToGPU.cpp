@@ -522,15 +522,19 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // block, docs/performance.md, head dims). With K/V by TMA and no mask
   // tensor or window: 48-key tiles, three stages (Q 64 KB + 3 x 48 keys of
   // K and V: 214 KB at D = 256), the pipelined ping-pong loop, persistent
-  // blocks to N = 8192 (log step 79: at D = 256 1.09-1.29x the 64-key,
-  // 2-stage block at N = 1024-4096; past 8192 a block per query tile,
-  // 1.12-1.16x; 32-key tiles lost 2-11%). Otherwise (a bias tile would not
-  // fit beside three stages) 64-key tiles, 2 stages.
+  // blocks (log step 79: at D = 256 1.09-1.29x the 64-key, 2-stage block
+  // at N = 1024-4096; 32-key tiles lost 2-11%; past N = 8192 a block per
+  // query tile measured 1.12-1.16x then, but since their descriptors are
+  // 32-bit sums the persistent blocks are 1.03-1.05x faster there too, log
+  // step 160). Otherwise (a bias tile would not fit beside three stages)
+  // 64-key tiles, 2 stages.
   if (!fp8 && opts.warpSpecialize == -1 && defaultShape &&
       std::max(D, E) > 128) {
     cfg.warpSpecialized = true;
     if (tmaOk && !maskArg && !op.getWindow()) {
-      cfg.wantPersistent = persistentWins;
+      cfg.wantPersistent =
+          persistentWins ||
+          (persistentOk && !ShapedType::isDynamic(N) && N > 8192);
       shaped.pipeline = 1;
       shaped.tileKV = 48;
       shaped.stages = 3;

@@ -618,6 +618,8 @@ CASES: Dict[str, Case] = {
                                          causal=True),
     "wg_d256_persist_multi_ragged": Case("float16", **bhsd(4, 4, 1700, 1900, 256),
                                          scale=0.3),
+    "wg_d256_persist_long_causal": Case("bfloat16", **bhsd(1, 4, 8700, 8700, 256),
+                                        causal=True),
     "wg_d192_e128_persist_multi": Case("float16", **bhsd(2, 8, 1500, 1500, 192, 128),
                                        causal=True),
     "dyn_f16_d256_causal": Case("float16", **bhsd(-1, 2, -1, -1, 256), causal=True),
