@@ -525,16 +525,17 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // blocks (log step 79: at D = 256 1.09-1.29x the 64-key, 2-stage block
   // at N = 1024-4096; 32-key tiles lost 2-11%; past N = 8192 a block per
   // query tile measured 1.12-1.16x then, but since their descriptors are
-  // 32-bit sums the persistent blocks are 1.03-1.05x faster there too, log
-  // step 160). Otherwise (a bias tile would not fit beside three stages)
-  // 64-key tiles, 2 stages.
+  // 32-bit sums the persistent blocks are 1.03-1.05x faster there too at
+  // D = E = 256, log step 160; MLA's D = 192, E = 128 keeps a block per
+  // query tile there: 0.91-0.99x persistent, step 162). Otherwise (a bias
+  // tile would not fit beside three stages) 64-key tiles, 2 stages.
   if (!fp8 && opts.warpSpecialize == -1 && defaultShape &&
       std::max(D, E) > 128) {
     cfg.warpSpecialized = true;
     if (tmaOk && !maskArg && !op.getWindow()) {
       cfg.wantPersistent =
-          persistentWins ||
-          (persistentOk && !ShapedType::isDynamic(N) && N > 8192);
+          persistentWins || (persistentOk && !ShapedType::isDynamic(N) &&
+                             N > 8192 && std::min(D, E) > 128);
       shaped.pipeline = 1;
       shaped.tileKV = 48;
       shaped.stages = 3;
