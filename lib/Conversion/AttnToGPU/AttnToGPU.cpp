@@ -480,7 +480,14 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   if (!fp8 && opts.warpSpecialize == -1 && defaultShape && widest > 64 &&
       widest <= 128 && !op.getWindow() && (longLoop || shortPersistent)) {
     cfg.warpSpecialized = true;
-    cfg.wantPersistent = persistentWins;
+    // Past N = 8192 too where neither a mask tensor nor a region is read:
+    // at N = 16384, D = 96 and 128, 1.00-1.08x a block per query tile, a
+    // sink 0.98-1.05x, JAX's finite fill 0.97-1.03x; ALiBi 0.98-1.00x (log
+    // step 163; step 60 had measured 0.96-1.00x there before TMA Q/K/V).
+    cfg.wantPersistent =
+        persistentWins ||
+        (tmaOk && persistentOk && !maskArg && !op.hasScoreMod() &&
+         !ShapedType::isDynamic(N) && N > 8192 && widest >= 96);
     shaped.pipeline = 1;
     shaped.stages = 3;
     // A staged mask tile does not fit next to three 128-key K/V stages:
@@ -498,6 +505,7 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
         !opts.pipeline && !opts.stages && !ShapedType::isDynamic(N) &&
         N > 8192 && scoreModTranscendental(op)) {
       cfg.warpGroups = 3;
+      cfg.wantPersistent = false;
       shaped.pipeline = 0;
       shaped.stages = 2;
     }

@@ -618,6 +618,14 @@ CASES: Dict[str, Case] = {
                                          causal=True),
     "wg_d256_persist_multi_ragged": Case("float16", **bhsd(4, 4, 1700, 1900, 256),
                                          scale=0.3),
+    # Persistent past N = 8192 at D = 96/128 without a mask tensor or
+    # region (log step 163): ragged, a sink, JAX's finite fill.
+    "wg_persist_long_causal_f16": Case("float16", **bhsd(1, 3, 8400, 8400, 128),
+                                       causal=True),
+    "wg_persist_long_d96_sink_bf16": Case("bfloat16", **bhsd(2, 2, 9000, 9000, 96),
+                                          sink=["h"]),
+    "wg_persist_long_finite_fill_causal": Case("float16", **bhsd(1, 3, 8300, 8300, 128),
+                                               causal=True, mask_value=-65504.0),
     "wg_d256_persist_long_causal": Case("bfloat16", **bhsd(1, 4, 8700, 8700, 256),
                                         causal=True),
     "wg_d192_e128_persist_multi": Case("float16", **bhsd(2, 8, 1500, 1500, 192, 128),
