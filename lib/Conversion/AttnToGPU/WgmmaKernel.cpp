@@ -546,9 +546,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // high word a constant (exact: every offset is a multiple of 16 and
   // base + offset stays below the 2^18 bytes the 14 bits hold). The narrow
   // form issues fewer instructions (the D = 256 causal kernel 2928 -> 2640
-  // SASS) and measured 1.04-1.15x on the persistent 16-bit kernels past
-  // D = 128, but 0.88-0.91x on the same kernels with a block per query
-  // tile and 0.93-0.97x at D = 128 (log steps 157-158; not understood).
+  // SASS) and measured 1.01-1.15x on the persistent 16-bit kernels past
+  // D = 128 (D = 256; MLA's 192/128 1.00-1.08x), but 0.88-0.91x on the same
+  // kernels with a block per query tile, 0.93-0.97x at D = 128 and
+  // 0.90-0.96x with FP8 (log steps 157-159 and 162; the loss is in the
+  // K/V stage descriptors, not understood).
   const bool narrowDesc = persistent && std::max(D, E) > 128 && !fp8;
   Value base64 = arith::IndexCastUIOp::create(b, loc, i64, base);
   Value baseField;
