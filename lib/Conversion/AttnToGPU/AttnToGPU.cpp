@@ -421,6 +421,10 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
       tmaOk && persistentOk && (!maskArg || (ringBias && N >= 1024)) &&
       (ShapedType::isDynamic(N) || (N >= 512 && N <= 8192)) &&
       (causal || widest > 96);
+  // Persistent blocks past N = 8192 without a mask tensor: taken where
+  // measured faster (log steps 160 and 163, below).
+  const bool longPersistent = tmaOk && persistentOk && !maskArg &&
+                              !ShapedType::isDynamic(N) && N > 8192;
   // FP8: the warp-specialized, pipelined kernel with 128-key tiles (V^T's
   // rows are 128 keys), three stages where they fit (else two), persistent
   // blocks up to N = 16384 (the 16-bit kernels: 8192).
@@ -485,9 +489,7 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     // sink 0.98-1.05x, JAX's finite fill 0.97-1.03x; ALiBi 0.98-1.00x (log
     // step 163; step 60 had measured 0.96-1.00x there before TMA Q/K/V).
     cfg.wantPersistent =
-        persistentWins ||
-        (tmaOk && persistentOk && !maskArg && !op.hasScoreMod() &&
-         !ShapedType::isDynamic(N) && N > 8192 && widest >= 96);
+        persistentWins || (longPersistent && !op.hasScoreMod() && widest >= 96);
     shaped.pipeline = 1;
     shaped.stages = 3;
     // A staged mask tile does not fit next to three 128-key K/V stages:
@@ -501,9 +503,9 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     // 1.08-1.11x at N = 16384, 1.12-1.15x at 32768, 1.01-1.02x at 8192
     // (persistent there: kept), 0.91-0.94x at 4096. Not measured beside a
     // mask tensor: not there.
-    if (!maskArg && !persistentWins && widest > 96 && !opts.warps &&
-        !opts.pipeline && !opts.stages && !ShapedType::isDynamic(N) &&
-        N > 8192 && scoreModTranscendental(op)) {
+    if (!maskArg && widest > 96 && !opts.warps && !opts.pipeline &&
+        !opts.stages && !ShapedType::isDynamic(N) && N > 8192 &&
+        scoreModTranscendental(op)) {
       cfg.warpGroups = 3;
       cfg.wantPersistent = false;
       shaped.pipeline = 0;
@@ -542,8 +544,7 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     cfg.warpSpecialized = true;
     if (tmaOk && !maskArg && !op.getWindow()) {
       cfg.wantPersistent =
-          persistentWins || (persistentOk && !ShapedType::isDynamic(N) &&
-                             N > 8192 && std::min(D, E) > 128);
+          persistentWins || (longPersistent && std::min(D, E) > 128);
       shaped.pipeline = 1;
       shaped.tileKV = 48;
       shaped.stages = 3;

@@ -553,27 +553,24 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // K/V stage descriptors, not understood).
   const bool narrowDesc = persistent && std::max(D, E) > 128 && !fp8;
   Value base64 = arith::IndexCastUIOp::create(b, loc, i64, base);
+  // The start address field of a 64-bit shared-memory address.
+  auto addrField = [&](Value addr) -> Value {
+    return arith::AndIOp::create(
+        b, loc,
+        arith::ShRUIOp::create(b, loc, addr,
+                               arith::ConstantIntOp::create(b, loc, 4, 64)),
+        arith::ConstantIntOp::create(b, loc, 0x3FFF, 64));
+  };
   Value baseField;
   if (narrowDesc)
-    baseField = arith::TruncIOp::create(
-        b, loc, i32,
-        arith::AndIOp::create(
-            b, loc,
-            arith::ShRUIOp::create(b, loc, base64,
-                                   arith::ConstantIntOp::create(b, loc, 4, 64)),
-            arith::ConstantIntOp::create(b, loc, 0x3FFF, 64)));
+    baseField = arith::TruncIOp::create(b, loc, i32, addrField(base64));
   // `bytes` (a value, the same for a tile's k-steps) + `constBytes`.
   auto desc = [&](Value bytes, int64_t constBytes, int64_t lbo,
                   int64_t sbo) -> Value {
     if (!narrowDesc) {
       Value off = bytes ? tk.add(bytes, constBytes) : tk.idx(constBytes);
-      Value addr = arith::AddIOp::create(
-          b, loc, base64, arith::IndexCastUIOp::create(b, loc, i64, off));
-      Value field = arith::AndIOp::create(
-          b, loc,
-          arith::ShRUIOp::create(b, loc, addr,
-                                 arith::ConstantIntOp::create(b, loc, 4, 64)),
-          arith::ConstantIntOp::create(b, loc, 0x3FFF, 64));
+      Value field = addrField(arith::AddIOp::create(
+          b, loc, base64, arith::IndexCastUIOp::create(b, loc, i64, off)));
       int64_t hi = ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (int64_t(1) << 62);
       return arith::OrIOp::create(b, loc, field,
                                   arith::ConstantIntOp::create(b, loc, hi, 64));
