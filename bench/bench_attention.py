@@ -27,7 +27,12 @@ kernels slower than --slow-ms per launch get 1 sample (after the check run).
 With --rounds R > 1 (run_on_device.sh uses 3) the kernels of a config are
 timed after all are checked, in R rounds with the order rotating, and each
 reports the median of its round medians (the CSV note gives the range):
-GPU clocks drift within a config, and this keeps the drift off one kernel. Triton: every
+GPU clocks drift within a config, and this keeps the drift off one kernel.
+With --interleave (run_on_device.sh with INTERLEAVE=1) the kernels take
+turns launch by launch within each round instead (A B C D, B C D A, ...), so
+all see the same clocks and power state; in phases a kernel runs at the
+clocks its own power draw and the kernel before it leave, which moved the
+short rows by up to 10% (log step 165). Triton: every
 (BLOCK_M, BLOCK_N, num_warps) variant is checked and timed briefly, the
 fastest is timed in full. Inputs (>= 64 MB per tensor, except at
 N = 131072) exceed the 50 MB L2, so no rotation.
@@ -255,7 +260,9 @@ class Bench:
             return
         times: List[List[float]] = [[] for _ in pending]
         reps_total = [0] * len(pending)
-        for rnd in range(self.args.rounds):
+        if self.args.interleave:
+            self.time_interleaved(pending, times, reps_total)
+        for rnd in range(0 if self.args.interleave else self.args.rounds):
             for j in range(len(pending)):
                 idx = (j + rnd) % len(pending)
                 _, fn, target_ms, _, _ = pending[idx]
@@ -270,6 +277,37 @@ class Bench:
             self.emit(cfg, kernel, status="ok", ms=statistics.median(ts),
                       reps=reps_total[i], rel_err=f"{rel:.3e}",
                       note=f"{note}; {spread}" if note else spread, **extra)
+
+    def time_interleaved(self, pending: List[Any], times: List[List[float]],
+                         reps_total: List[int]) -> None:
+        """--interleave: the kernels take turns launch by launch (A B C A B C
+        ..., the order rotating per launch), so each one's launches see the
+        same clocks and power state; whole phases per kernel let the clock a
+        kernel starts at depend on the kernel before it (log step 165). One
+        repeat count for all: --target-ms over the median launch time."""
+        torch = self.torch
+        fns = [p[1] for p in pending]
+        ests = [run_once(torch, fn)[1] for fn in fns]
+        reps = max(5, min(200, int(pending[0][2] / max(statistics.median(ests), 1e-3))))
+        k = len(fns)
+        for _ in range(self.args.rounds):
+            for fn in fns:
+                for _ in range(3):
+                    fn()
+            evs = [[(torch.cuda.Event(enable_timing=True),
+                     torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+                   for _ in fns]
+            for j in range(reps):
+                for o in range(k):
+                    i = (o + j) % k
+                    s, e = evs[i][j]
+                    s.record()
+                    fns[i]()
+                    e.record()
+            torch.cuda.synchronize()
+            for i in range(k):
+                times[i].append(statistics.median(s.elapsed_time(e) for s, e in evs[i]))
+                reps_total[i] += reps
 
     def run_config(self, cfg: Config, bundle_dir: Optional[Path]) -> None:
         torch, ops, args = self.torch, self.ops, self.args
@@ -535,6 +573,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=1,
                     help="time the kernels of a config in this many interleaved rounds "
                          "(median of the round medians)")
+    ap.add_argument("--interleave", action="store_true",
+                    help="with --rounds > 1: the kernels take turns launch by launch "
+                         "instead of in whole phases")
     ap.add_argument("--target-ms", type=float, default=100.0,
                     help="GPU time per timed kernel (repeats = target / one launch)")
     ap.add_argument("--tune-ms", type=float, default=20.0,
@@ -607,6 +648,8 @@ def main() -> int:
                 "--rounds", str(args.rounds),
                 "--tune-ms", repr(args.tune_ms), "--slow-ms", repr(args.slow_ms),
                 "--kernel-timeout", repr(args.kernel_timeout)]
+        if args.interleave:
+            argv.append("--interleave")
         if args.quick:
             argv.append("--quick")
         if args.only:

@@ -7,7 +7,9 @@
 # BENCH ARGS go to bench/bench_attention.py: --quick (16 configs), or e.g.
 # --only float16_ to split the full set (56 configs) over two calls.
 # SKIP_CHECKS=1 skips step 2. ROUNDS (default 3): the kernels of a config are
-# timed in that many interleaved rounds, reported by the median.
+# timed in that many rounds, reported by the median; within a round each runs
+# a whole phase, the order rotating per round, or with INTERLEAVE=1 they take
+# turns launch by launch (--interleave; log step 165 compares the two).
 #
 # 1. env.txt: GPU, driver, clocks, torch/triton/cuDNN versions.
 # 2. GPU correctness (test/Integration/GPU/run_gpu_checks.py) of the bundles
@@ -70,7 +72,7 @@ bench_left=$(( $(left) - 15 ))
 deadline=$(( bench_left - 150 ))
 (( deadline < 30 )) && deadline=30
 timeout "$bench_left" python3 bench/bench_attention.py --bundles bench/bundles --out "$OUT" --rounds "${ROUNDS:-3}" \
-    --deadline "$deadline" --kernel-timeout 120 "$@" 2>&1 | tee "$OUT/bench.log"
+    $([[ ${INTERLEAVE:-0} == 1 ]] && echo --interleave) --deadline "$deadline" --kernel-timeout 120 "$@" 2>&1 | tee "$OUT/bench.log"
 bench_rc=${PIPESTATUS[0]}
 if [[ $bench_rc == 124 ]]; then
   echo "benchmark cut off at its time limit; reporting what it measured"
