@@ -34,16 +34,16 @@ CONFIGS = [(dt, 128, n, 16384 // n, 16, False) for dt in ("float16", "bfloat16")
            for n in (4096, 8192, 16384)]
 
 
-def shape_configs(shapes: str):
-    """--shapes D:N:causal|full[:H],...: f16 and bf16 [B, H, N, D] rows, 16k
-    tokens per batch (B = 16384 / N) and model dim 2048 (H = 2048 / D)
-    unless H is given."""
+def shape_configs(shapes: str, dtypes: str = "float16,bfloat16"):
+    """--shapes D:N:causal|full[:H],...: [B, H, N, D] rows in each of
+    --dtypes (f16 and bf16; an 8-bit type writes f16), 16k tokens per batch
+    (B = 16384 / N) and model dim 2048 (H = 2048 / D) unless H is given."""
     out = []
     for item in shapes.split(","):
         d, n, kind, *h = item.split(":")
         d, n = int(d), int(n)
         out += [(dt, d, n, max(1, 16384 // n), int(h[0]) if h else 2048 // d,
-                 kind == "causal") for dt in ("float16", "bfloat16")]
+                 kind == "causal") for dt in dtypes.split(",")]
     return out
 
 
@@ -53,7 +53,7 @@ AB_FORMS = {"bias_causal": dict(mask=("h", "m", "n"), mask_dtype="dtype", causal
 
 
 def make(out: Path, flags: str, forms: str = "", shapes: str = "",
-         head_dims: str = "128") -> int:
+         head_dims: str = "128", dtypes: str = "float16,bfloat16") -> int:
     from make_bundles import FORMS, forms_configs, forms_program, program
     FORMS.update(AB_FORMS)
     jobs = []  # (name, program)
@@ -64,9 +64,11 @@ def make(out: Path, flags: str, forms: str = "", shapes: str = "",
                 jobs.append((f"{dt}_d{d}_n{n}_b{b}_h{h}_{form}",
                              forms_program(dt, d, n, b, h, form)))
     else:
-        for dt, d, n, b, h, causal in (shape_configs(shapes) if shapes else CONFIGS):
+        for dt, d, n, b, h, causal in (shape_configs(shapes, dtypes) if shapes
+                                       else CONFIGS):
+            out_dt = "float16" if dt.startswith("float8") else ""
             jobs.append((f"{dt}_d{d}_n{n}_b{b}_h{h}_{'causal' if causal else 'full'}",
-                         program(dt, d, n, b, h, causal)))
+                         program(dt, d, n, b, h, causal, out_dtype=out_dt)))
     failed = 0
     for name, text in jobs:
         with tempfile.NamedTemporaryFile("w", suffix=".mlir") as src:
@@ -135,6 +137,9 @@ def main() -> int:
     ap.add_argument("--shapes", default="",
                     help="--make: D:N:causal|full,... rows (f16 and bf16, 16k "
                          "tokens, model dim 2048) instead of CONFIGS")
+    ap.add_argument("--dtypes", default="float16,bfloat16",
+                    help="--make --shapes: these element types (float8_e4m3fn: "
+                         "FP8 operands, f16 output)")
     ap.add_argument("--head-dims", default="128",
                     help="--make --forms: the forms table's rows of these head "
                          "dims (comma-separated; 80, 96, 256 have plain and causal)")
@@ -142,7 +147,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=30)
     a = ap.parse_args()
     if a.make:
-        return make(Path(a.out), a.flags, a.forms, a.shapes, a.head_dims)
+        return make(Path(a.out), a.flags, a.forms, a.shapes, a.head_dims, a.dtypes)
     if len(a.dirs) != 2:
         ap.error("give DIR_A DIR_B (or --make --out DIR)")
     return run(Path(a.dirs[0]), Path(a.dirs[1]), a.rounds, a.reps)
