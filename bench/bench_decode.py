@@ -26,8 +26,14 @@ the bottom-right causal pattern, which SDPA flash cannot take: that
 backend is reported as n/a there). Each output is checked against the fp32
 reference (torch, on the first and last sequence) before timing. FlexAttention compiles per
 shape (10-40 s): --flex selects the rows (substring of the bundle name;
-default rows with B = 16). FlashInfer is not installed on the device
-machine (no wheel builds offline there): no row.
+default rows with B = 16). FlashInfer (`BatchDecodeWithPagedKVCacheWrapper`,
+its JIT kernels built on the device by its nvcc) where `import flashinfer`
+works: the device image has none, so carry its source distribution
+(`bash bench/flashinfer.sh fetch` here, `bash bench/flashinfer.sh install`
+there); it gets the K/V values as its own 16-key pages in HND layout,
+pages in order, and runs the M = 1 rows without a mask or lengths (its
+decode wrapper takes one query token per sequence; M = 16 would need its
+prefill wrapper: not run).
 
 Writes OUT/decode.csv and prints per row: us per call, GB/s, % of copy,
 attn-opt / best peer.
@@ -98,6 +104,8 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--deadline", type=float, default=0, help="seconds; 0: none")
     ap.add_argument("--no-peers", action="store_true", help="attn-opt and copy only")
+    ap.add_argument("--flashinfer-page", type=int, default=16,
+                    help="keys per FlashInfer page (its own copy of K/V)")
     a = ap.parse_args()
     t0 = time.time()
     import torch
@@ -112,6 +120,18 @@ def main() -> int:
             cbm = create_block_mask
         except Exception as e:  # pragma: no cover - depends on the torch build
             print(f"FlexAttention unavailable: {e}")
+    fi = None
+    if not a.no_peers:
+        try:
+            # Its JIT builds for this card only (sm_90a on Hopper).
+            cap = torch.cuda.get_device_capability()
+            os.environ.setdefault("FLASHINFER_CUDA_ARCH_LIST",
+                                  f"{cap[0]}.{cap[1]}" + ("a" if cap[0] >= 9 else ""))
+            import flashinfer as fi
+            fi_ws = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+            print(f"FlashInfer {fi.__version__}")
+        except Exception as e:
+            print(f"FlashInfer unavailable: {str(e).splitlines()[0][:100]}")
     fh, w = start_results(torch, a.out, "decode.csv", COLUMNS)
     out_dir = Path(a.out)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
@@ -263,6 +283,30 @@ def main() -> int:
                     emit(be_name, peers[be_name], e2)
                 except Exception as e:
                     emit(be_name, None, note=f"n/a: {str(e).splitlines()[0][:100]}")
+            P = a.flashinfer_page
+            if fi is not None and M == 1 and lens is None and N % P == 0:
+                try:
+                    # Its own paged copy: [pages, Hkv, P, D] (HND), pages in order.
+                    kc, vc = (x.reshape(Bn, Hkv, N // P, P, D).permute(0, 2, 1, 3, 4)
+                              .reshape(-1, Hkv, P, D).contiguous() for x in (kp, vp))
+                    i32 = dict(device="cuda", dtype=torch.int32)
+                    wrap = fi.BatchDecodeWithPagedKVCacheWrapper(fi_ws, "HND")
+                    wrap.plan(torch.arange(Bn + 1, **i32) * (N // P),
+                              torch.arange(Bn * N // P, **i32), torch.full((Bn,), P, **i32),
+                              Hq, Hkv, D, P, pos_encoding_mode="NONE",
+                              q_data_type=dt, kv_data_type=dt)
+                    qf = qp.reshape(Bn, Hq, D)
+                    fx = lambda: wrap.run(qf, (kc, vc))  # noqa: E731
+                    e4 = check(fx().reshape(out.shape))
+                    if e4 <= TOL:
+                        peers["flashinfer"] = timed(torch, fx, flush, a.reps)
+                        emit("flashinfer", peers["flashinfer"], e4,
+                             note=f"{P}-key pages, HND")
+                    else:
+                        emit("flashinfer", None, e4, note="wrong result")
+                    del kc, vc
+                except Exception as e:
+                    emit("flashinfer", None, note=f"n/a: {str(e).splitlines()[0][:100]}")
             if flex is not None and a.flex in bdir.name and lens is None:
                 try:
                     bm = None
