@@ -31,9 +31,9 @@ its JIT kernels built on the device by its nvcc) where `import flashinfer`
 works: the device image has none, so carry its source distribution
 (`bash bench/flashinfer.sh fetch` here, `bash bench/flashinfer.sh install`
 there); it gets the K/V values as its own 16-key pages in HND layout,
-pages in order, and runs the M = 1 rows without a mask or lengths (its
-decode wrapper takes one query token per sequence; M = 16 would need its
-prefill wrapper: not run).
+pages in order, on the rows without lengths: M = 1 through its decode
+wrapper, M = 16 through its paged prefill wrapper with causal (which
+FlashInfer aligns at the bottom right, as the M = 16 rows are).
 
 Writes OUT/decode.csv and prints per row: us per call, GB/s, % of copy,
 attn-opt / best peer.
@@ -284,24 +284,36 @@ def main() -> int:
                 except Exception as e:
                     emit(be_name, None, note=f"n/a: {str(e).splitlines()[0][:100]}")
             P = a.flashinfer_page
-            if fi is not None and M == 1 and lens is None and N % P == 0:
+            if fi is not None and lens is None and N % P == 0:
                 try:
                     # Its own paged copy: [pages, Hkv, P, D] (HND), pages in order.
                     kc, vc = (x.reshape(Bn, Hkv, N // P, P, D).permute(0, 2, 1, 3, 4)
                               .reshape(-1, Hkv, P, D).contiguous() for x in (kp, vp))
                     i32 = dict(device="cuda", dtype=torch.int32)
-                    wrap = fi.BatchDecodeWithPagedKVCacheWrapper(fi_ws, "HND")
-                    wrap.plan(torch.arange(Bn + 1, **i32) * (N // P),
-                              torch.arange(Bn * N // P, **i32), torch.full((Bn,), P, **i32),
-                              Hq, Hkv, D, P, pos_encoding_mode="NONE",
-                              q_data_type=dt, kv_data_type=dt)
-                    qf = qp.reshape(Bn, Hq, D)
+                    pages = (torch.arange(Bn + 1, **i32) * (N // P),
+                             torch.arange(Bn * N // P, **i32), torch.full((Bn,), P, **i32))
+                    if M == 1:
+                        wrap = fi.BatchDecodeWithPagedKVCacheWrapper(fi_ws, "HND")
+                        wrap.plan(*pages, Hq, Hkv, D, P, pos_encoding_mode="NONE",
+                                  q_data_type=dt, kv_data_type=dt)
+                        qf = qp.reshape(Bn, Hq, D)
+                        back = lambda o: o  # noqa: E731
+                        how = "decode wrapper"
+                    else:
+                        # M tokens per sequence: its prefill wrapper, whose
+                        # causal mask is aligned at the bottom right.
+                        wrap = fi.BatchPrefillWithPagedKVCacheWrapper(fi_ws, "HND")
+                        wrap.plan(torch.arange(Bn + 1, **i32) * M, *pages, Hq, Hkv, D, P,
+                                  causal=True, q_data_type=dt, kv_data_type=dt)
+                        qf = qp.transpose(1, 2).reshape(Bn * M, Hq, D).contiguous()
+                        back = lambda o: o.reshape(Bn, M, Hq, D).transpose(1, 2)  # noqa: E731
+                        how = "prefill wrapper, causal"
                     fx = lambda: wrap.run(qf, (kc, vc))  # noqa: E731
-                    e4 = check(fx().reshape(out.shape))
+                    e4 = check(back(fx()).reshape(out.shape))
                     if e4 <= TOL:
                         peers["flashinfer"] = timed(torch, fx, flush, a.reps)
                         emit("flashinfer", peers["flashinfer"], e4,
-                             note=f"{P}-key pages, HND")
+                             note=f"{how}, {P}-key pages, HND")
                     else:
                         emit("flashinfer", None, e4, note="wrong result")
                     del kc, vc
