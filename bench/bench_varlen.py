@@ -18,6 +18,9 @@ heads, D in {64, 128}, fp16, causal (top-left per sequence) and full, S in
   jagged nested tensor;
 - "random" (S >= 4): seeded random lengths summing to T (the same vl
   bundle: the tables are arguments), against varlen_attn and nested SDPA.
+FlashInfer's BatchPrefillWithRaggedKVCacheWrapper (the same packed q, k, v
+and cu_seqlens) joins both where `import flashinfer` works (the device image
+has none: `bash bench/flashinfer.sh fetch` here, `install` there).
 TFLOP/s count the visible (query, key) pairs: 4 H D sum_s L_s^2 (full) or
 4 H D sum_s L_s (L_s + 1) / 2 (causal). Each output is checked against an
 fp32 reference on the first and last non-empty sequence before timing;
@@ -76,6 +79,17 @@ def main() -> int:
     if varlen_attn is not None:
         import inspect as _inspect
         print(f"torch varlen_attn{_inspect.signature(varlen_attn)}")
+    fi = None
+    try:
+        # Its JIT builds for this card only (sm_90a on Hopper).
+        cap = torch.cuda.get_device_capability()
+        os.environ.setdefault("FLASHINFER_CUDA_ARCH_LIST",
+                              f"{cap[0]}.{cap[1]}" + ("a" if cap[0] >= 9 else ""))
+        import flashinfer as fi
+        fi_ws = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+        print(f"FlashInfer {fi.__version__}")
+    except Exception as e:
+        print(f"FlashInfer unavailable: {str(e).splitlines()[0][:100]}")
     fh, w = start_results(torch, a.out, "varlen.csv", COLUMNS)
     out_dir = Path(a.out)
     root = Path(a.bundles)
@@ -208,6 +222,19 @@ def main() -> int:
                     res2["o"] = varlen_attn(q, k, v, cu, cu, mx, mx, **kw)
                     return res2["o"]
                 run("torch-varlen", tv, lambda: res2["o"])
+            if fi is not None:
+                try:
+                    wrap = fi.BatchPrefillWithRaggedKVCacheWrapper(fi_ws, "NHD")
+                    wrap.plan(cu, cu, H, H, D, causal=causal, q_data_type=dt,
+                              kv_data_type=dt)
+                    res4: Dict[str, Any] = {}
+
+                    def fiv() -> Any:
+                        res4["o"] = wrap.run(q, k, v)
+                        return res4["o"]
+                    run("flashinfer", fiv, lambda: res4["o"])
+                except Exception as e:
+                    emit("flashinfer", None, note=f"n/a: {str(e).splitlines()[0][:100]}")
             try:
                 nq, nk, nv = (torch.nested.nested_tensor_from_jagged(
                     x, offsets=cu.long()).transpose(1, 2) for x in (q, k, v))
@@ -223,7 +250,7 @@ def main() -> int:
             except Exception as e:
                 emit("sdpa-nested-flash", None, note=f"n/a: {str(e).splitlines()[0][:100]}")
             peers = [times[x] for x in ("sdpa-flash", "sdpa-cudnn", "torch-varlen",
-                                        "sdpa-nested-flash") if x in times]
+                                        "sdpa-nested-flash", "flashinfer") if x in times]
             ours = times.get("attn-opt-varlen")
             for r in rows:
                 if r["kernel"] == "attn-opt-varlen" and ours:
