@@ -10,6 +10,7 @@
 # timed in that many rounds, reported by the median; within a round each runs
 # a whole phase, the order rotating per round, or with INTERLEAVE=1 they take
 # turns launch by launch (--interleave; log step 165 compares the two).
+# LOCKED=1 adds step 4: the bundles against cuDNN at ncu's locked clocks.
 #
 # 1. env.txt: GPU, driver, clocks, torch/triton/cuDNN versions.
 # 2. GPU correctness (test/Integration/GPU/run_gpu_checks.py) of the bundles
@@ -77,6 +78,14 @@ bench_rc=${PIPESTATUS[0]}
 if [[ $bench_rc == 124 ]]; then
   echo "benchmark cut off at its time limit; reporting what it measured"
   python3 bench/bench_attention.py --report-only --out "$OUT" 2>&1 | tee -a "$OUT/bench.log"
+fi
+# --- 4. optional: speed per clock --------------------------------------------
+# LOCKED=1: attn-opt against cuDNN once more at ncu's locked clocks
+# (bench/locked_clocks.py; about 25 s for the 56 bundles): locked.csv.
+if [[ ${LOCKED:-0} == 1 ]] && command -v ncu >/dev/null; then
+  echo "== locked clocks ($(left) s left)"
+  timeout $(( $(left) > 30 ? $(left) - 10 : 20 )) python3 bench/locked_clocks.py \
+      --bundles bench/bundles --out "$OUT" 2>&1 | tail -3 | tee -a "$OUT/bench.log"
 fi
 echo "== done in $((SECONDS - start)) s: checks rc=$check_rc, bench rc=$bench_rc; files in $OUT"
 ls -la "$OUT"
