@@ -76,6 +76,22 @@ def start_results(torch: Any, out: str, name: str, columns: Sequence[str]) -> An
     return fh, w
 
 
+def import_flashinfer(torch: Any) -> Any:
+    """(flashinfer, a 256 MB workspace) where it imports, else (None, None)
+    (bench/flashinfer.sh installs it on the device)."""
+    try:
+        # Its JIT builds for this card only (sm_90a on Hopper).
+        cap = torch.cuda.get_device_capability()
+        os.environ.setdefault("FLASHINFER_CUDA_ARCH_LIST",
+                              f"{cap[0]}.{cap[1]}" + ("a" if cap[0] >= 9 else ""))
+        import flashinfer
+        print(f"FlashInfer {flashinfer.__version__}")
+        return flashinfer, torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    except Exception as e:
+        print(f"FlashInfer unavailable: {str(e).splitlines()[0][:100]}")
+        return None, None
+
+
 def timed(torch: Any, fn: Callable[[], Any], flush: Any, reps: int) -> float:
     """Median us of `fn` over `reps` launches, each after an L2 flush."""
     fn()
@@ -120,18 +136,7 @@ def main() -> int:
             cbm = create_block_mask
         except Exception as e:  # pragma: no cover - depends on the torch build
             print(f"FlexAttention unavailable: {e}")
-    fi = None
-    if not a.no_peers:
-        try:
-            # Its JIT builds for this card only (sm_90a on Hopper).
-            cap = torch.cuda.get_device_capability()
-            os.environ.setdefault("FLASHINFER_CUDA_ARCH_LIST",
-                                  f"{cap[0]}.{cap[1]}" + ("a" if cap[0] >= 9 else ""))
-            import flashinfer as fi
-            fi_ws = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-            print(f"FlashInfer {fi.__version__}")
-        except Exception as e:
-            print(f"FlashInfer unavailable: {str(e).splitlines()[0][:100]}")
+    fi, fi_ws = (None, None) if a.no_peers else import_flashinfer(torch)
     fh, w = start_results(torch, a.out, "decode.csv", COLUMNS)
     out_dir = Path(a.out)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")

@@ -44,7 +44,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
 from attn_opt import bundle as B  # noqa: E402
-from bench_decode import start_results, timed  # noqa: E402
+from bench_decode import import_flashinfer, start_results, timed  # noqa: E402
 
 TOL = 1e-2
 COLUMNS = ["config", "lengths", "kernel", "us", "tflops", "vs_dense", "vs_best_peer",
@@ -79,17 +79,7 @@ def main() -> int:
     if varlen_attn is not None:
         import inspect as _inspect
         print(f"torch varlen_attn{_inspect.signature(varlen_attn)}")
-    fi = None
-    try:
-        # Its JIT builds for this card only (sm_90a on Hopper).
-        cap = torch.cuda.get_device_capability()
-        os.environ.setdefault("FLASHINFER_CUDA_ARCH_LIST",
-                              f"{cap[0]}.{cap[1]}" + ("a" if cap[0] >= 9 else ""))
-        import flashinfer as fi
-        fi_ws = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-        print(f"FlashInfer {fi.__version__}")
-    except Exception as e:
-        print(f"FlashInfer unavailable: {str(e).splitlines()[0][:100]}")
+    fi, fi_ws = import_flashinfer(torch)
     fh, w = start_results(torch, a.out, "varlen.csv", COLUMNS)
     out_dir = Path(a.out)
     root = Path(a.bundles)

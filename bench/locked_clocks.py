@@ -41,6 +41,19 @@ def bundles(root: Path, only: str):
             if (b / "manifest.json").exists() and (not keys or any(k in b.name for k in keys))]
 
 
+def profiled(torch, fns) -> None:
+    """Each launch twice untimed, then once inside the NVTX range "m" (all
+    that ncu --nvtx-include m/ profiles), in order."""
+    for fn in fns:
+        fn()
+        fn()
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_push("m")
+        fn()
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_pop()
+
+
 def pairs(root: Path, only: str, pair: str):
     a, b = pair.split(":")
     return [(x, x.with_name(x.name[: -len(a)] + b)) for x in bundles(root, only)
@@ -62,14 +75,7 @@ def child_pairs(root: Path, only: str, pair: str) -> int:
                 ins_b[n] = ins_a[n]
         fns = [k.prepare(**{n: ins[n] for n in k.manifest.inputs}, out=k.empty_out())
                for k, ins in ((ka, ins_a), (kb, ins_b))]
-        for fn in fns:
-            fn()
-            fn()
-            torch.cuda.synchronize()
-            torch.cuda.nvtx.range_push("m")
-            fn()
-            torch.cuda.synchronize()
-            torch.cuda.nvtx.range_pop()
+        profiled(torch, fns)
         print("BUNDLE", pa.name, flush=True)
         ka.close()
         kb.close()
@@ -97,14 +103,7 @@ def child(root: Path, only: str) -> int:
             with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
                 F.scaled_dot_product_attention(q, k, v, is_causal=man.attention.causal,
                                                scale=man.attention.scale)
-        for fn in (ours, cudnn):
-            fn()
-            fn()
-            torch.cuda.synchronize()
-            torch.cuda.nvtx.range_push("m")
-            fn()
-            torch.cuda.synchronize()
-            torch.cuda.nvtx.range_pop()
+        profiled(torch, (ours, cudnn))
         print("BUNDLE", b.name, flush=True)
         kern.close()
     return 0
