@@ -3,7 +3,9 @@
 one launch of each per bundle, timed by `ncu` (which locks the SM clock
 to base, about 1.4 GHz on the H100), so the ratio is each kernel's speed
 per clock, free of the power and boost state that the timed benchmark's
-kernels leave each other (log step 165 in docs/performance.md).
+kernels leave each other (log step 165 in docs/performance.md). ncu also
+flushes the caches before each profiled launch (its default), so both
+kernels start from a cold L2, as they rarely do in the timed table.
 
     python3 bench/locked_clocks.py --bundles bench/bundles --only _n512_,_n1024_ --out OUT   # GPU
 
