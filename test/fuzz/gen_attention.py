@@ -1278,7 +1278,10 @@ class Case:
         if in_t != "f32" and o_t == "f32" and scale_where in ("q", "k", "q+scores"):
             # The fused op folds a scale of Q/K into its f32 scale: the f16
             # rounding of the scaled Q/K is skipped (precision, not a bug).
-            self.tol = 1e-3
+            # That rounding (2^-11 per element) moves each score by about
+            # 2^-11 |s| / sqrt(3), and |s| grows with amp^2: at amp = 1.5 a
+            # 32-element output row measured 1.3e-3 (seed 5020, case 104).
+            self.tol = 1e-3 if amp <= 1.0 else 5e-3
         if in_t == "bf16" and (scale_where != "none" or bias_t != "f32"):
             self.tol = 1e-2 if scale_where in ("q", "k", "q+scores") else self.tol
         if o_t != "f32" and int(np.prod([sizes[d] for d in o_dims])) <= 16:
