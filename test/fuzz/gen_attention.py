@@ -215,7 +215,7 @@ def check_chunk(chunk: str, tools: Tools, path: str, expect_fuse=True):
         return "mismatch", f"shape mismatch {out.shape} vs {ref.shape}"
     if np.isnan(out).any():
         return "mismatch", f"NaN in fused output ({np.isnan(out).sum()} elements), fused={n_fused}"
-    err = np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30)
+    err = ec.rel_err(out, ref)
     if not err <= tol:
         return "mismatch", f"rel_err={err:.3e} > tol={tol:g} fused={n_fused}"
     return "ok", f"rel_err={err:.3e} fused={n_fused}"

@@ -533,3 +533,24 @@ func.func @fp8_result(%q: tensor<4x8xf8E4M3FN>, %k: tensor<6x8xf8E4M3FN>, %v: te
                        affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>] -> tensor<4x8xf8E4M3FN>
   return %r : tensor<4x8xf8E4M3FN>
 }
+
+// -----
+
+// The score_mod body reads only its block arguments (every backend clones
+// it per score element, also inside a GPU kernel): a runtime scalar from
+// outside is an operand tensor or nothing. (The recognizer refuses such
+// programs with a remark; this is the op as written by hand.)
+func.func @score_mod_captures(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>, %o: tensor<4x8xf32>, %cap: f32) -> tensor<4x8xf32> {
+  %s = arith.constant 0.125 : f32
+  // expected-note @below {{required by region isolation constraints}}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) scale(%s)
+      outs(%o : tensor<4x8xf32>) indexing_maps = [
+        affine_map<(m, n, d, e) -> (m, d)>, affine_map<(m, n, d, e) -> (n, d)>,
+        affine_map<(m, n, d, e) -> (n, e)>, affine_map<(m, n, d, e) -> (m, e)>] score_mod {
+      ^bb0(%x: f32, %m: index, %n: index):
+        // expected-error @below {{using value defined outside the region}}
+        %y = arith.mulf %x, %cap : f32
+        attn.yield %y : f32
+      } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}

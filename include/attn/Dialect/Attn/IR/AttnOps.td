@@ -21,6 +21,7 @@ def Attn_MaskTensor : RankedTensorOf<[F32, F16, BF16, I1]>;
 //===----------------------------------------------------------------------===//
 
 def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
+    IsolatedFromAbove,
     AllTypesMatch<["init", "result"]>,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
   let summary = "Scaled dot-product attention: softmax(scale * Q K^T + mask) V";
@@ -75,7 +76,9 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments,
     then one element per `score_mod_operands` tensor, read through the maps
     that follow the mask's and sink's in `indexing_maps` (any subset of
     `{b..., m, n}`). The body holds scalar arith/math ops only and ends in
-    `attn.yield` of an f32.
+    `attn.yield` of an f32. The op is isolated from above: the body reads
+    nothing but its block arguments (constants live in it; folding keeps
+    them there), so every backend can clone it anywhere, a GPU kernel too.
 
     The optional second result `lse` is the log of each row's softmax
     denominator, `lse[b, m] = log(sum_n exp(S[b, m, n]))` (natural log, the
