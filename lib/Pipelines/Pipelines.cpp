@@ -40,6 +40,9 @@ static void buildCpuModulePipeline(OpPassManager &pm,
   pm.addPass(createConvertAttnToLinalg());
   pm.addPass(createAttnDecomposeAggregates());
   pm.addPass(createCanonicalizerPass());
+  // Rank-reducing slices name their dropped dims explicitly before
+  // memref.subview would guess them again.
+  pm.addPass(createAttnExplicitUnitDrops());
 
   bufferization::OneShotBufferizePassOptions bufOpts;
   bufOpts.bufferizeFunctionBoundaries = true;

@@ -11,6 +11,11 @@
 // RUN: %python %S/mutate.py --seed 1 --count 150 --attn-opt %attn_obj_root/bin/attn-opt --runner-libs %runner-libs --transform-lib %attn_src_root/test/lib/decompose-softmax.mlir --keep %t.mut | FileCheck %s --check-prefix=MUT
 
 // RUN: %python %S/gen_attention.py --seed 777 --only 243 --attn-opt %attn_obj_root/bin/attn-opt --runner-libs %runner-libs --transform-lib %attn_src_root/test/lib/decompose-softmax.mlir --keep %t.gen777 | FileCheck %s --check-prefix=GEN777
+// A GQA bias with a unit group dim and dynamic sizes (the dropped unit dim
+// was guessed wrong once bufferized: attn-explicit-unit-drops), and the Q
+// scale's f16 rounding at amplitude 1.5 (the tolerance the fold needs).
+// RUN: %python %S/gen_attention.py --seed 6035 --only 115 --attn-opt %attn_obj_root/bin/attn-opt --runner-libs %runner-libs --transform-lib %attn_src_root/test/lib/decompose-softmax.mlir --keep %t.gen6035 | FileCheck %s --check-prefix=GEN6035
+// RUN: %python %S/gen_attention.py --seed 5020 --only 104 --attn-opt %attn_obj_root/bin/attn-opt --runner-libs %runner-libs --transform-lib %attn_src_root/test/lib/decompose-softmax.mlir --keep %t.gen5020 | FileCheck %s --check-prefix=GEN5020
 // Hostile inputs (deep chains, DAGs, extreme sizes and option values): every
 // outcome a result or a located diagnostic; a crash, hang, internal or
 // unlocated error fails the run.
@@ -20,6 +25,8 @@
 // Two attentions sharing every input but the second one's sink (a header
 // with an empty argument before the fix).
 // GEN777: gen_attention: seed=777 cases=1 ok=1
+// GEN6035: gen_attention: seed=6035 cases=1 ok=1
+// GEN5020: gen_attention: seed=5020 cases=1 ok=1
 // HOSTILE: hostile: seed 1, 300 inputs
 // HOSTILE-NOT: CRASH
 // HOSTILE-NOT: HANG

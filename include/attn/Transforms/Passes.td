@@ -57,6 +57,22 @@ def AttnDecomposeAggregates : Pass<"attn-decompose-aggregates"> {
                            "::mlir::math::MathDialect"];
 }
 
+def AttnExplicitUnitDrops : Pass<"attn-explicit-unit-drops"> {
+  let summary = "Rank-reducing tensor.extract_slice as a slice and a collapse_shape";
+  let description = [{
+    A rank-reducing `tensor.extract_slice` names the unit dims it drops only
+    through its result type; once bufferized, `memref.subview` infers them
+    again from sizes and strides, and with two unit dims and dynamic strides
+    it can drop the wrong one (a `[1, 2, 1, ?, ?]` mask reduced to
+    `[1, 2, ?, ?]` became a `[2, 1, ?, ?]` view: a verifier error in the CPU
+    pipeline). Each such slice becomes the same slice without the rank
+    reduction followed by a `tensor.collapse_shape` that folds every dropped
+    dim into a kept neighbour, so the dims are explicit. The CPU pipeline
+    runs it before bufferization.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def AttnFoldPageGather : Pass<"attn-fold-page-gather"> {
   let summary = "Recognize K/V gathered from a paged cache by a block table";
   let description = [{
