@@ -262,13 +262,14 @@ class Bench:
         reps_total = [0] * len(pending)
         if self.args.interleave:
             self.time_interleaved(pending, times, reps_total)
-        for rnd in range(0 if self.args.interleave else self.args.rounds):
-            for j in range(len(pending)):
-                idx = (j + rnd) % len(pending)
-                _, fn, target_ms, _, _ = pending[idx]
-                ms, reps = time_kernel(self.torch, fn, target_ms, self.args.slow_ms)
-                times[idx].append(ms)
-                reps_total[idx] += reps
+        else:
+            for rnd in range(self.args.rounds):
+                for j in range(len(pending)):
+                    idx = (j + rnd) % len(pending)
+                    _, fn, target_ms, _, _ = pending[idx]
+                    ms, reps = time_kernel(self.torch, fn, target_ms, self.args.slow_ms)
+                    times[idx].append(ms)
+                    reps_total[idx] += reps
         for i, (kernel, _, _, rel, extra) in enumerate(pending):
             ts = times[i]
             extra = dict(extra)
