@@ -460,21 +460,25 @@ static bool classifyConstantMask(const ConstantMask &cm, bool maskedWhen,
 
 /// An additive constant mask (torch-mlir's Llama: 0 where visible, finfo.min
 /// where masked) that is exactly causal and/or a band is that rule with
-/// -inf: every masked entry is at most -65504 and every row keeps a visible
-/// key, so exp(s + c - rowmax) underflows to exactly 0 whenever the scores
-/// of a row lie within 65400 of each other (f16 scores cannot be further
-/// apart without overflowing), and no row is fully masked, where -inf and a
-/// finite fill differ.
-static bool isCausalAdditiveMask(const ConstantMask &cm, IndexMask &out) {
+/// -inf: every masked entry is at most the fill bound and every row keeps a
+/// visible key, so exp(s + c - rowmax) underflows to exactly 0 whenever the
+/// scores of a row lie closer together than |c|, and no row is fully
+/// masked, where -inf and a finite fill differ. An f16 add saturates at
+/// -65504 (f16 scores cannot be further apart without overflowing); in f32
+/// or bf16, scores 1e4 apart are plausible, so -65504 is only a bias there
+/// and the fill must be at least 1e30 (finfo.min is -3.4e38).
+static bool isCausalAdditiveMask(const ConstantMask &cm, Type addType,
+                                 IndexMask &out) {
   if (!cm.isFloat)
     return false;
+  double bound = addType && addType.isF16() ? -65504.0 : -1e30;
   for (int64_t m = 0; m < cm.M; ++m) {
     bool visible = false;
     for (int64_t n = 0; n < cm.N; ++n) {
       double x = cm.value(m, n);
       if (x == 0.0)
         visible = true;
-      else if (!(x <= -65504.0))
+      else if (!(x <= bound))
         return false; // a bias, or NaN
     }
     if (!visible)
@@ -513,6 +517,7 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
     bool maskedWhen = false;
     double fill = 0;
     int term = -1; ///< Mod: the modified score
+    Type addType = {}; ///< Add: the element type of the addition
   };
   std::vector<int8_t> depCache;
   auto dependsOnScores = [&](int id) {
@@ -647,6 +652,7 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
           break;
         Step step{Step::Add};
         step.other = b;
+        step.addType = t.type;
         path.push_back(step);
         next = s;
       }
@@ -789,7 +795,7 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
       if (std::optional<ConstantMask> cm =
               getConstantMask(tr.get(bl), mDim, nDim)) {
         IndexMask constant;
-        if (isCausalAdditiveMask(*cm, constant)) {
+        if (isCausalAdditiveMask(*cm, step.addType, constant)) {
           mergeIndexMask(f, constant);
           f.additiveCausal = true;
           break;
@@ -1734,7 +1740,7 @@ std::string AttentionMatch::describe() const {
     maskStr += ")";
   }
   if (fromAdditiveMask)
-    causalStr += " (from a constant additive 0 / -65504-or-lower mask)";
+    causalStr += " (from a constant additive 0 / finfo.min mask)";
   if (!scoreMod.empty())
     maskStr += ", score_mod=" +
                scoreMod.describe(splitHeadLoop >= 0 ? numBatch - 1 : numBatch);

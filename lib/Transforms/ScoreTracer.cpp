@@ -60,14 +60,14 @@ static size_t hashTerm(const Term &t) {
       static_cast<int>(t.kind), t.name, t.pred,
       llvm::hash_combine_range(t.kids.begin(), t.kids.end()),
       t.leaf.getAsOpaquePointer(), t.access.getAsOpaquePointer(), bits,
-      t.index.getAsOpaquePointer(), t.dim);
+      t.index.getAsOpaquePointer(), t.dim, t.type.getAsOpaquePointer());
 }
 
 static bool sameTerm(const Term &x, const Term &y) {
   return x.kind == y.kind && x.name == y.name && x.pred == y.pred &&
          std::memcmp(&x.value, &y.value, sizeof(double)) == 0 &&
          x.dim == y.dim && x.index == y.index && x.leaf == y.leaf &&
-         x.access == y.access && x.kids == y.kids;
+         x.access == y.access && x.kids == y.kids && x.type == y.type;
 }
 
 int ScoreTracer::add(Term t) {
@@ -460,6 +460,7 @@ static bool classifyBodyOp(Operation *def, Term &term) {
                  arith::AndIOp, arith::OrIOp, arith::XOrIOp>(def)) {
     term.kind = Term::Binary;
     term.name = def->getName().getStringRef();
+    term.type = def->getResult(0).getType();
   } else if (auto c = dyn_cast<arith::CmpFOp>(def)) {
     term.kind = Term::Cmp;
     term.name = def->getName().getStringRef();

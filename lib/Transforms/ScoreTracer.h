@@ -50,6 +50,7 @@ struct Term {
   double value = 0;         ///< Const
   AffineExpr index;         ///< Index: score-space expression (dim or 0)
   int dim = -1;             ///< Reduce/Softmax: the reduced score dim
+  Type type;                ///< Binary: the element type it computes in
 };
 
 class ScoreTracer {

@@ -880,7 +880,7 @@ func.func @constant_mask_bottom_right_causal(%q: tensor<2x6x16xf32>, %k: tensor<
 // CHECK-NOT: mask(
 // CHECK-SAME: causal
 // CHECK-NOT: mask_value
-// EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=yes (from a constant additive 0 / -65504-or-lower mask)
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=yes (from a constant additive 0 / finfo.min mask)
 func.func @additive_constant_causal_mask(%q: tensor<2x12x16xf32>, %k: tensor<2x12x16xf32>, %v: tensor<2x12x8xf32>) -> tensor<2x12x8xf32> {
   %zero = arith.constant 0.0 : f32
   %mask = arith.constant dense<[[[0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]]> : tensor<1x12x12xf32>
@@ -906,7 +906,7 @@ func.func @additive_constant_causal_mask(%q: tensor<2x12x16xf32>, %k: tensor<2x1
 // -----
 
 // Bottom-right causal with a band (4 new queries after 6 cached keys, each
-// sees 5 keys), written as -inf and -65504: causal, query_offset, window.
+// sees 5 keys), written as -inf and f32's finfo.min: causal, query_offset, window.
 // EXEC: amp=2.0
 // CHECK-LABEL: func.func @additive_constant_mask_bottom_right_window
 // CHECK: attn.attention
@@ -915,7 +915,7 @@ func.func @additive_constant_causal_mask(%q: tensor<2x12x16xf32>, %k: tensor<2x1
 // EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=yes (bottom right: query m at key m + 6), window=5 (from a constant additive
 func.func @additive_constant_mask_bottom_right_window(%q: tensor<2x4x16xf32>, %k: tensor<2x10x16xf32>, %v: tensor<2x10x8xf32>) -> tensor<2x4x8xf32> {
   %zero = arith.constant 0.0 : f32
-  %mask = arith.constant dense<[[[-65504.0, 0xFF800000, 0.0, 0.0, 0.0, 0.0, 0.0, 0xFF800000, -65504.0, 0xFF800000], [-65504.0, 0xFF800000, -65504.0, 0.0, 0.0, 0.0, 0.0, 0.0, -65504.0, 0xFF800000], [-65504.0, 0xFF800000, -65504.0, 0xFF800000, 0.0, 0.0, 0.0, 0.0, 0.0, 0xFF800000], [-65504.0, 0xFF800000, -65504.0, 0xFF800000, -65504.0, 0.0, 0.0, 0.0, 0.0, 0.0]]]> : tensor<1x4x10xf32>
+  %mask = arith.constant dense<[[[-3.40282347E+38, 0xFF800000, 0.0, 0.0, 0.0, 0.0, 0.0, 0xFF800000, -3.40282347E+38, 0xFF800000], [-3.40282347E+38, 0xFF800000, -3.40282347E+38, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, 0xFF800000], [-3.40282347E+38, 0xFF800000, -3.40282347E+38, 0xFF800000, 0.0, 0.0, 0.0, 0.0, 0.0, 0xFF800000], [-3.40282347E+38, 0xFF800000, -3.40282347E+38, 0xFF800000, -3.40282347E+38, 0.0, 0.0, 0.0, 0.0, 0.0]]]> : tensor<1x4x10xf32>
   %e = tensor.empty() : tensor<2x4x10xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x10xf32>) -> tensor<2x4x10xf32>
   %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
@@ -933,6 +933,69 @@ func.func @additive_constant_mask_bottom_right_window(%q: tensor<2x4x16xf32>, %k
   %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x4x10xf32>, tensor<2x10x8xf32>) outs(%zo : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Look-alike: the same pattern with -65504 (f16's finfo.min) in an f32 add.
+// f32 scores can lie more than 65504 apart (scale 1e4 here), so masked keys
+// do not underflow: it stays an additive mask.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @additive_f16_min_in_f32_is_bias
+// CHECK: attn.attention
+// CHECK-SAME: mask(
+// EXPLAIN: remark: attention fused: scale=10000, mask=additive over (m,n), causal=no
+func.func @additive_f16_min_in_f32_is_bias(%q: tensor<2x4x16xf32>, %k: tensor<2x10x16xf32>, %v: tensor<2x10x8xf32>) -> tensor<2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %mask = arith.constant dense<[[[-65504.0, 0xFF800000, 0.0, 0.0, 0.0, 0.0, 0.0, 0xFF800000, -65504.0, 0xFF800000], [-65504.0, 0xFF800000, -65504.0, 0.0, 0.0, 0.0, 0.0, 0.0, -65504.0, 0xFF800000], [-65504.0, 0xFF800000, -65504.0, 0xFF800000, 0.0, 0.0, 0.0, 0.0, 0.0, 0xFF800000], [-65504.0, 0xFF800000, -65504.0, 0xFF800000, -65504.0, 0.0, 0.0, 0.0, 0.0, 0.0]]]> : tensor<1x4x10xf32>
+  %e = tensor.empty() : tensor<2x4x10xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x10xf32>) -> tensor<2x4x10xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x4x16xf32>, tensor<2x10x16xf32>) outs(%z : tensor<2x4x10xf32>) -> tensor<2x4x10xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (0, m, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x4x10xf32>, tensor<1x4x10xf32>) outs(%e : tensor<2x4x10xf32>) {
+  ^bb0(%x: f32, %c: f32, %o: f32):
+    %sc = arith.constant 1.0e+04 : f32
+    %y = arith.mulf %x, %sc : f32
+    %r = arith.addf %y, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x10xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x4x10xf32>) outs(%e : tensor<2x4x10xf32>) -> tensor<2x4x10xf32>
+  %eo = tensor.empty() : tensor<2x4x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x4x10xf32>, tensor<2x10x8xf32>) outs(%zo : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// The same -65504 mask in an f16 add is the rule: an f16 s + c saturates at
+// -65504, and f16 scores cannot be further apart without overflowing.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @additive_f16_min_in_f16_is_causal
+// CHECK: attn.attention
+// CHECK-NOT: mask(
+// CHECK-SAME: causal window = 5 query_offset = 6
+func.func @additive_f16_min_in_f16_is_causal(%q: tensor<2x4x16xf16>, %k: tensor<2x10x16xf16>, %v: tensor<2x10x8xf16>) -> tensor<2x4x8xf16> {
+  %zero = arith.constant 0.0 : f16
+  %mask = arith.constant dense<[[[-65504.0, 0xFC00, 0.0, 0.0, 0.0, 0.0, 0.0, 0xFC00, -65504.0, 0xFC00], [-65504.0, 0xFC00, -65504.0, 0.0, 0.0, 0.0, 0.0, 0.0, -65504.0, 0xFC00], [-65504.0, 0xFC00, -65504.0, 0xFC00, 0.0, 0.0, 0.0, 0.0, 0.0, 0xFC00], [-65504.0, 0xFC00, -65504.0, 0xFC00, -65504.0, 0.0, 0.0, 0.0, 0.0, 0.0]]]> : tensor<1x4x10xf16>
+  %e = tensor.empty() : tensor<2x4x10xf16>
+  %z = linalg.fill ins(%zero : f16) outs(%e : tensor<2x4x10xf16>) -> tensor<2x4x10xf16>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x4x16xf16>, tensor<2x10x16xf16>) outs(%z : tensor<2x4x10xf16>) -> tensor<2x4x10xf16>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (0, m, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x4x10xf16>, tensor<1x4x10xf16>) outs(%e : tensor<2x4x10xf16>) {
+  ^bb0(%x: f16, %c: f16, %o: f16):
+    %sc = arith.constant 0.25 : f16
+    %y = arith.mulf %x, %sc : f16
+    %r = arith.addf %y, %c : f16
+    linalg.yield %r : f16
+  } -> tensor<2x4x10xf16>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x4x10xf16>) outs(%e : tensor<2x4x10xf16>) -> tensor<2x4x10xf16>
+  %eo = tensor.empty() : tensor<2x4x8xf16>
+  %zo = linalg.fill ins(%zero : f16) outs(%eo : tensor<2x4x8xf16>) -> tensor<2x4x8xf16>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x4x10xf16>, tensor<2x10x8xf16>) outs(%zo : tensor<2x4x8xf16>) -> tensor<2x4x8xf16>
+  return %o : tensor<2x4x8xf16>
 }
 
 // -----

@@ -181,11 +181,12 @@ EXPECTED = {
                        "Q·K^T of a fused attention"],
     "torch_gpt2_f16": [FUSED + "scale=0.25, mask=none, causal=yes, batch dims=2, dtype f16 -> f32",
                        "Q·K^T of a fused attention"],
-    # The additive causal mask (0 / finfo.min) stays a mask tensor: s + min
-    # is not exactly a fill of min in f16. K/V are read unrepeated (GQA).
-    "torch_llama_gqa_f32": [FUSED + "scale=0.25, mask=additive over (m,n), causal=no, batch dims=3, dtype f32 -> f32",
+    # The additive causal mask (0 / finfo.min) is the causal rule: every row
+    # keeps a key, and finfo.min (f32's, or -65504 added in f16) underflows
+    # exp to 0. K/V are read unrepeated (GQA).
+    "torch_llama_gqa_f32": [FUSED + "scale=0.25, mask=none, causal=yes (from a constant additive 0 / finfo.min mask), batch dims=3, dtype f32 -> f32",
                             "Q·K^T of a fused attention"],
-    "torch_llama_gqa_f16": [FUSED + "scale=0.25, mask=additive over (m,n), causal=no, batch dims=3, dtype f16 -> f32",
+    "torch_llama_gqa_f16": [FUSED + "scale=0.25, mask=none, causal=yes (from a constant additive 0 / finfo.min mask), batch dims=3, dtype f16 -> f32",
                             "Q·K^T of a fused attention"],
     "torch_t5_bias_f32": [FUSED + "scale=1, mask=additive over (b1,m,n), causal=no, batch dims=2, dtype f32 -> f32",
                           "Q·K^T of a fused attention"],

@@ -187,15 +187,12 @@ def check_chunk(chunk: str, tools: Tools, path: str, expect_fuse=True):
                             what="attn-cpu-pipeline")
     if err:
         return err
-    ref_passes = []
-    if opts["ref"] == "tosa":
-        ref_passes += ec.TOSA
-    ref_passes += [f"--transform-preload-library=transform-library-paths={tools.transform_lib}",
-                   "--transform-interpreter"] + ec.STOCK
-    llvm_ref, err = stage("ref_error", [tools.mlir_opt, path] + ref_passes,
-                          what="mlir-opt (reference)")
-    if err:
-        return ("ref_error", err[1]) if err[0] == "crash" else err
+    llvm_ref = None
+    for cmd in ec.reference_steps(tools.mlir_opt, tools.attn_opt, path, prog,
+                                  opts["ref"], tools.transform_lib):
+        llvm_ref, err = stage("ref_error", cmd, llvm_ref, what="mlir-opt (reference)")
+        if err:
+            return ("ref_error", err[1]) if err[0] == "crash" else err
     out_txt, err = stage("runtime_error", tools.runner, llvm_fused, what="mlir-runner (fused)")
     if err:
         return err

@@ -256,6 +256,22 @@ def parse_output(text: str) -> np.ndarray:
     return np.array([float(t) for t in toks], dtype=np.float64)
 
 
+def reference_steps(mlir_opt, attn_opt, path, text, ref, transform_lib):
+    """The commands that lower `path` unfused through stock MLIR to LLVM: the
+    first reads `path`, each later one reads the previous one's output."""
+    passes = list(TOSA) if ref == "tosa" else []
+    passes += [f"--transform-preload-library=transform-library-paths={transform_lib}",
+               "--transform-interpreter"] + STOCK
+    if "xf8E" not in text:
+        return [[mlir_opt, path] + passes]
+    # MLIR's LLVM lowering has no extf from 8-bit floats: the reference gets
+    # attn-opt's exact expansion of it (checked code by code in
+    # Integration/CPU/fp8.mlir).
+    cut = passes.index("--convert-to-llvm")
+    return [[mlir_opt, path] + passes[:cut], [attn_opt, "-", "--attn-expand-f8"],
+            [mlir_opt, "-"] + passes[cut:]]
+
+
 def run(cmd, inp=None):
     p = subprocess.run(cmd, input=inp, capture_output=True, text=True)
     if p.returncode != 0:
@@ -320,21 +336,10 @@ def main() -> int:
                     f.write(add_main(chunk, ref_main))
                 ref = parse_output(run(runner, run([a.attn_opt, ref_path, pipe])))
             else:
-                ref_passes = []
-                if opts["ref"] == "tosa":
-                    ref_passes += TOSA
-                ref_passes += [f"--transform-preload-library=transform-library-paths={a.transform_lib}",
-                               "--transform-interpreter"] + STOCK
-                if "xf8E" in chunk:
-                    # MLIR's LLVM lowering has no extf from 8-bit floats:
-                    # the reference gets attn-opt's exact expansion of it
-                    # (checked code by code in Integration/CPU/fp8.mlir).
-                    cut = ref_passes.index("--convert-to-llvm")
-                    lowered = run([mlir_opt, path] + ref_passes[:cut])
-                    lowered = run([a.attn_opt, "-", "--attn-expand-f8"], lowered)
-                    llvm_ref = run([mlir_opt, "-"] + ref_passes[cut:], lowered)
-                else:
-                    llvm_ref = run([mlir_opt, path] + ref_passes)
+                llvm_ref = path
+                for cmd in reference_steps(mlir_opt, a.attn_opt, path, chunk,
+                                           opts["ref"], a.transform_lib):
+                    llvm_ref = run(cmd, None if llvm_ref is path else llvm_ref)
                 ref = parse_output(run(runner, llvm_ref))
             elt = parse_tensor([f for f in funcs if f[0] == name][0][2])[1]
             tol = opts["tol"] or (1e-5 if elt == "f32" else 1e-2)
