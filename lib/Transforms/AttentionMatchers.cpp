@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
@@ -489,6 +490,31 @@ static bool isCausalAdditiveMask(const ConstantMask &cm, Type addType,
       (!rule.causal && !rule.windowRel))
     return false;
   out = rule;
+  return true;
+}
+
+/// True if `slice` (a leading slice) has exactly `scores`' sizes: static
+/// ones compared, dynamic ones proven equal by value bounds (a slice to
+/// `dim(p) - 1` of a softmax over `scores` and one extra column, or to the
+/// sizes `scores` was built with).
+static bool slicesBackTo(tensor::ExtractSliceOp slice, Value scores) {
+  auto type = cast<RankedTensorType>(scores.getType());
+  SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+  if ((int64_t)sizes.size() != type.getRank())
+    return false;
+  for (auto [d, size] : llvm::enumerate(sizes)) {
+    std::optional<int64_t> c = getConstantIntValue(size);
+    if (c && !type.isDynamicDim(d)) {
+      if (*c != type.getDimSize(d))
+        return false;
+      continue;
+    }
+    FailureOr<bool> eq = ValueBoundsConstraintSet::areEqual(
+        ValueBoundsConstraintSet::Variable(size),
+        ValueBoundsConstraintSet::Variable(scores, d));
+    if (failed(eq) || !*eq)
+      return false;
+  }
   return true;
 }
 
@@ -1884,12 +1910,9 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
         return fail("the scores are concatenated along a dimension other "
                     "than the keys, or with more than one extra column");
       Value s0 = cat.getInputs()[0], s1 = cat.getInputs()[1];
-      auto t0 = cast<RankedTensorType>(s0.getType());
       auto t1 = cast<RankedTensorType>(s1.getType());
-      if (t1.getDimSize(cat.getDim()) != 1 || !t0.hasStaticShape() ||
-          tr.slices.size() != 1 ||
-          cast<RankedTensorType>(tr.slices.front()->getResult(0).getType())
-                  .getShape() != t0.getShape())
+      if (t1.getDimSize(cat.getDim()) != 1 || tr.slices.size() != 1 ||
+          !slicesBackTo(cast<tensor::ExtractSliceOp>(tr.slices.front()), s0))
         return fail("the scores get an extra column that is not an attention "
                     "sink sliced off before P·V");
       sinkConcat = cat;
@@ -2131,7 +2154,18 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
   for (Operation *op : chain) {
     if (op->getBlock() != root->getBlock())
       return fail("the attention chain spans several blocks");
-    for (Operation *user : op->getUsers())
+    for (Operation *user : op->getUsers()) {
+      // A shape query stays answerable without the op (dynamic programs
+      // slice P back to `dim(P) - 1` keys after a sink).
+      if (auto dim = dyn_cast<tensor::DimOp>(user)) {
+        std::optional<int64_t> d = dim.getConstantIndex();
+        if (d && succeeded(liveDimSize(dim.getSource(), *d, chain, nullptr,
+                                       dim.getLoc()))) {
+          if (!llvm::is_contained(match.dimUsers, user))
+            match.dimUsers.push_back(user);
+          continue;
+        }
+      }
       if (user != root && !chain.contains(user) &&
           !(match.lse && op == match.lse.getDefiningOp())) {
         if (op == qk)
@@ -2144,6 +2178,7 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
                                   "uses besides the attention",
                                   op->getName().getStringRef()));
       }
+    }
   }
   // attn.attention has no empty dimensions (nothing to tile or launch).
   for (Value operand : {match.query, match.key, match.value, match.init})
@@ -2160,6 +2195,67 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
   });
   match.softmax = match.deadChain.front();
   return match;
+}
+
+FailureOr<Value>
+mlir::attn::liveDimSize(Value v, int64_t d,
+                        const llvm::SetVector<Operation *> &dead, OpBuilder *b,
+                        Location loc) {
+  auto constant = [&](int64_t c) -> Value {
+    return b ? arith::ConstantIndexOp::create(*b, loc, c).getResult() : Value();
+  };
+  // Down to the size a tensor was created with, through destinations (also
+  // of ops that stay, so that a fill of the scores is not kept alive for a
+  // shape), casts, slices and concats. Bounded: each step moves to an
+  // operand.
+  for (unsigned depth = 0; depth < 32; ++depth) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || d < 0 || d >= type.getRank())
+      return failure();
+    if (!type.isDynamicDim(d))
+      return constant(type.getDimSize(d));
+    Operation *def = v.getDefiningOp();
+    if (auto empty = dyn_cast_or_null<tensor::EmptyOp>(def))
+      return b ? empty.getDynamicSize(d) : Value();
+    if (auto dps = dyn_cast_or_null<DestinationStyleOpInterface>(def)) {
+      if (!dps.hasPureTensorSemantics())
+        return failure();
+      v = dps.getDpsInitOperand(cast<OpResult>(v).getResultNumber())->get();
+    } else if (auto castOp = dyn_cast_or_null<tensor::CastOp>(def)) {
+      v = castOp.getSource();
+    } else if (auto slice = dyn_cast_or_null<tensor::ExtractSliceOp>(def)) {
+      if (slice.getSourceType().getRank() != type.getRank())
+        return failure(); // rank-reducing: the dims do not line up
+      OpFoldResult size = slice.getMixedSizes()[d];
+      auto val = dyn_cast<Value>(size);
+      if (!val)
+        return constant(cast<IntegerAttr>(cast<Attribute>(size)).getInt());
+      // The size is computed before the slice; it must itself stay.
+      if (Operation *sd = val.getDefiningOp(); sd && dead.contains(sd))
+        return failure();
+      return b ? val : Value();
+    } else if (auto cat = dyn_cast_or_null<tensor::ConcatOp>(def)) {
+      if ((int64_t)cat.getDim() != d) {
+        v = cat.getInputs()[0];
+        continue;
+      }
+      Value sum;
+      for (Value in : cat.getInputs()) {
+        FailureOr<Value> part = liveDimSize(in, d, dead, b, loc);
+        if (failed(part))
+          return failure();
+        if (b)
+          sum = sum ? arith::AddIOp::create(*b, loc, sum, *part).getResult()
+                    : *part;
+      }
+      return sum;
+    } else {
+      if (def && dead.contains(def))
+        return failure();
+      return b ? tensor::DimOp::create(*b, loc, v, d).getResult() : Value();
+    }
+  }
+  return failure();
 }
 
 FailureOr<AttentionMatch> mlir::attn::matchAttention(Operation *root,

@@ -230,6 +230,19 @@ FailureOr<AttentionOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
                                                  const AttentionMatch &match) {
   Operation *root = match.root;
   OpBuilder::InsertionGuard guard(rewriter);
+  // Shape queries of the chain first, while every op they walk is there.
+  llvm::SetVector<Operation *> dead(match.deadChain.begin(),
+                                    match.deadChain.end());
+  for (Operation *user : match.dimUsers) {
+    auto dim = cast<tensor::DimOp>(user);
+    rewriter.setInsertionPoint(dim);
+    FailureOr<Value> size =
+        liveDimSize(dim.getSource(), *dim.getConstantIndex(), dead, &rewriter,
+                    dim.getLoc());
+    if (failed(size))
+      return failure(); // the matcher checked this
+    rewriter.replaceOp(dim, *size);
+  }
   rewriter.setInsertionPoint(root);
   Location loc = root->getLoc();
   Value scale = arith::ConstantOp::create(
@@ -528,6 +541,7 @@ static unsigned fuseIn(Operation *scope, bool explain, FuseCounts &counts,
       }
       erased.insert(root);
       erased.insert(match->deadChain.begin(), match->deadChain.end());
+      erased.insert(match->dimUsers.begin(), match->dimUsers.end());
       (void)fuseAttention(rewriter, *match);
       ++fused;
       ++counts.fused;

@@ -296,6 +296,44 @@ func.func @dynamic_seq_f32(%q: tensor<?x?x16xf32>, %k: tensor<?x?x16xf32>, %v: t
 
 // -----
 
+// Dynamic lengths read back from the intermediates, as converters write
+// them: the output's sizes from `tensor.dim` of P and of the scores. The
+// queries become the sizes the intermediates were created with, so that
+// no scores tensor stays alive for them.
+// EXEC: dims=2,19,2,67,2,67 amp=1.0
+// CHECK-LABEL: func.func @dynamic_dims_of_intermediates
+// CHECK: %[[B:.+]] = tensor.dim %arg0, %c0 : tensor<?x?x16xf32>
+// CHECK: %[[M:.+]] = tensor.dim %arg0, %c1 : tensor<?x?x16xf32>
+// CHECK-NOT: tensor<?x?x?xf32>
+// CHECK: tensor.empty(%[[B]], %[[M]]) : tensor<?x?x16xf32>
+// CHECK-NOT: tensor<?x?x?xf32>
+// CHECK: attn.attention
+func.func @dynamic_dims_of_intermediates(%q: tensor<?x?x16xf32>, %k: tensor<?x?x16xf32>, %v: tensor<?x?x16xf32>) -> tensor<?x?x16xf32> {
+  %cst = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %q, %c0 : tensor<?x?x16xf32>
+  %m = tensor.dim %q, %c1 : tensor<?x?x16xf32>
+  %n = tensor.dim %k, %c1 : tensor<?x?x16xf32>
+  %e = tensor.empty(%b, %m, %n) : tensor<?x?x?xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>,
+      affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<?x?x16xf32>, tensor<?x?x16xf32>) outs(%z : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %e3 = tensor.empty(%b, %m, %n) : tensor<?x?x?xf32>
+  %p = linalg.softmax dimension(2) ins(%s : tensor<?x?x?xf32>) outs(%e3 : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %bp = tensor.dim %s, %c0 : tensor<?x?x?xf32>
+  %mp = tensor.dim %p, %c1 : tensor<?x?x?xf32>
+  %eo = tensor.empty(%bp, %mp) : tensor<?x?x16xf32>
+  %zo = linalg.fill ins(%cst : f32) outs(%eo : tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<?x?x?xf32>, tensor<?x?x16xf32>) outs(%zo : tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  return %o : tensor<?x?x16xf32>
+}
+
+// -----
+
 // Look-alikes: each is left exactly as it was, and still runs correctly.
 
 // The softmax normalizes over the queries (dimension 1), not the keys.

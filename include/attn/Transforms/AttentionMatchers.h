@@ -12,6 +12,7 @@
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <optional>
 #include <string>
@@ -110,6 +111,9 @@ struct AttentionMatch {
   Operation *qkContraction = nullptr;
   /// Ops that become dead once root is replaced, consumers first.
   SmallVector<Operation *> deadChain;
+  /// Shape queries (`tensor.dim`) of dead ops: fuseAttention rewrites each
+  /// in terms of values that stay (liveDimSize) before erasing the chain.
+  SmallVector<Operation *> dimUsers;
 
   /// One line for remarks: "scale=0.125, mask=additive(b,m,n), ...".
   std::string describe() const;
@@ -118,6 +122,13 @@ struct AttentionMatch {
 /// Tries to recognize attention whose P·V contraction is `root`. On failure
 /// returns failure and sets `why` to the first condition that failed.
 FailureOr<AttentionMatch> matchAttention(Operation *root, std::string &why);
+
+/// Dim `d` of `v` in terms of values outside `dead` (through a linalg op's
+/// destination, a slice's sizes, a concat's inputs, a cast's source). With
+/// `b` null only checks that it can be built: success with a null value.
+FailureOr<Value> liveDimSize(Value v, int64_t d,
+                             const llvm::SetVector<Operation *> &dead,
+                             OpBuilder *b, Location loc);
 
 /// True for an op that starts a softmax-like chain (linalg.softmax, or a
 /// linalg op whose body has math.exp); used to find candidates for remarks.
