@@ -376,6 +376,10 @@ def exec_line(orig_chunk, fn):
             toks.append(f"ref={opts['ref']}")
         if opts["tol"]:
             toks.append(f"tol={opts['tol']:g}")
+    if (not opts or not opts["ref"]) and re.search(r"\btosa\.", orig_chunk):
+        # A TOSA chunk without an EXEC line of its own: the stock reference
+        # must lower TOSA first.
+        toks.append("ref=tosa")
     return "// EXEC: " + " ".join(toks)
 
 
