@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Transforms/AttentionMatchers.h"
+#include "IndexArith.h"
 #include "ScoreTracer.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
@@ -345,6 +346,10 @@ struct ConstantMask {
   SmallVector<int64_t> base;     ///< data index of score point (0, 0)
   SmallVector<int64_t> mStep, nStep; ///< data index step per m, per n
   int64_t M = 0, N = 0;
+  /// Read through a slice of run-time size along m or n (a model's buffer
+  /// cut to the sequence length): M x N is the largest block it can be,
+  /// and the program reads its top-left corner.
+  bool truncated = false;
   bool at(int64_t m, int64_t n) const {
     int64_t linear = 0;
     for (size_t i = 0; i < base.size(); ++i)
@@ -364,21 +369,27 @@ static std::optional<ConstantMask> getConstantMask(const Term &leaf, int mDim,
                                                    int nDim) {
   Value v = leaf.leaf;
   auto type = dyn_cast<RankedTensorType>(v.getType());
-  if (!type || !type.hasStaticShape() ||
-      !(type.getElementType().isInteger(1) ||
-        isa<FloatType>(type.getElementType())))
+  if (!type || !(type.getElementType().isInteger(1) ||
+                 isa<FloatType>(type.getElementType())))
     return std::nullopt;
   unsigned rank = type.getRank();
+  // Slices of the constant (constant offsets and strides; sizes may be
+  // run-time ones), composed: the data index of the leaf's element i is
+  // offsets + i * steps.
   SmallVector<int64_t> offsets(rank, 0), steps(rank, 1);
-  if (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>()) {
+  for (int depth = 0; depth < 4; ++depth) {
+    auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice)
+      break;
     if (slice.getSourceType().getRank() != rank ||
         ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
         ShapedType::isDynamicShape(slice.getStaticStrides()))
       return std::nullopt;
-    offsets.assign(slice.getStaticOffsets().begin(),
-                   slice.getStaticOffsets().end());
-    steps.assign(slice.getStaticStrides().begin(),
-                 slice.getStaticStrides().end());
+    for (unsigned i = 0; i < rank; ++i) {
+      offsets[i] = slice.getStaticOffsets()[i] +
+                   offsets[i] * slice.getStaticStrides()[i];
+      steps[i] *= slice.getStaticStrides()[i];
+    }
     v = slice.getSource();
   }
   Attribute attr;
@@ -396,17 +407,27 @@ static std::optional<ConstantMask> getConstantMask(const Term &leaf, int mDim,
   cm.base = offsets;
   cm.mStep.assign(rank, 0);
   cm.nStep.assign(rank, 0);
+  // A run-time size along m or n: the largest the slice can be.
+  auto extent = [&](unsigned i) -> int64_t {
+    if (!type.isDynamicDim(i))
+      return type.getDimSize(i);
+    cm.truncated = true;
+    return offsets[i] < shape[i]
+               ? (shape[i] - offsets[i] + steps[i] - 1) / steps[i]
+               : 0;
+  };
   for (auto [i, e] : llvm::enumerate(leaf.access.getResults())) {
     auto d = dyn_cast<AffineDimExpr>(e);
     if (d && static_cast<int>(d.getPosition()) == mDim && !cm.M) {
       cm.mStep[i] = steps[i];
-      cm.M = type.getDimSize(i);
+      cm.M = extent(i);
     } else if (d && static_cast<int>(d.getPosition()) == nDim && !cm.N) {
       cm.nStep[i] = steps[i];
-      cm.N = type.getDimSize(i);
-    } else if (type.getDimSize(i) != 1 &&
-               !(isa<AffineConstantExpr>(e) &&
-                 cast<AffineConstantExpr>(e).getValue() == 0)) {
+      cm.N = extent(i);
+    } else if (type.isDynamicDim(i) ||
+               (type.getDimSize(i) != 1 &&
+                !(isa<AffineConstantExpr>(e) &&
+                  cast<AffineConstantExpr>(e).getValue() == 0))) {
       return std::nullopt; // varies along a batch dim, or read twice
     }
   }
@@ -421,6 +442,16 @@ static std::optional<ConstantMask> getConstantMask(const Term &leaf, int mDim,
       cm.values.push_back(x.convertToDouble());
   }
   return cm;
+}
+
+/// A rule found on the largest block a truncated constant can be holds on
+/// its top-left corner point by point; it is exact there only if every row
+/// of every corner keeps a visible key (-inf and the fused op's fully
+/// masked rows differ): causal with a non-negative offset (key 0 is always
+/// visible) and no window.
+static bool holdsOnEveryCorner(const ConstantMask &cm, const IndexMask &rule) {
+  return !cm.truncated ||
+         (!rule.windowRel && (!rule.causal || rule.offset >= 0));
 }
 
 /// True if the constant mask masks exactly what causal and/or a sliding
@@ -509,8 +540,21 @@ static bool slicesBackTo(tensor::ExtractSliceOp slice, Value scores) {
         return false;
       continue;
     }
+    // torch-mlir's clamps of `dim(P) - 1` in i64 (IndexArith), then value
+    // bounds for what they relate.
+    Value sizeDim;
+    if (std::optional<LinearSize> ls = evalLinearSize(size);
+        ls && ls->x && ls->a == 1 && ls->c == 0)
+      sizeDim = ls->x;
+    if (sizeDim) {
+      auto dim = sizeDim.getDefiningOp<tensor::DimOp>();
+      std::optional<int64_t> dd = dim ? dim.getConstantIndex() : std::nullopt;
+      if (dim && dim.getSource() == scores && dd == (int64_t)d)
+        continue;
+    }
     FailureOr<bool> eq = ValueBoundsConstraintSet::areEqual(
-        ValueBoundsConstraintSet::Variable(size),
+        sizeDim ? ValueBoundsConstraintSet::Variable(sizeDim)
+                : ValueBoundsConstraintSet::Variable(size),
         ValueBoundsConstraintSet::Variable(scores, d));
     if (failed(eq) || !*eq)
       return false;
@@ -821,7 +865,8 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
       if (std::optional<ConstantMask> cm =
               getConstantMask(tr.get(bl), mDim, nDim)) {
         IndexMask constant;
-        if (isCausalAdditiveMask(*cm, step.addType, constant)) {
+        if (isCausalAdditiveMask(*cm, step.addType, constant) &&
+            holdsOnEveryCorner(*cm, constant)) {
           mergeIndexMask(f, constant);
           f.additiveCausal = true;
           break;
@@ -856,7 +901,8 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
       if (c.kind == Term::Leaf) {
         std::optional<ConstantMask> cm = getConstantMask(c, mDim, nDim);
         IndexMask constant;
-        if (cm && classifyConstantMask(*cm, step.maskedWhen, constant)) {
+        if (cm && classifyConstantMask(*cm, step.maskedWhen, constant) &&
+            holdsOnEveryCorner(*cm, constant)) {
           merge(constant);
           break;
         }

@@ -1,5 +1,6 @@
 //===- ScoreTracer.cpp - symbolic view of the softmax chain ---------------===//
 #include "ScoreTracer.h"
+#include "IndexArith.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -207,7 +208,7 @@ int ScoreTracer::attempt(Value t, AffineMap access,
     // leaf: it is a view the fused op can read as it is.
     if (slice.getSourceType().getRank() != slice.getType().getRank() ||
         !llvm::all_of(slice.getMixedOffsets(),
-                      [](OpFoldResult o) { return isConstantIntValue(o, 0); }) ||
+                      [](OpFoldResult o) { return isProvablyZero(o); }) ||
         !llvm::all_of(slice.getMixedStrides(),
                       [](OpFoldResult o) { return isConstantIntValue(o, 1); }))
       return add(leaf);

@@ -705,6 +705,87 @@ func.func @attention_sink_dynamic_unknown_slice(%q: tensor<4x?x16xf32>, %k: tens
 
 // -----
 
+// A model's causal buffer cut to the run-time lengths (GPT-2's
+// `bias[:, :, :S, :S]` with dynamic axes): every top-left corner of a
+// causal buffer is causal, and key 0 keeps every row visible.
+// EXEC: dims=7,7,7 amp=2.0
+// CHECK-LABEL: func.func @dynamic_corner_of_causal_buffer
+// CHECK: attn.attention
+// CHECK-NOT: mask(
+// CHECK-SAME: causal
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=yes, batch dims=1, dtype f32 -> f32
+func.func @dynamic_corner_of_causal_buffer(%q: tensor<2x?x16xf32>, %k: tensor<2x?x16xf32>, %v: tensor<2x?x8xf32>) -> tensor<2x?x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %q, %c1 : tensor<2x?x16xf32>
+  %n = tensor.dim %k, %c1 : tensor<2x?x16xf32>
+  %buf = arith.constant dense<[[true, false, false, false, false, false, false, false], [true, true, false, false, false, false, false, false], [true, true, true, false, false, false, false, false], [true, true, true, true, false, false, false, false], [true, true, true, true, true, false, false, false], [true, true, true, true, true, true, false, false], [true, true, true, true, true, true, true, false], [true, true, true, true, true, true, true, true]]> : tensor<8x8xi1>
+  %cut = tensor.extract_slice %buf[0, 0] [%m, %n] [1, 1] : tensor<8x8xi1> to tensor<?x?xi1>
+  %e = tensor.empty(%m, %n) : tensor<2x?x?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x?x?xf32>) -> tensor<2x?x?xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x?x16xf32>, tensor<2x?x16xf32>) outs(%z : tensor<2x?x?xf32>) -> tensor<2x?x?xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (m, n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %cut : tensor<2x?x?xf32>, tensor<?x?xi1>) outs(%e : tensor<2x?x?xf32>) {
+  ^bb0(%x: f32, %keep: i1, %o: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %c : f32
+    %r = arith.select %keep, %y, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x?x?xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x?x?xf32>) outs(%e : tensor<2x?x?xf32>) -> tensor<2x?x?xf32>
+  %eo = tensor.empty(%m) : tensor<2x?x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x?x8xf32>) -> tensor<2x?x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x?x?xf32>, tensor<2x?x8xf32>) outs(%zo : tensor<2x?x8xf32>) -> tensor<2x?x8xf32>
+  return %o : tensor<2x?x8xf32>
+}
+
+// -----
+
+// Look-alike: a band buffer (causal, 3 keys wide) cut the same way. A
+// corner narrower than the band leaves rows with no visible key, where -inf
+// and the op's fully masked rows differ: it stays a mask tensor.
+// EXEC: dims=7,5,5 amp=2.0
+// CHECK-LABEL: func.func @dynamic_corner_of_band_buffer
+// CHECK: attn.attention
+// CHECK-SAME: mask(
+// EXPLAIN: remark: attention fused: scale=0.25, mask=boolean over (m,n), causal=no
+func.func @dynamic_corner_of_band_buffer(%q: tensor<2x?x16xf32>, %k: tensor<2x?x16xf32>, %v: tensor<2x?x8xf32>) -> tensor<2x?x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %q, %c1 : tensor<2x?x16xf32>
+  %n = tensor.dim %k, %c1 : tensor<2x?x16xf32>
+  %buf = arith.constant dense<[[true, false, false, false, false, false, false, false], [true, true, false, false, false, false, false, false], [true, true, true, false, false, false, false, false], [false, true, true, true, false, false, false, false], [false, false, true, true, true, false, false, false], [false, false, false, true, true, true, false, false], [false, false, false, false, true, true, true, false], [false, false, false, false, false, true, true, true]]> : tensor<8x8xi1>
+  %cut = tensor.extract_slice %buf[0, 0] [%m, %n] [1, 1] : tensor<8x8xi1> to tensor<?x?xi1>
+  %e = tensor.empty(%m, %n) : tensor<2x?x?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x?x?xf32>) -> tensor<2x?x?xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x?x16xf32>, tensor<2x?x16xf32>) outs(%z : tensor<2x?x?xf32>) -> tensor<2x?x?xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (m, n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %cut : tensor<2x?x?xf32>, tensor<?x?xi1>) outs(%e : tensor<2x?x?xf32>) {
+  ^bb0(%x: f32, %keep: i1, %o: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %c : f32
+    %r = arith.select %keep, %y, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x?x?xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x?x?xf32>) outs(%e : tensor<2x?x?xf32>) -> tensor<2x?x?xf32>
+  %eo = tensor.empty(%m) : tensor<2x?x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x?x8xf32>) -> tensor<2x?x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x?x?xf32>, tensor<2x?x8xf32>) outs(%zo : tensor<2x?x8xf32>) -> tensor<2x?x8xf32>
+  return %o : tensor<2x?x8xf32>
+}
+
+// -----
+
 // The last column of a softmax is dropped but it is a score column like any
 // other (not a separate sink): slicing the probabilities is not attention.
 // EXEC: nofuse

@@ -158,6 +158,99 @@ def t5(dtype):
     return g.model(g.merge(g.op("MatMul", p, v)))
 
 
+class DynGraph(Graph):
+    """Batch and sequence as named (dynamic) ONNX dims: the heads split and
+    merge by Reshape with 0 (copy) entries, model buffers cut to the
+    sequence by Slice, as exports with dynamic axes write them."""
+
+    def input(self, name, shape):
+        shape = [{"B": "batch", "S": "seq"}.get(d, d) if isinstance(d, str) else d
+                 for d in shape]
+        return super().input(name, shape)
+
+    def heads(self, x, heads):
+        x = self.op("Reshape", x, self.const([0, 0, heads, D], np.int64))
+        return self.op("Transpose", x, perm=[0, 2, 1, 3])
+
+    def merge(self, o):
+        o = self.op("Transpose", o, perm=[0, 2, 1, 3])
+        return self.op("Reshape", o, self.const([0, 0, H * D], np.int64))
+
+    def model(self, out):
+        g = oh.make_graph(self.nodes, self.name, self.inputs,
+                          [oh.make_tensor_value_info(out, self.dtype, ["batch", "seq", H * D])],
+                          self.inits)
+        m = oh.make_model(g, opset_imports=[oh.make_opsetid("", 17)])
+        m.ir_version = 8
+        onnx.checker.check_model(m)
+        return m
+
+    def corner(self, buffer, x):
+        """buffer[..., :S, :S] with S = x.shape[1] (a model's max-positions
+        buffer cut to the sequence)."""
+        shp = self.op("Shape", x)
+        s = self.op("Slice", shp, self.const([1], np.int64), self.const([2], np.int64))
+        return self.op("Slice", buffer, self.const([0, 0], np.int64),
+                       self.op("Concat", s, s, axis=0), self.const([2, 3], np.int64))
+
+
+MAXPOS = 64  # the buffers' size; the EXEC sequence lengths stay within it
+
+
+def dyn_gpt2(dtype):
+    # GPT-2 with dynamic axes: the [1, 1, 64, 64] tril buffer cut to S x S.
+    g = DynGraph("dyn_gpt2", dtype)
+    xq = g.input("q", ["B", "S", H * D])
+    q = g.heads(xq, H)
+    k, v = (g.heads(g.input(n, ["B", "S", H * D]), H) for n in "kv")
+    s = g.op("MatMul", q, g.op("Transpose", k, perm=[0, 1, 3, 2]))
+    s = g.op("Div", s, g.const(np.sqrt(D)))
+    tril = np.tril(np.ones((MAXPOS, MAXPOS), dtype=bool)).reshape(1, 1, MAXPOS, MAXPOS)
+    s = g.op("Where", g.corner(g.const(tril, bool), xq), s, g.const(np.finfo(g.np).min))
+    p = g.op("Softmax", s, axis=-1)
+    return g.model(g.merge(g.op("MatMul", p, v)))
+
+
+def dyn_llama(dtype):
+    # Llama with dynamic axes: repeat_kv by broadcasting Expand, the additive
+    # 0 / finfo.min causal buffer cut to S x S.
+    g = DynGraph("dyn_llama", dtype)
+    xq = g.input("q", ["B", "S", H * D])
+    q = g.heads(xq, H)
+
+    def repeat_kv(x):
+        x = g.op("Unsqueeze", x, g.const([2], np.int64))
+        x = g.op("Expand", x, g.const([1, 1, H // HKV, 1, 1], np.int64))
+        return g.op("Reshape", x, g.const([0, H, -1, D], np.int64))
+
+    k = repeat_kv(g.heads(g.input("k", ["B", "S", HKV * D]), HKV))
+    v = repeat_kv(g.heads(g.input("v", ["B", "S", HKV * D]), HKV))
+    s = g.op("MatMul", q, g.op("Transpose", k, perm=[0, 1, 3, 2]))
+    s = g.op("Mul", s, g.const(1.0 / np.sqrt(D)))
+    causal = np.triu(np.full((MAXPOS, MAXPOS), np.finfo(g.np).min, dtype=g.np), 1)
+    s = g.op("Add", s, g.corner(g.const(causal.reshape(1, 1, MAXPOS, MAXPOS)), xq))
+    p = g.op("Softmax", s, axis=-1)
+    return g.model(g.merge(g.op("MatMul", p, v)))
+
+
+def dyn_sink(dtype):
+    # gpt-oss's sinks with dynamic axes: the per-head logit expanded to one
+    # extra score column, softmax, the column dropped by Slice(end=-1)
+    # (torch-mlir: clamps of dim(P) - 1 in i64 around index casts).
+    g = DynGraph("dyn_sink", dtype)
+    q, k, v = (g.heads(g.input(n, ["B", "S", H * D]), H) for n in "qkv")
+    sinks = g.input("sinks", [H])
+    s = g.op("MatMul", q, g.op("Transpose", k, perm=[0, 1, 3, 2]))
+    s = g.op("Mul", s, g.const(1.0 / np.sqrt(D)))
+    sk = g.op("Reshape", sinks, g.const([1, H, 1, 1], np.int64))
+    lead = g.op("Slice", g.op("Shape", s), g.const([0], np.int64), g.const([3], np.int64))
+    sk = g.op("Expand", sk, g.op("Concat", lead, g.const([1], np.int64), axis=0))
+    p = g.op("Softmax", g.op("Concat", s, sk, axis=-1), axis=-1)
+    p = g.op("Slice", p, g.const([0], np.int64), g.const([-1], np.int64),
+             g.const([-1], np.int64))
+    return g.model(g.merge(g.op("MatMul", p, v)))
+
+
 F32, F16 = TP.FLOAT, TP.FLOAT16
 # (name, builder, dtype, exec directive)
 VARIANTS = [
@@ -168,6 +261,12 @@ VARIANTS = [
     ("llama_gqa_f32", llama, F32, ""),
     ("llama_gqa_f16", llama, F16, ""),
     ("t5_bias_f32", t5, F32, ""),
+    # Dynamic batch and sequence (S = 37 and B = 2 at execution; the
+    # buffers hold 64 positions).
+    ("dyn_gpt2_f16", dyn_gpt2, F16, "dims=2,37,2,37,2,37"),
+    ("dyn_llama_gqa_f32", dyn_llama, F32, "dims=2,37,2,37,2,37"),
+    ("dyn_sink_f32", dyn_sink, F32, "dims=2,37,2,37,2,37"),
+    ("dyn_sink_f16", dyn_sink, F16, "dims=2,37,2,37,2,37"),
 ]
 
 # The remarks attn-opt must print on each file, in order.
@@ -188,12 +287,23 @@ EXPECTED = {
                             "Q·K^T of a fused attention"],
     "torch_llama_gqa_f16": [FUSED + "scale=0.25, mask=none, causal=yes (from a constant additive 0 / finfo.min mask), batch dims=3, dtype f16 -> f32",
                             "Q·K^T of a fused attention"],
+    # Dynamic axes: the buffers cut to the sequence are still the causal
+    # rule (every corner of a causal buffer is causal), and the sink's slice
+    # back to N keys is proven through torch-mlir's i64 clamps.
+    "torch_dyn_gpt2_f16": [FUSED + "scale=0.25, mask=none, causal=yes, batch dims=2, dtype f16 -> f32",
+                           "Q·K^T of a fused attention"],
+    "torch_dyn_llama_gqa_f32": [FUSED + "scale=0.25, mask=none, causal=yes (from a constant additive 0 / finfo.min mask), batch dims=2, dtype f32 -> f32",
+                                "Q·K^T of a fused attention"],
+    "torch_dyn_sink_f32": [FUSED + "scale=0.25, mask=none, sink, causal=no, batch dims=2, dtype f32 -> f32",
+                           "Q·K^T of a fused attention"],
+    "torch_dyn_sink_f16": [FUSED + "scale=0.25, mask=none, sink, causal=no, batch dims=2, dtype f16 -> f32",
+                           "Q·K^T of a fused attention"],
     "torch_t5_bias_f32": [FUSED + "scale=1, mask=additive over (b1,m,n), causal=no, batch dims=2, dtype f32 -> f32",
                           "Q·K^T of a fused attention"],
 }
 
 UPSTREAM = {"func", "arith", "math", "linalg", "tensor", "scf", "affine",
-            "bufferization", "memref", "builtin", "ml_program"}
+            "bufferization", "memref", "builtin", "ml_program", "cf"}
 
 
 def find_tool(name):

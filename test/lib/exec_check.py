@@ -58,7 +58,7 @@ def parse_tensor(t: str):
 
 
 def fmt_type(shape, elt):
-    return "tensor<" + "".join(f"{d}x" for d in shape) + elt + ">"
+    return "tensor<" + "".join(("?" if d is None else f"{d}") + "x" for d in shape) + elt + ">"
 
 
 def f8_values(elt: str) -> np.ndarray:
