@@ -786,6 +786,58 @@ func.func @dynamic_corner_of_band_buffer(%q: tensor<2x?x16xf32>, %k: tensor<2x?x
 
 // -----
 
+// Look-alike: the slice starts at column min(N, 1), which is 1 for every
+// real length: it drops key 0 and keeps the sink column, so it is not the
+// sink form (an offset counts as 0 only when it is 0 for every size).
+// CHECK-LABEL: func.func @attention_sink_dynamic_drops_first_key
+// CHECK: tensor.concat
+// CHECK-NOT: attn.attention
+// EXPLAIN: remark: attention not fused
+func.func @attention_sink_dynamic_drops_first_key(%q: tensor<4x?x16xf32>, %k: tensor<4x?x16xf32>, %v: tensor<4x?x8xf32>, %sinks: tensor<4xf32>) -> tensor<4x?x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %q, %c1 : tensor<4x?x16xf32>
+  %n = tensor.dim %k, %c1 : tensor<4x?x16xf32>
+  %e = tensor.empty(%m, %n) : tensor<4x?x?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x?x?xf32>) -> tensor<4x?x?xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<4x?x16xf32>, tensor<4x?x16xf32>) outs(%z : tensor<4x?x?xf32>) -> tensor<4x?x?xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<4x?x?xf32>) outs(%e : tensor<4x?x?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %c : f32
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %future = arith.cmpi ugt, %j, %i : index
+    %r = arith.select %future, %ninf, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<4x?x?xf32>
+  %es = tensor.empty(%m) : tensor<4x?x1xf32>
+  %sb = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%sinks : tensor<4xf32>) outs(%es : tensor<4x?x1xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<4x?x1xf32>
+  %cat = tensor.concat dim(2) %sm, %sb : (tensor<4x?x?xf32>, tensor<4x?x1xf32>) -> tensor<4x?x?xf32>
+  %n1 = arith.addi %n, %c1 : index
+  %e22 = tensor.empty(%m, %n1) : tensor<4x?x?xf32>
+  %p = linalg.softmax dimension(2) ins(%cat : tensor<4x?x?xf32>) outs(%e22 : tensor<4x?x?xf32>) -> tensor<4x?x?xf32>
+  %off = arith.minsi %n, %c1 : index
+  %pk = tensor.extract_slice %p[0, 0, %off] [4, %m, %n] [1, 1, 1] : tensor<4x?x?xf32> to tensor<4x?x?xf32>
+  %eo = tensor.empty(%m) : tensor<4x?x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x?x8xf32>) -> tensor<4x?x8xf32>
+  %o = linalg.batch_matmul ins(%pk, %v : tensor<4x?x?xf32>, tensor<4x?x8xf32>) outs(%zo : tensor<4x?x8xf32>) -> tensor<4x?x8xf32>
+  return %o : tensor<4x?x8xf32>
+}
+
+// -----
+
 // The last column of a softmax is dropped but it is a score column like any
 // other (not a separate sink): slicing the probabilities is not attention.
 // EXEC: nofuse

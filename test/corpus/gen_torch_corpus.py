@@ -251,6 +251,21 @@ def dyn_sink(dtype):
     return g.model(g.merge(g.op("MatMul", p, v)))
 
 
+def dyn_bert_hfmask(dtype):
+    # BERT with dynamic axes and Hugging Face's extended mask computed in
+    # the graph from attention_mask [B, S] (1 keep, 0 pad):
+    # (1 - mask[:, None, None, :]) * finfo.min, added to the scores.
+    g = DynGraph("dyn_bert_hfmask", dtype)
+    q, k, v = (g.heads(g.input(n, ["B", "S", H * D]), H) for n in "qkv")
+    am = g.input("attention_mask", ["B", "S"])
+    ext = g.op("Mul", g.op("Sub", g.const(1.0), g.op("Unsqueeze", am, g.const([1, 2], np.int64))),
+               g.const(np.finfo(g.np).min))
+    s = g.op("MatMul", q, g.op("Transpose", k, perm=[0, 1, 3, 2]))
+    s = g.op("Div", s, g.const(np.sqrt(D)))
+    p = g.op("Softmax", g.op("Add", s, ext), axis=-1)
+    return g.model(g.merge(g.op("MatMul", p, v)))
+
+
 F32, F16 = TP.FLOAT, TP.FLOAT16
 # (name, builder, dtype, exec directive)
 VARIANTS = [
@@ -267,6 +282,7 @@ VARIANTS = [
     ("dyn_llama_gqa_f32", dyn_llama, F32, "dims=2,37,2,37,2,37"),
     ("dyn_sink_f32", dyn_sink, F32, "dims=2,37,2,37,2,37"),
     ("dyn_sink_f16", dyn_sink, F16, "dims=2,37,2,37,2,37"),
+    ("dyn_bert_hfmask_f16", dyn_bert_hfmask, F16, "dims=2,37,2,37,2,37,2,37 arg3=keep01"),
 ]
 
 # The remarks attn-opt must print on each file, in order.
@@ -298,6 +314,10 @@ EXPECTED = {
                            "Q·K^T of a fused attention"],
     "torch_dyn_sink_f16": [FUSED + "scale=0.25, mask=none, sink, causal=no, batch dims=2, dtype f16 -> f32",
                            "Q·K^T of a fused attention"],
+    # The mask expression over attention_mask is a score_mod region
+    # (exact: the op evaluates it per score as the program does).
+    "torch_dyn_bert_hfmask_f16": [FUSED + "scale=0.25, mask=none, score_mod=addf(s, mulf(subf(1, x0), -65504)), causal=no, batch dims=2, dtype f16 -> f32",
+                                  "Q·K^T of a fused attention"],
     "torch_t5_bias_f32": [FUSED + "scale=1, mask=additive over (b1,m,n), causal=no, batch dims=2, dtype f32 -> f32",
                           "Q·K^T of a fused attention"],
 }

@@ -15,7 +15,8 @@ op, the op's lse against a logsumexp written in linalg).
 random normal inputs (large values give large logits). `argN=mask` fills
 argument N with 0 or -inf (the first entry of the last axis is kept finite so
 no row is fully masked); `maskrows` also masks every third row fully (for
-programs with the safe-softmax guard); `bias` is a finite additive bias. `nofuse` states that
+programs with the safe-softmax guard); `bias` is a finite additive bias; `keep01` is 1 or 0 (Hugging
+Face's attention_mask, the first key kept). `nofuse` states that
 attn-fuse must leave the chunk alone (a look-alike); otherwise the chunk must
 fuse. Chunks without a directive are not executed.
 
@@ -179,6 +180,11 @@ def make_main(chunk: str, opts, rng):
                 arr[..., ::3, :] = -np.inf
         elif kind == "bias":
             arr = rng.standard_normal(conc)
+        elif kind == "keep01":
+            # Hugging Face's attention_mask: 1 keep, 0 pad, the first key kept.
+            arr = np.where(rng.random(conc) < 0.3, 0.0, 1.0)
+            if conc:
+                arr[..., 0] = 1.0
         else:
             arr = rng.standard_normal(conc) * opts["amp"]
         st = fmt_type(conc, elt)
@@ -345,11 +351,11 @@ def main() -> int:
             tol = opts["tol"] or (1e-5 if elt == "f32" else 1e-2)
             if out.shape != ref.shape:
                 raise RuntimeError(f"shape mismatch {out.shape} vs {ref.shape}")
+            # The reference first: a NaN there makes the input the problem.
+            if np.isnan(ref).any():
+                raise RuntimeError("NaN in the reference output: the test input is invalid")
             if np.isnan(out).any():
                 raise RuntimeError(f"NaN in fused output ({np.isnan(out).sum()} elements)")
-            finite = ~np.isnan(ref)
-            if not finite.all():
-                raise RuntimeError("NaN in the reference output: the test input is invalid")
             err = rel_err(out, ref)
             status = "ok" if err <= tol else "FAIL"
             print(f"{status}: @{name} fused={n_fused} rel_err={err:.3e} tol={tol:g} "
