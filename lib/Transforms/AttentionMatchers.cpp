@@ -572,6 +572,87 @@ static void mergeIndexMask(ScoreFacts &f, const IndexMask &im) {
         f.windowRel ? std::min(*f.windowRel, *im.windowRel) : *im.windowRel;
 }
 
+/// Splits a select condition into parts that each mask keys on their own
+/// (the conjunction of keep conditions, or the disjunction of mask ones,
+/// with `not` pushed inward) and applies them: constant splats that keep
+/// every key are dropped, index rules and constant masks merged, one bool
+/// mask tensor taken. False with `why` empty if a part is none of these
+/// (the caller explains), with `why` set for a definite refusal.
+static bool applyMaskParts(ScoreTracer &tr, int cond, bool maskedWhen, int mDim,
+                           int nDim, ScoreFacts &f, std::string &why) {
+  SmallVector<std::pair<int, bool>> parts, work = {{cond, maskedWhen}};
+  while (!work.empty()) {
+    auto [id, when] = work.pop_back_val();
+    if (parts.size() + work.size() > 16)
+      return false;
+    id = tr.stripCasts(id);
+    const Term &t = tr.get(id);
+    if (t.kind == Term::Binary && t.kids.size() == 2 &&
+        ((isName(t, "arith.andi") && !when) ||
+         (isName(t, "arith.ori") && when))) {
+      work.push_back({t.kids[0], when});
+      work.push_back({t.kids[1], when});
+      continue;
+    }
+    if (t.kind == Term::Binary && isName(t, "arith.xori") &&
+        tr.constValue(t.kids[1]) == 1.0) {
+      work.push_back({t.kids[0], !when});
+      continue;
+    }
+    parts.push_back({id, when});
+  }
+  if (parts.size() < 2)
+    return false; // one part: the caller's own checks saw it
+  IndexMask merged;
+  std::optional<std::pair<int, bool>> tensorPart;
+  for (auto [id, when] : parts) {
+    if (std::optional<double> v = tr.constValue(id)) {
+      if ((*v != 0.0) == when) {
+        why = "the scores are masked everywhere (a constant condition)";
+        return false;
+      }
+      continue; // keeps every key
+    }
+    IndexMask im;
+    unsigned budget = kIndexMaskBudget;
+    if (classifyIndexMask(tr, id, when, mDim, nDim, im, budget)) {
+      if (im.causal)
+        merged.addCausal(im.offset);
+      if (im.windowRel)
+        merged.addWindow(*im.windowRel);
+      continue;
+    }
+    const Term &c = tr.get(id);
+    if (c.kind != Term::Leaf)
+      return false;
+    std::optional<ConstantMask> cm = getConstantMask(c, mDim, nDim);
+    IndexMask constant;
+    if (cm && classifyConstantMask(*cm, when, constant) &&
+        holdsOnEveryCorner(*cm, constant)) {
+      if (constant.causal)
+        merged.addCausal(constant.offset);
+      if (constant.windowRel)
+        merged.addWindow(*constant.windowRel);
+      continue;
+    }
+    if (!isa<RankedTensorType>(c.leaf.getType()) ||
+        !cast<ShapedType>(c.leaf.getType()).getElementType().isInteger(1) ||
+        tensorPart)
+      return false;
+    tensorPart = {id, when};
+  }
+  if (tensorPart && (f.boolMask >= 0 || f.bias >= 0)) {
+    why = "more than one mask is applied to the scores";
+    return false;
+  }
+  mergeIndexMask(f, merged);
+  if (tensorPart) {
+    f.boolMask = tensorPart->first;
+    f.boolMaskKeepsTrue = !tensorPart->second;
+  }
+  return true;
+}
+
 /// Peels scale, additive masks and selects off the softmax input down to
 /// the Q·K^T leaf. A chain of any length: the descent collects one step per
 /// level (checks that decide the path first), the unwind applies them
@@ -917,6 +998,14 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
         f.boolMaskKeepsTrue = !step.maskedWhen;
         break;
       }
+      // A combination (JAX's dot_product_attention ands the user's mask with
+      // its own, all true without is_causal): a key is masked where any part
+      // masks it, so each part is one of the forms above, and at most one is
+      // a mask tensor.
+      if (applyMaskParts(tr, cond, step.maskedWhen, mDim, nDim, f, why))
+        break;
+      if (!why.empty())
+        return false;
       if (c.kind == Term::Cmp && isName(c, "arith.cmpi"))
         why = "the scores are masked by an index comparison that is neither "
               "causal (n > m + K, K >= 0) nor a sliding window (m - n >= W)";

@@ -171,11 +171,45 @@ int ScoreTracer::trace(Value t, AffineMap access) {
   return memo.lookup({t, access});
 }
 
+/// A constant integer tensor whose element at (i0, ..., ik) is i_d (JAX's
+/// `jnp.arange` folded to a constant, then broadcast): the index d of the
+/// score point, as linalg.index would give it. Values stay far below 2^31,
+/// so the element type does not matter.
+static std::optional<AffineExpr> constantIota(Value t, AffineMap access) {
+  DenseIntElementsAttr attr;
+  if (!matchPattern(t, m_Constant(&attr)) || attr.isSplat() ||
+      attr.getElementType().isInteger(1) || attr.getNumElements() > (1 << 20))
+    return std::nullopt;
+  auto type = cast<ShapedType>(attr.getType());
+  int dim = -1;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.getDimSize(i) != 1) {
+      if (dim >= 0)
+        return std::nullopt; // varies along two dims
+      dim = i;
+    }
+  if (dim < 0 || (unsigned)dim >= access.getNumResults())
+    return std::nullopt;
+  int64_t k = 0;
+  for (const APInt &v : attr.getValues<APInt>())
+    if (v.getSExtValue() != k++)
+      return std::nullopt;
+  AffineExpr e = access.getResult(dim);
+  if (!isa<AffineDimExpr, AffineConstantExpr>(e))
+    return std::nullopt;
+  return e;
+}
+
 int ScoreTracer::attempt(Value t, AffineMap access,
                          SmallVectorImpl<Key> &missing) {
   if (std::optional<double> c = getSplatFloat(t)) {
     Term term{Term::Const};
     term.value = *c;
+    return add(term);
+  }
+  if (std::optional<AffineExpr> index = constantIota(t, access)) {
+    Term term{Term::Index};
+    term.index = *index;
     return add(term);
   }
   Term leaf{Term::Leaf};

@@ -838,6 +838,152 @@ func.func @attention_sink_dynamic_drops_first_key(%q: tensor<4x?x16xf32>, %k: te
 
 // -----
 
+// A bool mask tensor anded with the causal condition (JAX's
+// dot_product_attention with mask= and is_causal=True): the parts mask
+// keys on their own, so it is the mask operand and `causal`.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @mask_and_causal
+// CHECK: attn.attention
+// CHECK-SAME: mask(
+// CHECK-SAME: causal
+// EXPLAIN: remark: attention fused: scale=0.25, mask=boolean over (b0,m,n), causal=yes
+func.func @mask_and_causal(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>, %v: tensor<2x8x8xf32>, %keep: tensor<2x8x8xi1>) -> tensor<2x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x8x16xf32>, tensor<2x8x16xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %keep : tensor<2x8x8xf32>, tensor<2x8x8xi1>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%x: f32, %kp: i1, %o: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %c : f32
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %past = arith.cmpi ule, %j, %i : index
+    %both = arith.andi %kp, %past : i1
+    %r = arith.select %both, %y, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%zo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %o : tensor<2x8x8xf32>
+}
+
+// -----
+
+// Look-alike for the op, not for attention: two mask tensors anded. The op
+// takes one; it stays as written.
+// EXEC: nofuse
+// CHECK-LABEL: func.func @two_masks_anded
+// CHECK-NOT: attn.attention
+// EXPLAIN: remark: attention not fused: the scores are masked by a condition that is neither causal nor a boolean mask tensor
+func.func @two_masks_anded(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>, %v: tensor<2x8x8xf32>, %a: tensor<2x8x8xi1>, %bm: tensor<2x8x8xi1>) -> tensor<2x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x8x16xf32>, tensor<2x8x16xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %a, %bm : tensor<2x8x8xf32>, tensor<2x8x8xi1>, tensor<2x8x8xi1>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%x: f32, %ka: i1, %kb: i1, %o: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %c : f32
+    %both = arith.andi %ka, %kb : i1
+    %r = arith.select %both, %y, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%zo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %o : tensor<2x8x8xf32>
+}
+
+// -----
+
+// Positions as an arange constant (jnp.arange folded by XLA) read at m and
+// at n: indices, so `n <= m` is causal.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @arange_constant_causal
+// CHECK: attn.attention
+// CHECK-NOT: mask(
+// CHECK-SAME: causal
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=yes
+func.func @arange_constant_causal(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>, %v: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %ar = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7]> : tensor<8xi32>
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x8x16xf32>, tensor<2x8x16xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (m)>, affine_map<(b, m, n) -> (n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %ar, %ar : tensor<2x8x8xf32>, tensor<8xi32>, tensor<8xi32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%x: f32, %qi: i32, %ki: i32, %o: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %c : f32
+    %past = arith.cmpi sle, %ki, %qi : i32
+    %r = arith.select %past, %y, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%zo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %o : tensor<2x8x8xf32>
+}
+
+// -----
+
+// Look-alike: the same constant with two positions swapped is not an
+// arange: the comparison is not the causal rule.
+// EXEC: nofuse
+// CHECK-LABEL: func.func @permuted_positions_not_causal
+// CHECK-NOT: attn.attention
+// EXPLAIN: remark: attention not fused
+func.func @permuted_positions_not_causal(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>, %v: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %ar = arith.constant dense<[0, 1, 2, 3, 5, 4, 6, 7]> : tensor<8xi32>
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x8x16xf32>, tensor<2x8x16xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (m)>, affine_map<(b, m, n) -> (n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %ar, %ar : tensor<2x8x8xf32>, tensor<8xi32>, tensor<8xi32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%x: f32, %qi: i32, %ki: i32, %o: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %c : f32
+    %past = arith.cmpi sle, %ki, %qi : i32
+    %r = arith.select %past, %y, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%zo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %o : tensor<2x8x8xf32>
+}
+
+// -----
+
 // The last column of a softmax is dropped but it is a score column like any
 // other (not a separate sink): slicing the probabilities is not attention.
 // EXEC: nofuse

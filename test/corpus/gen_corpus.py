@@ -130,6 +130,21 @@ def nn_dpa_gqa_causal_f32(q, k, v):
                                         implementation='xla')
 
 
+
+def nn_dpa_mask_f32(q, k, v, mask):
+    # jax.nn.dot_product_attention with a boolean mask argument: the library
+    # ands it with its own (all true without is_causal) before the where.
+    return jax.nn.dot_product_attention(q, k, v, mask=mask, implementation='xla')
+
+
+def nn_dpa_window_f32(q, k, v):
+    # A causal sliding window (each query sees itself and 7 keys back): the
+    # library compares broadcast jnp.arange constants, not iotas.
+    return jax.nn.dot_product_attention(q, k, v, is_causal=True,
+                                        local_window_size=(7, 0),
+                                        implementation='xla')
+
+
 B = 2
 # name, function, argument specs, extra EXEC options (beyond `nofuse`, which
 # follows from EXPECTED). Shapes are kept small so that the whole corpus runs
@@ -149,6 +164,11 @@ VARIANTS = [
      [spec((B, 64, 4, 16))] * 3 + [spec((B, 1, 64, 64), jnp.bool_)], ""),
     ("nn_dpa_gqa_causal_f32", nn_dpa_gqa_causal_f32,
      [spec((B, 96, 8, 16)), spec((B, 96, 2, 16)), spec((B, 96, 2, 16))], ""),
+    ("nn_dpa_mask_f32", nn_dpa_mask_f32,
+     [spec((B, 33, 8, 16)), spec((B, 40, 2, 16)), spec((B, 40, 2, 16)),
+      spec((B, 1, 33, 40), jnp.bool_)], ""),
+    ("nn_dpa_window_f32", nn_dpa_window_f32,
+     [spec((B, 45, 8, 16)), spec((B, 45, 2, 16)), spec((B, 45, 2, 16))], ""),
 ]
 
 # Expected `attn-opt --attn-fuse --attn-explain` remark per generated file
@@ -177,6 +197,13 @@ EXPECTED = {
     # index (grouped-query attention without a broadcast copy).
     "jax_nn_dpa_gqa_causal_f32": _FUSED + "scale=0.25, mask=none, causal=yes, batch dims=3, dtype f32 -> f32",
     "jax_nn_dpa_gqa_causal_f32_raised": _FUSED + "scale=0.25, mask=none, causal=yes, batch dims=3, dtype f32 -> f32",
+    # The mask argument anded with an all-true constant: the constant part
+    # keeps every key, the argument is the mask tensor.
+    "jax_nn_dpa_mask_f32": _FUSED + "scale=0.25, mask=boolean over (b1,m,n), causal=no, batch dims=3, dtype f32 -> f32",
+    "jax_nn_dpa_mask_f32_raised": _FUSED + "scale=0.25, mask=boolean over (b1,m,n), causal=no, batch dims=3, dtype f32 -> f32",
+    # arange constants compared as indices: causal and a window of 8 keys.
+    "jax_nn_dpa_window_f32": _FUSED + "scale=0.25, mask=none, causal=yes, window=8, batch dims=3, dtype f32 -> f32",
+    "jax_nn_dpa_window_f32_raised": _FUSED + "scale=0.25, mask=none, causal=yes, window=8, batch dims=3, dtype f32 -> f32",
 }
 
 
