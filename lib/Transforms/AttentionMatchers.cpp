@@ -34,6 +34,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -260,6 +261,55 @@ struct IndexMask {
 
 /// Classifies `cond` (which masks a key when it equals `maskedWhen`) as the
 /// causal rule (n > m + K, K >= 0), a sliding window (m - n >= W), or a
+/// A float 0/1 flag compared with a constant (ONNX's `Trilu` of ones, then
+/// `Equal(tril, 0)`: cmpf(select(p, 1, 0), 0)) is `p` or `not p`: the
+/// condition it stands for and whether it is negated, or nullopt when the
+/// comparison does not separate the two values.
+static std::optional<std::pair<int, bool>> flagCompare(ScoreTracer &tr,
+                                                       int id) {
+  const Term &c = tr.get(tr.stripCasts(id));
+  if (c.kind != Term::Cmp || !isName(c, "arith.cmpf") || c.kids.size() != 2)
+    return std::nullopt;
+  const Term &sel = tr.get(tr.stripCasts(c.kids[0]));
+  std::optional<double> k = tr.constValue(c.kids[1]);
+  if (sel.kind != Term::Select || !k)
+    return std::nullopt;
+  std::optional<double> a = tr.constValue(sel.kids[1]),
+                        b = tr.constValue(sel.kids[2]);
+  if (!a || !b)
+    return std::nullopt;
+  auto eval = [&](double x) -> std::optional<bool> {
+    using P = arith::CmpFPredicate;
+    switch (static_cast<P>(c.pred)) {
+    case P::OEQ:
+    case P::UEQ:
+      return x == *k;
+    case P::ONE:
+    case P::UNE:
+      return x != *k;
+    case P::OLT:
+    case P::ULT:
+      return x < *k;
+    case P::OLE:
+    case P::ULE:
+      return x <= *k;
+    case P::OGT:
+    case P::UGT:
+      return x > *k;
+    case P::OGE:
+    case P::UGE:
+      return x >= *k;
+    default:
+      return std::nullopt;
+    }
+  };
+  std::optional<bool> ra = eval(*a), rb = eval(*b);
+  if (!ra || !rb || *ra == *rb || std::isnan(*a) || std::isnan(*b) ||
+      std::isnan(*k))
+    return std::nullopt;
+  return std::make_pair(sel.kids[0], !*ra);
+}
+
 /// conjunction of them. Returns false for anything else.
 static bool classifyIndexMask(ScoreTracer &tr, int cond, bool maskedWhen,
                               int mDim, int nDim, IndexMask &out,
@@ -272,6 +322,9 @@ static bool classifyIndexMask(ScoreTracer &tr, int cond, bool maskedWhen,
       tr.constValue(c.kids[1]) == 1.0)
     return classifyIndexMask(tr, c.kids[0], !maskedWhen, mDim, nDim, out,
                              budget);
+  if (std::optional<std::pair<int, bool>> flag = flagCompare(tr, cond))
+    return classifyIndexMask(tr, flag->first, maskedWhen != flag->second, mDim,
+                             nDim, out, budget);
   // masked = a | b, or keep = a & b: each side masks on its own.
   if (c.kind == Term::Binary &&
       ((maskedWhen && isName(c, "arith.ori")) ||
@@ -796,9 +849,26 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
         int s = t.kids[swap], b = t.kids[1 - swap];
         if (!dependsOnScores(s) || dependsOnScores(b))
           continue;
+        // s + select(c, -inf, 0) is select(c, -inf, s) (torch.onnx's SDPA
+        // adds Where(mask, 0, -inf)): a mask, not a modification.
+        const Term &bt = tr.get(tr.stripCasts(b));
+        if (bt.kind == Term::Select) {
+          std::optional<double> a = tr.constValue(bt.kids[1]),
+                                z = tr.constValue(bt.kids[2]);
+          bool aInf = a && std::isinf(*a) && *a < 0,
+               zInf = z && std::isinf(*z) && *z < 0;
+          if ((aInf && z == 0.0) || (zInf && a == 0.0)) {
+            Step step{Step::Select};
+            step.other = tr.stripCasts(bt.kids[0]);
+            step.maskedWhen = aInf;
+            step.fill = -std::numeric_limits<double>::infinity();
+            path.push_back(step);
+            next = s;
+            break;
+          }
+        }
         // A tensor, a constant or a runtime scalar is a mask or a shift;
         // an expression (ALiBi's slope * (n - m)) is a score modification.
-        const Term &bt = tr.get(tr.stripCasts(b));
         if (bt.kind != Term::Leaf && bt.kind != Term::Const)
           break;
         Step step{Step::Add};

@@ -984,6 +984,91 @@ func.func @permuted_positions_not_causal(%q: tensor<2x8x16xf32>, %k: tensor<2x8x
 
 // -----
 
+// torch.onnx's SDPA spelling: the mask is added, `s + Where(c, -inf, 0)`,
+// which is `select(c, -inf, s)`; the condition is ONNX's Trilu flag compared
+// with 0 (cmpf(select(n <= m, 1, 0), 0) is n > m): causal.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @additive_where_trilu_causal
+// CHECK: attn.attention
+// CHECK-NOT: score_mod
+// CHECK-SAME: causal
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=yes
+func.func @additive_where_trilu_causal(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>, %v: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x8x16xf32>, tensor<2x8x16xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 0.25 : f32
+    %ninf = arith.constant 0xFF800000 : f32
+    %fz = arith.constant 0.0 : f32
+    %one = arith.constant 1.0 : f32
+    %y = arith.mulf %x, %c : f32
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %keep = arith.cmpi ule, %j, %i : index
+    %flag = arith.select %keep, %one, %fz : f32
+    %isz = arith.cmpf oeq, %flag, %fz : f32
+    %add = arith.select %isz, %ninf, %fz : f32
+    %r = arith.addf %y, %add : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%zo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %o : tensor<2x8x8xf32>
+}
+
+// -----
+
+// Look-alike: a finite "minus infinity" added (s - 65504 is not -65504),
+// so the addition stays a score modification, not a mask.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @additive_where_finite_is_a_modification
+// CHECK: attn.attention
+// CHECK-NOT: causal
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, score_mod=
+func.func @additive_where_finite_is_a_modification(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>, %v: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x8x16xf32>, tensor<2x8x16xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 0.25 : f32
+    %ninf = arith.constant 0xFF800000 : f32
+    %fz = arith.constant 0.0 : f32
+    %one = arith.constant 1.0 : f32
+    %y = arith.mulf %x, %c : f32
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %big = arith.constant -6.550400e+04 : f32
+    %keep = arith.cmpi ule, %j, %i : index
+    %add = arith.select %keep, %fz, %big : f32
+    %r = arith.addf %y, %add : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%zo : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %o : tensor<2x8x8xf32>
+}
+
+// -----
+
 // The last column of a softmax is dropped but it is a score column like any
 // other (not a separate sink): slicing the probabilities is not attention.
 // EXEC: nofuse

@@ -266,6 +266,38 @@ def dyn_bert_hfmask(dtype):
     return g.model(g.merge(g.op("MatMul", p, v)))
 
 
+def _sdpa_scores(g, q, k):
+    # torch.onnx's scaled_dot_product_attention: sqrt(scale) on Q and on K^T.
+    sc = g.const(np.sqrt(1.0 / np.sqrt(D)))
+    return g.op("MatMul", g.op("Mul", q, sc),
+                g.op("Mul", g.op("Transpose", k, perm=[0, 1, 3, 2]), sc))
+
+
+def sdpa_causal(dtype):
+    # torch.onnx's SDPA with is_causal=True: ones(L, S) -> Trilu(upper=0) ->
+    # Where(tril == 0, -inf, 0) added to the scores.
+    g = Graph("sdpa_causal", dtype)
+    q, k, v = (g.heads(g.input(n, [B, S, H * D]), H) for n in "qkv")
+    s = _sdpa_scores(g, q, k)
+    ls = g.op("Slice", g.op("Shape", s), g.const([-2], np.int64), g.const([2**62], np.int64))
+    tril = g.op("Trilu", g.op("Expand", g.const(1.0), ls), upper=0)
+    mask = g.op("Where", g.op("Equal", tril, g.const(0.0)), g.const(-np.inf), g.const(0.0))
+    p = g.op("Softmax", g.op("Add", s, mask), axis=-1)
+    return g.model(g.merge(g.op("MatMul", p, v)))
+
+
+def dyn_sdpa_bool_mask(dtype):
+    # torch.onnx's SDPA with a bool attn_mask and dynamic axes:
+    # Where(mask, 0, -inf) added to the scores.
+    g = DynGraph("dyn_sdpa_bool_mask", dtype)
+    q, k, v = (g.heads(g.input(n, ["B", "S", H * D]), H) for n in "qkv")
+    g.inputs.append(oh.make_tensor_value_info("attn_mask", TP.BOOL, ["batch", 1, "seq", "seq"]))
+    s = _sdpa_scores(g, q, k)
+    mask = g.op("Where", "attn_mask", g.const(0.0), g.const(-np.inf))
+    p = g.op("Softmax", g.op("Add", s, mask), axis=-1)
+    return g.model(g.merge(g.op("MatMul", p, v)))
+
+
 F32, F16 = TP.FLOAT, TP.FLOAT16
 # (name, builder, dtype, exec directive)
 VARIANTS = [
@@ -283,6 +315,8 @@ VARIANTS = [
     ("dyn_sink_f32", dyn_sink, F32, "dims=2,37,2,37,2,37"),
     ("dyn_sink_f16", dyn_sink, F16, "dims=2,37,2,37,2,37"),
     ("dyn_bert_hfmask_f16", dyn_bert_hfmask, F16, "dims=2,37,2,37,2,37,2,37 arg3=keep01"),
+    ("sdpa_causal_f16", sdpa_causal, F16, ""),
+    ("dyn_sdpa_bool_mask_f32", dyn_sdpa_bool_mask, F32, "dims=2,37,2,37,2,37,2,37,37"),
 ]
 
 # The remarks attn-opt must print on each file, in order.
@@ -318,6 +352,12 @@ EXPECTED = {
     # (exact: the op evaluates it per score as the program does).
     "torch_dyn_bert_hfmask_f16": [FUSED + "scale=0.25, mask=none, score_mod=addf(s, mulf(subf(1, x0), -65504)), causal=no, batch dims=2, dtype f16 -> f32",
                                   "Q·K^T of a fused attention"],
+    # torch.onnx's SDPA: an additive Where(c, -inf, 0) is the select it
+    # stands for; the Trilu flag compared with 0 is the causal rule.
+    "torch_sdpa_causal_f16": [FUSED + "scale=0.25, mask=none, causal=yes, batch dims=2, dtype f16 -> f32",
+                              "Q·K^T of a fused attention"],
+    "torch_dyn_sdpa_bool_mask_f32": [FUSED + "scale=0.25, mask=boolean over (b0,m,n), causal=no, batch dims=2, dtype f32 -> f32",
+                                     "Q·K^T of a fused attention"],
     "torch_t5_bias_f32": [FUSED + "scale=1, mask=additive over (b1,m,n), causal=no, batch dims=2, dtype f32 -> f32",
                           "Q·K^T of a fused attention"],
 }
