@@ -1076,6 +1076,21 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
         break;
       if (!why.empty())
         return false;
+      // Any other condition the program materializes as an i1 tensor (JAX's
+      // padding masks from sequence lengths, anded with its own): that
+      // tensor is the mask operand, computed by the program as before.
+      if (!dependsOnScores(cond)) {
+        if (std::optional<std::pair<Value, AffineMap>> t =
+                tr.boolTensorOf(cond)) {
+          if (f.boolMask >= 0 || f.bias >= 0) {
+            why = "more than one mask is applied to the scores";
+            return false;
+          }
+          f.boolMask = tr.leafTerm(t->first, t->second);
+          f.boolMaskKeepsTrue = !step.maskedWhen;
+          break;
+        }
+      }
       if (c.kind == Term::Cmp && isName(c, "arith.cmpi"))
         why = "the scores are masked by an index comparison that is neither "
               "causal (n > m + K, K >= 0) nor a sliding window (m - n >= W)";
@@ -2345,6 +2360,16 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
 
   // Everything the fused op replaces must feed only the attention.
   llvm::SetVector<Operation *> chain(tr.ops.begin(), tr.ops.end());
+  // A mask tensor the program computes stays, and so does what computes it.
+  if (match.mask) {
+    SmallVector<Value> stack = {match.mask};
+    while (!stack.empty()) {
+      Operation *def = stack.pop_back_val().getDefiningOp();
+      if (!def || !chain.remove(def))
+        continue;
+      llvm::append_range(stack, def->getOperands());
+    }
+  }
   chain.insert(repeatOps.begin(), repeatOps.end());
   chain.insert(qk);
   if (sinkConcat)

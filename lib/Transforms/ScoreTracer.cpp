@@ -81,6 +81,45 @@ int ScoreTracer::add(Term t) {
   return terms.size() - 1;
 }
 
+std::optional<std::pair<Value, AffineMap>>
+ScoreTracer::boolTensorOf(int id) const {
+  std::optional<std::pair<Value, AffineMap>> best;
+  for (const auto &[key, term] : memo) {
+    if (term != id)
+      continue;
+    auto type = dyn_cast<RankedTensorType>(key.first.getType());
+    Operation *def = key.first.getDefiningOp();
+    if (!type || !type.getElementType().isInteger(1) || !def)
+      continue;
+    // The smallest such tensor (before the program broadcasts it), then the
+    // latest definition: deterministic.
+    if (!best) {
+      best = key;
+      continue;
+    }
+    auto size = [](RankedTensorType t) {
+      int64_t n = 1;
+      for (int64_t d : t.getShape())
+        n *= ShapedType::isDynamic(d) ? (int64_t(1) << 20) : d;
+      return n;
+    };
+    auto curType = cast<RankedTensorType>(best->first.getType());
+    Operation *cur = best->first.getDefiningOp();
+    if (size(type) < size(curType) ||
+        (size(type) == size(curType) && cur->getBlock() == def->getBlock() &&
+         cur->isBeforeInBlock(def)))
+      best = key;
+  }
+  return best;
+}
+
+int ScoreTracer::leafTerm(Value v, AffineMap access) {
+  Term leaf{Term::Leaf};
+  leaf.leaf = v;
+  leaf.access = access;
+  return add(leaf);
+}
+
 int ScoreTracer::stripCasts(int id) const {
   while (id >= 0 && terms[id].kind == Term::Unary && terms[id].name == "cast")
     id = terms[id].kids[0];

@@ -76,6 +76,13 @@ public:
                     std::vector<int8_t> *cache = nullptr) const;
   std::optional<double> constValue(int id) const;
 
+  /// A tensor the program itself computes whose element at each score
+  /// point is term `id`, with i1 elements: one of the traced (value, access)
+  /// pairs, the last defined in the block where several are.
+  std::optional<std::pair<Value, AffineMap>> boolTensorOf(int id) const;
+  /// A leaf term: `v` read through `access`.
+  int leafTerm(Value v, AffineMap access);
+
   /// Ops whose results were traced through (candidates to erase).
   llvm::SetVector<Operation *> ops;
   /// Leading slices of computed tensors traced through (see trace()).

@@ -145,6 +145,15 @@ def nn_dpa_window_f32(q, k, v):
                                         implementation='xla')
 
 
+
+def nn_dpa_seqlens_f32(q, k, v, q_len, kv_len):
+    # Padding by sequence lengths: the library builds a [B, T, S] mask from
+    # iotas and the lengths (and zeroes the padded query rows after P.V).
+    return jax.nn.dot_product_attention(q, k, v, query_seq_lengths=q_len,
+                                        key_value_seq_lengths=kv_len,
+                                        implementation='xla')
+
+
 B = 2
 # name, function, argument specs, extra EXEC options (beyond `nofuse`, which
 # follows from EXPECTED). Shapes are kept small so that the whole corpus runs
@@ -169,6 +178,9 @@ VARIANTS = [
       spec((B, 1, 33, 40), jnp.bool_)], ""),
     ("nn_dpa_window_f32", nn_dpa_window_f32,
      [spec((B, 45, 8, 16)), spec((B, 45, 2, 16)), spec((B, 45, 2, 16))], ""),
+    ("nn_dpa_seqlens_f32", nn_dpa_seqlens_f32,
+     [spec((B, 33, 8, 16)), spec((B, 40, 2, 16)), spec((B, 40, 2, 16)),
+      spec((B,), jnp.int32), spec((B,), jnp.int32)], "arg3=lens:33 arg4=lens:40"),
 ]
 
 # Expected `attn-opt --attn-fuse --attn-explain` remark per generated file
@@ -203,6 +215,10 @@ EXPECTED = {
     "jax_nn_dpa_mask_f32_raised": _FUSED + "scale=0.25, mask=boolean over (b1,m,n), causal=no, batch dims=3, dtype f32 -> f32",
     # arange constants compared as indices: causal and a window of 8 keys.
     "jax_nn_dpa_window_f32": _FUSED + "scale=0.25, mask=none, causal=yes, window=8, batch dims=3, dtype f32 -> f32",
+    # The length mask the program computes (an i1 [B, T, S] tensor) is the
+    # mask operand; the program still computes it.
+    "jax_nn_dpa_seqlens_f32": _FUSED + "scale=0.25, mask=boolean over (b1,m,n), causal=no, batch dims=3, dtype f32 -> f32",
+    "jax_nn_dpa_seqlens_f32_raised": _FUSED + "scale=0.25, mask=boolean over (b1,m,n), causal=no, batch dims=3, dtype f32 -> f32",
     "jax_nn_dpa_window_f32_raised": _FUSED + "scale=0.25, mask=none, causal=yes, window=8, batch dims=3, dtype f32 -> f32",
 }
 

@@ -16,7 +16,7 @@ random normal inputs (large values give large logits). `argN=mask` fills
 argument N with 0 or -inf (the first entry of the last axis is kept finite so
 no row is fully masked); `maskrows` also masks every third row fully (for
 programs with the safe-softmax guard); `bias` is a finite additive bias; `keep01` is 1 or 0 (Hugging
-Face's attention_mask, the first key kept). `nofuse` states that
+Face's attention_mask, the first key kept); `lens:K` gives i32 lengths in [1, K]. `nofuse` states that
 attn-fuse must leave the chunk alone (a look-alike); otherwise the chunk must
 fuse. Chunks without a directive are not executed.
 
@@ -45,13 +45,13 @@ STOCK = [
 ]
 TOSA = ["--tosa-to-linalg-pipeline", "--tosa-to-arith", "--tosa-to-tensor"]
 
-DTYPES = {"f32": np.float32, "f16": np.float16}
+DTYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32}
 
 
 def parse_tensor(t: str):
-    m = re.fullmatch(r"tensor<(.*)x(f32|f16|bf16|i1|f8E4M3FN|f8E5M2)>", t.strip())
+    m = re.fullmatch(r"tensor<(.*)x(f32|f16|bf16|i1|i32|f8E4M3FN|f8E5M2)>", t.strip())
     if not m:
-        m0 = re.fullmatch(r"tensor<(f32|f16|bf16|i1|f8E4M3FN|f8E5M2)>", t.strip())
+        m0 = re.fullmatch(r"tensor<(f32|f16|bf16|i1|i32|f8E4M3FN|f8E5M2)>", t.strip())
         if m0:
             return [], m0.group(1)
         raise ValueError(f"unsupported type {t}")
@@ -162,7 +162,10 @@ def make_main(chunk: str, opts, rng):
         shape, elt = parse_tensor(t)
         conc = [d if d is not None else dims.pop(0) for d in shape]
         kind = opts["args"].get(i, "normal")
-        if elt == "i1":
+        if kind.startswith("lens:"):
+            # Sequence lengths: integers in [1, K].
+            arr = rng.integers(1, int(kind[5:]) + 1, size=conc)
+        elif elt == "i1":
             arr = rng.random(conc) < 0.8
             if conc:
                 arr[..., 0] = True
