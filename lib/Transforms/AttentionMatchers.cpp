@@ -19,6 +19,7 @@
 #include "ScoreTracer.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -577,6 +578,29 @@ static bool isCausalAdditiveMask(const ConstantMask &cm, Type addType,
   return true;
 }
 
+/// Upstream value bounds assume every `tensor.dim` they walk has a valid
+/// index (one out of range is valid IR, undefined at run time, and crashes
+/// them): true if none before `roots` has one.
+static bool dimsInRange(ArrayRef<Value> roots) {
+  SetVector<Operation *> slice;
+  BackwardSliceOptions options;
+  options.omitBlockArguments = true;
+  for (Value root : roots)
+    if (failed(getBackwardSlice(root, &slice, options)))
+      return false;
+  for (Value root : roots)
+    if (Operation *def = root.getDefiningOp())
+      slice.insert(def);
+  for (Operation *op : slice)
+    if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+      std::optional<int64_t> d = dim.getConstantIndex();
+      auto type = dyn_cast<RankedTensorType>(dim.getSource().getType());
+      if (!d || !type || *d < 0 || *d >= type.getRank())
+        return false;
+    }
+  return true;
+}
+
 /// True if `slice` (a leading slice) has exactly `scores`' sizes: static
 /// ones compared, dynamic ones proven equal by value bounds (a slice to
 /// `dim(p) - 1` of a softmax over `scores` and one extra column, or to the
@@ -605,6 +629,10 @@ static bool slicesBackTo(tensor::ExtractSliceOp slice, Value scores) {
       if (dim && dim.getSource() == scores && dd == (int64_t)d)
         continue;
     }
+    Value sizeValue = sizeDim ? sizeDim : dyn_cast<Value>(size);
+    if (!dimsInRange(sizeValue ? ArrayRef<Value>{sizeValue, scores}
+                               : ArrayRef<Value>{scores}))
+      return false;
     FailureOr<bool> eq = ValueBoundsConstraintSet::areEqual(
         sizeDim ? ValueBoundsConstraintSet::Variable(sizeDim)
                 : ValueBoundsConstraintSet::Variable(size),
@@ -2381,6 +2409,10 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
   if (failed(matchLse(tr, sm->x, nPos, rank, posToAttn, root, chain, match,
                       why)))
     return failure();
+  // A dropped shift leaves the probabilities alone but not the lse.
+  if (match.lse && sf.shifted)
+    return fail("the scores are shifted by a constant or a runtime scalar, "
+                "which the program's log-sum-exp keeps and the op's drops");
   for (Operation *op : chain) {
     if (op->getBlock() != root->getBlock())
       return fail("the attention chain spans several blocks");

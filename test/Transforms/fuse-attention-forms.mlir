@@ -1069,6 +1069,131 @@ func.func @additive_where_finite_is_a_modification(%q: tensor<2x8x16xf32>, %k: t
 
 // -----
 
+// Look-alike for the lse: the scores shifted by a constant. The softmax
+// does not see it, but the program's log-sum-exp does: not fused.
+// CHECK-LABEL: func.func @lse_of_shifted_scores
+// CHECK-NOT: attn.attention
+// EXPLAIN: remark: attention not fused: the scores are shifted by a constant or a runtime scalar, which the program's log-sum-exp keeps and the op's drops
+func.func @lse_of_shifted_scores(%q: tensor<2x3x37x16xf32>, %k: tensor<2x3x45x16xf32>, %v: tensor<2x3x45x8xf32>) -> tensor<2x3x37xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %es = tensor.empty() : tensor<2x3x37x45xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<2x3x37x45xf32>) -> tensor<2x3x37x45xf32>
+  %s0 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x3x37x16xf32>, tensor<2x3x45x16xf32>) outs(%zs : tensor<2x3x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s0 : tensor<2x3x37x45xf32>) outs(%es : tensor<2x3x37x45xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.addf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<2x3x37x45xf32>
+  %mx0 = tensor.empty() : tensor<2x3x37xf32>
+  %mxi = linalg.fill ins(%ninf : f32) outs(%mx0 : tensor<2x3x37xf32>) -> tensor<2x3x37xf32>
+  %mx = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%s : tensor<2x3x37x45xf32>) outs(%mxi : tensor<2x3x37xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maximumf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %mx : tensor<2x3x37x45xf32>, tensor<2x3x37xf32>) outs(%es : tensor<2x3x37x45xf32>) {
+  ^bb0(%x: f32, %m: f32, %out: f32):
+    %d = arith.subf %x, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<2x3x37x45xf32>
+  %l0 = tensor.empty() : tensor<2x3x37xf32>
+  %li = linalg.fill ins(%zero : f32) outs(%l0 : tensor<2x3x37xf32>) -> tensor<2x3x37xf32>
+  %l = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%p : tensor<2x3x37x45xf32>) outs(%li : tensor<2x3x37xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37xf32>
+  %pn = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p, %l : tensor<2x3x37x45xf32>, tensor<2x3x37xf32>) outs(%es : tensor<2x3x37x45xf32>) {
+  ^bb0(%x: f32, %d: f32, %out: f32):
+    %r = arith.divf %x, %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x45xf32>
+  %eo = tensor.empty() : tensor<2x3x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x3x37x8xf32>) -> tensor<2x3x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%pn, %v : tensor<2x3x37x45xf32>, tensor<2x3x45x8xf32>) outs(%zo : tensor<2x3x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37x8xf32>
+  %lsee = tensor.empty() : tensor<2x3x37xf32>
+  %lse = linalg.generic {indexing_maps = [affine_map<(b, h, m) -> (b, h, m)>, affine_map<(b, h, m) -> (b, h, m)>, affine_map<(b, h, m) -> (b, h, m)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%l, %mx : tensor<2x3x37xf32>, tensor<2x3x37xf32>) outs(%lsee : tensor<2x3x37xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %lg = math.log %a : f32
+    %r = arith.addf %b, %lg : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x37xf32>
+  return %lse : tensor<2x3x37xf32>
+}
+
+// -----
+
+// Valid IR that is undefined at run time: `tensor.dim` at index -1 sizes the
+// slice. The size proofs refuse to reason about it (upstream value bounds
+// would crash on it); nothing is fused.
+// CHECK-LABEL: func.func @attention_sink_dim_out_of_range
+// CHECK-NOT: attn.attention
+func.func @attention_sink_dim_out_of_range(%q: tensor<4x?x16xf32>, %k: tensor<4x?x16xf32>, %v: tensor<4x?x8xf32>, %sinks: tensor<4xf32>) -> tensor<4x?x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c1 = arith.constant 1 : index
+  %cm1 = arith.constant -1 : index
+  %m = tensor.dim %q, %cm1 : tensor<4x?x16xf32>
+  %n = tensor.dim %k, %cm1 : tensor<4x?x16xf32>
+  %e = tensor.empty(%m, %n) : tensor<4x?x?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x?x?xf32>) -> tensor<4x?x?xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<4x?x16xf32>, tensor<4x?x16xf32>) outs(%z : tensor<4x?x?xf32>) -> tensor<4x?x?xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<4x?x?xf32>) outs(%e : tensor<4x?x?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %c : f32
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %future = arith.cmpi ugt, %j, %i : index
+    %r = arith.select %future, %ninf, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<4x?x?xf32>
+  %es = tensor.empty(%m) : tensor<4x?x1xf32>
+  %sb = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%sinks : tensor<4xf32>) outs(%es : tensor<4x?x1xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<4x?x1xf32>
+  %cat = tensor.concat dim(2) %sm, %sb : (tensor<4x?x?xf32>, tensor<4x?x1xf32>) -> tensor<4x?x?xf32>
+  %n1 = arith.addi %n, %c1 : index
+  %e22 = tensor.empty(%m, %n1) : tensor<4x?x?xf32>
+  %p = linalg.softmax dimension(2) ins(%cat : tensor<4x?x?xf32>) outs(%e22 : tensor<4x?x?xf32>) -> tensor<4x?x?xf32>
+  %pk = tensor.extract_slice %p[0, 0, 0] [4, %m, %n] [1, 1, 1] : tensor<4x?x?xf32> to tensor<4x?x?xf32>
+  %eo = tensor.empty(%m) : tensor<4x?x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x?x8xf32>) -> tensor<4x?x8xf32>
+  %o = linalg.batch_matmul ins(%pk, %v : tensor<4x?x?xf32>, tensor<4x?x8xf32>) outs(%zo : tensor<4x?x8xf32>) -> tensor<4x?x8xf32>
+  return %o : tensor<4x?x8xf32>
+}
+
+// -----
+
 // The last column of a softmax is dropped but it is a score column like any
 // other (not a separate sink): slicing the probabilities is not attention.
 // EXEC: nofuse
