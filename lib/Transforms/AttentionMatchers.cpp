@@ -662,12 +662,28 @@ static void mergeIndexMask(ScoreFacts &f, const IndexMask &im) {
 static bool applyMaskParts(ScoreTracer &tr, int cond, bool maskedWhen, int mDim,
                            int nDim, ScoreFacts &f, std::string &why) {
   SmallVector<std::pair<int, bool>> parts, work = {{cond, maskedWhen}};
+  bool simplified = false;
   while (!work.empty()) {
     auto [id, when] = work.pop_back_val();
     if (parts.size() + work.size() > 16)
       return false;
     id = tr.stripCasts(id);
     const Term &t = tr.get(id);
+    // x & true and x | false are x, whatever the polarity.
+    if (t.kind == Term::Binary && t.kids.size() == 2 &&
+        (isName(t, "arith.andi") || isName(t, "arith.ori"))) {
+      double unit = isName(t, "arith.andi") ? 1.0 : 0.0;
+      if (tr.constValue(t.kids[0]) == unit) {
+        work.push_back({t.kids[1], when});
+        simplified = true;
+        continue;
+      }
+      if (tr.constValue(t.kids[1]) == unit) {
+        work.push_back({t.kids[0], when});
+        simplified = true;
+        continue;
+      }
+    }
     if (t.kind == Term::Binary && t.kids.size() == 2 &&
         ((isName(t, "arith.andi") && !when) ||
          (isName(t, "arith.ori") && when))) {
@@ -682,8 +698,8 @@ static bool applyMaskParts(ScoreTracer &tr, int cond, bool maskedWhen, int mDim,
     }
     parts.push_back({id, when});
   }
-  if (parts.size() < 2)
-    return false; // one part: the caller's own checks saw it
+  if (parts.size() < 2 && !simplified)
+    return false; // one part as it was: the caller's own checks saw it
   IndexMask merged;
   std::optional<std::pair<int, bool>> tensorPart;
   for (auto [id, when] : parts) {

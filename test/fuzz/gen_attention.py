@@ -977,6 +977,10 @@ class Case:
             W = max(W, sizes["m"] - sizes["n"] + 1)
             cv = E.const(fv, t)
             ity = str(rng.choice(["i32", "i64"])) if how == "index_cast" else "index"
+            additive = fv == NEG_INF[t] and self.chance("causal_add_where", 0.2)
+            zero_t = E.const("0.0", t) if additive else None
+            if additive:
+                self.desc.append("causal_add_where")
 
             def body(a, o):
                 ls = []
@@ -1025,6 +1029,12 @@ class Case:
                                       "uge_m_n": ("uge", i, j, True)}[pred]
                     ls.append(f"{c} = arith.cmpi {p}, {l}, {r_} : {ity}")
                 s = E.fresh("sel")
+                if additive:  # torch.onnx: s + Where(keep, 0, -inf)
+                    w = E.fresh("w")
+                    ls.append(f"{w} = arith.select {c}, {zero_t}, {cv} : {t}" if keep else
+                              f"{w} = arith.select {c}, {cv}, {zero_t} : {t}")
+                    ls.append(f"{s} = arith.addf {a[0]}, {w} : {t}")
+                    return ls, s
                 ls.append(f"{s} = arith.select {c}, {a[0]}, {cv} : {t}" if keep else
                           f"{s} = arith.select {c}, {cv}, {a[0]} : {t}")
                 return ls, s
@@ -1043,8 +1053,35 @@ class Case:
                                lambda a, o: ([], a[0]))
                 ins[0] = (bm, score, "i1")
                 self.desc.append("bool_bcast_op")
+            # Spellings: JAX's dot_product_attention ands the mask with an
+            # all-true one (in the select's body, or materialized first);
+            # torch.onnx's SDPA adds Where(mask, 0, -inf) (with the -inf fill).
+            how = self.pick("bool_spelling", ["select", "and_true", "and_true_tensor",
+                                              "add_where"], p=[0.55, 0.15, 0.15, 0.15])
+            if how == "add_where" and (inverted or fv != NEG_INF[t]):
+                how = "select"
+            if how != "select":
+                self.desc.append(f"bool_{how}")
+            if how == "and_true_tensor":
+                tr_ = E.const("true", "i1")
+                r_ = E.fresh("kp")
+                mk = E.generic([ins[0]], score, "i1", list(score), set(),
+                               lambda a, o: ([f"{r_} = arith.andi {a[0]}, {tr_} : i1"], r_))
+                ins[0] = (mk, score, "i1")
             s = E.fresh("sel")
             cv = E.const(fv, t)
+            if how == "add_where":
+                z, w = E.const("0.0" if t == "f32" else "0.0", t), E.fresh("w")
+                return E.generic(ins, score, t, perm_loops(rng, score, 0.3), set(),
+                                 lambda a, o: ([f"{w} = arith.select {a[0]}, {z}, {cv} : {t}",
+                                                f"{s} = arith.addf {a[1]}, {w} : {t}"], s))
+            if how == "and_true":
+                tr_, k_ = E.const("true", "i1"), E.fresh("kp")
+                return E.generic(ins, score, t, perm_loops(rng, score, 0.3), set(),
+                                 lambda a, o: ([f"{k_} = arith.andi {tr_}, {a[0]} : i1",
+                                                f"{s} = arith.select {k_}, {cv}, {a[1]} : {t}"
+                                                if inverted else
+                                                f"{s} = arith.select {k_}, {a[1]}, {cv} : {t}"], s))
             return E.generic(ins, score, t, perm_loops(rng, score, 0.3), set(),
                              lambda a, o: ([f"{s} = arith.select {a[0]}, {cv}, {a[1]} : {t}"
                                             if inverted else
