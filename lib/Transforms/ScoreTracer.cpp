@@ -97,10 +97,10 @@ ScoreTracer::boolTensorOf(int id) const {
       best = key;
       continue;
     }
-    auto size = [](RankedTensorType t) {
-      int64_t n = 1;
+    auto size = [](RankedTensorType t) { // dynamic dims count as large
+      double n = 1;
       for (int64_t d : t.getShape())
-        n *= ShapedType::isDynamic(d) ? (int64_t(1) << 20) : d;
+        n *= ShapedType::isDynamic(d) ? 1048576.0 : static_cast<double>(d);
       return n;
     };
     auto curType = cast<RankedTensorType>(best->first.getType());
