@@ -617,26 +617,27 @@ static bool slicesBackTo(tensor::ExtractSliceOp slice, Value scores) {
         return false;
       continue;
     }
-    // torch-mlir's clamps of `dim(P) - 1` in i64 (IndexArith), then value
+    // torch-mlir's clamps of `dim(P) - 1` in i64 (IndexArith: both sides
+    // followed to the sizes the tensors were created with), then value
     // bounds for what they relate.
-    Value sizeDim;
-    if (std::optional<LinearSize> ls = evalLinearSize(size);
-        ls && ls->x && ls->a == 1 && ls->c == 0)
-      sizeDim = ls->x;
-    if (sizeDim) {
-      auto dim = sizeDim.getDefiningOp<tensor::DimOp>();
-      std::optional<int64_t> dd = dim ? dim.getConstantIndex() : std::nullopt;
-      if (dim && dim.getSource() == scores && dd == (int64_t)d)
-        continue;
+    std::optional<LinearSize> ls = evalLinearSize(size);
+    std::optional<LinearSize> want = evalDimSize(scores, d);
+    if (ls && want && *ls == *want)
+      continue;
+    std::optional<ValueBoundsConstraintSet::Variable> sizeVar;
+    Value sizeValue;
+    if (ls && ls->src && ls->a == 1 && ls->c == 0) {
+      sizeVar.emplace(ls->src, ls->dim);
+      sizeValue = ls->src;
+    } else {
+      sizeVar.emplace(size);
+      sizeValue = dyn_cast<Value>(size);
     }
-    Value sizeValue = sizeDim ? sizeDim : dyn_cast<Value>(size);
     if (!dimsInRange(sizeValue ? ArrayRef<Value>{sizeValue, scores}
                                : ArrayRef<Value>{scores}))
       return false;
     FailureOr<bool> eq = ValueBoundsConstraintSet::areEqual(
-        sizeDim ? ValueBoundsConstraintSet::Variable(sizeDim)
-                : ValueBoundsConstraintSet::Variable(size),
-        ValueBoundsConstraintSet::Variable(scores, d));
+        *sizeVar, ValueBoundsConstraintSet::Variable(scores, d));
     if (failed(eq) || !*eq)
       return false;
   }
@@ -1834,11 +1835,69 @@ struct RepeatedHeads {
 };
 } // namespace
 
-static std::optional<RepeatedHeads> matchRepeatedHeads(Value v, AffineMap map) {
-  auto col = v.getDefiningOp<tensor::CollapseShapeOp>();
-  if (!col || !v.hasOneUse())
+/// A `tensor.reshape` by a shape the program computes (torch-mlir's with
+/// dynamic axes) that merges two adjacent static dims and keeps the others:
+/// the collapse it stands for. Each dynamic dim is proven the source's
+/// (IndexArith) but at most one, which the element count then fixes.
+static std::optional<SmallVector<ReassociationIndices>>
+reshapeAsCollapse(tensor::ReshapeOp rs) {
+  auto src = dyn_cast<RankedTensorType>(rs.getSource().getType());
+  auto res = dyn_cast<RankedTensorType>(rs.getResult().getType());
+  auto elems = rs.getShape().getDefiningOp<tensor::FromElementsOp>();
+  if (!src || !res || !elems || src.getRank() != res.getRank() + 1)
     return std::nullopt;
-  Value b = col.getSrc();
+  for (int64_t j = 0; j < res.getRank(); ++j) {
+    if (src.isDynamicDim(j) || src.isDynamicDim(j + 1) || res.isDynamicDim(j) ||
+        res.getDimSize(j) != src.getDimSize(j) * src.getDimSize(j + 1))
+      continue;
+    int unproven = 0;
+    bool ok = true;
+    for (int64_t i = 0; i < res.getRank() && ok; ++i) {
+      if (i == j)
+        continue;
+      int64_t si = i < j ? i : i + 1;
+      if (!res.isDynamicDim(i) || !src.isDynamicDim(si)) {
+        ok = res.getDimSize(i) == src.getDimSize(si);
+        continue;
+      }
+      std::optional<LinearSize> want = evalDimSize(rs.getSource(), si);
+      std::optional<LinearSize> got = evalLinearSize(elems.getElements()[i]);
+      if (!want || !got || !(*want == *got))
+        ++unproven;
+    }
+    if (!ok || unproven > 1)
+      continue;
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0; i < res.getRank(); ++i) {
+      int64_t si = i <= j ? i : i + 1;
+      if (i == j)
+        groups.push_back({si, si + 1});
+      else
+        groups.push_back({si});
+    }
+    return groups;
+  }
+  return std::nullopt;
+}
+
+static std::optional<RepeatedHeads> matchRepeatedHeads(Value v, AffineMap map) {
+  Operation *reshape = nullptr;
+  Value b;
+  SmallVector<ReassociationIndices> groups;
+  if (auto col = v.getDefiningOp<tensor::CollapseShapeOp>()) {
+    reshape = col;
+    b = col.getSrc();
+    groups = col.getReassociationIndices();
+  } else if (auto rs = v.getDefiningOp<tensor::ReshapeOp>()) {
+    std::optional<SmallVector<ReassociationIndices>> g = reshapeAsCollapse(rs);
+    if (!g)
+      return std::nullopt;
+    reshape = rs;
+    b = rs.getSource();
+    groups = std::move(*g);
+  }
+  if (!reshape || !v.hasOneUse())
+    return std::nullopt;
   auto bop = b.getDefiningOp<linalg::LinalgOp>();
   if (!bop || !b.hasOneUse() || bop.getNumDpsInputs() != 1 ||
       bop.getNumDpsInits() != 1 ||
@@ -1853,7 +1912,6 @@ static std::optional<RepeatedHeads> matchRepeatedHeads(Value v, AffineMap map) {
   if (!out.isIdentity() || !in.isProjectedPermutation(false))
     return std::nullopt;
   auto bType = cast<RankedTensorType>(b.getType());
-  SmallVector<ReassociationIndices> groups = col.getReassociationIndices();
   int64_t merged = -1;
   for (auto [j, g] : llvm::enumerate(groups)) {
     if (g.size() == 1)
@@ -1884,7 +1942,7 @@ static std::optional<RepeatedHeads> matchRepeatedHeads(Value v, AffineMap map) {
                 }) - groups.begin();
     r.srcLoops.push_back(map.getDimPosition(j));
   }
-  r.ops = {col, bop};
+  r.ops = {reshape, bop};
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -17,16 +18,20 @@ bool small(int64_t v) { return v > -kLimit && v < kLimit; }
 
 std::optional<LinearSize> combine(const LinearSize &l, const LinearSize &r,
                                   int64_t sign) {
-  if (l.x && r.x && l.x != r.x && l.a && r.a)
+  if (l.a && r.a && !l.sameSymbol(r))
     return std::nullopt; // two different sizes
   LinearSize out;
-  out.x = l.a ? l.x : r.x;
+  const LinearSize &sym = l.a ? l : r;
+  out.src = sym.src;
+  out.dim = sym.dim;
   out.a = l.a + sign * r.a;
   out.c = l.c + sign * r.c;
   if (!small(out.a) || !small(out.c))
     return std::nullopt;
-  if (!out.a)
-    out.x = Value();
+  if (!out.a) {
+    out.src = Value();
+    out.dim = -1;
+  }
   return out;
 }
 
@@ -50,6 +55,39 @@ std::optional<Range> difference(const LinearSize &l, const LinearSize &r) {
 }
 
 std::optional<LinearSize> eval(Value v, int depth);
+
+/// Dim `d` of `v`: static, the size the tensor was created with, or the
+/// symbol (v, d) where the chain of destinations and casts ends.
+std::optional<LinearSize> dimSize(Value v, int64_t d, int depth) {
+  for (; depth <= 24; ++depth) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || d < 0 || d >= type.getRank())
+      return std::nullopt;
+    if (!type.isDynamicDim(d)) {
+      LinearSize s;
+      s.c = type.getDimSize(d);
+      return s;
+    }
+    Operation *def = v.getDefiningOp();
+    if (auto empty = dyn_cast_or_null<tensor::EmptyOp>(def))
+      return eval(empty.getDynamicSize(d), depth + 1);
+    if (auto dps = dyn_cast_or_null<DestinationStyleOpInterface>(def);
+        dps && dps.hasPureTensorSemantics()) {
+      v = dps.getDpsInitOperand(cast<OpResult>(v).getResultNumber())->get();
+      continue;
+    }
+    if (auto cast = dyn_cast_or_null<tensor::CastOp>(def)) {
+      v = cast.getSource();
+      continue;
+    }
+    LinearSize s;
+    s.src = v;
+    s.dim = d;
+    s.a = 1;
+    return s;
+  }
+  return std::nullopt;
+}
 
 std::optional<LinearSize> evalOfr(OpFoldResult ofr, int depth) {
   if (std::optional<int64_t> c = getConstantIntValue(ofr)) {
@@ -104,10 +142,10 @@ std::optional<LinearSize> eval(Value v, int depth) {
   if (!def)
     return std::nullopt;
   if (auto dim = dyn_cast<tensor::DimOp>(def)) {
-    LinearSize s;
-    s.x = v;
-    s.a = 1;
-    return s;
+    std::optional<int64_t> d = dim.getConstantIndex();
+    if (!d)
+      return std::nullopt;
+    return dimSize(dim.getSource(), *d, depth + 1);
   }
   if (auto c = dyn_cast<arith::ConstantOp>(def)) {
     auto attr = dyn_cast<IntegerAttr>(c.getValue());
@@ -208,6 +246,10 @@ std::optional<LinearSize> eval(Value v, int depth) {
 
 std::optional<LinearSize> mlir::attn::evalLinearSize(OpFoldResult v) {
   return evalOfr(v, 0);
+}
+
+std::optional<LinearSize> mlir::attn::evalDimSize(Value v, int64_t d) {
+  return dimSize(v, d, 0);
 }
 
 bool mlir::attn::isProvablyZero(OpFoldResult v) {

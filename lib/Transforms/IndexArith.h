@@ -20,15 +20,27 @@
 
 namespace mlir::attn {
 
-/// a * x + c with x a tensor.dim result (x >= 0), or a constant (no x).
+/// a * x + c with x dim `dim` of tensor `src` (x >= 0), or a constant (no
+/// x). A dim is followed to the size its tensor was created with (through
+/// destinations, casts and `tensor.empty`), so two queries of one size are
+/// the same x.
 struct LinearSize {
-  Value x;
+  Value src;
+  int64_t dim = -1;
   int64_t a = 0, c = 0;
-  bool isConstant(int64_t k) const { return (!x || a == 0) && c == k; }
+  bool isConstant(int64_t k) const { return (!src || a == 0) && c == k; }
+  bool sameSymbol(const LinearSize &o) const {
+    return src == o.src && dim == o.dim;
+  }
+  bool operator==(const LinearSize &o) const {
+    return a == o.a && c == o.c && (a == 0 || sameSymbol(o));
+  }
 };
 
 /// `v` (index or integer) as a LinearSize, or nullopt.
 std::optional<LinearSize> evalLinearSize(OpFoldResult v);
+/// Dim `d` of the ranked tensor `v` as a LinearSize, or nullopt.
+std::optional<LinearSize> evalDimSize(Value v, int64_t d);
 
 /// True if `v` is provably 0 for every size.
 bool isProvablyZero(OpFoldResult v);

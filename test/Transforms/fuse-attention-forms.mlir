@@ -1194,6 +1194,135 @@ func.func @attention_sink_dim_out_of_range(%q: tensor<4x?x16xf32>, %k: tensor<4x
 
 // -----
 
+// Look-alike for reading repeated K/V unrepeated: repeat_kv's reshape by a
+// shape of constants. The constants fit only one batch and length, so the
+// reshape is not proven to be the collapse of the two head dims: K and V
+// stay the repeated tensors (the attention still fuses).
+// EXEC: dims=2,8,2,8,2,8 amp=2.0
+// CHECK-LABEL: func.func @repeat_kv_reshape_by_constants
+// CHECK: attn.attention
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, causal=no, batch dims=2, dtype f32 -> f32
+func.func @repeat_kv_reshape_by_constants(%q: tensor<?x4x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x16xf32>) -> tensor<?x4x?x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %b = tensor.dim %q, %c0 : tensor<?x4x?x16xf32>
+  %m = tensor.dim %q, %c2 : tensor<?x4x?x16xf32>
+  %n = tensor.dim %k, %c2 : tensor<?x2x?x16xf32>
+  %b2 = arith.constant 2 : i64
+  %four = arith.constant 4 : i64
+  %n8 = arith.constant 8 : i64
+  %sixteen = arith.constant 16 : i64
+  %shp = tensor.from_elements %b2, %four, %n8, %sixteen : tensor<4xi64>
+  %er = tensor.empty(%b, %n) : tensor<?x2x2x?x16xf32>
+  %kr = linalg.generic {indexing_maps = [affine_map<(b, h, g, n, d) -> (b, h, n, d)>, affine_map<(b, h, g, n, d) -> (b, h, g, n, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%k : tensor<?x2x?x16xf32>) outs(%er : tensor<?x2x2x?x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<?x2x2x?x16xf32>
+  %vr = linalg.generic {indexing_maps = [affine_map<(b, h, g, n, d) -> (b, h, n, d)>, affine_map<(b, h, g, n, d) -> (b, h, g, n, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%v : tensor<?x2x?x16xf32>) outs(%er : tensor<?x2x2x?x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<?x2x2x?x16xf32>
+  %k4 = tensor.reshape %kr(%shp) : (tensor<?x2x2x?x16xf32>, tensor<4xi64>) -> tensor<?x4x?x16xf32>
+  %v4 = tensor.reshape %vr(%shp) : (tensor<?x2x2x?x16xf32>, tensor<4xi64>) -> tensor<?x4x?x16xf32>
+  %e = tensor.empty(%b, %m, %n) : tensor<?x4x?x?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k4 : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) outs(%z : tensor<?x4x?x?xf32>) {
+  ^bb0(%a: f32, %bb: f32, %c: f32):
+    %p = arith.mulf %a, %bb : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<?x4x?x?xf32>
+  %ss = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<?x4x?x?xf32>) outs(%e : tensor<?x4x?x?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<?x4x?x?xf32>
+  %p = linalg.softmax dimension(3) ins(%ss : tensor<?x4x?x?xf32>) outs(%e : tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+  %eo = tensor.empty(%b, %m) : tensor<?x4x?x16xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v4 : tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>) outs(%zo : tensor<?x4x?x16xf32>) {
+  ^bb0(%a: f32, %bb: f32, %c: f32):
+    %pr = arith.mulf %a, %bb : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<?x4x?x16xf32>
+  return %o : tensor<?x4x?x16xf32>
+}
+
+// -----
+
+// repeat_kv with dynamic axes as torch-mlir writes it: the broadcast heads
+// merged by a tensor.reshape whose shape is computed from the sizes. The
+// sizes are proven the source's, so it is the collapse of the two head
+// dims and K/V are read unrepeated.
+// EXEC: dims=2,8,2,11,2,11 amp=2.0
+// CHECK-LABEL: func.func @repeat_kv_reshape_by_sizes
+// CHECK: attn.attention
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, kv heads 2 x group 2, causal=no, batch dims=3, dtype f32 -> f32
+func.func @repeat_kv_reshape_by_sizes(%q: tensor<?x4x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x16xf32>) -> tensor<?x4x?x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %b = tensor.dim %q, %c0 : tensor<?x4x?x16xf32>
+  %m = tensor.dim %q, %c2 : tensor<?x4x?x16xf32>
+  %n = tensor.dim %k, %c2 : tensor<?x2x?x16xf32>
+  %b2 = arith.index_cast %b : index to i64
+  %four = arith.constant 4 : i64
+  %n8 = arith.index_cast %n : index to i64
+  %sixteen = arith.constant 16 : i64
+  %shp = tensor.from_elements %b2, %four, %n8, %sixteen : tensor<4xi64>
+  %er = tensor.empty(%b, %n) : tensor<?x2x2x?x16xf32>
+  %kr = linalg.generic {indexing_maps = [affine_map<(b, h, g, n, d) -> (b, h, n, d)>, affine_map<(b, h, g, n, d) -> (b, h, g, n, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%k : tensor<?x2x?x16xf32>) outs(%er : tensor<?x2x2x?x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<?x2x2x?x16xf32>
+  %vr = linalg.generic {indexing_maps = [affine_map<(b, h, g, n, d) -> (b, h, n, d)>, affine_map<(b, h, g, n, d) -> (b, h, g, n, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%v : tensor<?x2x?x16xf32>) outs(%er : tensor<?x2x2x?x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<?x2x2x?x16xf32>
+  %k4 = tensor.reshape %kr(%shp) : (tensor<?x2x2x?x16xf32>, tensor<4xi64>) -> tensor<?x4x?x16xf32>
+  %v4 = tensor.reshape %vr(%shp) : (tensor<?x2x2x?x16xf32>, tensor<4xi64>) -> tensor<?x4x?x16xf32>
+  %e = tensor.empty(%b, %m, %n) : tensor<?x4x?x?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k4 : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) outs(%z : tensor<?x4x?x?xf32>) {
+  ^bb0(%a: f32, %bb: f32, %c: f32):
+    %p = arith.mulf %a, %bb : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<?x4x?x?xf32>
+  %ss = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<?x4x?x?xf32>) outs(%e : tensor<?x4x?x?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<?x4x?x?xf32>
+  %p = linalg.softmax dimension(3) ins(%ss : tensor<?x4x?x?xf32>) outs(%e : tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+  %eo = tensor.empty(%b, %m) : tensor<?x4x?x16xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v4 : tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>) outs(%zo : tensor<?x4x?x16xf32>) {
+  ^bb0(%a: f32, %bb: f32, %c: f32):
+    %pr = arith.mulf %a, %bb : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<?x4x?x16xf32>
+  return %o : tensor<?x4x?x16xf32>
+}
+
+
+// -----
+
 // The last column of a softmax is dropped but it is a score column like any
 // other (not a separate sink): slicing the probabilities is not attention.
 // EXEC: nofuse

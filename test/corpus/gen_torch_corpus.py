@@ -339,10 +339,12 @@ EXPECTED = {
                             "Q·K^T of a fused attention"],
     # Dynamic axes: the buffers cut to the sequence are still the causal
     # rule (every corner of a causal buffer is causal), and the sink's slice
-    # back to N keys is proven through torch-mlir's i64 clamps.
+    # back to N keys is proven through torch-mlir's i64 clamps; repeat_kv's
+    # tensor.reshape by a computed shape is the collapse it stands for, so
+    # K/V are read unrepeated.
     "torch_dyn_gpt2_f16": [FUSED + "scale=0.25, mask=none, causal=yes, batch dims=2, dtype f16 -> f32",
                            "Q·K^T of a fused attention"],
-    "torch_dyn_llama_gqa_f32": [FUSED + "scale=0.25, mask=none, causal=yes (from a constant additive 0 / finfo.min mask), batch dims=2, dtype f32 -> f32",
+    "torch_dyn_llama_gqa_f32": [FUSED + "scale=0.25, mask=none, kv heads 2 x group 2, causal=yes (from a constant additive 0 / finfo.min mask), batch dims=3, dtype f32 -> f32",
                                 "Q·K^T of a fused attention"],
     "torch_dyn_sink_f32": [FUSED + "scale=0.25, mask=none, sink, causal=no, batch dims=2, dtype f32 -> f32",
                            "Q·K^T of a fused attention"],

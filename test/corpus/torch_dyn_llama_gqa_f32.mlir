@@ -2,7 +2,7 @@
 // RUN:   | FileCheck %s --implicit-check-not=remark:
 // RUN: %exec-check %s
 //
-// CHECK: remark: attention fused: scale=0.25, mask=none, causal=yes (from a constant additive 0 / finfo.min mask), batch dims=2, dtype f32 -> f32{{$}}
+// CHECK: remark: attention fused: scale=0.25, mask=none, kv heads 2 x group 2, causal=yes (from a constant additive 0 / finfo.min mask), batch dims=3, dtype f32 -> f32{{$}}
 // CHECK: remark: Q·K^T of a fused attention
 // EXEC: amp=2.0 dims=2,37,2,37,2,37
 //
