@@ -260,8 +260,6 @@ struct IndexMask {
 };
 } // namespace
 
-/// Classifies `cond` (which masks a key when it equals `maskedWhen`) as the
-/// causal rule (n > m + K, K >= 0), a sliding window (m - n >= W), or a
 /// A float 0/1 flag compared with a constant (ONNX's `Trilu` of ones, then
 /// `Equal(tril, 0)`: cmpf(select(p, 1, 0), 0)) is `p` or `not p`: the
 /// condition it stands for and whether it is negated, or nullopt when the
@@ -311,6 +309,8 @@ static std::optional<std::pair<int, bool>> flagCompare(ScoreTracer &tr,
   return std::make_pair(sel.kids[0], !*ra);
 }
 
+/// Classifies `cond` (which masks a key when it equals `maskedWhen`) as the
+/// causal rule (n > m + K, K >= 0), a sliding window (m - n >= W), or a
 /// conjunction of them. Returns false for anything else.
 static bool classifyIndexMask(ScoreTracer &tr, int cond, bool maskedWhen,
                               int mDim, int nDim, IndexMask &out,
@@ -701,7 +701,13 @@ static bool applyMaskParts(ScoreTracer &tr, int cond, bool maskedWhen, int mDim,
   }
   if (parts.size() < 2 && !simplified)
     return false; // one part as it was: the caller's own checks saw it
-  IndexMask merged;
+  IndexMask merged; // applied to `f` only once every part is known
+  auto addRule = [&](const IndexMask &im) {
+    if (im.causal)
+      merged.addCausal(im.offset);
+    if (im.windowRel)
+      merged.addWindow(*im.windowRel);
+  };
   std::optional<std::pair<int, bool>> tensorPart;
   for (auto [id, when] : parts) {
     if (std::optional<double> v = tr.constValue(id)) {
@@ -714,10 +720,7 @@ static bool applyMaskParts(ScoreTracer &tr, int cond, bool maskedWhen, int mDim,
     IndexMask im;
     unsigned budget = kIndexMaskBudget;
     if (classifyIndexMask(tr, id, when, mDim, nDim, im, budget)) {
-      if (im.causal)
-        merged.addCausal(im.offset);
-      if (im.windowRel)
-        merged.addWindow(*im.windowRel);
+      addRule(im);
       continue;
     }
     const Term &c = tr.get(id);
@@ -727,10 +730,7 @@ static bool applyMaskParts(ScoreTracer &tr, int cond, bool maskedWhen, int mDim,
     IndexMask constant;
     if (cm && classifyConstantMask(*cm, when, constant) &&
         holdsOnEveryCorner(*cm, constant)) {
-      if (constant.causal)
-        merged.addCausal(constant.offset);
-      if (constant.windowRel)
-        merged.addWindow(*constant.windowRel);
+      addRule(constant);
       continue;
     }
     if (!isa<RankedTensorType>(c.leaf.getType()) ||
@@ -2553,12 +2553,10 @@ mlir::attn::liveDimSize(Value v, int64_t d,
     Operation *def = v.getDefiningOp();
     if (auto empty = dyn_cast_or_null<tensor::EmptyOp>(def))
       return b ? empty.getDynamicSize(d) : Value();
-    if (auto dps = dyn_cast_or_null<DestinationStyleOpInterface>(def)) {
-      if (!dps.hasPureTensorSemantics())
-        return failure();
-      v = dps.getDpsInitOperand(cast<OpResult>(v).getResultNumber())->get();
-    } else if (auto castOp = dyn_cast_or_null<tensor::CastOp>(def)) {
-      v = castOp.getSource();
+    if (Value origin = sizeOrigin(v); origin != v) {
+      v = origin;
+    } else if (isa_and_nonnull<DestinationStyleOpInterface>(def)) {
+      return failure(); // a destination op on buffers
     } else if (auto slice = dyn_cast_or_null<tensor::ExtractSliceOp>(def)) {
       if (slice.getSourceType().getRank() != type.getRank())
         return failure(); // rank-reducing: the dims do not line up

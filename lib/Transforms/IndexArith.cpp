@@ -71,13 +71,8 @@ std::optional<LinearSize> dimSize(Value v, int64_t d, int depth) {
     Operation *def = v.getDefiningOp();
     if (auto empty = dyn_cast_or_null<tensor::EmptyOp>(def))
       return eval(empty.getDynamicSize(d), depth + 1);
-    if (auto dps = dyn_cast_or_null<DestinationStyleOpInterface>(def);
-        dps && dps.hasPureTensorSemantics()) {
-      v = dps.getDpsInitOperand(cast<OpResult>(v).getResultNumber())->get();
-      continue;
-    }
-    if (auto cast = dyn_cast_or_null<tensor::CastOp>(def)) {
-      v = cast.getSource();
+    if (Value origin = sizeOrigin(v); origin != v) {
+      v = origin;
       continue;
     }
     LinearSize s;
@@ -246,6 +241,16 @@ std::optional<LinearSize> eval(Value v, int depth) {
 
 std::optional<LinearSize> mlir::attn::evalLinearSize(OpFoldResult v) {
   return evalOfr(v, 0);
+}
+
+Value mlir::attn::sizeOrigin(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (auto dps = dyn_cast_or_null<DestinationStyleOpInterface>(def);
+      dps && dps.hasPureTensorSemantics())
+    return dps.getDpsInitOperand(cast<OpResult>(v).getResultNumber())->get();
+  if (auto castOp = dyn_cast_or_null<tensor::CastOp>(def))
+    return castOp.getSource();
+  return v;
 }
 
 std::optional<LinearSize> mlir::attn::evalDimSize(Value v, int64_t d) {

@@ -37,6 +37,11 @@ struct LinearSize {
   }
 };
 
+/// One step toward where `v`'s sizes were chosen: the destination of a
+/// pure-tensor destination-style op, or a cast's source, which have the same
+/// sizes; `v` itself where there is no such step.
+Value sizeOrigin(Value v);
+
 /// `v` (index or integer) as a LinearSize, or nullopt.
 std::optional<LinearSize> evalLinearSize(OpFoldResult v);
 /// Dim `d` of the ranked tensor `v` as a LinearSize, or nullopt.
