@@ -131,6 +131,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   gpuOpts.wgmma = options.wgmma;
   gpuOpts.warpSpecialize = options.warpSpecialize;
   gpuOpts.pingpong = options.pingpong;
+  gpuOpts.keyBiasMma = options.keyBiasMma;
   gpuOpts.tma = options.tma;
   gpuOpts.persistent = options.persistent;
   gpuOpts.shiftV = options.shiftV;

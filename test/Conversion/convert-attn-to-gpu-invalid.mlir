@@ -13,6 +13,7 @@
 // RUN: not attn-opt %s --split-input-file "--attn-gpu-pipeline=warp-specialize=7" 2>&1 | FileCheck %s --check-prefix=WS
 // RUN: not attn-opt %s --split-input-file "--attn-gpu-pipeline=pingpong=3" 2>&1 | FileCheck %s --check-prefix=PP
 // RUN: not attn-opt %s --split-input-file "--attn-gpu-pipeline=min-blocks=-5" 2>&1 | FileCheck %s --check-prefix=MINB
+// RUN: not attn-opt %s --split-input-file "--attn-gpu-pipeline=key-bias-mma=2" 2>&1 | FileCheck %s --check-prefix=KBM
 // attn-bundle takes one module: the first chunk.
 // RUN: sed -n '1,/^\/\/ -----/p' %s > %t.mlir
 // RUN: rm -rf %t.d && not attn-bundle %t.mlir -o %t.d --block-threads=-1 2>&1 | FileCheck %s --check-prefix=BUNDLE
@@ -28,6 +29,7 @@
 // QSHARED-COUNT-2: error: q-shared must be -1 (default), 0 or 1, got 5
 // WS-COUNT-2: error: warp-specialize must be -1 (default), 0 or 1, got 7
 // PP-COUNT-2: error: pingpong must be -1 (default), 0 or 1, got 3
+// KBM-COUNT-2: error: key-bias-mma must be -1 (default), 0 or 1, got 2
 // MINB-COUNT-2: convert-attn-to-gpu-invalid.mlir:{{[0-9]+}}:8: error: min-blocks must be in [-1, 32], got -5
 // BUNDLE: .mlir:[[# @LINE + 4]]:8: error: threads (SIMT kernel: query rows per block) must be in [1, 1024], got -1
 

@@ -5,6 +5,7 @@
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" | FileCheck %s
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu | FileCheck %s --check-prefix=SM80
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a explain=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WHY
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a key-bias-mma=0" | FileCheck %s --check-prefix=FMA
 
 // A bias per head (broadcast over the batch), scores in natural units: the
 // bias pairs (contiguous along n, N even) are loaded two at a time before
@@ -257,21 +258,33 @@ func.func @runtime_key_weight(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x130x64x
 // -----
 
 // ALiBi (slope_h * (n - m), the slope from the head index) under causal:
-// the bias is linear in the key index, so at a fragment's column
-// n = base + k the wgmma kernel takes the score as
-// scale * (s + k slope / scale) + slope (base - m): one fma per score with
-// k as its immediate, the row's term added to each lane's
-// tile maximum and to P's exponent reference, whose factor becomes
-// scale * log2 e (0.125 * 1.4427 = 0.180336878).
+// the bias is linear in the key index, so at a tile's column j (key
+// n0 + j) the wgmma kernel takes the score as
+// scale * (s + j slope / scale) + slope (n0 - m). The tensor cores add
+// j slope / scale: one more k-step of S in bf16 (A: the step in four bf16
+// parts; B: a panel of key positions written once per block, unswizzled,
+// behind the async-proxy fence), so no op per score; the row's term goes
+// into each lane's tile maximum and P's exponent reference, whose factor
+// becomes scale * log2 e (0.125 * 1.4427 = 0.180336878).
 // CHECK-LABEL: module attributes
+// CHECK-SAME: key_bias_mma = true
 // CHECK-SAME: mma = "wgmma"
 // CHECK: gpu.launch
+// CHECK: vector.store %{{.*}} : memref<256x8xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK: fence.proxy.async.shared::cta
+// CHECK-NEXT: gpu.barrier
 // CHECK: %[[EXPF:.*]] = arith.constant 0.180336878 : f32
-// CHECK: wgmma.mma_async
-// CHECK: llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}}) : (f32, f32, f32) -> f32
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK-NOT: llvm.intr.fma
 // CHECK: arith.mulf %{{.*}}, %[[EXPF]] fastmath<contract> : f32
 // CHECK-NEXT: arith.addf
 // CHECK-NEXT: nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
+// With key-bias-mma=0: one fma per score with j's part within the lane's
+// columns as its immediate instead.
+// FMA-LABEL: function = "alibi_key_linear"
+// FMA-NOT: bf16.bf16
+// FMA: llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}}) : (f32, f32, f32) -> f32
 // SM80: mma = "mma.sync"{{.*}}score_mod = {num_args = 5
 func.func @alibi_key_linear(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x130x64xf16>, %v: tensor<2x4x130x64xf16>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
   %s = arith.constant 0.125 : f32
@@ -352,9 +365,13 @@ func.func @softcap_long(%q: tensor<1x2x16384x128xbf16>, %k: tensor<1x2x16384x128
 // -----
 
 // Look-alike: the same length with a region whose only math is on the
-// indices (ALiBi) keeps two computing warpgroups in ping-pong.
+// indices (ALiBi) keeps two computing warpgroups in ping-pong; its bias
+// goes on the tensor cores, whose panel of key positions takes two stages
+// with V a tile behind K (three leave no room for it).
 // CHECK-LABEL: module attributes
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 40/232), 128-key tiles, 3 stages, Q/K/V by TMA, pipelined, ping-pong
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 40/232), 128-key tiles, 2 stages, Q/K/V by TMA, the key-linear bias on the tensor cores, pipelined, V a tile behind K in each stage, ping-pong
+// FMA-LABEL: function = "alibi_long"
+// FMA-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows + a producer warpgroup (mbarriers, setmaxnreg 40/232), 128-key tiles, 3 stages, Q/K/V by TMA, pipelined, ping-pong
 // WHY: remark: GPU kernel: wgmma (sm_90a), 2 warpgroup(s)
 func.func @alibi_long(%q: tensor<1x2x16384x128xbf16>, %k: tensor<1x2x16384x128xbf16>, %v: tensor<1x2x16384x128xbf16>, %o: tensor<1x2x16384x128xbf16>) -> tensor<1x2x16384x128xbf16> {
   %s = arith.constant 0.088388 : f32

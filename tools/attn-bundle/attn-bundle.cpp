@@ -5,7 +5,7 @@
 //               [--rescale-threshold=8] [--pipeline=0|1] [--min-blocks=N]
 //               [--wgmma=-1|0|1] [--warp-specialize=-1|0|1]
 //               [--pingpong=-1|0|1] [--tma=-1|0|1] [--persistent=-1|0|1]
-//               [--shift-v=-1|0|1]
+//               [--shift-v=-1|0|1] [--key-bias-mma=-1|0|1]
 //               [--f32-precision=3xtf32|tf32|ieee]
 //               [--explain] [--block-threads=128]
 //
@@ -124,6 +124,11 @@ static cl::opt<int64_t> pingpong(
     cl::desc("Warp-specialized pipelined kernel: the computing warpgroups "
              "take turns on the tensor cores (1), not (0), default (-1)"),
     cl::init(-1));
+static cl::opt<int64_t> keyBiasMma(
+    "key-bias-mma",
+    cl::desc("Hopper kernel: a bias linear in the key index (ALiBi) added on "
+             "the tensor cores (1), by one fma per score (0), default (-1)"),
+    cl::init(-1));
 static cl::opt<bool> explainKernel(
     "explain",
     cl::desc("Remark which kernel the attention gets, its launch shape, and "
@@ -175,6 +180,7 @@ static FailureOr<std::string> compile(ModuleOp module, StringRef format,
   options.wgmma = wgmma;
   options.warpSpecialize = warpSpecialize;
   options.pingpong = pingpong;
+  options.keyBiasMma = keyBiasMma;
   options.tma = tma;
   options.persistent = persistent;
   options.shiftV = shiftV;

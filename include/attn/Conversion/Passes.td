@@ -121,6 +121,11 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "Hopper kernel, warp-specialized and pipelined with two computing "
            "warpgroups: 1 makes them take turns issuing their wgmma (named "
            "barriers), 0 not, -1 where it applies">,
+    Option<"keyBiasMma", "key-bias-mma", "int64_t", /*default=*/"-1",
+           "Hopper kernel, a score_mod bias linear in the key index (ALiBi): "
+           "1 adds it on the tensor cores (one more k-step of S = Q K^T "
+           "against a constant panel of key positions), 0 with one fma per "
+           "score, -1 where the panel fits">,
     Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"-1",
            "Only range-checked here, with the other launch options, before a "
            "kernel is chosen; attn-gpu-occupancy applies it">,

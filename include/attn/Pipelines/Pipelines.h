@@ -106,6 +106,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                      "warpgroups take turns on the tensor cores (1), not "
                      "(0), default (-1)"),
       llvm::cl::init(-1)};
+  PassOptions::Option<int64_t> keyBiasMma{
+      *this, "key-bias-mma",
+      llvm::cl::desc("Hopper kernel: a bias linear in the key index (ALiBi) "
+                     "added on the tensor cores (1), by one fma per score "
+                     "(0), default (-1)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<bool> explain{
       *this, "explain",
       llvm::cl::desc("Remark which kernel the attention gets and why not a "

@@ -103,6 +103,15 @@ struct KernelBuilder {
   /// the body not to split (scoreModKeyLinear mirrors the split, so every
   /// score of a kernel splits alike), it returns y / scale and a zero term.
   Value *keyLinearRowTerm = nullptr;
+  /// With keyLinearRowTerm, set by a kernel whose tensor cores add the
+  /// multiple of X (keyLinearSlope's per-key step times the key's column
+  /// within the tile): applyScoreMod then returns s itself; the row's term
+  /// is X f at nBase (the kernel asks for it with the tile's first key).
+  bool keyLinearOnMma = false;
+  /// With keyLinearRowTerm, a probe (nOffset 1): applyScoreMod stores the
+  /// unscaled step per key, c X / scale (c the key index's multiple in the
+  /// integer term, e.g. -1 for m - n), here; null where it does not split.
+  Value *keyLinearSlope = nullptr;
   /// Static sizes of the attention loops (b..., m, n, d, e).
   SmallVector<int64_t> sizes = {};
   /// Computes, here, the body's values that depend only on the batch
@@ -462,8 +471,19 @@ struct WgmmaConfig {
     return (maskInRing() ? stages : 1) * rowsPerBlock();
   }
   int64_t maskBytes() const { return maskRows() * maskRowBytes; }
+  /// A bias linear in the key index (keyLinearBias, never beside a mask
+  /// tile) added by the tensor cores: one more k-step of S = Q K^T whose B
+  /// is a constant panel of key positions (keyTile rows, unswizzled, after
+  /// the barriers: 32 bytes a row) and whose A the per-key step. 0: the
+  /// kernel adds it with one fma per score.
+  bool keyPosMma = false;
+  int64_t keyPosBytes() const { return keyPosMma ? keyTile * 32 : 0; }
+  int64_t keyPosOffset(int64_t D, int64_t E) const {
+    return (barrierOffset(D, E) + barrierBytes() + 127) / 128 * 128;
+  }
   int64_t sharedBytes(int64_t D, int64_t E) const {
     return 1024 + (maskRowBytes ? maskOffset(D, E) + maskBytes()
+                   : keyPosMma  ? keyPosOffset(D, E) + keyPosBytes()
                                 : barrierOffset(D, E) + barrierBytes());
   }
 };
@@ -738,9 +758,12 @@ struct TileKernel {
   /// Whether the kernel takes a score_mod bias linear in the key index
   /// apart (KernelBuilder::scoreModKeyLinear): natural scores with the one-fma
   /// exponent, no mask tensor, a static positive scale.
-  bool keyLinearBias() const {
-    return natural && fmaExponent() && kb.scale > 0 && !kb.runtimeScale &&
-           !memArg("mask") && kb.scoreModKeyLinear();
+  bool keyLinearBias() const { return keyLinearBiasFor(kb, memArg); }
+  static bool keyLinearBiasFor(KernelBuilder &kb, MemArgFn memArg) {
+    // A region makes the scores natural; the one-fma exponent then needs
+    // the -inf fill and no mask tensor.
+    return kb.op.hasScoreMod() && std::isinf(kb.maskValue) && kb.scale > 0 &&
+           !kb.runtimeScale && !memArg("mask") && kb.scoreModKeyLinear();
   }
   /// 2^(x - ref) for row maxima x, ref in the scores' units: with
   /// fmaExponent() from the same rounded products m log2 e that P's

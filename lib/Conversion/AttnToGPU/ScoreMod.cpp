@@ -462,7 +462,10 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
     if (it != products.end() && scale > 0 && !runtimeScale) {
       KeyProduct kp = it->second;
       *rowTerm = kp.rowPart;
-      if (kp.k == 0)
+      if (keyLinearSlope)
+        *keyLinearSlope =
+            arith::MulFOp::create(b, loc, kp.x, cF32(kp.k / scale));
+      if (keyLinearSlope || keyLinearOnMma || kp.k == 0)
         return rawScore;
       Value sigma = arith::MulFOp::create(b, loc, kp.x, cF32(1.0f / scale));
       // One fma with k as its immediate (a contractible multiply and add

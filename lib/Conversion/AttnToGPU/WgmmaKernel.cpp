@@ -476,6 +476,47 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value c2 = tk.mul(tk.remu(lane, 4), 2);
   tk.c2 = c2;
 
+  // The key-linear bias on the tensor cores (cfg.keyPosMma): the B panel
+  // of one more k-step of S (m64nBNk16), written once per block,
+  // unswizzled: 8-row core matrices of 16-byte rows, columns 0-7 of key row
+  // j at 16 j (j in columns 0-3, zeros in 4-7), columns 8-15 (zeros) BN * 16
+  // bytes on. With A (enterKeyPos) holding the per-key step c X / scale
+  // split into four parts in columns 0-3, the step adds step * j, j the
+  // key's column in its tile. In bf16 whatever Q and K are (the product
+  // accumulates into the same f32 registers): its range is f32's, so no
+  // step overflows where the fma's would not, and j < 256 is exact.
+  const bool keyPosMma = cfg.keyPosMma;
+  const int64_t keyPosOff = keyPosMma ? cfg.keyPosOffset(D, E) : 0;
+  Type bf16 = b.getBF16Type();
+  if (keyPosMma) {
+    Value panel = view(
+        MemRefType::get({2 * BN, 8}, bf16, AffineMap(), workgroup), keyPosOff);
+    auto fill = scf::ForOp::create(b, loc, tid, tk.idx(2 * BN), tk.idx(T));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(fill.getBody());
+      Value i = fill.getInductionVar();
+      Value j = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
+                                tk.idx(BN)),
+          i, c0);
+      Value jf = arith::TruncFOp::create(
+          b, loc, bf16,
+          arith::UIToFPOp::create(
+              b, loc, f32, arith::IndexCastUIOp::create(b, loc, i32, j)));
+      Value z = arith::ConstantOp::create(b, loc, b.getZeroAttr(bf16));
+      vector::StoreOp::create(b, loc,
+                              vector::FromElementsOp::create(
+                                  b, loc, VectorType::get({8}, bf16),
+                                  ValueRange{jf, jf, jf, jf, z, z, z, z}),
+                              panel, ValueRange{i, c0});
+    }
+    // The tensor cores read it through the async proxy.
+    em.through("fence.proxy.async.shared::cta;", {});
+    gpu::BarrierOp::create(b, loc);
+  }
+
   // The query tile's rows (blockRow, the thread's rows) from its grid x
   // index; a persistent block sets them per tile (enterTile).
   Value blockRow, warpRowLocal, rows[2];
@@ -501,10 +542,56 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     warpRowLocal = tk.add(tk.mul(wg, 64), tk.mul(warpInWg, 16));
   // 16-bit outputs: tanh.approx (as FlashAttention-3) is accurate enough.
   kb.approxTanh = true;
+  // The key-linear k-step's A fragment for the tile's slope (after
+  // hoistScoreMod): the per-key step c X / scale (applyScoreMod's probe)
+  // as four bf16 parts, each the rounding of what the earlier ones left
+  // (to about 2^-36 of it), in columns 0-3 of rows g and g + 8 (A
+  // registers 0 and 1; 2 and 3 hold columns 8-15, zero).
+  Value keyPosA;
+  auto enterKeyPos = [&]() {
+    if (!keyPosMma)
+      return;
+    Value step, term;
+    kb.keyLinearRowTerm = &term;
+    kb.keyLinearSlope = &step;
+    tk.scoreMod(kb.cF32(0.0f), tk.idx(0), rows[0], /*boundary=*/false, Value(),
+                tk.idx(0), 1);
+    kb.keyLinearRowTerm = nullptr;
+    kb.keyLinearSlope = nullptr;
+    // scoreModKeyLinear mirrors the split, so the probe always splits;
+    // were it not to, every score would hold its whole bias already.
+    if (!step)
+      step = kb.cF32(0.0f);
+    Value parts[4], rest = step;
+    for (Value &part : parts) {
+      part = arith::TruncFOp::create(b, loc, bf16, rest);
+      rest = arith::SubFOp::create(b, loc, rest,
+                                   arith::ExtFOp::create(b, loc, f32, part));
+    }
+    // Lane t of a quad: columns 2t and 2t + 1, so t = 0 holds parts 0 and
+    // 1, t = 1 parts 2 and 3, the others zeros.
+    Value zeroB = arith::ConstantOp::create(b, loc, b.getZeroAttr(bf16));
+    Value is0 =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c2, tk.idx(0));
+    Value is1 =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c2, tk.idx(2));
+    Value pair[2];
+    for (int64_t k = 0; k < 2; ++k) {
+      pair[k] = arith::SelectOp::create(
+          b, loc, is0, parts[k],
+          arith::SelectOp::create(b, loc, is1, parts[2 + k], zeroB));
+    }
+    Value v = vector::FromElementsOp::create(b, loc, VectorType::get({2}, bf16),
+                                             ValueRange{pair[0], pair[1]});
+    keyPosA = vector::ExtractOp::create(
+        b, loc, vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), v),
+        ArrayRef<int64_t>{0});
+  };
   if (!persistent) {
     enterRows(launch.getBlockIds().x);
     tk.setBatch(launch.getBlockIds().y);
     kb.hoistScoreMod(ArrayRef<Value>(tk.loops).take_front(r));
+    enterKeyPos();
   }
 
   // Rows into the swizzled panels tile[prefix..., panel, row, chunk ^ row %
@@ -565,13 +652,15 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   if (narrowDesc)
     baseField = arith::TruncIOp::create(b, loc, i32, addrField(base64));
   // `bytes` (a value, the same for a tile's k-steps) + `constBytes`.
-  auto desc = [&](Value bytes, int64_t constBytes, int64_t lbo,
-                  int64_t sbo) -> Value {
+  // `swizzle`: the 128-byte swizzle (1 in bits 62-63), else none (0).
+  auto desc = [&](Value bytes, int64_t constBytes, int64_t lbo, int64_t sbo,
+                  bool swizzle = true) -> Value {
+    const int64_t layout = swizzle ? int64_t(1) << 62 : 0;
     if (!narrowDesc) {
       Value off = bytes ? tk.add(bytes, constBytes) : tk.idx(constBytes);
       Value field = addrField(arith::AddIOp::create(
           b, loc, base64, arith::IndexCastUIOp::create(b, loc, i64, off)));
-      int64_t hi = ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (int64_t(1) << 62);
+      int64_t hi = ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | layout;
       return arith::OrIOp::create(b, loc, field,
                                   arith::ConstantIntOp::create(b, loc, hi, 64));
     }
@@ -588,7 +677,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         arith::ConstantIntOp::create(
             b, loc, (constBytes >> 4) | ((lbo >> 4) << 16), 32));
     field = arith::ExtUIOp::create(b, loc, i64, field);
-    int64_t hi = ((sbo >> 4) << 32) | (int64_t(1) << 62);
+    int64_t hi = ((sbo >> 4) << 32) | layout;
     return arith::OrIOp::create(b, loc, field,
                                 arith::ConstantIntOp::create(b, loc, hi, 64));
   };
@@ -841,6 +930,22 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       acc = em.asmCall(text, {qDesc(ks), kDesc(buf, ks), em.i32(ks ? 1 : 0)},
                        "l,l,r", acc, "f", sRegs);
     }
+    // The key-linear k-step: A from registers (rows g and g + 8 of
+    // columns 0-7; 8-15 zero), B the panel of key positions, accumulating.
+    if (keyPosMma) {
+      std::string text =
+          "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(sRegs + 5) +
+          ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(BN) +
+          "k16.f32.bf16.bf16 " + regList(0, sRegs) + ", " + regList(sRegs, 4) +
+          ", $" + std::to_string(sRegs + 4) + ", p, 1, 1, 0;\n}";
+      Value none = em.i32(0);
+      acc = em.asmCall(text,
+                       {keyPosA, keyPosA, none, none,
+                        desc(Value(), keyPosOff, /*lbo=*/BN * 16, /*sbo=*/128,
+                             /*swizzle=*/false),
+                        em.i32(1)},
+                       "r,r,r,r,l,r", acc, "f", sRegs);
+    }
     return acc;
   };
   // Ping-pong (warp-specialized, pipelined, two warpgroups): a warpgroup
@@ -1051,6 +1156,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     // s[i]: 8-key block i / 4, row h = (i / 2) % 2, key c2 + i % 2.
     const bool raw = rawInterior && !withMask;
     SmallVector<Value> rowTerms(sRegs);
+    kb.keyLinearOnMma = keyPosMma;
     for (int64_t i = 0; i < sRegs && !raw; ++i) {
       Value &x = s[i];
       if (!foldScale && !keyLinear)
@@ -1063,10 +1169,20 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                         tk.add(n0, c2), (i / 4) * 8 + i % 2);
       kb.keyLinearRowTerm = nullptr;
     }
-    // Each fragment row's term: its first score's (registers 0 and 2).
-    if (keyLinear)
-      for (int64_t h = 0; h < 2; ++h)
-        keyRow[h] = rowTerms[2 * h];
+    kb.keyLinearOnMma = false;
+    // Each fragment row's term: its first score's (registers 0 and 2); with
+    // the key-linear k-step, which added the bias's multiple of the key's
+    // column within the tile (c2 + k), the term at n0 itself.
+    for (int64_t h = 0; h < 2 && keyLinear; ++h) {
+      keyRow[h] = rowTerms[2 * h];
+      if (!keyPosMma)
+        continue;
+      kb.keyLinearRowTerm = &keyRow[h];
+      kb.keyLinearOnMma = true;
+      tk.scoreMod(zero, n0, rows[h], /*boundary=*/false, Value(), n0, 1);
+      kb.keyLinearRowTerm = nullptr;
+      kb.keyLinearOnMma = false;
+    }
     for (int64_t h = 0; h < 2; ++h) {
       Value mt;
       for (int64_t i = 0; i < sRegs; ++i)
@@ -2315,6 +2431,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       }
       tk.setBatch(y);
       kb.hoistScoreMod(ArrayRef<Value>(tk.loops).take_front(r));
+      enterKeyPos();
       enterKeys();
       enterState();
       Value next;

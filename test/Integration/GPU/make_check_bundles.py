@@ -1331,6 +1331,30 @@ TC_FEATURES: Dict[str, Case] = {
         "bfloat16", **bhsd(2, 4, 300, 333, 128), scale=4.0,
         mods=[(["h"], "float32")],
         score_mod=ALIBI_MN_SLOPES),
+    # The same bias added on the tensor cores (key-bias-mma, the wgmma
+    # kernels' default): per-key steps X / scale of about 500 (past what
+    # f16 parts would hold; the step is split into bf16 parts) in f16 and
+    # bf16, and with the lse.
+    "alibi_mn_runtime_slopes_small_scale_f16": Case(
+        "float16", **bhsd(2, 4, 300, 333, 128), scale=0.002,
+        mods=[(["h"], "float32")], score_mod=ALIBI_MN_SLOPES),
+    "alibi_mn_runtime_slopes_small_scale_lse": Case(
+        "bfloat16", **bhsd(2, 4, 300, 333, 64), scale=0.002, lse=True,
+        mods=[(["h"], "float32")], score_mod=ALIBI_MN_SLOPES),
+    # A step of 1.5e7 per key (slope 3e4 at scale 2e-3), causal: each row's
+    # weight is all on its own key (the output is V's row).
+    "alibi_huge_slope_causal_f16": Case(
+        "float16", **bhsd(1, 2, 300, 300, 128), causal=True, scale=0.002,
+        score_mod="""score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index):
+        %sl = arith.constant 3.0e4 : f32
+        %d = arith.subi %n, %m : index
+        %di = arith.index_cast %d : index to i64
+        %df = arith.sitofp %di : i64 to f32
+        %bias = arith.mulf %sl, %df : f32
+        %y = arith.addf %x, %bias : f32
+        attn.yield %y : f32
+      }"""),
     # Runtime score_mod tensors (kernel arguments): ALiBi slopes per head
     # (f32) and a per-key weight (the input dtype), read at clamped indices.
     "mod_args_alibi_keyweight": Case(
@@ -1404,6 +1428,14 @@ CASES.update({
                                   mask_dtype="float16", sink=["h"], lse=True),
     "dyn_f16_boolmask_window": Case("float16", **b_only(-1, -1, -1, 64), mask=["b", "m", "n"],
                                     causal=True, window=100),
+    # ALiBi at the other head dims' default tiles (the key-linear k-step's
+    # products of keyTile / 2 keys: 24 at D = 256's 48-key tiles).
+    "alibi_f16_d256_causal": Case("float16", **bhsd(1, 4, 300, 333, 256), causal=True,
+                                  score_mod=score_mod_region(2, alibi(4))),
+    "alibi_bf16_d96_causal": Case("bfloat16", **bhsd(2, 4, 700, 700, 96), causal=True,
+                                  score_mod=score_mod_region(2, alibi(4))),
+    "alibi_f16_d64_causal_large": Case("float16", **bhsd(2, 4, 700, 700, 64), causal=True,
+                                       scale=6.0, score_mod=score_mod_region(2, alibi(4))),
     "dyn_bf16_softcap_alibi": Case("bfloat16", **bhsd(-1, 4, -1, -1, 128), causal=True,
                                    score_mod=score_mod_region(2, alibi(4), softcap(30.0))),
     "dyn_f16_mma_gqa_causal": Case("float16", dims={"b": -1, "h": 2, "g": 4, "m": -1, "n": -1,
