@@ -754,9 +754,13 @@ static bool applyMaskParts(ScoreTracer &tr, int cond, bool maskedWhen, int mDim,
 /// Peels scale, additive masks and selects off the softmax input down to
 /// the Q·K^T leaf. A chain of any length: the descent collects one step per
 /// level (checks that decide the path first), the unwind applies them
-/// innermost first, as the program applies them.
+/// innermost first, as the program applies them. `splitFills`: read
+/// s + select(c, F, t) with a fill F that absorbs any score as a mask over
+/// s + t (`*split` tells whether one was); the caller retries without where
+/// that reading fails.
 static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
-                          ScoreFacts &f, std::string &why) {
+                          ScoreFacts &f, std::string &why,
+                          bool splitFills = false, bool *split = nullptr) {
   struct Step {
     enum { Scale, Add, Select, Mod } kind;
     bool div = false;
@@ -908,6 +912,40 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
             step.maskedWhen = aInf;
             step.fill = -std::numeric_limits<double>::infinity();
             path.push_back(step);
+            next = s;
+            break;
+          }
+          // s + select(c, F, t) is select(c, F, s + t) where s + F is F for
+          // every score: F = -inf, or F <= -1e30 added in f32/bf16, whose
+          // spacing there (2^104 in f32) swallows any score below 1e31
+          // (Hugging Face's Where(attention_mask == 0, finfo.min,
+          // causal_table) added to the scores: a padding mask over a causal
+          // one, with the fill kept, so a row that masks every key averages
+          // V over all of them, as the program's equal scores do). Not in
+          // f16, where -65504 + s moves with s past |s| = 16.
+          auto absorbs = [&](std::optional<double> v) {
+            return v && *v < 0 &&
+                   (std::isinf(*v) ||
+                    (*v <= -1e30 && (t.type.isF32() || t.type.isBF16())));
+          };
+          int kept = -1;
+          if (splitFills && absorbs(a) && !z)
+            kept = bt.kids[2];
+          else if (splitFills && absorbs(z) && !a)
+            kept = bt.kids[1];
+          if (kept >= 0 && !dependsOnScores(kept) &&
+              !dependsOnScores(bt.kids[0])) {
+            Step sel{Step::Select};
+            sel.other = tr.stripCasts(bt.kids[0]);
+            sel.maskedWhen = absorbs(a);
+            sel.fill = absorbs(a) ? *a : *z;
+            path.push_back(sel);
+            Step add{Step::Add};
+            add.other = kept;
+            add.addType = t.type;
+            path.push_back(add);
+            if (split)
+              *split = true;
             next = s;
             break;
           }
@@ -2254,8 +2292,16 @@ static FailureOr<AttentionMatch> matchWithQueryChoice(Operation *root,
 
   // The scores: scale, masks, then Q·K^T.
   ScoreFacts sf;
-  if (!analyzeScores(tr, sm->x, mPos, nPos, sf, why))
-    return failure();
+  bool split = false;
+  if (!analyzeScores(tr, sm->x, mPos, nPos, sf, why, /*splitFills=*/true,
+                     &split)) {
+    if (!split)
+      return failure();
+    sf = ScoreFacts();
+    why.clear();
+    if (!analyzeScores(tr, sm->x, mPos, nPos, sf, why))
+      return failure();
+  }
   if (sf.shifted && sinkTerm >= 0)
     return fail("the scores are shifted by a constant, which changes their "
                 "weight against the attention sink");

@@ -1627,6 +1627,96 @@ func.func @additive_constant_causal_mask(%q: tensor<2x12x16xf32>, %k: tensor<2x1
 
 // -----
 
+// Hugging Face's 4D mask built in the graph: Where(attention_mask == 0,
+// finfo.min, causal_table) added to the scores (f32). s + finfo.min is
+// finfo.min for every score below 1e31, so this is the padding mask over
+// the causal one with the fill kept: a row whose every key is padding
+// (left padding, the first rows) averages V over all 12 keys, as the
+// program's equal scores do. The padding condition is its own i1 tensor,
+// as torch-mlir lowers ONNX's Equal; its negation (true keeps) becomes the
+// mask operand.
+// EXEC: amp=2.0 arg3=leftpad
+// CHECK-LABEL: func.func @padding_over_additive_causal
+// CHECK: arith.cmpf oeq
+// CHECK: %[[KEEP:.*]] = linalg.generic
+// CHECK: arith.xori
+// CHECK: attn.attention {{.*}} mask(%[[KEEP]] : tensor<2x12xi1>)
+// CHECK-SAME: causal mask_value = -3.40282347E+38
+// EXPLAIN: remark: attention fused: scale=0.25, mask=boolean over (b0,n), causal=yes (from a constant additive 0 / finfo.min mask), batch dims=1, dtype f32 -> f32
+func.func @padding_over_additive_causal(%q: tensor<2x12x16xf32>, %k: tensor<2x12x16xf32>, %v: tensor<2x12x8xf32>, %am: tensor<2x12xf32>) -> tensor<2x12x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lowest = arith.constant -3.40282347E+38 : f32
+  %table = arith.constant dense<[[[0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]]> : tensor<1x12x12xf32>
+  %e = tensor.empty() : tensor<2x12x12xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x12x12xf32>) -> tensor<2x12x12xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x12x16xf32>, tensor<2x12x16xf32>) outs(%z : tensor<2x12x12xf32>) -> tensor<2x12x12xf32>
+  %eb = tensor.empty() : tensor<2x12xi1>
+  %pad = linalg.generic {indexing_maps = [affine_map<(b, n) -> (b, n)>, affine_map<(b, n) -> (b, n)>], iterator_types = ["parallel", "parallel"]}
+      ins(%am : tensor<2x12xf32>) outs(%eb : tensor<2x12xi1>) {
+  ^bb0(%a: f32, %o: i1):
+    %t = arith.cmpf oeq, %a, %zero : f32
+    linalg.yield %t : i1
+  } -> tensor<2x12xi1>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, n)>, affine_map<(b, m, n) -> (0, m, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %pad, %table : tensor<2x12x12xf32>, tensor<2x12xi1>, tensor<1x12x12xf32>) outs(%e : tensor<2x12x12xf32>) {
+  ^bb0(%x: f32, %pd: i1, %c: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %mk = arith.select %pd, %lowest, %c : f32
+    %r = arith.addf %y, %mk : f32
+    linalg.yield %r : f32
+  } -> tensor<2x12x12xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x12x12xf32>) outs(%e : tensor<2x12x12xf32>) -> tensor<2x12x12xf32>
+  %eo = tensor.empty() : tensor<2x12x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x12x8xf32>) -> tensor<2x12x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x12x12xf32>, tensor<2x12x8xf32>) outs(%zo : tensor<2x12x8xf32>) -> tensor<2x12x8xf32>
+  return %o : tensor<2x12x8xf32>
+}
+
+// -----
+
+// The same in f16: -65504 + s moves with s past |s| = 16, so a row whose
+// every key is padding does not average V evenly; the mask stays in a
+// score_mod region. (Executed with the first key kept: on a row that sees
+// no key the program's f16 rounding of s - 65504 decides the weights, and
+// the region keeps s in f32.)
+// EXEC: amp=2.0 arg3=keep01 tol=1e-2
+// CHECK-LABEL: func.func @padding_over_additive_causal_f16
+// CHECK: attn.attention
+// CHECK-NOT: causal
+// CHECK-SAME: score_mod
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, score_mod=addf(s, select(cmpf(x1, 0), -65504, x0)), causal=no, batch dims=1, dtype f16 -> f32
+func.func @padding_over_additive_causal_f16(%q: tensor<2x12x16xf16>, %k: tensor<2x12x16xf16>, %v: tensor<2x12x8xf16>, %am: tensor<2x12xf16>) -> tensor<2x12x8xf32> {
+  %zero = arith.constant 0.0 : f16
+  %zero32 = arith.constant 0.0 : f32
+  %lowest = arith.constant -65504.0 : f16
+  %table = arith.constant dense<[[[0.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0], [0.0, 0.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0], [0.0, 0.0, 0.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0], [0.0, 0.0, 0.0, 0.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0], [0.0, 0.0, 0.0, 0.0, 0.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -65504.0, -65504.0, -65504.0, -65504.0, -65504.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -65504.0, -65504.0, -65504.0, -65504.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -65504.0, -65504.0, -65504.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -65504.0, -65504.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -65504.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]]> : tensor<1x12x12xf16>
+  %e = tensor.empty() : tensor<2x12x12xf16>
+  %e32 = tensor.empty() : tensor<2x12x12xf32>
+  %z = linalg.fill ins(%zero : f16) outs(%e : tensor<2x12x12xf16>) -> tensor<2x12x12xf16>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x12x16xf16>, tensor<2x12x16xf16>) outs(%z : tensor<2x12x12xf16>) -> tensor<2x12x12xf16>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, n)>, affine_map<(b, m, n) -> (0, m, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %am, %table : tensor<2x12x12xf16>, tensor<2x12xf16>, tensor<1x12x12xf16>) outs(%e32 : tensor<2x12x12xf32>) {
+  ^bb0(%x: f16, %a: f16, %c: f16, %o: f32):
+    %sc = arith.constant 0.25 : f16
+    %y = arith.mulf %x, %sc : f16
+    %pad = arith.cmpf oeq, %a, %zero : f16
+    %mk = arith.select %pad, %lowest, %c : f16
+    %r = arith.addf %y, %mk : f16
+    %r32 = arith.extf %r : f16 to f32
+    linalg.yield %r32 : f32
+  } -> tensor<2x12x12xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x12x12xf32>) outs(%e32 : tensor<2x12x12xf32>) -> tensor<2x12x12xf32>
+  %eo = tensor.empty() : tensor<2x12x8xf32>
+  %zo = linalg.fill ins(%zero32 : f32) outs(%eo : tensor<2x12x8xf32>) -> tensor<2x12x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x12x12xf32>, tensor<2x12x8xf16>) outs(%zo : tensor<2x12x8xf32>) -> tensor<2x12x8xf32>
+  return %o : tensor<2x12x8xf32>
+}
+
+// -----
+
 // Bottom-right causal with a band (4 new queries after 6 cached keys, each
 // sees 5 keys), written as -inf and f32's finfo.min: causal, query_offset, window.
 // EXEC: amp=2.0

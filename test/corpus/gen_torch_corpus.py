@@ -266,6 +266,24 @@ def dyn_bert_hfmask(dtype):
     return g.model(g.merge(g.op("MatMul", p, v)))
 
 
+def llama_hfmask(dtype):
+    # Hugging Face's 4D mask built in the graph from attention_mask [B, S]
+    # (1 keep, 0 pad): Where(mask == 0, finfo.min, causal_table), the table
+    # a constant 0 / finfo.min triangle, added to the scaled scores. With
+    # left padding a query row can see no key: the program then averages V
+    # over every key (all its scores are finfo.min).
+    g = Graph("llama_hfmask", dtype)
+    q, k, v = (g.heads(g.input(n, [B, S, H * D]), H) for n in "qkv")
+    am = g.op("Unsqueeze", g.input("attention_mask", [B, S]), g.const([1, 2], np.int64))
+    mn = np.finfo(g.np).min
+    table = np.triu(np.full((S, S), mn, dtype=g.np), 1).reshape(1, 1, S, S)
+    mask = g.op("Where", g.op("Equal", am, g.const(0.0)), g.const(mn), g.const(table))
+    s = g.op("MatMul", q, g.op("Transpose", k, perm=[0, 1, 3, 2]))
+    s = g.op("Mul", s, g.const(1.0 / np.sqrt(D)))
+    p = g.op("Softmax", g.op("Add", s, mask), axis=-1)
+    return g.model(g.merge(g.op("MatMul", p, v)))
+
+
 def _sdpa_scores(g, q, k):
     # torch.onnx's scaled_dot_product_attention: sqrt(scale) on Q and on K^T.
     sc = g.const(np.sqrt(1.0 / np.sqrt(D)))
@@ -316,6 +334,11 @@ VARIANTS = [
     ("dyn_sink_f16", dyn_sink, F16, "dims=2,37,2,37,2,37"),
     ("dyn_bert_hfmask_f16", dyn_bert_hfmask, F16, "dims=2,37,2,37,2,37,2,37 arg3=keep01"),
     ("sdpa_causal_f16", sdpa_causal, F16, ""),
+    ("llama_hfmask_f32", llama_hfmask, F32, "arg3=leftpad"),
+    # f16: a row that sees no key gets round_f16(s - 65504) for every key,
+    # which the program's f16 rounding decides (equal only while |s| <= 16);
+    # a fused kernel keeps s in f32 there. Executed without such rows.
+    ("llama_hfmask_f16", llama_hfmask, F16, "arg3=keep01"),
     ("dyn_sdpa_bool_mask_f32", dyn_sdpa_bool_mask, F32, "dims=2,37,2,37,2,37,2,37,37"),
 ]
 
@@ -358,6 +381,13 @@ EXPECTED = {
     # stands for; the Trilu flag compared with 0 is the causal rule.
     "torch_sdpa_causal_f16": [FUSED + "scale=0.25, mask=none, causal=yes, batch dims=2, dtype f16 -> f32",
                               "Q·K^T of a fused attention"],
+    "torch_llama_hfmask_f32": [FUSED + "scale=0.25, mask=boolean over (b0,n), causal=yes (from a constant additive 0 / finfo.min mask), batch dims=2, dtype f32 -> f32",
+                               "Q·K^T of a fused attention"],
+    # f16: -65504 + s moves with s past |s| = 16, so a row that sees no key
+    # does not average V evenly: the mask stays in the region (whose f32
+    # scores differ from the program's f16 ones on such rows).
+    "torch_llama_hfmask_f16": [FUSED + "scale=0.25, mask=none, score_mod=addf(s, select(cmpf(x1, 0), -65504, x0)), causal=no, batch dims=2, dtype f16 -> f32",
+                               "Q·K^T of a fused attention"],
     "torch_dyn_sdpa_bool_mask_f32": [FUSED + "scale=0.25, mask=boolean over (b0,m,n), causal=no, batch dims=2, dtype f32 -> f32",
                                      "Q·K^T of a fused attention"],
     "torch_t5_bias_f32": [FUSED + "scale=1, mask=additive over (b1,m,n), causal=no, batch dims=2, dtype f32 -> f32",

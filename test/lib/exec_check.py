@@ -16,7 +16,9 @@ random normal inputs (large values give large logits). `argN=mask` fills
 argument N with 0 or -inf (the first entry of the last axis is kept finite so
 no row is fully masked); `maskrows` also masks every third row fully (for
 programs with the safe-softmax guard); `bias` is a finite additive bias; `keep01` is 1 or 0 (Hugging
-Face's attention_mask, the first key kept); `lens:K` gives i32 lengths in [1, K]. `nofuse` states that
+Face's attention_mask, the first key kept); `leftpad` is Hugging Face's attention_mask with left
+padding (each row's first 0..S/2 keys 0, the first row's at least 2: under causal its first query rows
+see no key); `lens:K` gives i32 lengths in [1, K]. `nofuse` states that
 attn-fuse must leave the chunk alone (a look-alike); otherwise the chunk must
 fuse. Chunks without a directive are not executed.
 
@@ -188,6 +190,14 @@ def make_main(chunk: str, opts, rng):
             arr = np.where(rng.random(conc) < 0.3, 0.0, 1.0)
             if conc:
                 arr[..., 0] = 1.0
+        elif kind == "leftpad":
+            # Left padding: row r's first p_r keys are 0, p_0 >= 2.
+            arr = np.ones(conc)
+            rows = arr.reshape(-1, conc[-1]) if conc else arr.reshape(1, 1)
+            for r in range(rows.shape[0]):
+                n = rows.shape[1]
+                p = int(rng.integers(2 if r == 0 else 0, max(3, n // 2 + 1)))
+                rows[r, :min(p, n)] = 0.0
         else:
             arr = rng.standard_normal(conc) * opts["amp"]
         st = fmt_type(conc, elt)
