@@ -785,6 +785,16 @@ CASES: Dict[str, Case] = {
     "wg_ws_keypad_tiles_causal_f16": Case("float16", **bhsd(2, 3, 1024, 1024, 128),
                                           mask=["b", "n"], causal=True,
                                           mask_pattern="tiles"),
+    # Hugging Face's 4D mask as the recognizer reads it (padding over causal,
+    # finfo.min kept as the fill): rows whose every visible key is padding
+    # average V over all keys, those above the diagonal folded in after the
+    # loop; bf16 on the warp-specialized kernel, f32 on 3xTF32.
+    "hf_pad_causal_fill_bf16": Case("bfloat16", **bhsd(2, 4, 1100, 1100, 128),
+                                    mask=["b", "n"], causal=True,
+                                    mask_value=-3.3895313892515355e38),
+    "hf_pad_causal_fill_f32": Case("float32", **bhsd(2, 2, 300, 300, 64),
+                                   mask=["b", "n"], causal=True,
+                                   mask_value=-3.4028234663852886e38),
     # D = 64: the two-block TMA kernel trims its keys too.
     "wg_2b_keypad_tiles_f16": Case("float16", **bhsd(3, 2, 700, 1024, 64),
                                    mask=["b", "n"], mask_pattern="tiles"),
