@@ -312,6 +312,36 @@ func.func @alibi_key_linear(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x130x64xf1
 
 // -----
 
+// ALiBi beside a boolean key padding mask (BLOOM with an attention_mask):
+// the mask selects -inf after the region, in any units, so the bias stays
+// on the tensor cores; a float bias would be added to the unscaled score.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: function = "alibi_key_padding"
+// CHECK-SAME: key_bias_mma = true
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK-NOT: llvm.intr.fma
+// CHECK: gpu.terminator
+func.func @alibi_key_padding(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x130x64xf16>, %v: tensor<2x4x130x64xf16>, %keep: tensor<2x130xi1>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x100x64xf16>, tensor<2x4x130x64xf16>, tensor<2x4x130x64xf16>) scale(%s)
+      mask(%keep : tensor<2x130xi1>) outs(%o : tensor<2x4x100x64xf16>) causal indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+        affine_map<(b, h, m, n, d, e) -> (b, n)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index):
+        %slope = arith.constant 0.25 : f32
+        %d = arith.subi %n, %m : index
+        %d64 = arith.index_cast %d : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %bias = arith.mulf %slope, %df : f32
+        %y = arith.addf %x, %bias : f32
+        attn.yield %y : f32
+      } -> tensor<2x4x100x64xf16>
+  return %r : tensor<2x4x100x64xf16>
+}
+
+// -----
+
 // A look-alike: a bias quadratic in the key index is not split; each score
 // is scaled and takes the whole bias (no fma with a per-column immediate).
 // CHECK-LABEL: module attributes

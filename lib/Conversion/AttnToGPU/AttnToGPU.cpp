@@ -1558,7 +1558,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                      : "the attention has no score_mod bias linear in the "
                        "key index (score + X * (n - m) with X free of the "
                        "score, m and n)");
-    if (keyLinear && !fp8 && opts.keyBiasMma != 0) {
+    if (keyLinear && !fp8 && opts.keyBiasMma != 0 && !wcfg.maskRowBytes) {
       WgmmaConfig probe = wcfg;
       probe.keyPosMma = true;
       auto resident = [&](const WgmmaConfig &c) {

@@ -757,13 +757,19 @@ struct TileKernel {
   bool fmaExponent() const;
   /// Whether the kernel takes a score_mod bias linear in the key index
   /// apart (KernelBuilder::scoreModKeyLinear): natural scores with the one-fma
-  /// exponent, no mask tensor, a static positive scale.
+  /// exponent, no float mask tensor, a static positive scale.
   bool keyLinearBias() const { return keyLinearBiasFor(kb, memArg); }
   static bool keyLinearBiasFor(KernelBuilder &kb, MemArgFn memArg) {
     // A region makes the scores natural; the one-fma exponent then needs
-    // the -inf fill and no mask tensor.
+    // the -inf fill. A mask tensor only if boolean: it selects -inf after
+    // the region, in any units (a float bias would be added to the
+    // unscaled t).
+    Value mask = memArg("mask");
     return kb.op.hasScoreMod() && std::isinf(kb.maskValue) && kb.scale > 0 &&
-           !kb.runtimeScale && !memArg("mask") && kb.scoreModKeyLinear();
+           !kb.runtimeScale &&
+           (!mask ||
+            cast<MemRefType>(mask.getType()).getElementType().isInteger(1)) &&
+           kb.scoreModKeyLinear();
   }
   /// 2^(x - ref) for row maxima x, ref in the scores' units: with
   /// fmaExponent() from the same rounded products m log2 e that P's

@@ -1438,6 +1438,18 @@ CASES.update({
                                   mask_dtype="float16", sink=["h"], lse=True),
     "dyn_f16_boolmask_window": Case("float16", **b_only(-1, -1, -1, 64), mask=["b", "m", "n"],
                                     causal=True, window=100),
+    # ALiBi beside a boolean key padding mask (BLOOM serving with an
+    # attention_mask: the key-linear bias, the mask selecting -inf after it;
+    # rows whose keys are all padding), and beside a per-head sink.
+    "alibi_keypad_causal_bf16": Case("bfloat16", **bhsd(2, 4, 1100, 1100, 128), causal=True,
+                                     mask=["b", "n"], score_mod=score_mod_region(2, alibi(4))),
+    "alibi_keypad_f16_d64": Case("float16", **bhsd(2, 4, 700, 900, 64), mask=["b", "n"],
+                                 score_mod=score_mod_region(2, alibi(4))),
+    "alibi_keypad_causal_mma": Case("float16", **bhsd(2, 4, 300, 333, 64), causal=True,
+                                    mask=["b", "n"], score_mod=score_mod_region(2, alibi(4)),
+                                    flags=["--wgmma=0"]),
+    "alibi_sink_causal_bf16": Case("bfloat16", **bhsd(2, 4, 700, 700, 128), causal=True,
+                                   sink=["h"], score_mod=score_mod_region(2, alibi(4))),
     # ALiBi at the other head dims' default tiles (the key-linear k-step's
     # products of keyTile / 2 keys: 24 at D = 256's 48-key tiles).
     "alibi_f16_d256_causal": Case("float16", **bhsd(1, 4, 300, 333, 256), causal=True,
