@@ -368,6 +368,18 @@ def alibi(heads: int, head: str = "%b1") -> Step:
     return step
 
 
+def key_slope(slope: float) -> Step:
+    """x + slope * (n - m) with a constant slope."""
+    def step(x: str) -> Tuple[List[str], str]:
+        return [f"%ks_c = arith.constant {float(slope)!r} : f32",
+                "%ks_d = arith.subi %n, %m : index",
+                "%ks_d64 = arith.index_cast %ks_d : index to i64",
+                "%ks_df = arith.sitofp %ks_d64 : i64 to f32",
+                "%ks_bias = arith.mulf %ks_c, %ks_df : f32",
+                f"%ks_y = arith.addf {x}, %ks_bias : f32"], "%ks_y"
+    return step
+
+
 # ALiBi as (m - n) times a per-head slope read from a score_mod operand.
 ALIBI_MN_SLOPES = """score_mod {
       ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index, %sl: f32):
@@ -1355,16 +1367,7 @@ TC_FEATURES: Dict[str, Case] = {
     # weight is all on its own key (the output is V's row).
     "alibi_huge_slope_causal_f16": Case(
         "float16", **bhsd(1, 2, 300, 300, 128), causal=True, scale=0.002,
-        score_mod="""score_mod {
-      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index):
-        %sl = arith.constant 3.0e4 : f32
-        %d = arith.subi %n, %m : index
-        %di = arith.index_cast %d : index to i64
-        %df = arith.sitofp %di : i64 to f32
-        %bias = arith.mulf %sl, %df : f32
-        %y = arith.addf %x, %bias : f32
-        attn.yield %y : f32
-      }"""),
+        score_mod=score_mod_region(2, key_slope(3.0e4))),
     # Runtime score_mod tensors (kernel arguments): ALiBi slopes per head
     # (f32) and a per-key weight (the input dtype), read at clamped indices.
     "mod_args_alibi_keyweight": Case(
