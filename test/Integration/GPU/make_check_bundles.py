@@ -347,10 +347,20 @@ def softcap(cap: float) -> Step:
     return step
 
 
+def _plus_slope_times_distance(p: str, slope: str, x: str) -> Tuple[List[str], str]:
+    """x + slope * (n - m), names prefixed with `p`."""
+    return [f"%{p}_d = arith.subi %n, %m : index",
+            f"%{p}_d64 = arith.index_cast %{p}_d : index to i64",
+            f"%{p}_df = arith.sitofp %{p}_d64 : i64 to f32",
+            f"%{p}_bias = arith.mulf {slope}, %{p}_df : f32",
+            f"%{p}_y = arith.addf {x}, %{p}_bias : f32"], f"%{p}_y"
+
+
 def alibi(heads: int, head: str = "%b1") -> Step:
     """ALiBi: x + slope * (n - m), slope = exp2(-8 (h + 1) / H) computed from
     the head index (no table)."""
     def step(x: str) -> Tuple[List[str], str]:
+        lines, y = _plus_slope_times_distance("al", "%al_slope", x)
         return [f"%al_h = arith.index_cast {head} : index to i64",
                 "%al_1 = arith.constant 1 : i64",
                 "%al_h1 = arith.addi %al_h, %al_1 : i64",
@@ -359,24 +369,15 @@ def alibi(heads: int, head: str = "%b1") -> Step:
                 "%al_e0 = arith.mulf %al_hf, %al_m8 : f32",
                 f"%al_nh = arith.constant {float(heads)!r} : f32",
                 "%al_e = arith.divf %al_e0, %al_nh : f32",
-                "%al_slope = math.exp2 %al_e : f32",
-                "%al_d = arith.subi %n, %m : index",
-                "%al_d64 = arith.index_cast %al_d : index to i64",
-                "%al_df = arith.sitofp %al_d64 : i64 to f32",
-                "%al_bias = arith.mulf %al_slope, %al_df : f32",
-                f"%al_y = arith.addf {x}, %al_bias : f32"], "%al_y"
+                "%al_slope = math.exp2 %al_e : f32"] + lines, y
     return step
 
 
 def key_slope(slope: float) -> Step:
     """x + slope * (n - m) with a constant slope."""
     def step(x: str) -> Tuple[List[str], str]:
-        return [f"%ks_c = arith.constant {float(slope)!r} : f32",
-                "%ks_d = arith.subi %n, %m : index",
-                "%ks_d64 = arith.index_cast %ks_d : index to i64",
-                "%ks_df = arith.sitofp %ks_d64 : i64 to f32",
-                "%ks_bias = arith.mulf %ks_c, %ks_df : f32",
-                f"%ks_y = arith.addf {x}, %ks_bias : f32"], "%ks_y"
+        lines, y = _plus_slope_times_distance("ks", "%ks_c", x)
+        return [f"%ks_c = arith.constant {float(slope)!r} : f32"] + lines, y
     return step
 
 
