@@ -1549,8 +1549,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     wcfg.trimKeys = keyMaskTrimmable(op, kb.maskValue);
     // A bias linear in the key index (ALiBi) by one more k-step of the S
     // product where its panel of key positions fits, not at the cost of a
-    // resident block: its fma per score measured 0.87-0.92x the causal
-    // kernel, the k-step 0.96-0.97x (log step 172).
+    // resident block: with its fma per score ALiBi measured 0.87-0.92x the
+    // causal kernel at locked clocks, with the k-step 0.94-0.98x (log step
+    // 172).
     const bool keyLinear = TileKernel::keyLinearBiasFor(kb, memArg);
     if (opts.keyBiasMma == 1 && (!keyLinear || fp8))
       return op.emitError("key-bias-mma=1: ")

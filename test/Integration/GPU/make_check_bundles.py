@@ -1273,6 +1273,12 @@ CASES.update({
                                           lse=True, scale=2.0, flags=["--splits=5"],
                                           score_mod=score_mod_region(3, alibi(8, "%b2")),
                                           **_gqa),
+    # The key-linear bias beside a key padding mask in split, packed decode
+    # (log step 173): rows whose keys are all padding, the lse.
+    "dec_bf16_gqa4_m1_alibi_keypad_lse_s5": Case(
+        "bfloat16", dims={"b": 2, "h": 2, "g": 4, "m": 1, "n": 3001, "d": 128, "e": 128},
+        lse=True, scale=2.0, flags=["--splits=5"], mask=["b", "n"],
+        score_mod=score_mod_region(3, alibi(8, "%b2")), **_gqa),
     "dec_f16_m64_s4_large_logits": Case("float16", **bhsd(1, 2, 64, 2048, 64), scale=8.0,
                                         flags=["--splits=4"]),
     "dec_f16_m1_fill_nosplit": Case("float16", **bhsd(1, 4, 1, 3000, 64), causal=True,
