@@ -1501,6 +1501,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   std::string noTma;
   if (useWgmma) {
     noTma = tmaIneligibility(op, mapOf);
+    // A bias linear in the key index (ALiBi), which the kernel takes apart.
+    const bool keyLinear = TileKernel::keyLinearBiasFor(kb, memArg);
     FailureOr<WgmmaConfig> resolved =
         // Varlen: the keys of one sequence (on average N / S) bound a
         // block's loop, not N.
@@ -1511,8 +1513,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                 : sizes[r + 1], // kDynamic when dynamic
             D, E, op.getCausal() || kb.varlenCausal,
             static_cast<bool>(memArg("mask")), noTma.empty() && opts.tma != 0,
-            /*persistentOk=*/opts.persistent != 0,
-            TileKernel::keyLinearBiasFor(kb, memArg));
+            /*persistentOk=*/opts.persistent != 0, keyLinear);
     if (failed(resolved))
       return failure();
     wcfg = *resolved;
@@ -1552,7 +1553,6 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     // resident block: with its fma per score ALiBi measured 0.87-0.92x the
     // causal kernel at locked clocks, with the k-step 0.94-0.98x (log step
     // 172).
-    const bool keyLinear = TileKernel::keyLinearBiasFor(kb, memArg);
     if (opts.keyBiasMma == 1 && (!keyLinear || fp8))
       return op.emitError("key-bias-mma=1: ")
              << (fp8 ? "FP8 adds a key-linear bias with one fma per score"
