@@ -121,14 +121,18 @@ F32_VARIANTS = {  # name: (flags, Ns)
     "3x": (["--f32-precision=3xtf32"], F32_NS),
     "tf32": (["--f32-precision=tf32"], F32_NS),
     "3x_tq64": (["--f32-precision=3xtf32", "--warps=4", "--tile-q=64"], (4096,)),
-    "tf32_tq64": (["--f32-precision=tf32", "--warps=4", "--tile-q=64"], (4096,)),
+    "tf32_tq64": (["--f32-precision=tf32", "--warps=4", "--tile-q=64", "--wgmma=0"], (4096,)),
     "3x_w4": (["--f32-precision=3xtf32", "--warps=4"], F32_NS),
-    "tf32_w4": (["--f32-precision=tf32", "--warps=4"], F32_NS),
+    "tf32_w4": (["--f32-precision=tf32", "--warps=4", "--wgmma=0"], F32_NS),
     "3x_pipe": (["--f32-precision=3xtf32", "--warps=4", "--pipeline=1"], (4096,)),
-    "tf32_pipe": (["--f32-precision=tf32", "--warps=4", "--pipeline=1"], (4096,)),
+    "tf32_pipe": (["--f32-precision=tf32", "--warps=4", "--pipeline=1", "--wgmma=0"], (4096,)),
     "3x_qreg": (["--f32-precision=3xtf32", "--q-shared=0"], (4096,)),
-    "tf32_kv64": (["--f32-precision=tf32", "--warps=4", "--tile-kv=64"], (4096,)),
+    "tf32_kv64": (["--f32-precision=tf32", "--warps=4", "--tile-kv=64", "--wgmma=0"], (4096,)),
     "ieee": (["--f32-precision=ieee"], (1024,)),
+    # TF32 on the mma.sync kernel (the sm_90a default before wgmma took
+    # TF32), and wgmma with 32-key tiles (three stages, pipelined).
+    "tf32_mma": (["--f32-precision=tf32", "--wgmma=0"], F32_NS),
+    "tf32_kv32": (["--f32-precision=tf32", "--tile-kv=32"], (4096, 16384)),
 }
 
 
@@ -154,7 +158,8 @@ def f32_configs():
         for d in (64, 128):
             for causal in (False, True):
                 # Causal rows: the defaults, and 4 warps at D = 128.
-                if causal and var not in ("3x", "tf32", "3x_w4", "tf32_w4"):
+                if causal and var not in ("3x", "tf32", "3x_w4", "tf32_w4", "tf32_mma",
+                                          "tf32_kv32"):
                     continue
                 if var.endswith("_w4") and d == 64:  # the D = 64 default
                     continue

@@ -1326,11 +1326,10 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
         if op is None:
             raise BundleError(f"{where}: tensor map '{n}' describes '{t}', "
                               "which is not an argument")
-        if op.dtype not in ("float16", "bfloat16") + FP8_DTYPES + (
-                ("float32",) if t == "mask" else ()):
-            raise BundleError(f"{where}: tensor map '{n}' needs a 16-bit "
-                              f"or 8-bit '{t}'" +
-                              (" (or a float32 mask)" if t == "mask" else ""))
+        # float32: a mask, or Q, K and V of the TF32 wgmma kernel.
+        if op.dtype not in ("float16", "bfloat16", "float32") + FP8_DTYPES:
+            raise BundleError(f"{where}: tensor map '{n}' needs a 16-bit, "
+                              f"8-bit or 32-bit float '{t}'")
         if (len(box) != len(op.shape) or len(box) > 5 or max(box) > 256
                 or box[-1] * ITEMSIZE[op.dtype] != 128):
             raise BundleError(f"{where}: tensor map '{n}' has box "

@@ -256,20 +256,35 @@ def decode_program(b: Union[int, str, None], m: int, hq: int, hkv: int, n: int, 
 
 
 def _bundle(text: str, chip: str, cache_dir: Optional[Union[str, Path]],
-            compile_missing: bool = True) -> Path:
+            compile_missing: bool = True,
+            launch: Optional[Dict[str, Union[int, str]]] = None) -> Path:
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    key = hashlib.sha256(f"{chip}\n{text}".encode()).hexdigest()[:32]
+    opts = "".join(f"\n{k}={v}" for k, v in sorted((launch or {}).items()))
+    key = hashlib.sha256(f"{chip}\n{text}{opts}".encode()).hexdigest()[:32]
     path = root / key
     if not (path / "manifest.json").exists():
         if not compile_missing:
             raise BundleError(f"attn_opt.ops: no bundle {path} for this shape")
         root.mkdir(parents=True, exist_ok=True)
-        compile(text, path, chip=chip)
+        compile(text, path, chip=chip, launch=launch)
     return path
 
 
-def _kernel(text: str, chip: str, cache_dir: Optional[Union[str, Path]]) -> Kernel:
-    path = _bundle(text, chip, cache_dir)
+def _f32_launch(dtype: str, f32_precision: str) -> Optional[Dict[str, Union[int, str]]]:
+    """The launch option of f32 inputs: "3xtf32" (f32-accurate, the
+    default) or "tf32" (one TF32 product: 10-bit mantissas, torch's
+    allow_tf32 and JAX's default precision; the Hopper kernel)."""
+    if f32_precision not in ("3xtf32", "tf32"):
+        raise BundleError(f"attn_opt.ops: f32_precision must be \"3xtf32\" or "
+                          f"\"tf32\", got {f32_precision!r}")
+    if dtype != "float32" or f32_precision == "3xtf32":
+        return None
+    return {"f32_precision": f32_precision}
+
+
+def _kernel(text: str, chip: str, cache_dir: Optional[Union[str, Path]],
+            launch: Optional[Dict[str, Union[int, str]]] = None) -> Kernel:
+    path = _bundle(text, chip, cache_dir, launch=launch)
     key = str(path.resolve())
     if key not in _LOADED:
         _LOADED[key] = load(path)
@@ -321,14 +336,14 @@ def prepare_dense(hq: int, hkv: int, d: int, dtype: str = "float16",
                   cache_dir: Optional[Union[str, Path]] = None,
                   q_scale: float = 1.0, k_scale: float = 1.0, v_scale: float = 1.0,
                   out_dtype: Optional[str] = None, runtime_scales: str = "",
-                  softcap: float = 0.0) -> Path:
+                  softcap: float = 0.0, f32_precision: str = "3xtf32") -> Path:
     """Compiles (or finds) the one bundle dense_attention uses for these
     heads and head dim, at every length (`runtime_scales`: the letters of
     "qkv" whose scales dense_attention gets as tensors)."""
     return _bundle(with_softcap(_dense_text(hq, hkv, d, dtype, causal, scale,
                                             return_lse, q_scale, k_scale, v_scale,
                                             out_dtype, runtime_scales), softcap),
-                   chip, cache_dir)
+                   chip, cache_dir, launch=_f32_launch(dtype, f32_precision))
 
 
 def prepare_decode(b: Optional[int], m: int, hq: int, hkv: int, n: int, d: int,
@@ -383,7 +398,7 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
                     cache_dir: Optional[Union[str, Path]] = None,
                     q_scale: Any = 1.0, k_scale: Any = 1.0,
                     v_scale: Any = 1.0, out_dtype: Optional[str] = None,
-                    softcap: float = 0.0) -> Any:
+                    softcap: float = 0.0, f32_precision: str = "3xtf32") -> Any:
     """Attention of q [B, M, Hq, D] over k/v [B, N, Hkv, D] (see the module
     docstring); one bundle serves every B, M and N. FP8: q, k, v of one
     8-bit type (torch.float8_e4m3fn / float8_e5m2) hold q / q_scale etc.
@@ -391,7 +406,10 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
     a one-element float32 tensor on the device, as FlashAttention-3's
     descale tensors, is read by the kernel at each call, so one bundle
     serves every scale; it must be positive and finite, else the output is
-    NaN); the output is `out_dtype` (float16 by default, or bfloat16)."""
+    NaN); the output is `out_dtype` (float16 by default, or bfloat16).
+    float32: `f32_precision` "3xtf32" (f32-accurate, the default) or "tf32"
+    (one TF32 product per multiply, about 4e-4 relative error: the Hopper
+    wgmma kernel, 1.4-1.5x the f32-accurate one's speed and more)."""
     b, m, hq, d = q.shape
     if k.dim() != 4 or k.shape[0] != b or k.shape[3] != d or tuple(v.shape) != tuple(k.shape):
         raise BundleError(f"attn_opt.ops: dense_attention takes q [B, M, Hq, D] and k, "
@@ -415,7 +433,7 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
     runtime = "".join(tensors)
     text = with_softcap(_dense_text(hq, hkv, d, dt, causal, scale, return_lse, *floats,
                                     out_dtype, runtime), softcap)
-    kern = _kernel(text, chip, cache_dir)
+    kern = _kernel(text, chip, cache_dir, launch=_f32_launch(dt, f32_precision))
     res = kern(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v,
                **{f"scale{i}": t for i, t in enumerate(tensors.values())})
     if return_lse:

@@ -513,7 +513,9 @@ def _eval_rule(rule: str, env: dict) -> object:
                                     {"warp_specialize": 1, "pipeline": 1, "pingpong": 1},
                                     {"warp_specialize": 1, "pipeline": 1, "persistent": 1},
                                     {"f32_precision": "3xtf32"},
-                                    {"f32_precision": "tf32", "warps": 8, "tile_kv": 32}])
+                                    {"f32_precision": "tf32", "warps": 8, "tile_kv": 32},
+                                    {"f32_precision": "tf32", "wgmma": 0, "warps": 8,
+                                     "tile_kv": 32}])
 def test_real_attn_bundle_launch_rules(tmp_path, launch):
     """The manifest's grid/block/shared memory equal its rules evaluated on
     the shapes and the launch shape (f32 programs: 4-byte elements)."""
@@ -523,8 +525,10 @@ def test_real_attn_bundle_launch_rules(tmp_path, launch):
     raw = json.loads((out / "manifest.json").read_text())
     att = raw["attention"]
     assert att["tensor_cores"]
-    # sm_90a: the wgmma kernel unless told otherwise (f32: mma.sync TF32).
-    assert att["mma"] == ("mma.sync" if launch.get("wgmma") == 0 or f32 else "wgmma")
+    # sm_90a: the wgmma kernel unless told otherwise (f32: mma.sync for
+    # 3xTF32, wgmma for TF32).
+    mma_sync = launch.get("wgmma") == 0 or launch.get("f32_precision") == "3xtf32"
+    assert att["mma"] == ("mma.sync" if mma_sync else "wgmma")
     assert att.get("f32_precision") == launch.get("f32_precision")
     for key, value in launch.items():
         if key not in ("wgmma", "min_blocks", "f32_precision", "persistent"):

@@ -59,13 +59,21 @@ def prepare_all(cache):
             ops.prepare_dense(**DENSE, cache_dir=cache),
             ops.prepare_dense(**DENSE_F32, cache_dir=cache),
             ops.prepare_dense(**DENSE_FP8, cache_dir=cache),
-            ops.prepare_dense(**DENSE_FP8_RT, cache_dir=cache)]
+            ops.prepare_dense(**DENSE_FP8_RT, cache_dir=cache),
+            ops.prepare_dense(**DENSE_F32, f32_precision="tf32", cache_dir=cache),
+            ops.prepare_dense(**DENSE_F32, causal=True, f32_precision="tf32",
+                              cache_dir=cache)]
 
 
 @needs_attn_bundle
 def test_programs_compile(tmp_path):
     paths = prepare_all(tmp_path)
-    vl, vbr, paged, spec, dense, f32, fp8, fp8rt = (bundle.read_manifest(p) for p in paths)
+    vl, vbr, paged, spec, dense, f32, fp8, fp8rt, tf32, _ = (bundle.read_manifest(p)
+                                                             for p in paths)
+    # f32 with f32_precision="tf32": the Hopper kernel, Q/K/V by TMA.
+    assert tf32.attention.f32_precision == "tf32"
+    assert "wgmma (sm_90a)" in tf32.attention.kernel_choice
+    assert "TF32 k8 products" in tf32.attention.kernel_choice
     # Runtime scales: three float32 0-d inputs after q, k, v; Q's and K's
     # multiply the scale, V's the value scale.
     assert fp8rt.inputs == ("q", "k", "v", "scale0", "scale1", "scale2")
@@ -307,6 +315,35 @@ def test_dense_f32_on_gpu():
             got = out[i].transpose(0, 1)
             assert not got.isnan().any()
             assert float((got - ref).norm() / ref.norm()) < 1e-5
+
+
+@needs_gpu
+def test_dense_tf32_on_gpu():
+    """f32 inputs with f32_precision="tf32" (the wgmma kernel): within 2e-3
+    of a full-f32 reference, one bundle at two lengths, causal too."""
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    for causal in (False, True):
+        for b, m, n in ((2, 37, 53), (1, 300, 2000)):
+            g = torch.Generator(device="cuda").manual_seed(n + causal)
+            q = torch.randn(b, m, DENSE_F32["hq"], DENSE_F32["d"], generator=g, device="cuda")
+            k, v = (torch.randn(b, n, DENSE_F32["hkv"], DENSE_F32["d"], generator=g,
+                                device="cuda") for _ in range(2))
+            out = ops.dense_attention(q, k, v, causal=causal, f32_precision="tf32")
+            keep = torch.ones(m, n, dtype=torch.bool, device="cuda")
+            if causal:
+                keep = keep.tril()
+            for i in range(b):
+                ref, _ = _ref(q[i].transpose(0, 1), k[i].transpose(0, 1),
+                              v[i].transpose(0, 1), keep)
+                got = out[i].transpose(0, 1)
+                assert not got.isnan().any()
+                assert float((got - ref).norm() / ref.norm()) < 2e-3
+
+
+def test_f32_precision_checked():
+    with pytest.raises(bundle.BundleError, match="f32_precision must be"):
+        ops.prepare_dense(**DENSE_F32, f32_precision="tf16")
 
 
 @needs_gpu

@@ -62,13 +62,19 @@ def test_tensor_maps_validated(edit, msg):
         bundle.parse_manifest(try_seal(obj))
 
 
-def test_tensor_map_needs_16_bit_operand():
+def test_tensor_map_f32_operands_take_32_column_boxes():
+    # TF32 on wgmma: f32 Q, K, V by TMA, 32 elements (128 bytes) per row.
     obj = tma_manifest()
+    obj["attention"]["f32_precision"] = "tf32"
     for a in obj["args"]:
         if a["name"] in ("q", "k", "v", "out"):
             a["dtype"] = "float32"
-    with pytest.raises(BundleError, match="needs a 16-bit or 8-bit 'k'"):
+    with pytest.raises(BundleError, match="128 bytes along the last"):
         bundle.parse_manifest(try_seal(obj))
+    for a in obj["args"]:
+        if a.get("map") == "tensormap":
+            a["box"] = a["box"][:-1] + [32]
+    bundle.parse_manifest(try_seal(obj))
 
 
 def fp8_manifest(dtype="float8_e4m3fn", box=128, out="float16", **att):

@@ -52,7 +52,7 @@ func.func @head_dim_32(%q: tensor<2x33x64xf16>, %k: tensor<2x47x64xf16>, %v: ten
 // SM80: remark: GPU kernel: mma.sync m16n8k8 3xTF32 (f32 split in TF32 halves: f32-accurate), 4 warps x 2 x 16 query rows, 64-key tiles, 2 stages; not wgmma: chip=sm_80 (wgmma needs sm_90a)
 func.func @f32(%q: tensor<2x100x64xf32>, %k: tensor<2x100x64xf32>, %v: tensor<2x100x64xf32>, %o: tensor<2x100x64xf32>) -> tensor<2x100x64xf32> {
   %s = arith.constant 0.125 : f32
-  // expected-remark @+1 {{GPU kernel: mma.sync m16n8k8 3xTF32 (f32 split in TF32 halves: f32-accurate), 4 warps x 2 x 16 query rows, 64-key tiles, 2 stages; not wgmma: q is f32 (wgmma here takes f16/bf16; f32 runs as TF32 on mma.sync)}}
+  // expected-remark @+1 {{GPU kernel: mma.sync m16n8k8 3xTF32 (f32 split in TF32 halves: f32-accurate), 4 warps x 2 x 16 query rows, 64-key tiles, 2 stages; not wgmma: q is f32 and f32-precision=3xtf32 (the split products run on mma.sync; f32-precision=tf32 takes wgmma)}}
   %r = attn.attention ins(%q, %k, %v : tensor<2x100x64xf32>, tensor<2x100x64xf32>, tensor<2x100x64xf32>)
       scale(%s) outs(%o : tensor<2x100x64xf32>)
       indexing_maps = [affine_map<(b, m, n, d, e) -> (b, m, d)>, affine_map<(b, m, n, d, e) -> (b, n, d)>,

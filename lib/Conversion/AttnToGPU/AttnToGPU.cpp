@@ -479,9 +479,49 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     if (!opts.pipeline && three)
       shaped.pipeline = 1;
   }
+  // TF32 (f32 operands, f32-precision=tf32): the FP8 kernel's structure
+  // with 32-bit elements: k8 products, V^T written by the producer in
+  // 32-key panels, P from the S registers as they are (the key order
+  // within each 8 is that of the A fragments, which the transpose
+  // follows). 64-key tiles: at D = 128, Q (64 KB), two stages of K and
+  // V^T (32 KB each) and the staging buffer take 224 KB.
+  const bool tf32 = op.getQuery().getType().getElementType().isF32();
+  if (tf32) {
+    if (opts.warpSpecialize == 0)
+      return op.emitError("TF32 on wgmma runs on the warp-specialized "
+                          "kernel; warp-specialize=0 excludes it");
+    if (opts.tileKV % 32 != 0)
+      return op.emitError("TF32 on wgmma takes tile-kv a multiple of 32 "
+                          "(the panels of V^T in shared memory), got ")
+             << opts.tileKV;
+    cfg.tf32 = true;
+    cfg.outEltBytes = 4;
+    cfg.warpSpecialized = true;
+    // Head dims to 64: three computing warpgroups, as FP8's; not with a
+    // mask tensor (its 32-bit values a tile ahead spilled 136 bytes).
+    if (!opts.warps && !opts.tileQ && std::max(D, E) <= 64 && !maskArg &&
+        !(causal && !ShapedType::isDynamic(N) && N < 4096))
+      cfg.warpGroups = 3;
+    cfg.wantPersistent = tmaOk && persistentOk && !maskArg &&
+                         (ShapedType::isDynamic(N) || N <= 16384);
+    shaped.tileKV = opts.tileKV ? opts.tileKV : 64;
+    WgmmaConfig probe = cfg;
+    probe.keyTile = shaped.tileKV;
+    probe.stages = 3;
+    const bool three = probe.sharedBytes(D, E) <= 227 * 1024;
+    if (!opts.stages)
+      shaped.stages = three ? 3 : 2;
+    if (!opts.pipeline && three)
+      shaped.pipeline = 1;
+    probe.stages = shaped.stages;
+    probe.stagingBufs = 2;
+    if (probe.sharedBytes(D, E) <= 227 * 1024)
+      cfg.stagingBufs = 2;
+  }
+  const bool transposed = fp8 || tf32;
   const bool shortPersistent = persistentWins && widest > 96 &&
                                !ShapedType::isDynamic(N) && N < 1024;
-  if (!fp8 && opts.warpSpecialize == -1 && defaultShape && widest > 64 &&
+  if (!transposed && opts.warpSpecialize == -1 && defaultShape && widest > 64 &&
       widest <= 128 && !op.getWindow() && (longLoop || shortPersistent)) {
     cfg.warpSpecialized = true;
     // Past N = 8192 too where neither a mask tensor nor a region is read:
@@ -539,7 +579,7 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // D = E = 256, log step 160; MLA's D = 192, E = 128 keeps a block per
   // query tile there: 0.91-0.99x persistent, step 162). Otherwise (a bias
   // tile would not fit beside three stages) 64-key tiles, 2 stages.
-  if (!fp8 && opts.warpSpecialize == -1 && defaultShape &&
+  if (!transposed && opts.warpSpecialize == -1 && defaultShape &&
       std::max(D, E) > 128) {
     cfg.warpSpecialized = true;
     if (tmaOk && !maskArg && !op.getWindow()) {
@@ -567,11 +607,11 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // (keyPosMma): its panel of key positions does not fit beside three
   // stages of 128-key tiles at D = 128; two with V a tile behind K measured
   // 1.08-1.12x three with one fma per score (log step 172).
-  const bool keyLinearRing = keyLinear && !fp8 && opts.keyBiasMma != 0;
+  const bool keyLinearRing = keyLinear && !transposed && opts.keyBiasMma != 0;
   if (opts.shiftV == 1)
     cfg.shiftV = true;
-  else if (opts.shiftV == -1 && !fp8 && defaultShape && cfg.warpSpecialized &&
-           shaped.pipeline == 1 &&
+  else if (opts.shiftV == -1 && !transposed && defaultShape &&
+           cfg.warpSpecialized && shaped.pipeline == 1 &&
            ((ringBias && (maskBits == 16 || maskBits == 32)) ||
             keyLinearRing) &&
            tmaOk && widest <= 128) {
@@ -580,7 +620,7 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     shaped.tileKV = maskBits == 16 || keyLinearRing ? 128 : 96;
     shaped.stages = 2;
   }
-  if (cfg.shiftV && (fp8 || !cfg.warpSpecialized || !tmaOk))
+  if (cfg.shiftV && (transposed || !cfg.warpSpecialized || !tmaOk))
     return op.emitError("shift-v=1 needs the warp-specialized, pipelined "
                         "kernel with K/V by TMA (16-bit operands)");
   // Defaults measured on an H100 (bench/tune.py, docs/performance.md): two
@@ -614,7 +654,7 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // straight from global memory measured 339 TFLOP/s, staged one block 315
   // (docs/performance.md, forms).
   cfg.maskRowBytes =
-      maskArg && !fp8 ? wgmmaMaskRowBytes(op, N, cfg.keyTile) : 0;
+      maskArg && !transposed ? wgmmaMaskRowBytes(op, N, cfg.keyTile) : 0;
   // With shiftV, swizzled panels rather than padded rows where the rows
   // are whole 128-byte panels (WgmmaConfig::maskSwizzled).
   if (cfg.shiftV && cfg.maskInRing()) {
@@ -1413,12 +1453,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (!dynDim[i])
       batch *= sizes[i];
   const int64_t tf32 = tf32Passes(opts);
-  bool canWgmma = opts.chip == "sm_90a" && wgmmaEligible(op, mapOf, D, E);
+  bool canWgmma = opts.chip == "sm_90a" && wgmmaEligible(op, mapOf, D, E, tf32);
   // FP8 has one kernel: the warp-specialized wgmma kernel with TMA.
   if (fp8) {
     std::string why = opts.chip != "sm_90a"
                           ? "chip=" + opts.chip + " (needs sm_90a)"
-                      : !canWgmma       ? wgmmaIneligibility(op, mapOf, D, E)
+                      : !canWgmma ? wgmmaIneligibility(op, mapOf, D, E, tf32)
                       : opts.wgmma == 0 ? std::string("wgmma=0")
                       : opts.splits > 1 ? std::string("split-KV (splits > 1)")
                       : kPages          ? std::string("paged K/V")
@@ -1434,8 +1474,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     return op.emitError("wgmma=1: the wgmma kernel needs chip=sm_90a, "
                         "f16/bf16 inputs and output, D and E multiples of "
                         "16 up to 256, contiguous head dims: ")
-           << (opts.chip != "sm_90a" ? "chip=" + opts.chip
-                                     : wgmmaIneligibility(op, mapOf, D, E));
+           << (opts.chip != "sm_90a"
+                   ? "chip=" + opts.chip
+                   : wgmmaIneligibility(op, mapOf, D, E, tf32));
   // Decode shapes (M <= 16 query rows: one new token, a few speculative
   // ones) take the mma.sync kernel with 16-row warps even on sm_90a: the
   // wgmma kernel's 64-row warpgroups would compute mostly padding, and the
@@ -1492,8 +1533,23 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   if (kPages && opts.wgmma == 1)
     return op.emitError("paged K/V runs on the mma.sync kernel; it cannot be "
                         "combined with wgmma=1");
+  // f32 as TF32 on wgmma: the warp-specialized kernel with Q, K and V by
+  // TMA only, not with packed sequences; else mma.sync runs it.
+  std::string tf32Why;
+  if (canWgmma && op.getQuery().getType().getElementType().isF32()) {
+    tf32Why = varlen                     ? "varlen"
+              : opts.tma == 0            ? "tma=0"
+              : opts.warpSpecialize == 0 ? "warp-specialize=0"
+                                         : tmaIneligibility(op, mapOf);
+    if (!tf32Why.empty())
+      tf32Why = "TF32 on wgmma needs the warp-specialized kernel with Q, K "
+                "and V by TMA: " +
+                tf32Why;
+  }
+  if (opts.wgmma == 1 && !tf32Why.empty())
+    return op.emitError("wgmma=1: ") << tf32Why;
   bool useWgmma = canWgmma && opts.wgmma != 0 && !decode &&
-                  !(opts.splits > 1) && !kPages && !lenMask;
+                  !(opts.splits > 1) && !kPages && !lenMask && tf32Why.empty();
   bool useMma = !useWgmma && mmaOk;
   MmaConfig cfg;
   WgmmaConfig wcfg;
@@ -1541,9 +1597,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                      op.getMaskMap().isProjectedPermutation();
     }
     wcfg.tmaQ = wcfg.tma && (!wcfg.maskInRing() || wcfg.tmaMask);
-    if (fp8 && !(wcfg.tma && wcfg.tmaQ && wcfg.warpSpecialized))
-      return op.emitError("FP8 attention runs on the warp-specialized "
-                          "kernel with Q, K and V by TMA only: ")
+    if (wcfg.transposedV() && !(wcfg.tma && wcfg.tmaQ && wcfg.warpSpecialized))
+      return op.emitError(fp8 ? "FP8 attention" : "TF32 on wgmma")
+             << " runs on the warp-specialized kernel with Q, K and V by "
+                "TMA only: "
              << (!noTma.empty()  ? noTma
                  : opts.tma == 0 ? std::string("tma=0")
                                  : std::string("not warp-specialized"));
@@ -1553,13 +1610,16 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     // resident block: with its fma per score ALiBi measured 0.87-0.92x the
     // causal kernel at locked clocks, with the k-step 0.94-0.98x (log step
     // 172).
-    if (opts.keyBiasMma == 1 && (!keyLinear || fp8))
+    if (opts.keyBiasMma == 1 && (!keyLinear || wcfg.transposedV()))
       return op.emitError("key-bias-mma=1: ")
-             << (fp8 ? "FP8 adds a key-linear bias with one fma per score"
+             << (wcfg.transposedV()
+                     ? "FP8 and TF32 add a key-linear bias with one fma per "
+                       "score"
                      : "the attention has no score_mod bias linear in the "
                        "key index (score + X * (n - m) with X free of the "
                        "score, m and n)");
-    if (keyLinear && !fp8 && opts.keyBiasMma != 0 && !wcfg.maskRowBytes) {
+    if (keyLinear && !wcfg.transposedV() && opts.keyBiasMma != 0 &&
+        !wcfg.maskRowBytes) {
       WgmmaConfig probe = wcfg;
       probe.keyPosMma = true;
       auto resident = [&](const WgmmaConfig &c) {
@@ -1772,6 +1832,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (useWgmma) {
       d << "wgmma (sm_90a), " << wcfg.warpGroups
         << " warpgroup(s) x 64 query rows";
+      if (wcfg.tf32)
+        d << ", TF32 k8 products (V^T by the producer)";
       if (wcfg.warpSpecialized)
         d << " + a producer warpgroup (mbarriers, setmaxnreg "
           << wcfg.producerRegs() << "/" << wcfg.consumerRegs() << ")";
@@ -1819,7 +1881,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       std::string notWgmma =
           opts.chip != "sm_90a" ? "chip=" + opts.chip + " (wgmma needs sm_90a)"
           : opts.wgmma == 0     ? std::string("wgmma=0")
-                                : wgmmaIneligibility(op, mapOf, D, E);
+          : !tf32Why.empty()    ? tf32Why
+                                : wgmmaIneligibility(op, mapOf, D, E, tf32);
       if (decode && canWgmma && opts.wgmma != 0)
         notWgmma = "decode shape (M = " + std::to_string(M) + " <= " +
                    std::to_string(kDecodeRows) +
@@ -2054,6 +2117,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   if (useMma && cfg.tf32)
     info.push_back(b.getNamedAttr(
         "f32_precision", b.getStringAttr(cfg.tf32 == 3 ? "3xtf32" : "tf32")));
+  else if (useWgmma && wcfg.tf32)
+    info.push_back(b.getNamedAttr("f32_precision", b.getStringAttr("tf32")));
   if (std::optional<int64_t> window = op.getWindow())
     info.push_back(b.getNamedAttr("window", b.getI64IntegerAttr(*window)));
   if (kb.valueScale != 1.0f || !valueScaleProduct.factors.empty())
@@ -2099,19 +2164,23 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     batchProduct = "1";
   // The wgmma kernel's shared memory (WgmmaConfig::sharedBytes): Q and the
   // K/V stages in 128-byte panel rows (64 16-bit or, FP8, 128 8-bit
-  // elements), FP8's V staging buffer and its barrier, the barriers.
-  const std::string panel = wcfg.fp8 ? "128" : "64";
+  // elements, TF32 32), the V staging buffers and their barriers (FP8,
+  // TF32), the barriers.
+  const std::string panel = wcfg.fp8 ? "128" : wcfg.tf32 ? "32" : "64";
   // A staged mask tile follows them, 16-byte aligned.
   const std::string wgmmaBuffers =
       "max(stages * tile_kv * (ceil(d / " + panel + ") + ceil(e / " + panel +
       ")) * 128 + " +
-      (wcfg.fp8
-           ? "(tile_q * ceil(d / 128) + " + std::to_string(wcfg.stagingBufs) +
-                 " * tile_kv * ceil(e / 128))"
-           : std::string("tile_q * ceil(d / 64)")) +
-      " * 128, tile_q * (e * sizeof(out) + 16)) + 8 * (2 * stages + 1) * "
-      "max(warp_specialize, tma)" +
-      (wcfg.fp8 ? " + " + std::to_string(8 * wcfg.stagingBufs) : "") +
+      (wcfg.transposedV() ? "(tile_q * ceil(d / " + panel + ") + " +
+                                std::to_string(wcfg.stagingBufs) +
+                                " * tile_kv * ceil(e / " + panel + "))"
+                          : std::string("tile_q * ceil(d / 64)")) +
+      (wcfg.tf32 ? " * 128, tile_q * (e + 8) * sizeof(out))"
+                 : " * 128, tile_q * (e * sizeof(out) + 16))") +
+      " + 8 * (2 * stages + 1) * max(warp_specialize, tma)" +
+      (wcfg.transposedV() ? " + " + std::to_string(8 * (wcfg.stagingBufs +
+                                                        wcfg.kLandedSlots()))
+                          : "") +
       (wcfg.persistent() ? " + " + std::to_string(8 * wcfg.persistentSlots())
                          : "") +
       (wcfg.trims() ? " + 40" : "");

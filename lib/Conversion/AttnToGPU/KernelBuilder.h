@@ -368,7 +368,7 @@ struct WgmmaConfig {
   int64_t producerRegs() const {
     // FP8: the producer also transposes V (4 x 4-byte blocks in registers).
     // With a key trim (trims()) it also scans the mask row: 56.
-    if (fp8)
+    if (transposedV())
       return trims() ? 56 : fp8ProducerRegs;
     if (tma && tmaQ)
       return warpGroups < 3 ? 40 : 32;
@@ -391,10 +391,20 @@ struct WgmmaConfig {
   /// producer into its stage, E rows of 128 keys (K-major, as FP8 wgmma
   /// reads B); keyTile is 128.
   bool fp8 = false;
+  /// TF32 (f32 Q, K, V, f32-precision=tf32): k8 wgmma on 32-bit operands,
+  /// which read B K-major only too: the layout of 16-bit operands with
+  /// twice the head dim (a 128-byte panel row holds 32 elements), V
+  /// transposed by the producer as FP8's, E rows of keyTile keys in
+  /// 32-key panels.
+  bool tf32 = false;
+  /// V^T in the stages, written by the producer from a staging buffer.
+  bool transposedV() const { return fp8 || tf32; }
   // FP8's producer registers: 56, or 40 past a head dim of 64, where its
   // transpose addresses are made per tile (no spills, consumers at 232).
   int64_t fp8ProducerRegs = 56;
-  int64_t cols2(int64_t x) const { return fp8 ? (x + 1) / 2 : x; }
+  int64_t cols2(int64_t x) const {
+    return fp8 ? (x + 1) / 2 : tf32 ? 2 * x : x;
+  }
   int64_t qBytes(int64_t D) const {
     return rowsPerBlock() * panelCols(cols2(D)) * 2;
   }
@@ -408,9 +418,12 @@ struct WgmmaConfig {
   /// producer transposes tile t's), each with its mbarrier.
   int64_t stagingBufs = 1;
   int64_t stagingBytes(int64_t E) const {
-    return fp8 ? stagingBufs * keyTile * panelCols(cols2(E)) * 2 : 0;
+    return transposedV() ? stagingBufs * keyTile * panelCols(cols2(E)) * 2 : 0;
   }
-  int64_t outBytes(int64_t E) const { return rowsPerBlock() * (E + 8) * 2; }
+  int64_t outEltBytes = 2;
+  int64_t outBytes(int64_t E) const {
+    return rowsPerBlock() * (E + 8) * outEltBytes;
+  }
   /// The mbarriers of the warp-specialized kernel (Q full, K/V full and
   /// empty per stage) follow the buffers.
   int64_t barrierOffset(int64_t D, int64_t E) const {
@@ -418,6 +431,11 @@ struct WgmmaConfig {
                     outBytes(E));
   }
   /// FP8: the staging buffer's mbarrier, after the others.
+  /// TF32: K lands on a barrier of its stage (after the staging ones),
+  /// where the producer waits to round it to TF32 in place before the
+  /// stage's full arrival.
+  int64_t kLandedSlots() const { return tf32 ? stages : 0; }
+  int64_t kLandedSlot() const { return stagingBarrierSlot() + stagingBufs; }
   int64_t stagingBarrierSlot() const {
     return 2 * stages + 1 + persistentSlots() + (trims() ? 5 : 0);
   }
@@ -436,7 +454,8 @@ struct WgmmaConfig {
   int64_t barrierBytes() const {
     return warpSpecialized || tma
                ? 8 * (2 * stages + 1) + 8 * persistentSlots() +
-                     (trims() ? 40 : 0) + (fp8 ? 8 * stagingBufs : 0)
+                     (trims() ? 40 : 0) +
+                     (transposedV() ? 8 * (stagingBufs + kLandedSlots()) : 0)
                : 0;
   }
   /// A key padding mask (keyMaskTrimmable) with a producer warpgroup: its
@@ -874,10 +893,12 @@ void buildMmaKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,
                     const MmaConfig &cfg);
 
 /// Whether the wgmma kernel handles it: mmaEligible (D, E multiples of 16
-/// up to 256).
-bool wgmmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D, int64_t E);
+/// up to 256), FP8, or f32 as TF32 where `tf32` is 1 (D, E multiples of 32
+/// up to 128).
+bool wgmmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D, int64_t E,
+                   int64_t tf32 = 3);
 std::string wgmmaIneligibility(AttentionOp op, MapOfFn mapOf, int64_t D,
-                               int64_t E);
+                               int64_t E, int64_t tf32 = 3);
 
 /// Why the warp-specialized kernel could not load Q/K/V by TMA ("" if it
 /// can): Q/K/V of rank <= 5 with the head dim last

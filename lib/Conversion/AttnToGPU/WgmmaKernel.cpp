@@ -70,7 +70,7 @@ using namespace mlir::attn;
 using namespace mlir::attn::gpu_kernel;
 
 std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
-                                           int64_t D, int64_t E) {
+                                           int64_t D, int64_t E, int64_t tf32) {
   if (isFloat8(op.getQuery().getType())) {
     // FP8: k32 steps; V^T rows are E, the A fragments 32 keys. A mask
     // tensor is read into the score fragments a tile ahead, never staged
@@ -86,12 +86,19 @@ std::string gpu_kernel::wgmmaIneligibility(AttentionOp op, MapOfFn mapOf,
       return "q, k or v is not contiguous along its head dim";
     return "";
   }
-  std::string why = mmaIneligibility(op, mapOf, D, E);
+  std::string why = mmaIneligibility(op, mapOf, D, E, tf32);
   if (!why.empty())
     return why;
-  if (op.getQuery().getType().getElementType().isF32())
-    return "q is f32 (wgmma here takes f16/bf16; f32 runs as TF32 on "
-           "mma.sync)";
+  if (op.getQuery().getType().getElementType().isF32()) {
+    // TF32: k8 steps on 32-bit operands, V^T written by the producer (as
+    // FP8's); Q, two K/V stages and V's staging buffer fit to D = 128.
+    if (tf32 != 1)
+      return "q is f32 and f32-precision=3xtf32 (the split products run on "
+             "mma.sync; f32-precision=tf32 takes wgmma)";
+    if (D % 32 != 0 || E % 32 != 0 || D > 128 || E > 128)
+      return "TF32 on wgmma takes D and E multiples of 32 up to 128 (D = " +
+             std::to_string(D) + ", E = " + std::to_string(E) + ")";
+  }
   // Head dims live in 64-column swizzled panels (the last one partly
   // used); S = Q K^T takes D / 16 k-steps and P V is one m64nEk16 wgmma per
   // 16 keys, so any multiple of 16 up to 256 works (mmaIneligibility).
@@ -163,8 +170,8 @@ bool gpu_kernel::keyMaskTrimmable(AttentionOp op, float maskValue) {
 }
 
 bool gpu_kernel::wgmmaEligible(AttentionOp op, MapOfFn mapOf, int64_t D,
-                               int64_t E) {
-  return wgmmaIneligibility(op, mapOf, D, E).empty();
+                               int64_t E, int64_t tf32) {
+  return wgmmaIneligibility(op, mapOf, D, E, tf32).empty();
 }
 
 namespace {
@@ -364,11 +371,15 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value outMem = memArg("out");
   Type outElt = cast<MemRefType>(outMem.getType()).getElementType();
   // FP8 (cfg.fp8): k32 wgmma on 8-bit operands, B always K-major.
-  const bool fp8 = cfg.fp8;
-  std::string ty = fp8 ? (isa<Float8E4M3FNType>(elt) ? "e4m3" : "e5m2")
+  // TF32 (cfg.tf32): k8 wgmma on f32 operands (the tensor cores read
+  // their top 19 bits), B K-major as FP8's.
+  const bool fp8 = cfg.fp8, tf32 = cfg.tf32, vT = cfg.transposedV();
+  std::string ty = fp8    ? (isa<Float8E4M3FNType>(elt) ? "e4m3" : "e5m2")
+                   : tf32 ? "tf32"
                    : elt.isF16() ? "f16"
                                  : "bf16";
-  const int64_t kStep = fp8 ? 32 : 16; // elements per wgmma k-step
+  // Elements per wgmma k-step: 32 bytes of each row.
+  const int64_t kStep = fp8 ? 32 : tf32 ? 8 : 16;
 
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -541,7 +552,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   if (persistent)
     warpRowLocal = tk.add(tk.mul(wg, 64), tk.mul(warpInWg, 16));
   // 16-bit outputs: tanh.approx (as FlashAttention-3) is accurate enough.
-  kb.approxTanh = true;
+  kb.approxTanh = !tf32;
   // The key-linear k-step's A fragment for the tile's slope (after
   // hoistScoreMod): the per-key step c X / scale (applyScoreMod's probe)
   // as four bf16 parts, each the rounding of what the earlier ones left
@@ -696,10 +707,12 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // atoms, 1024 bytes apart = stride offset); 64-column panels BN * 128
   // bytes apart (leading offset).
   auto vDesc = [&](Value buf, int64_t kk) {
-    // FP8: V^T (K-major, E rows of 128 keys): k-step kk is bytes kk * 32
-    // into the rows, like K's.
-    if (fp8)
-      return desc(tk.mul(buf, BN * Ep * 2), vOff + kk * 32, 16, 1024);
+    // FP8, TF32: V^T (K-major, E rows of 128-byte panels of keys, panels
+    // E * 128 bytes apart): k-step kk is bytes (kk % 4) * 32 into the rows
+    // of panel kk / 4, like K's.
+    if (vT)
+      return desc(tk.mul(buf, BN * Ep * 2),
+                  vOff + (kk / 4) * E * 128 + (kk % 4) * 32, 16, 1024);
     return desc(tk.mul(buf, BN * Ep * 2), vOff + kk * 16 * 128,
                 /*lbo=*/BN * 128, /*sbo=*/1024);
   };
@@ -814,12 +827,21 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   };
   auto tmaLoadKV = [&](StageBarriers &bars, Value stage, Value n0) {
     Value full = bars.addr(bars.full(stage));
-    if (fp8) {
+    if (vT) {
       // K into its stage; V row-major into a staging buffer (its own
       // barrier), which the producer then transposes into V's stage. With
       // two staging buffers V comes a tile ahead (tmaLoadStagedV).
-      bars.arriveExpectTx(bars.full(stage), BN * Dp * 2);
-      tmaTile("k", kOff, Dp / 64, r + 2, n0, stage, full);
+      // TF32: K on its own barrier (the producer rounds it in place first,
+      // roundK); thread 0's arrival on the full one expects no bytes.
+      if (tf32) {
+        Value landed = tk.add(stage, cfg.kLandedSlot());
+        bars.arriveExpectTx(landed, BN * Dp * 2);
+        tmaTile("k", kOff, Dp / 64, r + 2, n0, stage, bars.addr(landed));
+        bars.arrive(bars.full(stage));
+      } else {
+        bars.arriveExpectTx(bars.full(stage), BN * Dp * 2);
+        tmaTile("k", kOff, Dp / 64, r + 2, n0, stage, full);
+      }
       if (cfg.stagingBufs == 1)
         tmaLoadStagedV(bars, c0, n0);
       return;
@@ -919,7 +941,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                       "k" + std::to_string(kStep) + ".f32." + ty + "." + ty +
                       " ";
   // 16-bit types take the transpose immediates (both K-major: 0).
-  std::string sTail = fp8 ? ", p, 1, 1;\n}" : ", p, 1, 1, 0, 0;\n}";
+  std::string sTail = vT ? ", p, 1, 1;\n}" : ", p, 1, 1, 0, 0;\n}";
   auto issueS = [&](Value buf) -> SmallVector<Value> {
     SmallVector<Value> acc(sRegs, zero);
     for (int64_t ks = 0; ks < cfg.cols2(D) / 16; ++ks) {
@@ -980,6 +1002,57 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // FP8: P is always e4m3 (3 mantissa bits; e5m2's 2 doubled the error
   // against the f32 reference: 5.1e-2 against 2.6e-2), V is either.
   std::string pTy = fp8 ? "e4m3" : ty;
+  // TF32: P's values rounded to TF32 (to nearest, ties away), as the
+  // mma.sync kernel's operands; unrounded the tensor cores would truncate.
+  auto roundTf32 = [&](Value x) -> Value {
+    return NVVM::ConvertFloatToTF32Op::create(b, loc, i32, x,
+                                              NVVM::FPRoundingMode::RNA);
+  };
+  auto v4Type =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {i32, i32, i32, i32});
+  auto loadV4 = [&](Value addr) -> Value {
+    return LLVM::InlineAsmOp::create(
+               b, loc, v4Type, ValueRange{addr},
+               "ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r",
+               /*has_side_effects=*/true, /*is_align_stack=*/false,
+               LLVM::TailCallKind::None,
+               LLVM::AsmDialectAttr::get(b.getContext(),
+                                         LLVM::AsmDialect::AD_ATT),
+               ArrayAttr())
+        .getResult(0);
+  };
+  auto wordOf = [&](Value v4, int64_t j) -> Value {
+    return arith::BitcastOp::create(
+        b, loc, f32,
+        LLVM::ExtractValueOp::create(b, loc, v4, ArrayRef<int64_t>{j}));
+  };
+  // TF32: Q and K arrive by TMA as f32, which the tensor cores would
+  // truncate to TF32 (a bias toward zero that showed as 3.2e-3 of error
+  // at large logits): `count` 16-byte chunks from shared address `at`
+  // (i32, chunk i at at + 16 i for i = `first` + `step` k) are rounded in
+  // place; the caller fences the async proxy and syncs.
+  auto roundInPlace = [&](Value at, Value first, int64_t count, int64_t step) {
+    for (int64_t k = 0; k * step < count; ++k) {
+      OpBuilder::InsertionGuard guard(b);
+      Value i = tk.add(first, k * step);
+      if ((k + 1) * step > count) {
+        auto within = scf::IfOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
+                                  tk.idx(count)),
+            /*withElse=*/false);
+        b.setInsertionPointToStart(&within.getThenRegion().front());
+      }
+      Value a = arith::AddIOp::create(
+          b, loc, at, arith::IndexCastOp::create(b, loc, i32, tk.mul(i, 16)));
+      Value v = loadV4(a);
+      SmallVector<Value> ops{a};
+      for (int64_t j = 0; j < 4; ++j)
+        ops.push_back(roundTf32(wordOf(v, j)));
+      em.asmCall("st.shared.v4.b32 [$0], {$1, $2, $3, $4};", ops, "r,r,r,r,r",
+                 {}, "", 0);
+    }
+  };
   std::string pvInst = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(E) +
                        "k" + std::to_string(kStep) + ".f32." + pTy + "." + ty +
                        " ";
@@ -1271,6 +1344,16 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       lsum[1] = ifOp.getResult(sRegs + 1);
     }
     SmallVector<Value> p;
+    if (tf32) {
+      // k-step kk (8 keys, block kk of S): A registers (g, t), (g + 8, t),
+      // (g, t + 4), (g + 8, t + 4) take S's (g, 2t), (g + 8, 2t), (g, 2t + 1),
+      // (g + 8, 2t + 1): k position t is key 2t and t + 4 key 2t + 1, the
+      // order in which the producer wrote V^T.
+      for (int64_t kk = 0; kk < BN / 8; ++kk)
+        for (int64_t i : {0, 2, 1, 3})
+          p.push_back(roundTf32(s[4 * kk + i]));
+      return p;
+    }
     if (fp8) {
       // k-step kk (32 keys, 8-key blocks 4 kk..4 kk + 3): register part
       // holds row g (even part) or g + 8 of blocks 4 kk + 2 (part / 2) and
@@ -1300,7 +1383,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                          std::to_string(oRegs + 5) + ", 0;\n" + pvInst +
                          regList(0, oRegs) + ", " + regList(oRegs, 4) + ", $" +
                          std::to_string(oRegs + 4) +
-                         (fp8 ? ", p, 1, 1;\n}" : ", p, 1, 1, 1;\n}");
+                         (vT ? ", p, 1, 1;\n}" : ", p, 1, 1, 1;\n}");
       o = em.asmCall(text,
                      {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3],
                       vDesc(buf, kk), em.i32(1)},
@@ -1417,7 +1500,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // O[oRegs], P of the previous tile, its number (buffer: number % stages).
   // With a producer warpgroup, iteration t acquires tile t and releases
   // tile t - 1 once its P V is done.
-  const int64_t pRegs = fp8 ? BN / 8 : BN / 4; // P's A fragments
+  const int64_t pRegs = 4 * BN / kStep; // P's A fragments
   // Persistent: Q's buffer is released once the tile's last S product is
   // done (before its last P V); tiles are numbered on across query tiles
   // from `t0`, and `nextTile` gets the number after this query tile's last.
@@ -1816,11 +1899,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   bars.qCount = (cfg.tmaQ ? 1 : persistent ? 129 : 128) + (cfg.trims() ? 1 : 0);
   // FP8: a stage is full after K's bytes (thread 0's expect-tx) and the
   // producer's 128 arrivals once V^T is written.
-  if (fp8)
+  if (vT)
     bars.extraSlot = cfg.stagingBarrierSlot();
-  bars.extraSlots = cfg.stagingBufs;
+  bars.extraSlots = cfg.stagingBufs + cfg.kLandedSlots();
   bars.init(tid, C,
-            cfg.tma ? ((cfg.maskInRing() && !cfg.tmaMask) || fp8 ? 129 : 1)
+            cfg.tma ? ((cfg.maskInRing() && !cfg.tmaMask) || vT ? 129 : 1)
                     : 128);
   gpu::BarrierOp::create(b, loc);
   // Persistent: the launch's query tiles in the order blocks take them
@@ -2059,9 +2142,93 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       bars.arrive(bars.full(stage));
       em.asmCall("bar.sync 10, 128;", {}, "", {}, "", 0);
     };
+    // TF32: tile t's V (row-major in the staging buffer: 32-column panels
+    // of BN rows, 128-byte swizzle) into stage `stage` as V^T: E rows of
+    // 128-byte panels of 32 keys (panels E * 128 bytes apart), the keys of
+    // each 8 in the order P's A fragments hold them (positions t and t + 4:
+    // keys 2t and 2t + 1), each value rounded to TF32. A unit is 4 columns
+    // (chunk ec) x the even or odd keys (h) of an 8-key group G: four
+    // 16-byte reads (keys 8G + h + 2q, q = 0..3), four 16-byte writes (V^T
+    // rows 4 ec + j at positions 8G + 4h..). Units are spread over the
+    // lanes so that each group of 8 lanes (one shared-memory wavefront of
+    // 16-byte accesses) reads and writes 4 distinct chunks: lane bits
+    // h, ec bit 1, G bit 0, then ec bit 0, the rest of ec, the rest of G.
+    // Then the stage's full arrival (after a proxy fence) and a warpgroup
+    // barrier (the staging buffer is free).
+    auto transposeVTf32 = [&](Value stage, Value t) {
+      const int64_t nb = cfg.stagingBufs;
+      Value sb = nb == 1 ? c0 : tk.remu(t, nb);
+      bars.wait(tk.add(sb, cfg.stagingBarrierSlot()),
+                tk.remu(nb == 1 ? t : tk.divu(t, nb), 2));
+      // Through an opaque copy per tile (as FP8's): the producer has no
+      // registers to keep addresses across the tile loop.
+      Value ptid = arith::IndexCastUIOp::create(
+          b, loc, b.getIndexType(),
+          em.asmI32("mov.u32 $0, $1;", {toI32(tk.tid)}, "r"));
+      Value srcBuf = tk.add(tk.add(base, stageOff), tk.mul(sb, BN * Ep * 2));
+      Value dstBuf = tk.add(tk.add(base, vOff), tk.mul(stage, BN * Ep * 2));
+      const int64_t units = BN * E / 16, ecHiCount = E / 16;
+      // K of this tile first: rounded in place once it has landed (its
+      // stores are fenced with V^T's below).
+      bars.wait(tk.add(stage, cfg.kLandedSlot()), tk.remu(tk.divu(t, S), 2));
+      roundInPlace(
+          toI32(tk.add(tk.add(base, kOff), tk.mul(stage, BN * Dp * 2))), ptid,
+          BN * Dp * 2 / 16, 128);
+      for (int64_t it = 0; it * 128 < units; ++it) {
+        OpBuilder::InsertionGuard guard(b);
+        Value u = tk.add(ptid, it * 128);
+        if ((it + 1) * 128 > units) {
+          auto within = scf::IfOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, u,
+                                    tk.idx(units)),
+              /*withElse=*/false);
+          b.setInsertionPointToStart(&within.getThenRegion().front());
+        }
+        Value h = tk.remu(u, 2);
+        Value ec1 = tk.remu(tk.divu(u, 2), 2);
+        Value g0 = tk.remu(tk.divu(u, 4), 2);
+        Value rest = tk.divu(u, 8);
+        Value ec0 = tk.remu(rest, 2);
+        Value rest2 = tk.divu(rest, 2);
+        Value ec = tk.add(tk.add(ec0, tk.mul(ec1, 2)),
+                          tk.mul(tk.remu(rest2, ecHiCount), 4));
+        Value grp = tk.add(g0, tk.mul(tk.divu(rest2, ecHiCount), 2));
+        // Reads: key 8G + 2q + h, chunk (ec % 8) ^ (key % 8) of panel
+        // ec / 8 (BN rows of 128 bytes).
+        Value key0 = tk.add(tk.mul(grp, 8), h);
+        Value ecLo = tk.remu(ec, 8);
+        Value src0 = tk.add(tk.add(srcBuf, tk.mul(tk.divu(ec, 8), BN * 128)),
+                            tk.mul(key0, 128));
+        Value x[4][4];
+        for (int64_t q = 0; q < 4; ++q) {
+          Value chunk = arith::XOrIOp::create(b, loc, ecLo, tk.add(h, 2 * q));
+          Value src = tk.add(tk.add(src0, 2 * q * 128), tk.mul(chunk, 16));
+          Value ld = loadV4(toI32(src));
+          for (int64_t j = 0; j < 4; ++j)
+            x[q][j] = roundTf32(wordOf(ld, j));
+        }
+        // Writes: V^T row e = 4 ec + j of panel G / 4, chunk
+        // (2 (G % 4) + h) ^ (e % 8).
+        Value cpos = tk.add(tk.mul(tk.remu(grp, 4), 2), h);
+        Value dst0 = tk.add(tk.add(dstBuf, tk.mul(tk.divu(grp, 4), E * 128)),
+                            tk.mul(ec, 4 * 128));
+        Value eLo = tk.mul(tk.remu(ec, 2), 4);
+        for (int64_t j = 0; j < 4; ++j) {
+          Value chunk = arith::XOrIOp::create(b, loc, cpos, tk.add(eLo, j));
+          Value dst = tk.add(tk.add(dst0, j * 128), tk.mul(chunk, 16));
+          em.asmCall("st.shared.v4.b32 [$0], {$1, $2, $3, $4};",
+                     {toI32(dst), x[0][j], x[1][j], x[2][j], x[3][j]},
+                     "r,r,r,r,r", {}, "", 0);
+        }
+      }
+      em.through("fence.proxy.async.shared::cta;", {});
+      bars.arrive(bars.full(stage));
+      em.asmCall("bar.sync 10, 128;", {}, "", {}, "", 0);
+    };
     // The query tile's K/V tiles from key `from` to `to`, numbered on from
     // t; returns the next number.
-    const bool vAhead = fp8 && cfg.stagingBufs == 2;
+    const bool vAhead = vT && cfg.stagingBufs == 2;
     auto streamKV = [&](Value t0, Value from, Value to) -> Value {
       // FP8 with two staging buffers: the first tile's V now, each next
       // one's before the transpose of the tile before it.
@@ -2118,6 +2285,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
               }
               if (fp8)
                 transposeV(stage, t);
+              else if (tf32)
+                transposeVTf32(stage, t);
             }
             if (!cfg.tma || copyMaskTile)
               bars.arriveOnCopies(bars.full(stage));
@@ -2346,9 +2515,24 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     tk.tid = tid;
     tk.threads = C;
     tk.barrierThreads = C;
+    // TF32: the warpgroup's 64 rows of Q rounded in place (roundInPlace),
+    // fenced for the tensor cores, before its first product.
+    auto roundQ = [&]() {
+      if (!tf32)
+        return;
+      const int64_t rowChunks = 64 * 128 / 16; // per 64-column panel
+      Value wgTid = tk.remu(tid, 128);
+      for (int64_t pnl = 0; pnl < Dp / 64; ++pnl)
+        roundInPlace(toI32(tk.add(tk.add(base, qOff + pnl * BM * 128),
+                                  tk.mul(wg, 64 * 128))),
+                     wgTid, rowChunks, 128);
+      em.through("fence.proxy.async.shared::cta;", {});
+      syncWarpGroup();
+    };
     if (!persistent) {
       bars.wait(bars.q(), c0);
       em.through("fence.proxy.async.shared::cta;", {});
+      roundQ();
       // The loop's end the producer published with Q.
       if (cfg.trims())
         ub = loadShared(bars.addr(tk.idx(2 * S + 5)));
@@ -2410,6 +2594,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value j = before->getArgument(1);
       bars.wait(bars.q(), tk.remu(j, 2));
       em.through("fence.proxy.async.shared::cta;", {});
+      roundQ();
       Value tile = loadShared(tileSlot);
       Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                          tile, tilesV);
