@@ -428,6 +428,19 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // FP8: the warp-specialized, pipelined kernel with 128-key tiles (V^T's
   // rows are 128 keys), three stages where they fit (else two), persistent
   // blocks up to N = 16384 (the 16-bit kernels: 8192).
+  // FP8 and TF32 (V^T by the producer): three stages of shaped.tileKV
+  // keys, pipelined, where they fit beside Q and the staging buffer; else
+  // two, not pipelined (unless the options say).
+  auto threeStagesIfFit = [&] {
+    WgmmaConfig probe = cfg;
+    probe.keyTile = shaped.tileKV;
+    probe.stages = 3;
+    const bool three = probe.sharedBytes(D, E) <= 227 * 1024;
+    if (!opts.stages)
+      shaped.stages = three ? 3 : 2;
+    if (!opts.pipeline && three)
+      shaped.pipeline = 1;
+  };
   const bool fp8 = isFloat8(op.getQuery().getType());
   if (fp8) {
     if (opts.warpSpecialize == 0)
@@ -468,16 +481,9 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     cfg.wantPersistent = tmaOk && persistentOk && !maskArg &&
                          (ShapedType::isDynamic(N) || N <= 16384);
     shaped.tileKV = 128;
-    WgmmaConfig probe = cfg;
-    probe.keyTile = 128;
-    probe.stages = 3;
     // D = 256: three stages do not fit (Q, K, V^T and the staging buffer:
     // 256 KB); two, not pipelined.
-    const bool three = probe.sharedBytes(D, E) <= 227 * 1024;
-    if (!opts.stages)
-      shaped.stages = three ? 3 : 2;
-    if (!opts.pipeline && three)
-      shaped.pipeline = 1;
+    threeStagesIfFit();
   }
   // TF32 (f32 operands, f32-precision=tf32): the FP8 kernel's structure
   // with 32-bit elements: k8 products, V^T written by the producer in
@@ -505,14 +511,9 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     cfg.wantPersistent = tmaOk && persistentOk && !maskArg &&
                          (ShapedType::isDynamic(N) || N <= 16384);
     shaped.tileKV = opts.tileKV ? opts.tileKV : 64;
+    threeStagesIfFit();
     WgmmaConfig probe = cfg;
     probe.keyTile = shaped.tileKV;
-    probe.stages = 3;
-    const bool three = probe.sharedBytes(D, E) <= 227 * 1024;
-    if (!opts.stages)
-      shaped.stages = three ? 3 : 2;
-    if (!opts.pipeline && three)
-      shaped.pipeline = 1;
     probe.stages = shaped.stages;
     probe.stagingBufs = 2;
     if (probe.sharedBytes(D, E) <= 227 * 1024)

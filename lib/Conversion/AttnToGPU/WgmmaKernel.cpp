@@ -2069,17 +2069,23 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                  ArrayAttr())
           .getResult(0);
     };
-    auto transposeV = [&](Value stage, Value t) {
+    // Both transposes: waits for tile t's V in its staging buffer; returns
+    // the buffer and the producer thread's index, through an opaque copy
+    // per tile (the lane's parts of the addresses are made per tile, not
+    // hoisted out of the tile loop into registers the producer does not
+    // have).
+    auto stagedV = [&](Value t) -> std::pair<Value, Value> {
       const int64_t nb = cfg.stagingBufs;
       Value sb = nb == 1 ? c0 : tk.remu(t, nb);
       bars.wait(tk.add(sb, cfg.stagingBarrierSlot()),
                 tk.remu(nb == 1 ? t : tk.divu(t, nb), 2));
-      // The lane's parts of the addresses, through an opaque copy per tile
-      // (made per tile, not hoisted out of the tile loop into registers
-      // the producer does not have).
       Value ptid = arith::IndexCastUIOp::create(
           b, loc, b.getIndexType(),
           em.asmI32("mov.u32 $0, $1;", {toI32(tk.tid)}, "r"));
+      return {sb, ptid};
+    };
+    auto transposeV = [&](Value stage, Value t) {
+      auto [sb, ptid] = stagedV(t);
       Value pl = tk.remu(ptid, 32), pw = tk.divu(ptid, 32);
       // ldmatrix: lane l gives row l % 8 of matrix j = l / 8: key
       // 8 (j % 2) + l % 8 of the unit, columns 16 (j / 2)...
@@ -2156,15 +2162,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     // Then the stage's full arrival (after a proxy fence) and a warpgroup
     // barrier (the staging buffer is free).
     auto transposeVTf32 = [&](Value stage, Value t) {
-      const int64_t nb = cfg.stagingBufs;
-      Value sb = nb == 1 ? c0 : tk.remu(t, nb);
-      bars.wait(tk.add(sb, cfg.stagingBarrierSlot()),
-                tk.remu(nb == 1 ? t : tk.divu(t, nb), 2));
-      // Through an opaque copy per tile (as FP8's): the producer has no
-      // registers to keep addresses across the tile loop.
-      Value ptid = arith::IndexCastUIOp::create(
-          b, loc, b.getIndexType(),
-          em.asmI32("mov.u32 $0, $1;", {toI32(tk.tid)}, "r"));
+      auto [sb, ptid] = stagedV(t);
       Value srcBuf = tk.add(tk.add(base, stageOff), tk.mul(sb, BN * Ep * 2));
       Value dstBuf = tk.add(tk.add(base, vOff), tk.mul(stage, BN * Ep * 2));
       const int64_t units = BN * E / 16, ecHiCount = E / 16;
