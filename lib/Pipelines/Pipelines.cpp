@@ -132,6 +132,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   gpuOpts.warpSpecialize = options.warpSpecialize;
   gpuOpts.pingpong = options.pingpong;
   gpuOpts.keyBiasMma = options.keyBiasMma;
+  gpuOpts.qRegs = options.qRegs;
   gpuOpts.tma = options.tma;
   gpuOpts.persistent = options.persistent;
   gpuOpts.shiftV = options.shiftV;

@@ -2091,7 +2091,7 @@ def find_attn_bundle() -> str:
 LAUNCH_OPTIONS = ("tile_q", "tile_kv", "warps", "key_warps", "stages", "q_shared",
                   "rescale_threshold", "pipeline", "wgmma", "min_blocks",
                   "warp_specialize", "pingpong", "tma", "persistent", "shift_v",
-                  "key_bias_mma",
+                  "key_bias_mma", "q_regs",
                   "splits",
                   "f32_precision")
 F32_PRECISIONS = ("3xtf32", "tf32", "ieee")

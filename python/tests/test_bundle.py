@@ -515,7 +515,8 @@ def _eval_rule(rule: str, env: dict) -> object:
                                     {"f32_precision": "3xtf32"},
                                     {"f32_precision": "tf32", "warps": 8, "tile_kv": 32},
                                     {"f32_precision": "tf32", "wgmma": 0, "warps": 8,
-                                     "tile_kv": 32}])
+                                     "tile_kv": 32},
+                                    {"f32_precision": "tf32", "q_regs": 1}])
 def test_real_attn_bundle_launch_rules(tmp_path, launch):
     """The manifest's grid/block/shared memory equal its rules evaluated on
     the shapes and the launch shape (f32 programs: 4-byte elements)."""
@@ -531,7 +532,7 @@ def test_real_attn_bundle_launch_rules(tmp_path, launch):
     assert att["mma"] == ("mma.sync" if mma_sync else "wgmma")
     assert att.get("f32_precision") == launch.get("f32_precision")
     for key, value in launch.items():
-        if key not in ("wgmma", "min_blocks", "f32_precision", "persistent"):
+        if key not in ("wgmma", "min_blocks", "f32_precision", "persistent", "q_regs"):
             assert att[key] == value
     env = dict(b0=2, b1=4, m=100, n=100, d=64, e=64, out_bytes=4 if f32 else 2,
                q_bytes=4 if f32 else 2,

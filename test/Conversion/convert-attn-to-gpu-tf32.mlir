@@ -1,32 +1,42 @@
 // f32 attention with f32-precision=tf32 on sm_90a: the warp-specialized
-// wgmma kernel with TF32 k8 products (Q, K and V by TMA; K rounded to TF32
-// in place by the producer, which also writes V^T in the key order of P's
-// A fragments; Q rounded by the consumers). What it cannot take falls to
+// wgmma kernel with TF32 k8 products (K and V by TMA; K rounded to TF32 in
+// place by the producer, which also writes V^T in the key order of P's A
+// fragments). Past D = 64 each consumer thread holds its A fragments of Q
+// in registers (read from global memory once, rounded; q-regs): no Q in
+// shared memory, three 64-key stages. q-regs=0 keeps Q in shared memory
+// (by TMA, rounded there by the consumers). What it cannot take falls to
 // mma.sync with the reason in the remark; 3xTF32 (the default) stays there.
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a f32-precision=tf32 explain=1" --verify-diagnostics | FileCheck %s
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a f32-precision=tf32 q-regs=0" 2>&1 | FileCheck %s --check-prefix=QSMEM
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a f32-precision=tf32 tile-kv=48" 2>&1 | FileCheck %s --check-prefix=TKV
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a f32-precision=tf32 tma=0 explain=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOTMA
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a f32-precision=tf32 tma=0 wgmma=1" 2>&1 | FileCheck %s --check-prefix=FORCED
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a q-regs=1" 2>&1 | FileCheck %s --check-prefix=QREGS3X
 
 // CHECK-LABEL: module attributes
 // CHECK-SAME: attn.bundle = {args = [{dtype = "float32"
-// CHECK-SAME: box = array<i64: 1, 1, 128, 32>
+// CHECK-NOT: name = "tmap_q"
+// CHECK-SAME: box = array<i64: 1, 1, 64, 32>
 // CHECK-SAME: f32_precision = "tf32"
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, TF32 k8 products (V^T by the producer) + a producer warpgroup (mbarriers, setmaxnreg 56/224), 64-key tiles, 2 stages, Q/K/V by TMA
-// CHECK-SAME: tile_kv * ceil(e / 32)
-// Q, K and V^T rounded to TF32 in shared memory (16-byte reads and
-// writes), P in registers; S = Q K^T k8 steps of 64 keys, O += P V^T.
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, TF32 k8 products (V^T by the producer, Q in registers) + a producer warpgroup (mbarriers, setmaxnreg 56/224), 64-key tiles, 3 stages, K/V by TMA, pipelined
+// CHECK-SAME: "1024 + max(stages * tile_kv * (ceil(d / 32) + ceil(e / 32)) * 128 + (1 * tile_kv * ceil(e / 32)) * 128
+// K and V^T rounded to TF32 in shared memory (16-byte reads and writes),
+// Q and P in registers; S = Q K^T k8 steps of 64 keys with A from
+// registers, O += P V^T.
 // CHECK-DAG: nvvm.convert.float.to.tf32 {{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
-// CHECK-DAG: wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32
+// CHECK-DAG: wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {{.*}}, {$32, $33, $34, $35}, $36, p, 1, 1;
 // CHECK-DAG: wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
 // CHECK-DAG: ld.shared.v4.b32
 // CHECK-DAG: st.shared.v4.b32
+// QSMEM: box = array<i64: 1, 1, 128, 32>
+// QSMEM-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, TF32 k8 products (V^T by the producer) + a producer warpgroup (mbarriers, setmaxnreg 56/224), 64-key tiles, 2 stages, Q/K/V by TMA
 // TKV: error: TF32 on wgmma takes tile-kv a multiple of 32 (the panels of V^T in shared memory), got 48
 // NOTMA: remark: GPU kernel: mma.sync m16n8k8 TF32, 8 warps x 2 x 16 query rows, 32-key tiles, 2 stages; not wgmma: TF32 on wgmma needs the warp-specialized kernel with Q, K and V by TMA: tma=0
 // FORCED: error: wgmma=1: TF32 on wgmma needs the warp-specialized kernel with Q, K and V by TMA: tma=0
+// QREGS3X: error: q-regs=1: Q's fragments in registers are the Hopper TF32 kernel's (f32 with f32-precision=tf32 on sm_90a)
 func.func @tf32_d128(%q: tensor<2x4x300x128xf32>, %k: tensor<2x4x300x128xf32>, %v: tensor<2x4x300x128xf32>, %o: tensor<2x4x300x128xf32>) -> tensor<2x4x300x128xf32> {
   %s = arith.constant 0.125 : f32
-  // expected-remark @+1 {{GPU kernel: wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, TF32 k8 products (V^T by the producer)}}
+  // expected-remark @+1 {{GPU kernel: wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, TF32 k8 products (V^T by the producer, Q in registers)}}
   %r = attn.attention ins(%q, %k, %v : tensor<2x4x300x128xf32>, tensor<2x4x300x128xf32>, tensor<2x4x300x128xf32>) scale(%s)
       outs(%o : tensor<2x4x300x128xf32>) causal indexing_maps = [
         affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,

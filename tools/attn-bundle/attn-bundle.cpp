@@ -6,6 +6,7 @@
 //               [--wgmma=-1|0|1] [--warp-specialize=-1|0|1]
 //               [--pingpong=-1|0|1] [--tma=-1|0|1] [--persistent=-1|0|1]
 //               [--shift-v=-1|0|1] [--key-bias-mma=-1|0|1]
+//               [--q-regs=-1|0|1]
 //               [--f32-precision=3xtf32|tf32|ieee]
 //               [--explain] [--block-threads=128]
 //
@@ -129,6 +130,11 @@ static cl::opt<int64_t> keyBiasMma(
     cl::desc("Hopper kernel: a bias linear in the key index (ALiBi) added on "
              "the tensor cores (1), by one fma per score (0), default (-1)"),
     cl::init(-1));
+static cl::opt<int64_t> qRegs(
+    "q-regs",
+    cl::desc("Hopper TF32 kernel: Q's A fragments in registers (1), in shared "
+             "memory (0), default (-1)"),
+    cl::init(-1));
 static cl::opt<bool> explainKernel(
     "explain",
     cl::desc("Remark which kernel the attention gets, its launch shape, and "
@@ -181,6 +187,7 @@ static FailureOr<std::string> compile(ModuleOp module, StringRef format,
   options.warpSpecialize = warpSpecialize;
   options.pingpong = pingpong;
   options.keyBiasMma = keyBiasMma;
+  options.qRegs = qRegs;
   options.tma = tma;
   options.persistent = persistent;
   options.shiftV = shiftV;

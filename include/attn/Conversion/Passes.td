@@ -126,6 +126,10 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "1 adds it on the tensor cores (one more k-step of S = Q K^T "
            "against a constant panel of key positions), 0 with one fma per "
            "score, -1 where the panel fits">,
+    Option<"qRegs", "q-regs", "int64_t", /*default=*/"-1",
+           "Hopper TF32 kernel: Q's A fragments in registers, read from global "
+           "memory once per block (no Q in shared memory: a third K/V stage "
+           "fits at D = 128), 1 required, 0 not, -1 where it applies">,
     Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"-1",
            "Only range-checked here, with the other launch options, before a "
            "kernel is chosen; attn-gpu-occupancy applies it">,

@@ -112,6 +112,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                      "added on the tensor cores (1), by one fma per score "
                      "(0), default (-1)"),
       llvm::cl::init(-1)};
+  PassOptions::Option<int64_t> qRegs{
+      *this, "q-regs",
+      llvm::cl::desc("Hopper TF32 kernel: Q's A fragments in registers (1), "
+                     "in shared memory (0), default (-1)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<bool> explain{
       *this, "explain",
       llvm::cl::desc("Remark which kernel the attention gets and why not a "

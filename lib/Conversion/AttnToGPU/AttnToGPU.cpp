@@ -511,6 +511,14 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     cfg.wantPersistent = tmaOk && persistentOk && !maskArg &&
                          (ShapedType::isDynamic(N) || N <= 16384);
     shaped.tileKV = opts.tileKV ? opts.tileKV : 64;
+    // Q in registers (q-regs): no Q in shared memory, so that at D = 128
+    // three 64-key stages fit beside the staging buffer; a block per query
+    // tile (a persistent block would load each tile's Q under the last
+    // one's products, by TMA into shared memory).
+    if (opts.qRegs == 1 || (opts.qRegs == -1 && std::max(D, E) > 64)) {
+      cfg.qInRegs = true;
+      cfg.wantPersistent = false;
+    }
     threeStagesIfFit();
     WgmmaConfig probe = cfg;
     probe.keyTile = shaped.tileKV;
@@ -746,6 +754,7 @@ static LogicalResult validateOptions(AttentionOp op,
       failed(tristate("warp-specialize", opts.warpSpecialize)) ||
       failed(tristate("pingpong", opts.pingpong)) ||
       failed(tristate("key-bias-mma", opts.keyBiasMma)) ||
+      failed(tristate("q-regs", opts.qRegs)) ||
       failed(tristate("tma", opts.tma)) ||
       failed(tristate("persistent", opts.persistent)) ||
       failed(tristate("shift-v", opts.shiftV)) ||
@@ -1549,6 +1558,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   }
   if (opts.wgmma == 1 && !tf32Why.empty())
     return op.emitError("wgmma=1: ") << tf32Why;
+  if (opts.qRegs == 1 && !(canWgmma && tf32 == 1 &&
+                           op.getQuery().getType().getElementType().isF32()))
+    return op.emitError("q-regs=1: Q's fragments in registers are the Hopper "
+                        "TF32 kernel's (f32 with f32-precision=tf32 on "
+                        "sm_90a)");
   bool useWgmma = canWgmma && opts.wgmma != 0 && !decode &&
                   !(opts.splits > 1) && !kPages && !lenMask && tf32Why.empty();
   bool useMma = !useWgmma && mmaOk;
@@ -1598,7 +1612,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                      op.getMaskMap().isProjectedPermutation();
     }
     wcfg.tmaQ = wcfg.tma && (!wcfg.maskInRing() || wcfg.tmaMask);
-    if (wcfg.transposedV() && !(wcfg.tma && wcfg.tmaQ && wcfg.warpSpecialized))
+    // Q in registers: not by TMA (nor in shared memory at all).
+    if (wcfg.qInRegs)
+      wcfg.tmaQ = false;
+    if (wcfg.transposedV() &&
+        !(wcfg.tma && (wcfg.tmaQ || wcfg.qInRegs) && wcfg.warpSpecialized))
       return op.emitError(fp8 ? "FP8 attention" : "TF32 on wgmma")
              << " runs on the warp-specialized kernel with Q, K and V by "
                 "TMA only: "
@@ -1797,6 +1815,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (!wcfg.warpSpecialized || !wcfg.pipeline)
       noPersistent = "it runs the warp-specialized, pipelined kernel "
                      "(warp-specialize=1 pipeline=1)";
+    else if (wcfg.qInRegs)
+      noPersistent = "Q's fragments are in registers, read once per block "
+                     "(q-regs=0 keeps Q in shared memory)";
     else if (!dynTiles &&
              gridX * launchBatch > std::numeric_limits<int32_t>::max())
       noPersistent = "more than 2^31 - 1 query tiles (32-bit tile numbers)";
@@ -1834,7 +1855,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       d << "wgmma (sm_90a), " << wcfg.warpGroups
         << " warpgroup(s) x 64 query rows";
       if (wcfg.tf32)
-        d << ", TF32 k8 products (V^T by the producer)";
+        d << ", TF32 k8 products (V^T by the producer"
+          << (wcfg.qInRegs ? ", Q in registers)" : ")");
       if (wcfg.warpSpecialized)
         d << " + a producer warpgroup (mbarriers, setmaxnreg "
           << wcfg.producerRegs() << "/" << wcfg.consumerRegs() << ")";
@@ -2172,10 +2194,13 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   const std::string wgmmaBuffers =
       "max(stages * tile_kv * (ceil(d / " + panel + ") + ceil(e / " + panel +
       ")) * 128 + " +
-      (wcfg.transposedV() ? "(tile_q * ceil(d / " + panel + ") + " +
-                                std::to_string(wcfg.stagingBufs) +
-                                " * tile_kv * ceil(e / " + panel + "))"
-                          : std::string("tile_q * ceil(d / 64)")) +
+      (wcfg.transposedV()
+           ? "(" +
+                 (wcfg.qInRegs ? std::string()
+                               : "tile_q * ceil(d / " + panel + ") + ") +
+                 std::to_string(wcfg.stagingBufs) + " * tile_kv * ceil(e / " +
+                 panel + "))"
+           : std::string("tile_q * ceil(d / 64)")) +
       (wcfg.tf32 ? " * 128, tile_q * (e + 8) * sizeof(out))"
                  : " * 128, tile_q * (e * sizeof(out) + 16))") +
       " + 8 * (2 * stages + 1) * max(warp_specialize, tma)" +
@@ -2357,6 +2382,7 @@ struct ConvertAttnToGPUPass
     opts.warpSpecialize = warpSpecialize;
     opts.pingpong = pingpong;
     opts.keyBiasMma = keyBiasMma;
+    opts.qRegs = qRegs;
     opts.tma = tma;
     opts.persistent = persistent;
     opts.shiftV = shiftV;

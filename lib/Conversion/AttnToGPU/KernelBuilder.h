@@ -405,8 +405,12 @@ struct WgmmaConfig {
   int64_t cols2(int64_t x) const {
     return fp8 ? (x + 1) / 2 : tf32 ? 2 * x : x;
   }
+  /// TF32, a block per query tile: each consumer thread holds its A
+  /// fragments of Q (rows g and g + 8, D / 2 registers), read from global
+  /// memory once; Q takes no shared memory.
+  bool qInRegs = false;
   int64_t qBytes(int64_t D) const {
-    return rowsPerBlock() * panelCols(cols2(D)) * 2;
+    return qInRegs ? 0 : rowsPerBlock() * panelCols(cols2(D)) * 2;
   }
   int64_t kBytes(int64_t D) const {
     return stages * keyTile * panelCols(cols2(D)) * 2;

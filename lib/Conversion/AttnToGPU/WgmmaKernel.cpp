@@ -942,8 +942,24 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                       " ";
   // 16-bit types take the transpose immediates (both K-major: 0).
   std::string sTail = vT ? ", p, 1, 1;\n}" : ", p, 1, 1, 0, 0;\n}";
+  // TF32 with Q in registers (cfg.qInRegs): k-step ks's A fragment is
+  // qA[4 ks..4 ks + 3] (loadQRegs).
+  SmallVector<Value> qA;
   auto issueS = [&](Value buf) -> SmallVector<Value> {
     SmallVector<Value> acc(sRegs, zero);
+    if (cfg.qInRegs) {
+      for (int64_t ks = 0; ks < D / 8; ++ks) {
+        std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+                           std::to_string(sRegs + 5) + ", 0;\n" + sInst +
+                           regList(0, sRegs) + ", " + regList(sRegs, 4) +
+                           ", $" + std::to_string(sRegs + 4) + sTail;
+        acc = em.asmCall(text,
+                         {qA[4 * ks], qA[4 * ks + 1], qA[4 * ks + 2],
+                          qA[4 * ks + 3], kDesc(buf, ks), em.i32(ks ? 1 : 0)},
+                         "r,r,r,r,l,r", acc, "f", sRegs);
+      }
+      return acc;
+    }
     for (int64_t ks = 0; ks < cfg.cols2(D) / 16; ++ks) {
       std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
                          std::to_string(sRegs + 2) + ", 0;\n" + sInst +
@@ -2337,7 +2353,14 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         if (cfg.tmaQ) {
           ifFirst(tmaQ);
         } else {
-          copyQ();
+          // Q in registers: the consumers read it, its first row into L2
+          // here (the kernel's parameters follow their first use, and
+          // callers pass q, k, v in that order); the arrivals stay (the
+          // key trim publishes with them).
+          if (cfg.qInRegs)
+            ifFirst(prefetchQ);
+          else
+            copyQ();
           bars.arriveOnCopies(bars.q());
         }
         if (cfg.tma)
@@ -2516,6 +2539,22 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     // TF32: the warpgroup's 64 rows of Q rounded in place (roundInPlace),
     // fenced for the tensor cores, before its first product.
     auto roundQ = [&]() {
+      if (cfg.qInRegs) {
+        // The thread's A fragments of Q from global memory (rows past M
+        // read the last row: their outputs are not stored), rounded:
+        // (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4) of each 8 columns.
+        Value t4 = tk.remu(lane, 4);
+        Value rowIn[2] = {tk.clamp(rows[0], tk.Mv()),
+                          tk.clamp(rows[1], tk.Mv())};
+        for (int64_t ks = 0; ks < D / 8; ++ks)
+          for (int64_t i = 0; i < 4; ++i) {
+            tk.loops[r] = rowIn[i % 2];
+            tk.loops[r + 2] = tk.add(t4, 8 * ks + 4 * (i / 2));
+            qA.push_back(roundTf32(
+                memref::LoadOp::create(b, loc, memArg("q"), tk.indices("q"))));
+          }
+        return;
+      }
       if (!tf32)
         return;
       const int64_t rowChunks = 64 * 128 / 16; // per 64-column panel
