@@ -12,6 +12,7 @@
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a f32-precision=tf32 tma=0 explain=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOTMA
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a f32-precision=tf32 tma=0 wgmma=1" 2>&1 | FileCheck %s --check-prefix=FORCED
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a q-regs=1" 2>&1 | FileCheck %s --check-prefix=QREGS3X
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a f32-precision=tf32 q-regs=1" 2>&1 | FileCheck %s --check-prefix=QDEC
 
 // CHECK-LABEL: module attributes
 // CHECK-SAME: attn.bundle = {args = [{dtype = "float32"
@@ -99,4 +100,23 @@ func.func @tf32_d40(%q: tensor<1x2x200x40xf32>, %k: tensor<1x2x200x40xf32>, %v: 
         affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>]
       -> tensor<1x2x200x40xf32>
   return %r : tensor<1x2x200x40xf32>
+}
+
+// -----
+
+// A decode shape (M = 1) runs on mma.sync, which keeps Q in shared memory:
+// q-regs=1 is an error there.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: f32_precision = "tf32"
+// CHECK-NOT: wgmma.mma_async
+// QDEC: error: q-regs=1: this attention runs on mma.sync (a decode shape), which keeps Q in shared memory
+func.func @tf32_decode(%q: tensor<2x4x1x128xf32>, %k: tensor<2x4x500x128xf32>, %v: tensor<2x4x500x128xf32>, %o: tensor<2x4x1x128xf32>) -> tensor<2x4x1x128xf32> {
+  %s = arith.constant 0.125 : f32
+  // expected-remark @+1 {{not wgmma: decode shape (M = 1 <= 16 query rows}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x1x128xf32>, tensor<2x4x500x128xf32>, tensor<2x4x500x128xf32>) scale(%s)
+      outs(%o : tensor<2x4x1x128xf32>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>]
+      -> tensor<2x4x1x128xf32>
+  return %r : tensor<2x4x1x128xf32>
 }

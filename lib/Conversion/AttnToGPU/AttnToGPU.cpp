@@ -504,9 +504,13 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     cfg.outEltBytes = 4;
     cfg.warpSpecialized = true;
     // Head dims to 64: three computing warpgroups, as FP8's; not with a
-    // mask tensor (its 32-bit values a tile ahead spilled 136 bytes).
+    // mask tensor (its 32-bit values a tile ahead spilled 136 bytes) nor
+    // with dynamic sizes (their persistent kernels spilled 8-32 bytes).
+    const bool staticShapes =
+        cast<ShapedType>(op.getQuery().getType()).hasStaticShape() &&
+        cast<ShapedType>(op.getKey().getType()).hasStaticShape();
     if (!opts.warps && !opts.tileQ && std::max(D, E) <= 64 && !maskArg &&
-        !(causal && !ShapedType::isDynamic(N) && N < 4096))
+        staticShapes && !(causal && N < 4096))
       cfg.warpGroups = 3;
     cfg.wantPersistent = tmaOk && persistentOk && !maskArg &&
                          (ShapedType::isDynamic(N) || N <= 16384);
@@ -514,11 +518,20 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     // Q in registers (q-regs): no Q in shared memory, so that at D = 128
     // three 64-key stages fit beside the staging buffer; a block per query
     // tile (a persistent block would load each tile's Q under the last
-    // one's products, by TMA into shared memory).
-    if (opts.qRegs == 1 || (opts.qRegs == -1 && std::max(D, E) > 64)) {
+    // one's products, by TMA into shared memory). Not by default beside a
+    // mask tensor, whose values a tile ahead take registers too (a key
+    // mask with the lse spilled 84 bytes).
+    if (opts.qRegs == 1 ||
+        (opts.qRegs == -1 && std::max(D, E) > 64 && !maskArg)) {
       cfg.qInRegs = true;
       cfg.wantPersistent = false;
     }
+    // Dynamic sizes (persistent blocks): the producer's run-time tile
+    // arithmetic beside K's rounding and V's transpose spilled 4-8 bytes at
+    // 56 registers; 72 (the consumers keep 216: with Q's fragments in
+    // registers they need the 224).
+    if (!staticShapes && !cfg.qInRegs)
+      cfg.fp8ProducerRegs = 72;
     threeStagesIfFit();
     WgmmaConfig probe = cfg;
     probe.keyTile = shaped.tileKV;
@@ -1565,6 +1578,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                         "sm_90a)");
   bool useWgmma = canWgmma && opts.wgmma != 0 && !decode &&
                   !(opts.splits > 1) && !kPages && !lenMask && tf32Why.empty();
+  if (opts.qRegs == 1 && !useWgmma)
+    return op.emitError("q-regs=1: this attention runs on mma.sync (")
+           << (decode ? "a decode shape" : "not the Hopper kernel")
+           << "), which keeps Q in shared memory";
   bool useMma = !useWgmma && mmaOk;
   MmaConfig cfg;
   WgmmaConfig wcfg;
