@@ -3,7 +3,8 @@
 // place by the producer, which also writes V^T in the key order of P's A
 // fragments). Past D = 64 each consumer thread holds its A fragments of Q
 // in registers (read from global memory once, rounded; q-regs): no Q in
-// shared memory, three 64-key stages. q-regs=0 keeps Q in shared memory
+// shared memory, two 64-key stages and two V staging buffers (V a tile
+// ahead). q-regs=0 keeps Q in shared memory
 // (by TMA, rounded there by the consumers). What it cannot take falls to
 // mma.sync with the reason in the remark; 3xTF32 (the default) stays there.
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a f32-precision=tf32 explain=1" --verify-diagnostics | FileCheck %s
@@ -19,8 +20,8 @@
 // CHECK-NOT: name = "tmap_q"
 // CHECK-SAME: box = array<i64: 1, 1, 64, 32>
 // CHECK-SAME: f32_precision = "tf32"
-// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, TF32 k8 products (V^T by the producer, Q in registers) + a producer warpgroup (mbarriers, setmaxnreg 56/224), 64-key tiles, 3 stages, K/V by TMA, pipelined
-// CHECK-SAME: "1024 + max(stages * tile_kv * (ceil(d / 32) + ceil(e / 32)) * 128 + (1 * tile_kv * ceil(e / 32)) * 128
+// CHECK-SAME: kernel_choice = "wgmma (sm_90a), 2 warpgroup(s) x 64 query rows, TF32 k8 products (V^T by the producer, Q in registers) + a producer warpgroup (mbarriers, setmaxnreg 56/224), 64-key tiles, 2 stages, K/V by TMA, a block per query tile (Q's fragments are in registers
+// CHECK-SAME: "1024 + max(stages * tile_kv * (ceil(d / 32) + ceil(e / 32)) * 128 + (2 * tile_kv * ceil(e / 32)) * 128
 // K and V^T rounded to TF32 in shared memory (16-byte reads and writes),
 // Q and P in registers; S = Q K^T k8 steps of 64 keys with A from
 // registers, O += P V^T.

@@ -430,7 +430,8 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // blocks up to N = 16384 (the 16-bit kernels: 8192).
   // FP8 and TF32 (V^T by the producer): three stages of shaped.tileKV
   // keys, pipelined, where they fit beside Q and the staging buffer; else
-  // two, not pipelined (unless the options say).
+  // two, not pipelined (unless the options say: stages=2 is not pipelined
+  // either).
   auto threeStagesIfFit = [&] {
     WgmmaConfig probe = cfg;
     probe.keyTile = shaped.tileKV;
@@ -438,7 +439,7 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     const bool three = probe.sharedBytes(D, E) <= 227 * 1024;
     if (!opts.stages)
       shaped.stages = three ? 3 : 2;
-    if (!opts.pipeline && three)
+    if (!opts.pipeline && three && shaped.stages >= 3)
       shaped.pipeline = 1;
   };
   const bool fp8 = isFloat8(op.getQuery().getType());
@@ -533,12 +534,25 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     if (!staticShapes && !cfg.qInRegs)
       cfg.fp8ProducerRegs = 72;
     threeStagesIfFit();
+    // Two V staging buffers (V a tile ahead: its TMA latency off the
+    // producer's path, which rounds K and transposes V per tile) where
+    // they fit. With Q in registers at D = 128 they fit beside two stages,
+    // not three: two stages, not pipelined, measured 0.99-1.08x three
+    // with one staging buffer (log step 176).
     WgmmaConfig probe = cfg;
     probe.keyTile = shaped.tileKV;
     probe.stages = shaped.stages;
     probe.stagingBufs = 2;
-    if (probe.sharedBytes(D, E) <= 227 * 1024)
+    if (probe.sharedBytes(D, E) <= 227 * 1024) {
       cfg.stagingBufs = 2;
+    } else if (cfg.qInRegs && !opts.stages && !opts.pipeline) {
+      probe.stages = 2;
+      if (probe.sharedBytes(D, E) <= 227 * 1024) {
+        cfg.stagingBufs = 2;
+        shaped.stages = 2;
+        shaped.pipeline = 0;
+      }
+    }
   }
   const bool transposed = fp8 || tf32;
   const bool shortPersistent = persistentWins && widest > 96 &&
@@ -1829,12 +1843,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                         "warp-specialized kernel's; this attention gets ")
            << (useMma ? "the mma.sync kernel" : "the SIMT kernel");
   if (useWgmma) {
-    if (!wcfg.warpSpecialized || !wcfg.pipeline)
-      noPersistent = "it runs the warp-specialized, pipelined kernel "
-                     "(warp-specialize=1 pipeline=1)";
-    else if (wcfg.qInRegs)
+    if (wcfg.qInRegs)
       noPersistent = "Q's fragments are in registers, read once per block "
                      "(q-regs=0 keeps Q in shared memory)";
+    else if (!wcfg.warpSpecialized || !wcfg.pipeline)
+      noPersistent = "it runs the warp-specialized, pipelined kernel "
+                     "(warp-specialize=1 pipeline=1)";
     else if (!dynTiles &&
              gridX * launchBatch > std::numeric_limits<int32_t>::max())
       noPersistent = "more than 2^31 - 1 query tiles (32-bit tile numbers)";
