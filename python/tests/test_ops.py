@@ -62,14 +62,15 @@ def prepare_all(cache):
             ops.prepare_dense(**DENSE_FP8_RT, cache_dir=cache),
             ops.prepare_dense(**DENSE_F32, f32_precision="tf32", cache_dir=cache),
             ops.prepare_dense(**DENSE_F32, causal=True, f32_precision="tf32",
-                              cache_dir=cache)]
+                              cache_dir=cache),
+            ops.prepare_dense(**DENSE_F32, causal=True, cache_dir=cache)]
 
 
 @needs_attn_bundle
 def test_programs_compile(tmp_path):
     paths = prepare_all(tmp_path)
-    vl, vbr, paged, spec, dense, f32, fp8, fp8rt, tf32, _ = (bundle.read_manifest(p)
-                                                             for p in paths)
+    vl, vbr, paged, spec, dense, f32, fp8, fp8rt, tf32, *_ = (bundle.read_manifest(p)
+                                                              for p in paths)
     # f32 with f32_precision="tf32": the Hopper kernel, Q/K/V by TMA.
     assert tf32.attention.f32_precision == "tf32"
     assert "wgmma (sm_90a)" in tf32.attention.kernel_choice
@@ -297,30 +298,9 @@ def test_dense_fp8_runtime_scales_on_gpu():
     assert out.isnan().all()
 
 
-@needs_gpu
-def test_dense_f32_on_gpu():
-    """f32 inputs: 3xTF32 within 1e-5 of a full-f32 reference."""
-    import torch
-    torch.backends.cuda.matmul.allow_tf32 = False
-    for b, m, n in ((2, 37, 53), (1, 300, 2000)):
-        g = torch.Generator(device="cuda").manual_seed(n)
-        q = torch.randn(b, m, DENSE_F32["hq"], DENSE_F32["d"], generator=g, device="cuda")
-        k, v = (torch.randn(b, n, DENSE_F32["hkv"], DENSE_F32["d"], generator=g,
-                            device="cuda") for _ in range(2))
-        out = ops.dense_attention(q, k, v)
-        keep = torch.ones(m, n, dtype=torch.bool, device="cuda")
-        for i in range(b):
-            ref, _ = _ref(q[i].transpose(0, 1), k[i].transpose(0, 1),
-                          v[i].transpose(0, 1), keep)
-            got = out[i].transpose(0, 1)
-            assert not got.isnan().any()
-            assert float((got - ref).norm() / ref.norm()) < 1e-5
-
-
-@needs_gpu
-def test_dense_tf32_on_gpu():
-    """f32 inputs with f32_precision="tf32" (the wgmma kernel): within 2e-3
-    of a full-f32 reference, one bundle at two lengths, causal too."""
+def _check_dense_f32(tol, **kw):
+    """f32 q, k, v at two lengths (one bundle), causal and not, against a
+    full-f32 reference (relative error under `tol`, no NaN)."""
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     for causal in (False, True):
@@ -329,7 +309,7 @@ def test_dense_tf32_on_gpu():
             q = torch.randn(b, m, DENSE_F32["hq"], DENSE_F32["d"], generator=g, device="cuda")
             k, v = (torch.randn(b, n, DENSE_F32["hkv"], DENSE_F32["d"], generator=g,
                                 device="cuda") for _ in range(2))
-            out = ops.dense_attention(q, k, v, causal=causal, f32_precision="tf32")
+            out = ops.dense_attention(q, k, v, causal=causal, **kw)
             keep = torch.ones(m, n, dtype=torch.bool, device="cuda")
             if causal:
                 keep = keep.tril()
@@ -338,7 +318,19 @@ def test_dense_tf32_on_gpu():
                               v[i].transpose(0, 1), keep)
                 got = out[i].transpose(0, 1)
                 assert not got.isnan().any()
-                assert float((got - ref).norm() / ref.norm()) < 2e-3
+                assert float((got - ref).norm() / ref.norm()) < tol
+
+
+@needs_gpu
+def test_dense_f32_on_gpu():
+    """f32 inputs: 3xTF32 within 1e-5 of a full-f32 reference."""
+    _check_dense_f32(1e-5)
+
+
+@needs_gpu
+def test_dense_tf32_on_gpu():
+    """f32 inputs with f32_precision="tf32" (the wgmma kernel): within 2e-3."""
+    _check_dense_f32(2e-3, f32_precision="tf32")
 
 
 def test_f32_precision_checked():
