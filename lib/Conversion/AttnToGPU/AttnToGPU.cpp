@@ -1571,11 +1571,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     return op.emitError("paged K/V runs on the mma.sync kernel; it cannot be "
                         "combined with wgmma=1");
   // f32 as TF32 on wgmma: the warp-specialized kernel with Q, K and V by
-  // TMA only, not with packed sequences; else mma.sync runs it.
+  // TMA only (varlen too); else mma.sync runs it.
   std::string tf32Why;
   if (canWgmma && op.getQuery().getType().getElementType().isF32()) {
-    tf32Why = varlen                     ? "varlen"
-              : opts.tma == 0            ? "tma=0"
+    tf32Why = opts.tma == 0              ? "tma=0"
               : opts.warpSpecialize == 0 ? "warp-specialize=0"
                                          : tmaIneligibility(op, mapOf);
     if (!tf32Why.empty())

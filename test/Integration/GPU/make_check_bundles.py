@@ -1467,6 +1467,16 @@ CASES.update({
     "tf32_wg_mma": Case("float32", **bhsd(1, 2, 130, 170, 64), flags=_tf + ["--wgmma=0"]),
     "dyn_tf32_wg_d64_causal": Case("float32", **bhsd(-1, 2, -1, -1, 64), causal=True,
                                    flags=_tf),
+    # Varlen: packed sequences (an empty one), causal top-left and
+    # bottom-right, Q in registers at D = 128, a sink at D = 64.
+    "varlen_tf32_causal_d128": Case("float32", **thd(4, 1000, 1000, 128),
+                                    varlen=(5, True, False), flags=_tf),
+    "varlen_tf32_br_q700_k900_d128": Case("float32", **thd(2, 700, 900, 128),
+                                          varlen=(4, True, True), flags=_tf),
+    "varlen_tf32_s33_sink_d64": Case("float32", **thd(4, 2048, 2048, 64),
+                                     varlen=(33, True, False), sink=["h"], flags=_tf),
+    "varlen_tf32_plain_d64_lse": Case("float32", **thd(2, 777, 777, 64),
+                                      varlen=(8, False, False), lse=True, flags=_tf),
 })
 # Dynamic shapes (-1: "?"): one bundle per case, checked by run_gpu_checks.py
 # at several sizes (ragged, one row and key, many tiles) against the
