@@ -425,9 +425,6 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // measured faster (log steps 160 and 163, below).
   const bool longPersistent = tmaOk && persistentOk && !maskArg &&
                               !ShapedType::isDynamic(N) && N > 8192;
-  // FP8: the warp-specialized, pipelined kernel with 128-key tiles (V^T's
-  // rows are 128 keys), three stages where they fit (else two), persistent
-  // blocks up to N = 16384 (the 16-bit kernels: 8192).
   // FP8 and TF32 (V^T by the producer): three stages of shaped.tileKV
   // keys, pipelined, where they fit beside Q and the staging buffer; else
   // two, not pipelined (unless the options say: stages=2 is not pipelined
@@ -442,6 +439,9 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     if (!opts.pipeline && three && shaped.stages >= 3)
       shaped.pipeline = 1;
   };
+  // FP8: the warp-specialized, pipelined kernel with 128-key tiles (V^T's
+  // rows are 128 keys), three stages where they fit (else two), persistent
+  // blocks up to N = 16384 (the 16-bit kernels: 8192).
   const bool fp8 = isFloat8(op.getQuery().getType());
   if (fp8) {
     if (opts.warpSpecialize == 0)
@@ -457,7 +457,7 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     // 40 registers are enough, and at D = 256 the consumers need the 232
     // (at 224 they spilled 12-32 bytes).
     if (std::max(D, E) > 64)
-      cfg.fp8ProducerRegs = 40;
+      cfg.transposeProducerRegs = 40;
     // Past E = 64 (to 128) two V staging buffers: tile t + 1's V lands
     // while the producer transposes tile t's: 1.05-1.09x at D = 128 from
     // N = 4096 (1.00-1.05x at 1024), key padding 1.02-1.09x; at D = 64
@@ -491,7 +491,8 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // 32-key panels, P from the S registers as they are (the key order
   // within each 8 is that of the A fragments, which the transpose
   // follows). 64-key tiles: at D = 128, Q (64 KB), two stages of K and
-  // V^T (32 KB each) and the staging buffer take 224 KB.
+  // V^T (32 KB each) and the staging buffer take 224 KB; with Q in
+  // registers two stages and two staging buffers 192 KB.
   const bool tf32 = op.getQuery().getType().getElementType().isF32();
   if (tf32) {
     if (opts.warpSpecialize == 0)
@@ -532,7 +533,7 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     // 56 registers; 72 (the consumers keep 216: with Q's fragments in
     // registers they need the 224).
     if (!staticShapes && !cfg.qInRegs)
-      cfg.fp8ProducerRegs = 72;
+      cfg.transposeProducerRegs = 72;
     threeStagesIfFit();
     // Two V staging buffers (V a tile ahead: its TMA latency off the
     // producer's path, which rounds K and transposes V per tile) where
@@ -1572,8 +1573,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                         "combined with wgmma=1");
   // f32 as TF32 on wgmma: the warp-specialized kernel with Q, K and V by
   // TMA only (varlen too); else mma.sync runs it.
+  const bool f32In = op.getQuery().getType().getElementType().isF32();
   std::string tf32Why;
-  if (canWgmma && op.getQuery().getType().getElementType().isF32()) {
+  if (canWgmma && f32In) {
     tf32Why = opts.tma == 0              ? "tma=0"
               : opts.warpSpecialize == 0 ? "warp-specialize=0"
                                          : tmaIneligibility(op, mapOf);
@@ -1584,8 +1586,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   }
   if (opts.wgmma == 1 && !tf32Why.empty())
     return op.emitError("wgmma=1: ") << tf32Why;
-  if (opts.qRegs == 1 && !(canWgmma && tf32 == 1 &&
-                           op.getQuery().getType().getElementType().isF32()))
+  if (opts.qRegs == 1 && !(canWgmma && tf32 == 1 && f32In))
     return op.emitError("q-regs=1: Q's fragments in registers are the Hopper "
                         "TF32 kernel's (f32 with f32-precision=tf32 on "
                         "sm_90a)");

@@ -369,7 +369,7 @@ struct WgmmaConfig {
     // FP8: the producer also transposes V (4 x 4-byte blocks in registers).
     // With a key trim (trims()) it also scans the mask row: 56.
     if (transposedV())
-      return trims() ? 56 : fp8ProducerRegs;
+      return trims() ? 56 : transposeProducerRegs;
     if (tma && tmaQ)
       return warpGroups < 3 ? 40 : 32;
     return warpGroups < 3 ? 88 : 56;
@@ -399,9 +399,10 @@ struct WgmmaConfig {
   bool tf32 = false;
   /// V^T in the stages, written by the producer from a staging buffer.
   bool transposedV() const { return fp8 || tf32; }
-  // FP8's producer registers: 56, or 40 past a head dim of 64, where its
-  // transpose addresses are made per tile (no spills, consumers at 232).
-  int64_t fp8ProducerRegs = 56;
+  // The producer's registers where it transposes V (FP8, TF32): 56, or 40
+  // for FP8 past a head dim of 64, where its transpose addresses are made
+  // per tile (no spills, consumers at 232), 72 for dynamic TF32.
+  int64_t transposeProducerRegs = 56;
   int64_t cols2(int64_t x) const {
     return fp8 ? (x + 1) / 2 : tf32 ? 2 * x : x;
   }

@@ -1046,19 +1046,13 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // truncate to TF32 (a bias toward zero that showed as 3.2e-3 of error
   // at large logits): `count` 16-byte chunks from shared address `at`
   // (i32, chunk i at at + 16 i for i = `first` + `step` k) are rounded in
-  // place; the caller fences the async proxy and syncs.
+  // place; the caller fences the async proxy and syncs. `count` is a
+  // multiple of `step` (K tiles and Q panels are whole rounds of 128
+  // threads).
   auto roundInPlace = [&](Value at, Value first, int64_t count, int64_t step) {
+    assert(count % step == 0 && "a partial round of the threads");
     for (int64_t k = 0; k * step < count; ++k) {
-      OpBuilder::InsertionGuard guard(b);
       Value i = tk.add(first, k * step);
-      if ((k + 1) * step > count) {
-        auto within = scf::IfOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
-                                  tk.idx(count)),
-            /*withElse=*/false);
-        b.setInsertionPointToStart(&within.getThenRegion().front());
-      }
       Value a = arith::AddIOp::create(
           b, loc, at, arith::IndexCastOp::create(b, loc, i32, tk.mul(i, 16)));
       Value v = loadV4(a);
@@ -2536,9 +2530,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     tk.tid = tid;
     tk.threads = C;
     tk.barrierThreads = C;
-    // TF32: the warpgroup's 64 rows of Q rounded in place (roundInPlace),
+    // TF32, once Q has landed: the thread's A fragments of Q (qInRegs), or
+    // the warpgroup's 64 rows of Q rounded in place (roundInPlace) and
     // fenced for the tensor cores, before its first product.
-    auto roundQ = [&]() {
+    auto prepareQ = [&]() {
       if (cfg.qInRegs) {
         // The thread's A fragments of Q from global memory (rows past M
         // read the last row: their outputs are not stored), rounded:
@@ -2569,7 +2564,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     if (!persistent) {
       bars.wait(bars.q(), c0);
       em.through("fence.proxy.async.shared::cta;", {});
-      roundQ();
+      prepareQ();
       // The loop's end the producer published with Q.
       if (cfg.trims())
         ub = loadShared(bars.addr(tk.idx(2 * S + 5)));
@@ -2631,7 +2626,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value j = before->getArgument(1);
       bars.wait(bars.q(), tk.remu(j, 2));
       em.through("fence.proxy.async.shared::cta;", {});
-      roundQ();
+      prepareQ();
       Value tile = loadShared(tileSlot);
       Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                          tile, tilesV);
