@@ -97,23 +97,59 @@ def with_softcap(text: str, softcap: Optional[float]) -> str:
     `softcap` argument), as the op's score_mod region; unchanged for None or
     0. The region reads no index, so GQA decode keeps its query heads
     packed and varlen takes it."""
-    if not softcap:
-        return text
-    cap = float(softcap)
-    if not (cap > 0 and math.isfinite(cap)):
+    return _with_region(text, softcap, None)
+
+
+def _softcap_value(softcap: Optional[float]) -> float:
+    cap = float(softcap or 0.0)
+    if softcap and not (cap > 0 and math.isfinite(cap)):
         raise BundleError("attn_opt.ops: softcap must be a positive finite "
                           f"number (or 0 for none), got {softcap!r}")
+    return cap
+
+
+def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool]) -> str:
+    """`text` with a score_mod region: soft-capping (see with_softcap), then
+    ALiBi's bias when `alibi` is not None (the program reads the slopes as
+    its one score_mod operand: dense_program(alibi=True)). ALiBi, as
+    FlashAttention's `alibi_slopes`, adds -slope * |m - n| to the scaled
+    (and capped) score of query m and key n; under causal (alibi True) the
+    keys a query sees have n <= m, so it is slope * (n - m): linear in the
+    key index, which the tensor-core kernels take apart (no op per
+    score)."""
+    cap = _softcap_value(softcap)
+    if not cap and alibi is None:
+        return text
     at = text.index("indexing_maps = [affine_map<(")
     dims = text[at + len("indexing_maps = [affine_map<("):].split(")", 1)[0]
-    batch = len(dims.split(",")) - 4  # (batch..., m, n, d, e)
+    # (batch..., m, n, d, e), and the slopes' map after the four operands'.
+    batch = len(dims.split(",")) - 4
     args = ", ".join(["%sc_s: f32"] + [f"%sc_b{i}: index" for i in range(batch)]
-                     + ["%sc_m: index", "%sc_n: index"])
+                     + ["%sc_m: index", "%sc_n: index"]
+                     + (["%al_sl: f32"] if alibi is not None else []))
+    body, y = [], "%sc_s"
+    if cap:
+        body += [f"%sc_c = arith.constant {cap!r} : f32",
+                 "%sc_x = arith.divf %sc_s, %sc_c : f32",
+                 "%sc_t = math.tanh %sc_x : f32",
+                 "%sc_y = arith.mulf %sc_t, %sc_c : f32"]
+        y = "%sc_y"
+    if alibi is not None:
+        body += ["%al_m = arith.index_cast %sc_m : index to i64",
+                 "%al_n = arith.index_cast %sc_n : index to i64",
+                 "%al_d = arith.subi %al_n, %al_m : i64",
+                 "%al_f = arith.sitofp %al_d : i64 to f32"]
+        if alibi:  # causal: n <= m where it counts
+            body.append("%al_b = arith.mulf %al_sl, %al_f : f32")
+        else:
+            body += ["%al_a = math.absf %al_f : f32",
+                     "%al_p = arith.mulf %al_sl, %al_a : f32",
+                     "%al_b = arith.negf %al_p : f32"]
+        body.append(f"%al_y = arith.addf {y}, %al_b : f32")
+        y = "%al_y"
     region = (f" score_mod {{\n      ^bb0({args}):\n"
-              f"        %sc_c = arith.constant {cap!r} : f32\n"
-              "        %sc_x = arith.divf %sc_s, %sc_c : f32\n"
-              "        %sc_t = math.tanh %sc_x : f32\n"
-              "        %sc_y = arith.mulf %sc_t, %sc_c : f32\n"
-              "        attn.yield %sc_y : f32\n      }")
+              + "".join(f"        {x}\n" for x in body)
+              + f"        attn.yield {y} : f32\n      }}")
     end = text.index("] -> ", at) + 1
     return text[:end] + region + text[end:]
 
@@ -152,7 +188,8 @@ def varlen_program(hq: int, hkv: int, d: int, seqs: int,
 def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
                   causal: bool = False, scale: Optional[float] = None,
                   lse: bool = False, out_dtype: Optional[str] = None,
-                  value_scale: float = 1.0, runtime_scales: str = "") -> str:
+                  value_scale: float = 1.0, runtime_scales: str = "",
+                  alibi: bool = False) -> str:
     """Dense attention as MLIR with B, M and N dynamic: q [?, ?, hq, d]
     (viewed [?, ?, hkv, g, d]), k/v [?, ?, hkv, d]. FP8 (`dtype` an 8-bit
     float): q, k, v of that type, the output `out_dtype` (float16 or
@@ -160,7 +197,9 @@ def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
     part of `scale`); `runtime_scales` (letters of "qkv"): those operands'
     dequantization scales are also f32 0-d tensor arguments %qds, %kds,
     %vds (the kernel's scale0, scale1, .. in that order) multiplied in at
-    run time."""
+    run time. `alibi`: the program also takes ALiBi's slopes, f32 %al
+    [hkv, g] (one per query head), as the attention's score_mod operand
+    (the region that reads them: _with_region)."""
     f8 = _F8.get(dtype)
     g, t, scale = _common(hq, hkv, d, "float16" if f8 else dtype, scale)
     to = t
@@ -198,9 +237,14 @@ def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
         else:
             s_name = f"%{x}m"
     vs = f" value_scale({vs_name})" if vs_name else ""
+    mods = ""
+    if alibi:
+        params += f", %al: tensor<{hkv}x{g}xf32>"
+        mods = f" score_mod_operands(%al : tensor<{hkv}x{g}xf32>)"
+        maps += f", {mp}(h, g)>"
     defs = "".join(f"  {x}\n" for x in lines)
     return f"""func.func @dense(%q: {tqt}, %k: {tkt}, %v: {tkt}{params}, %o: {tot}) -> ({res}) {{
-{defs}  {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale({s_name}){vs}
+{defs}  {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale({s_name}){vs}{mods}
       outs(%o : {tot}) {"causal " if causal else ""}indexing_maps = [{maps}] -> {res}
   return {ret} : {res}
 }}
@@ -315,19 +359,22 @@ def prepare_varlen(hq: int, hkv: int, d: int, seqs: int,
 def _dense_text(hq: int, hkv: int, d: int, dtype: str, causal: bool,
                 scale: Optional[float], lse: bool, q_scale: float, k_scale: float,
                 v_scale: float, out_dtype: Optional[str],
-                runtime_scales: str = "") -> str:
+                runtime_scales: str = "", softcap: float = 0.0,
+                alibi: bool = False) -> str:
     """dense_attention's program; FP8 folds the constant dequantization
     scales, and reads the `runtime_scales` ones ("qkv" letters) from
-    tensors."""
+    tensors; then soft-capping and ALiBi as its region."""
     if dtype in _F8:
         scale = (1.0 / math.sqrt(d) if scale is None else float(scale)) * q_scale * k_scale
-        return dense_program(hq, hkv, d, dtype, causal, scale, lse,
-                             out_dtype or "float16", v_scale, runtime_scales)
-    if (q_scale, k_scale, v_scale) != (1.0, 1.0, 1.0) or out_dtype is not None \
+        text = dense_program(hq, hkv, d, dtype, causal, scale, lse,
+                             out_dtype or "float16", v_scale, runtime_scales, alibi)
+    elif (q_scale, k_scale, v_scale) != (1.0, 1.0, 1.0) or out_dtype is not None \
             or runtime_scales:
         raise BundleError("attn_opt.ops: q_scale, k_scale, v_scale and out_dtype "
                           "are for FP8 inputs")
-    return dense_program(hq, hkv, d, dtype, causal, scale, lse)
+    else:
+        text = dense_program(hq, hkv, d, dtype, causal, scale, lse, alibi=alibi)
+    return _with_region(text, softcap, causal if alibi else None)
 
 
 def prepare_dense(hq: int, hkv: int, d: int, dtype: str = "float16",
@@ -336,13 +383,15 @@ def prepare_dense(hq: int, hkv: int, d: int, dtype: str = "float16",
                   cache_dir: Optional[Union[str, Path]] = None,
                   q_scale: float = 1.0, k_scale: float = 1.0, v_scale: float = 1.0,
                   out_dtype: Optional[str] = None, runtime_scales: str = "",
-                  softcap: float = 0.0, f32_precision: str = "3xtf32") -> Path:
+                  softcap: float = 0.0, f32_precision: str = "3xtf32",
+                  alibi: bool = False) -> Path:
     """Compiles (or finds) the one bundle dense_attention uses for these
     heads and head dim, at every length (`runtime_scales`: the letters of
-    "qkv" whose scales dense_attention gets as tensors)."""
-    return _bundle(with_softcap(_dense_text(hq, hkv, d, dtype, causal, scale,
-                                            return_lse, q_scale, k_scale, v_scale,
-                                            out_dtype, runtime_scales), softcap),
+    "qkv" whose scales dense_attention gets as tensors; `alibi`: it takes
+    `alibi_slopes`, one bundle for every slope value)."""
+    return _bundle(_dense_text(hq, hkv, d, dtype, causal, scale, return_lse, q_scale,
+                               k_scale, v_scale, out_dtype, runtime_scales, softcap,
+                               alibi),
                    chip, cache_dir, launch=_f32_launch(dtype, f32_precision))
 
 
@@ -398,9 +447,15 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
                     cache_dir: Optional[Union[str, Path]] = None,
                     q_scale: Any = 1.0, k_scale: Any = 1.0,
                     v_scale: Any = 1.0, out_dtype: Optional[str] = None,
-                    softcap: float = 0.0, f32_precision: str = "3xtf32") -> Any:
+                    softcap: float = 0.0, f32_precision: str = "3xtf32",
+                    alibi_slopes: Any = None) -> Any:
     """Attention of q [B, M, Hq, D] over k/v [B, N, Hkv, D] (see the module
-    docstring); one bundle serves every B, M and N. FP8: q, k, v of one
+    docstring); one bundle serves every B, M and N. `alibi_slopes`: float32
+    [Hq] on the device (FlashAttention's argument): -slope_h * |m - n| is
+    added to the scaled score of query m and key n (after `softcap`),
+    FlashAttention's bias where M = N; rows are aligned top-left, as the
+    causal rule (query m is at position m). The slopes are read at each
+    call: one bundle for every value. FP8: q, k, v of one
     8-bit type (torch.float8_e4m3fn / float8_e5m2) hold q / q_scale etc.
     (per-tensor dequantization scales: a float is a constant of the bundle;
     a one-element float32 tensor on the device, as FlashAttention-3's
@@ -431,11 +486,18 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
             val = 1.0
         floats.append(float(val))
     runtime = "".join(tensors)
-    text = with_softcap(_dense_text(hq, hkv, d, dt, causal, scale, return_lse, *floats,
-                                    out_dtype, runtime), softcap)
+    args = {f"scale{i}": t for i, t in enumerate(tensors.values())}
+    if alibi_slopes is not None:
+        if (not hasattr(alibi_slopes, "dim") or dtype_name(alibi_slopes) != "float32"
+                or tuple(alibi_slopes.shape) != (hq,)):
+            raise BundleError(f"attn_opt.ops: alibi_slopes must be a float32 tensor "
+                              f"[Hq] = [{hq}], got "
+                              f"{getattr(alibi_slopes, 'shape', type(alibi_slopes))}")
+        args["mod0"] = alibi_slopes.reshape(hkv, hq // hkv)
+    text = _dense_text(hq, hkv, d, dt, causal, scale, return_lse, *floats, out_dtype,
+                       runtime, softcap, alibi_slopes is not None)
     kern = _kernel(text, chip, cache_dir, launch=_f32_launch(dt, f32_precision))
-    res = kern(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v,
-               **{f"scale{i}": t for i, t in enumerate(tensors.values())})
+    res = kern(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v, **args)
     if return_lse:
         out, lse = res
         return out.view(b, m, hq, d), lse.view(b, m, hq)

@@ -51,6 +51,22 @@ def prepare_softcap(cache):
             ops.prepare_dense(**SC_DENSE, softcap=SOFTCAP, cache_dir=cache)]
 
 
+# ALiBi (FlashAttention's `alibi_slopes`) on dense calls: causal (the
+# key-linear form), and non-causal after soft-capping (-slope |m - n|).
+AL_DENSE = dict(hq=8, hkv=2, d=128, causal=True)
+AL_DENSE_NC = dict(hq=4, hkv=4, d=64, dtype="bfloat16", softcap=SOFTCAP)
+
+
+def alibi_slopes(hq):
+    """ALiBi's geometric slopes, 2^(-8 (h + 1) / hq)."""
+    return [2.0 ** (-8.0 * (h + 1) / hq) for h in range(hq)]
+
+
+def prepare_alibi(cache):
+    return [ops.prepare_dense(**AL_DENSE, alibi=True, cache_dir=cache),
+            ops.prepare_dense(**AL_DENSE_NC, alibi=True, cache_dir=cache)]
+
+
 def prepare_all(cache):
     return [ops.prepare_varlen(**VARLEN, cache_dir=cache),
             ops.prepare_varlen(**VARLEN_BR, cache_dir=cache),
@@ -122,6 +138,55 @@ def test_softcap_programs_compile(tmp_path):
     assert ops.with_softcap(text, 0.0) == text and "score_mod" not in text
 
 
+@needs_attn_bundle
+def test_alibi_programs_compile(tmp_path):
+    causal, nc = (bundle.read_manifest(p) for p in prepare_alibi(tmp_path))
+    for m, (hkv, g) in ((causal, (2, 4)), (nc, (4, 1))):
+        # The slopes: a runtime argument [hkv, g] read per (kv head, group).
+        assert m.inputs == ("q", "k", "v", "mod0")
+        assert m.arg("mod0").shape == (hkv, g) and m.arg("mod0").dtype == "float32"
+        assert "wgmma" in m.attention.kernel_choice
+    assert [o.op for o in causal.attention.score_mod.ops][-2:] == ["arith.mulf",
+                                                                     "arith.addf"]
+    assert "math.absf" in [o.op for o in nc.attention.score_mod.ops]
+    assert "math.tanh" in [o.op for o in nc.attention.score_mod.ops]
+
+
+@needs_attn_bundle
+@pytest.mark.parametrize("which", [0, 1])
+def test_alibi_matches_numpy(tmp_path, which):
+    """The bundles' region, run by the reference (the loader's evaluator),
+    is FlashAttention's ALiBi: -slope_h |m - n| added to the scaled (and
+    capped) scores; M != N, aligned top-left."""
+    import numpy as np
+    from attn_opt.reference import NumpyOps, reference
+    cfg = (AL_DENSE, AL_DENSE_NC)[which]
+    man = bundle.specialize(bundle.read_manifest(prepare_alibi(tmp_path)[which]),
+                            {"b0": 2, "m": 37, "n": 53})
+    hq, hkv, d = cfg["hq"], cfg["hkv"], cfg["d"]
+    g = hq // hkv
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((2, 37, hkv, g, d)).astype(np.float32)
+    k, v = (rng.standard_normal((2, 53, hkv, d)).astype(np.float32) for _ in range(2))
+    sl = np.array(alibi_slopes(hq), np.float32)
+    out = reference(man, {"q": q, "k": k, "v": v, "mod0": sl.reshape(hkv, g)},
+                    NumpyOps("float64"))
+    # By hand: [b, hq, m, n] scores.
+    qh = q.reshape(2, 37, hq, d).transpose(0, 2, 1, 3).astype(np.float64)
+    kh, vh = (np.repeat(x.transpose(0, 2, 1, 3), g, 1).astype(np.float64) for x in (k, v))
+    s = qh @ kh.transpose(0, 1, 3, 2) / math.sqrt(d)
+    if cfg.get("softcap"):
+        s = cfg["softcap"] * np.tanh(s / cfg["softcap"])
+    dist = np.abs(np.arange(37)[:, None] - np.arange(53)[None, :])
+    s = s - sl.astype(np.float64)[None, :, None, None] * dist
+    if cfg.get("causal"):
+        s = np.where(np.arange(53)[None, :] <= np.arange(37)[:, None], s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ vh  # [b, hq, m, d]
+    got = np.asarray(out).reshape(2, hkv, g, 37, d).reshape(2, hq, 37, d)
+    assert np.abs(got - want).max() < 1e-6  # the region runs in f32
+
+
 def test_program_errors_fp8():
     with pytest.raises(bundle.BundleError, match="are for FP8 inputs"):
         ops.dense_program(8, 2, 128, "float16", runtime_scales="q")
@@ -171,13 +236,21 @@ def _ref(q, k, v, keep):
     return p @ v, lse
 
 
-def _ref_softcap(q, k, v, keep, cap):
-    """_ref with cap * tanh(s / cap) of the scaled scores."""
+def _ref_softcap(q, k, v, keep, cap, slopes=None):
+    """_ref with cap * tanh(s / cap) of the scaled scores (cap 0: none),
+    then ALiBi's -slopes[h] |m - n| (slopes: [Hq] or None)."""
     import torch
     g = q.shape[0] // k.shape[0]
     k, v = (x.float().repeat_interleave(g, 0) for x in (k, v))
     s = q.float() @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
-    s = (cap * torch.tanh(s / cap)).masked_fill(~keep, -math.inf)
+    if cap:
+        s = cap * torch.tanh(s / cap)
+    if slopes is not None:
+        m, n = s.shape[-2:]
+        dist = (torch.arange(m, device=s.device)[:, None]
+                - torch.arange(n, device=s.device)[None, :]).abs()
+        s = s - slopes.float()[:, None, None] * dist
+    s = s.masked_fill(~keep, -math.inf)
     p = torch.softmax(s, -1).nan_to_num(0.0)
     return p @ v
 
@@ -428,9 +501,39 @@ def test_softcap_on_gpu():
                                                     v[i].transpose(0, 1), keep, SOFTCAP))
 
 
+@needs_gpu
+def test_alibi_on_gpu():
+    """alibi_slopes on dense calls (causal with GQA, and non-causal with
+    softcap at M != N), ragged, against an fp32 reference; and the argument
+    checked."""
+    import torch
+    dev, gen = "cuda", torch.Generator(device="cuda").manual_seed(12)
+    for cfg, dt, (b, m, n) in ((AL_DENSE, torch.float16, (2, 333, 333)),
+                               (AL_DENSE, torch.float16, (1, 1000, 4097)),
+                               (AL_DENSE_NC, torch.bfloat16, (2, 300, 517)),
+                               (AL_DENSE_NC, torch.bfloat16, (1, 129, 64))):
+        hq, hkv, d = cfg["hq"], cfg["hkv"], cfg["d"]
+        q = torch.randn(b, m, hq, d, generator=gen, device=dev, dtype=dt) * 3
+        k, v = (torch.randn(b, n, hkv, d, generator=gen, device=dev, dtype=dt)
+                for _ in range(2))
+        sl = torch.tensor(alibi_slopes(hq), device=dev)
+        out = ops.dense_attention(q, k, v, causal=cfg.get("causal", False),
+                                  softcap=cfg.get("softcap", 0.0), alibi_slopes=sl)
+        keep = torch.ones(m, n, dtype=torch.bool, device=dev)
+        if cfg.get("causal"):
+            keep = keep.tril()
+        for i in range(b):
+            _close(out[i].transpose(0, 1),
+                   _ref_softcap(q[i].transpose(0, 1), k[i].transpose(0, 1),
+                                v[i].transpose(0, 1), keep, cfg.get("softcap", 0.0), sl))
+    with pytest.raises(bundle.BundleError, match="alibi_slopes must be a float32"):
+        ops.dense_attention(q, k, v, alibi_slopes=sl.half())
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--prepare":
-        for p in prepare_all(sys.argv[2]) + prepare_softcap(sys.argv[2]):
+        for p in prepare_all(sys.argv[2]) + prepare_softcap(sys.argv[2]) \
+                + prepare_alibi(sys.argv[2]):
             print(p)
     else:
         print(__doc__)

@@ -468,3 +468,40 @@ func.func @softcap_long_keypad(%q: tensor<1x2x16384x128xbf16>, %k: tensor<1x2x16
       } -> tensor<1x2x16384x128xbf16>
   return %r : tensor<1x2x16384x128xbf16>
 }
+
+// -----
+
+// Runtime slopes per (kv head, group) in a dynamic-shape kernel, as
+// attn_opt.dense_attention(alibi_slopes=) writes them: dynamic kernels take
+// every argument as a flat buffer, so the [2, 4] slopes are read at the
+// row-major index h * 4 + g (each clamped to the tensor's own shape).
+// CHECK-LABEL: module attributes
+// CHECK-SAME: name = "mod0", shape = array<i64: 2, 4>
+// CHECK: gpu.launch
+// CHECK: arith.minui
+// CHECK: arith.minui
+// CHECK: memref.load %{{.*}}[%{{.*}}] : memref<1099511627776xf32>
+// CHECK: math.absf
+// SM80: function = "alibi_runtime_dynamic"
+// SM80: memref.load %{{.*}}[%{{.*}}] : memref<1099511627776xf32>
+func.func @alibi_runtime_dynamic(%q: tensor<?x?x2x4x64xf16>, %k: tensor<?x?x2x64xf16>, %v: tensor<?x?x2x64xf16>, %al: tensor<2x4xf32>, %o: tensor<?x?x2x4x64xf16>) -> tensor<?x?x2x4x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<?x?x2x4x64xf16>, tensor<?x?x2x64xf16>, tensor<?x?x2x64xf16>) scale(%s)
+      score_mod_operands(%al : tensor<2x4xf32>)
+      outs(%o : tensor<?x?x2x4x64xf16>) indexing_maps = [
+        affine_map<(b, h, g, m, n, d, e) -> (b, m, h, g, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, n, h, d)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, n, h, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, m, h, g, e)>,
+        affine_map<(b, h, g, m, n, d, e) -> (h, g)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %g: index, %m: index, %n: index, %sl: f32):
+        %mm = arith.index_cast %m : index to i64
+        %nn = arith.index_cast %n : index to i64
+        %d = arith.subi %nn, %mm : i64
+        %df = arith.sitofp %d : i64 to f32
+        %a = math.absf %df : f32
+        %p = arith.mulf %sl, %a : f32
+        %bias = arith.negf %p : f32
+        %w = arith.addf %x, %bias : f32
+        attn.yield %w : f32
+      } -> tensor<?x?x2x4x64xf16>
+  return %r : tensor<?x?x2x4x64xf16>
+}

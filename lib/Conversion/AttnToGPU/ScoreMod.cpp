@@ -123,15 +123,27 @@ static Value readTable(KernelBuilder &kb, unsigned i, ArrayRef<Value> loops) {
   Location loc = kb.loc;
   AttentionOp op = kb.op;
   if (i < kb.modMem.size() && kb.modMem[i]) {
-    // A kernel argument: loaded at the score's indices, each clamped.
-    auto type = cast<MemRefType>(kb.modMem[i].getType());
+    // A kernel argument: loaded at the score's indices, each clamped to the
+    // operand's (static) shape. Dynamic-shape kernels take their arguments
+    // as flat buffers: there the index is the row-major one.
+    auto type = cast<RankedTensorType>(op.getModOperands()[i].getType());
+    auto mem = cast<MemRefType>(kb.modMem[i].getType());
     SmallVector<Value> idx;
     for (auto [p, e] : llvm::enumerate(op.getModOperandMap(i).getResults())) {
       unsigned d = cast<AffineDimExpr>(e).getPosition();
       idx.push_back(arith::MinUIOp::create(b, loc, loops[d],
                                            kb.cIdx(type.getDimSize(p) - 1)));
     }
-    return memref::LoadOp::create(b, loc, kb.modMem[i], idx);
+    if (mem.getShape() == type.getShape())
+      return memref::LoadOp::create(b, loc, kb.modMem[i], idx);
+    Value lin = kb.cIdx(0);
+    int64_t stride = 1;
+    for (int64_t p = type.getRank() - 1; p >= 0; --p) {
+      lin = arith::AddIOp::create(
+          b, loc, lin, arith::MulIOp::create(b, loc, idx[p], kb.cIdx(stride)));
+      stride *= type.getDimSize(p);
+    }
+    return memref::LoadOp::create(b, loc, kb.modMem[i], ValueRange{lin});
   }
   DenseElementsAttr table = scoreModTable(op, i);
   auto type = cast<ShapedType>(table.getType());
