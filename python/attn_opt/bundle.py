@@ -64,6 +64,7 @@ Nothing in this module imports torch or touches CUDA until `load()`.
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import json
 import math
@@ -248,6 +249,9 @@ class AttentionSpec:
     # element at `index` of that scale<i> argument, or divides by it.
     scale_factors: Tuple[Tuple[str, Tuple[int, ...], bool], ...] = ()
     value_scale_factors: Tuple[Tuple[str, Tuple[int, ...], bool], ...] = ()
+    # attention.index_limit: a dynamic m and n must be below it (the
+    # score_mod's index arithmetic is exact there); None: no limit.
+    index_limit: Optional[int] = None
 
 
 # attention.score_mod: the op's score modification region as a straight-line
@@ -330,7 +334,7 @@ class Manifest:
         """The sha256 (hex) the manifest records for file `name`."""
         return dict(self.sha256).get(name)
 
-    @property
+    @functools.cached_property  # the dataclass is frozen: computed once
     def inputs(self) -> Tuple[str, ...]:
         """Names of the arguments the caller passes: in parameter order, the
         runtime scales (scale0, scale1, ..) last."""
@@ -343,7 +347,7 @@ class Manifest:
                         key=lambda n: int(n[len("scale"):]))
         return tuple([n for n in names if not _SCALE_ARG.fullmatch(n)] + scales)
 
-    @property
+    @functools.cached_property  # the dataclass is frozen: computed once
     def dynamic_dims(self) -> Tuple[str, ...]:
         """The attention dims whose sizes are given at launch (b0.., m, n),
         in parameter order; empty for a static bundle."""
@@ -366,6 +370,10 @@ class Manifest:
                       self.attention.paged)
 
     def _where(self) -> str:
+        return self._where_text
+
+    @functools.cached_property
+    def _where_text(self) -> str:
         return f"bundle {self.kernel!r}" + (f" ({self.path})" if self.path else "")
 
 
@@ -1159,6 +1167,11 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     if f32_precision not in (None, "3xtf32", "tf32"):
         raise BundleError(f"{where}: attention.f32_precision must be \"3xtf32\" "
                           f"or \"tf32\", got {_show(f32_precision)}")
+    index_limit = att.get("index_limit")
+    if index_limit is not None and (not _is_int(index_limit)
+                                    or not 1 <= index_limit <= 2 ** 31):
+        raise BundleError(f"{where}: attention.index_limit must be an integer in "
+                          f"[1, 2^31], got {_show(index_limit)}")
     persistent = att.get("persistent", 0)
     if not _is_int(persistent) or not 0 <= persistent <= GRID_MAX[0]:
         raise BundleError(f"{where}: attention.persistent must be an integer in "
@@ -1409,7 +1422,8 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                                          value_scale=value_scale,
                                          scale_factors=factor_lists["scale_factors"],
                                          value_scale_factors=factor_lists[
-                                             "value_scale_factors"]),
+                                             "value_scale_factors"],
+                                         index_limit=index_limit),
                  path=path, sha256=tuple(sorted(sha.items())),
                  binding_sha256=binding)
     used_scales = set()
@@ -1999,6 +2013,11 @@ def specialize(man: Manifest, dims: Mapping[str, int],
         if not _is_int(v) or not 1 <= v < 2 ** 31:
             raise BundleError(f"{where}: dynamic dim {d} must be a positive "
                               f"integer below 2^31, got {_show(v)}")
+        lim = man.attention.index_limit
+        if lim is not None and d in ("m", "n") and v >= lim:
+            raise BundleError(f"{where}: dynamic dim {d} = {v} is not below this "
+                              f"bundle's attention.index_limit {lim} (its score_mod "
+                              f"reads the indices; compile it for static sizes)")
     args = []
     rows = {"block_table": "b0", "kv_lens": f"b{man.attention.kv_lens_dim}"}
     for a in man.args:
@@ -2304,6 +2323,10 @@ def _torch_stream(stream: Any, device: int) -> Any:
             else torch.cuda.ExternalStream(stream, device=device))
 
 
+# Manifests specialized per kernel (Kernel._specialize).
+_SPECIALIZED = 256
+
+
 class Kernel:
     """A loaded bundle: `kernel(q, k, v, [mask], [sink], out=None) -> out`."""
 
@@ -2323,6 +2346,8 @@ class Kernel:
         self._tensor_maps: Dict[Tuple[str, int, Tuple[int, ...]], Any] = {}
         self._multiprocessors: Optional[int] = None
         self._constants: Optional[Dict[str, Any]] = None
+        # specialize()'s manifests by sizes: a model's calls repeat a few.
+        self._specialized: Dict[Tuple[Tuple[str, int], ...], Manifest] = {}
         drv = _Driver.get()
         self._drv = drv
         self._ctx = drv.primary_context(device)
@@ -2455,7 +2480,7 @@ class Kernel:
         if man.splits == -1 and self._multiprocessors is None:
             self._multiprocessors = torch.cuda.get_device_properties(
                 self.device).multi_processor_count
-        at = specialize(man, dims, self._multiprocessors)
+        at = self._specialize(dims)
         for name in OUTPUTS:
             if name in bound and bound[name] is None:
                 bound[name] = self.empty_out(name, at)
@@ -2500,6 +2525,19 @@ class Kernel:
         if "lse" in bound:
             return launch, (bound["out"], bound["lse"])
         return launch, bound["out"]
+
+    def _specialize(self, dims: Dict[str, int]) -> Manifest:
+        """specialize() at `dims`, remembered for the last _SPECIALIZED sizes
+        (its checks are of the sizes alone; the tensors are checked per
+        call)."""
+        key = tuple(sorted(dims.items()))
+        at = self._specialized.get(key)
+        if at is None:
+            at = specialize(self.manifest, dims, self._multiprocessors)
+            if len(self._specialized) >= _SPECIALIZED:
+                self._specialized.pop(next(iter(self._specialized)))
+            self._specialized[key] = at
+        return at
 
     def _constant_tensors(self) -> Dict[str, Any]:
         """The bundle's constant arguments on this kernel's device (copied

@@ -41,6 +41,7 @@ head h reads kv head h // G). Returns out (q's shape and dtype) or
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -55,6 +56,7 @@ _DT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
 # FP8 (dense_attention only): 8-bit q, k, v with a 16-bit output.
 _F8 = {"float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2"}
 _LOADED: Dict[str, Kernel] = {}
+_BY_PROGRAM: Dict[Tuple[Any, ...], Kernel] = {}
 
 
 def default_cache_dir() -> Path:
@@ -328,10 +330,19 @@ def _f32_launch(dtype: str, f32_precision: str) -> Optional[Dict[str, Union[int,
 
 def _kernel(text: str, chip: str, cache_dir: Optional[Union[str, Path]],
             launch: Optional[Dict[str, Union[int, str]]] = None) -> Kernel:
+    # The program, chip, cache and options name the kernel: a call that
+    # repeats them skips the hashing and the file system (the bundle stays
+    # loaded).
+    root = str(cache_dir) if cache_dir is not None else str(default_cache_dir())
+    memo = (text, chip, root, tuple(sorted((launch or {}).items())))
+    kern = _BY_PROGRAM.get(memo)
+    if kern is not None:
+        return kern
     path = _bundle(text, chip, cache_dir, launch=launch)
     key = str(path.resolve())
     if key not in _LOADED:
         _LOADED[key] = load(path)
+    _BY_PROGRAM[memo] = _LOADED[key]
     return _LOADED[key]
 
 
@@ -356,6 +367,7 @@ def prepare_varlen(hq: int, hkv: int, d: int, seqs: int,
                    chip, cache_dir)
 
 
+@functools.lru_cache(maxsize=256)
 def _dense_text(hq: int, hkv: int, d: int, dtype: str, causal: bool,
                 scale: Optional[float], lse: bool, q_scale: float, k_scale: float,
                 v_scale: float, out_dtype: Optional[str],

@@ -69,6 +69,26 @@ def test_specialize():
     assert bundle.specialize(static, {}) is static
 
 
+def test_index_limit():
+    """attention.index_limit (a score_mod reading m or n, exact below it):
+    a dynamic m or n at or past it is refused."""
+    m = dyn_manifest()
+    m["attention"]["index_limit"] = 1 << 20
+    m = bundle.parse_manifest(m)
+    assert m.attention.index_limit == 1 << 20
+    at = bundle.specialize(m, {"b0": 9000, "m": (1 << 20) - 1, "n": (1 << 20) - 1})
+    assert at.arg("k").shape == (9000, 4, (1 << 20) - 1, 64)
+    for dims in ({"b0": 1, "m": 1 << 20, "n": 5}, {"b0": 1, "m": 5, "n": 1 << 20}):
+        with pytest.raises(BundleError, match="not below this bundle's "
+                                              "attention.index_limit 1048576"):
+            bundle.specialize(m, dims)
+    for bad in (0, -1, 2 ** 31 + 1, 1.5, "big", True):
+        m = dyn_manifest()
+        m["attention"]["index_limit"] = bad
+        with pytest.raises(BundleError, match="index_limit must be an integer"):
+            bundle.parse_manifest(m)
+
+
 def _static():
     m = dyn_manifest()
     m["args"] = [a for a in m["args"] if a["map" if "map" in a else "name"] != "size"]

@@ -146,6 +146,10 @@ def test_alibi_programs_compile(tmp_path):
         assert m.inputs == ("q", "k", "v", "mod0")
         assert m.arg("mod0").shape == (hkv, g) and m.arg("mod0").dtype == "float32"
         assert "wgmma" in m.attention.kernel_choice
+        # The region reads m and n, whose dynamic sizes are bounded.
+        assert m.attention.index_limit == 1 << 20
+    # Causal: linear in the key index, on the tensor cores.
+    assert "the key-linear bias on the tensor cores" in causal.attention.kernel_choice
     assert [o.op for o in causal.attention.score_mod.ops][-2:] == ["arith.mulf",
                                                                      "arith.addf"]
     assert "math.absf" in [o.op for o in nc.attention.score_mod.ops]

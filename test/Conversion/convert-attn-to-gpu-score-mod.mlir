@@ -474,9 +474,12 @@ func.func @softcap_long_keypad(%q: tensor<1x2x16384x128xbf16>, %k: tensor<1x2x16
 // Runtime slopes per (kv head, group) in a dynamic-shape kernel, as
 // attn_opt.dense_attention(alibi_slopes=) writes them: dynamic kernels take
 // every argument as a flat buffer, so the [2, 4] slopes are read at the
-// row-major index h * 4 + g (each clamped to the tensor's own shape).
+// row-major index h * 4 + g (each clamped to the tensor's own shape). The
+// region reads m and n, whose dynamic sizes the manifest bounds
+// (index_limit = 2^20: its index arithmetic is exact below).
 // CHECK-LABEL: module attributes
 // CHECK-SAME: name = "mod0", shape = array<i64: 2, 4>
+// CHECK-SAME: index_limit = 1048576
 // CHECK: gpu.launch
 // CHECK: arith.minui
 // CHECK: arith.minui

@@ -2197,6 +2197,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         b.getNamedAttr("value_scale_factors", factorList(valueScaleProduct)));
   if (scoreModInfo)
     info.push_back(b.getNamedAttr("score_mod", scoreModInfo));
+  // Its index arithmetic is exact below the limit (scoreModNeedsIndexLimit);
+  // the loader refuses a dynamic m or n at or past it.
+  if (scoreModNeedsIndexLimit(op, sizes))
+    info.push_back(b.getNamedAttr("index_limit",
+                                  b.getI64IntegerAttr(kScoreModIndexLimit)));
   if (op.getQueryOffsetOrZero())
     info.push_back(b.getNamedAttr(
         "query_offset", b.getI64IntegerAttr(op.getQueryOffsetOrZero())));

@@ -207,6 +207,12 @@ constexpr int64_t kMaxScoreModTable = 1024;
 DenseElementsAttr scoreModTable(AttentionOp op, unsigned i);
 /// Why the GPU kernels cannot take `op`'s score_mod ("" if they can).
 std::string scoreModIneligibility(AttentionOp op);
+/// The kernels apply a score_mod reading m or n as exact f32 sums of index
+/// terms below this bound (a dynamic m or n: the manifest's index_limit).
+constexpr int64_t kScoreModIndexLimit = int64_t(1) << 20;
+/// Whether `op`'s score_mod reads a dynamic m or n (`sizes`: b..., m, n,
+/// d, e), so that the bundle holds only below kScoreModIndexLimit.
+bool scoreModNeedsIndexLimit(AttentionOp op, ArrayRef<int64_t> sizes);
 /// The manifest's attention.score_mod: the body as a list of ops over value
 /// ids (block arguments s, b..., m, n first; constant operands as
 /// "attn.table" ops), for the launcher's reference.

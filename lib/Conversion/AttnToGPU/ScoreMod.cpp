@@ -241,11 +241,27 @@ float KernelBuilder::scoreModOuterScale() {
   return outerScale(op.getScoreModBlock()).c;
 }
 
-/// Static m and n below 2^20: sums of at most 8 score indices then convert
-/// to f32 exactly (applyScoreMod's split).
+/// m and n below 2^20 (kScoreModIndexLimit): sums of at most 8 score
+/// indices then convert to f32 exactly (applyScoreMod's split). A dynamic
+/// size counts as small: the manifest's index_limit makes the loader refuse
+/// larger ones.
 static bool smallKeyRange(ArrayRef<int64_t> sizes, unsigned r) {
-  return sizes.size() == r + 4 && sizes[r] >= 0 && sizes[r + 1] >= 0 &&
-         sizes[r] < (int64_t(1) << 20) && sizes[r + 1] < (int64_t(1) << 20);
+  auto small = [](int64_t s) {
+    return ShapedType::isDynamic(s) || (s >= 0 && s < kScoreModIndexLimit);
+  };
+  return sizes.size() == r + 4 && small(sizes[r]) && small(sizes[r + 1]);
+}
+
+bool gpu_kernel::scoreModNeedsIndexLimit(AttentionOp op,
+                                         ArrayRef<int64_t> sizes) {
+  Block *block = op.getScoreModBlock();
+  unsigned r = op.getNumBatchDims();
+  if (!block || sizes.size() != r + 4 ||
+      (!ShapedType::isDynamic(sizes[r]) &&
+       !ShapedType::isDynamic(sizes[r + 1])))
+    return false;
+  return !block->getArgument(r + 1).use_empty() ||
+         !block->getArgument(r + 2).use_empty();
 }
 
 /// Whether `v` (or the value it index_casts) is one of the score's indices
