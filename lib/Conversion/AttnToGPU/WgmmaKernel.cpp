@@ -694,7 +694,22 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   };
   // Q (A, K-major) and K (B, K-major): k-step ks is panel ks / 4, bytes
   // (ks % 4) * 32 into the 128-byte rows; 8-row atoms 1024 bytes apart.
-  Value qRows = tk.mul(wg, 64 * 128);
+  // Q's descriptors from the warpgroup index as lane 0 has it (shfl): a
+  // value ptxas knows is warp-uniform, so they live in uniform registers,
+  // not in two vector registers each. The two-block kernel at D <= 64 with
+  // a masked key loop spilled those (20-24 bytes at 128 registers);
+  // elsewhere it measured 0.98-0.99x (log step 177).
+  const bool maskedLoop = tk.causal || tk.window || kb.isDynamic(r + 1) ||
+                          tk.N() % BN != 0 || memArg("mask") ||
+                          kb.op.hasScoreMod() || kb.varlenSeqs;
+  Value wgQ = wg;
+  if (!ws && std::max(D, E) <= 64 && maskedLoop)
+    wgQ = arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        em.asmI32("shfl.sync.idx.b32 $0, $1, 0, 31, -1;",
+                  {arith::IndexCastUIOp::create(b, loc, b.getI32Type(), wg)},
+                  "r"));
+  Value qRows = tk.mul(wgQ, 64 * 128);
   auto qDesc = [&](int64_t ks) {
     return desc(qRows, qOff + (ks / 4) * BM * 128 + (ks % 4) * 32,
                 /*lbo=*/16, /*sbo=*/1024);
