@@ -291,17 +291,23 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t M,
   if (decode) {
     // Decode shapes: one 16-row tile per warp, as many warps as the query
     // rows need; 64-key tiles (32 past D = 128); 2 or 3 stages by the grid
-    // (decodeStages).
+    // (decodeStages). f32 past D = 64 (Q's fragments as TF32 values, or
+    // their split halves): Q from shared memory and 32-key tiles; with Q
+    // in registers and 64-key tiles the one-warp kernel spilled 200-2100
+    // bytes at D = 80-128 (log step 179).
+    const bool f32Wide = cfg.tf32 && std::max(D, E) > 64;
     cfg.warps = std::clamp<int64_t>((M + 15) / 16, 1, 4);
     cfg.rowTiles = 1;
     ConvertAttnToGPUOptions shaped = opts;
     if (!opts.stages)
       shaped.stages = 3; // refined by decodeStages once the grid is known
-    if (failed(resolveTileLoop(op, shaped, std::max(D, E) <= 128 ? 64 : 32,
-                               cfg.keyTile, cfg.pipeline, cfg.stages,
-                               cfg.rescaleThreshold)))
+    if (failed(resolveTileLoop(
+            op, shaped, std::max(D, E) <= 128 && !f32Wide ? 64 : 32,
+            cfg.keyTile, cfg.pipeline, cfg.stages, cfg.rescaleThreshold)))
       return failure();
-    cfg.qShared = opts.qShared == 1;
+    if (opts.qShared < -1 || opts.qShared > 1)
+      return op.emitError("q-shared must be -1, 0 or 1, got ") << opts.qShared;
+    cfg.qShared = opts.qShared == -1 ? f32Wide : opts.qShared == 1;
     if (failed(setKeyWarps(op, opts, cfg)))
       return failure();
     if (failed(checkSharedBytes(op, "tensor-core", cfg.sharedBytes(D, E),
