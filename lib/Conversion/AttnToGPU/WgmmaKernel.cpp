@@ -696,14 +696,15 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // (ks % 4) * 32 into the 128-byte rows; 8-row atoms 1024 bytes apart.
   // Q's descriptors from the warpgroup index as lane 0 has it (shfl): a
   // value ptxas knows is warp-uniform, so they live in uniform registers,
-  // not in two vector registers each. The two-block kernel at D <= 64 with
-  // a masked key loop spilled those (20-24 bytes at 128 registers);
-  // elsewhere it measured 0.98-0.99x (log step 177).
+  // not in two vector registers each. The two-block kernel with a masked
+  // key loop spilled those (20-24 bytes at 128 registers; D = 64 causal:
+  // 0.98-1.03x, D = 128 at N = 256 and varlen 0.98-1.02x without them);
+  // on the warp-specialized kernels it measured 0.98-0.99x (log step 177).
   const bool maskedLoop = tk.causal || tk.window || kb.isDynamic(r + 1) ||
                           tk.N() % BN != 0 || memArg("mask") ||
                           kb.op.hasScoreMod() || kb.varlenSeqs;
   Value wgQ = wg;
-  if (!ws && std::max(D, E) <= 64 && maskedLoop)
+  if (!ws && std::max(D, E) <= 128 && maskedLoop)
     wgQ = arith::IndexCastUIOp::create(
         b, loc, b.getIndexType(),
         em.asmI32("shfl.sync.idx.b32 $0, $1, 0, 31, -1;",
