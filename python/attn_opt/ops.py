@@ -27,7 +27,8 @@ to a power of two (`seq_bucket`; the tables are padded with empty
 sequences), at every token count. All three take `softcap` (Gemma-2's
 `softcap * tanh(s / softcap)` of the scaled scores, FlashAttention's
 argument; 0: none) as a score_mod region: decode keeps its query heads
-packed with it. Its causal
+packed with it. `dense_attention` also takes `alibi_slopes` (float32 [Hq],
+FlashAttention's ALiBi, read at each call). Its causal
 rule is top-left (SDPA's `is_causal`: query m sees keys n <= m); the
 varlen and decode calls also take bottom-right.
 
@@ -124,8 +125,7 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool]) -> 
         return text
     at = text.index("indexing_maps = [affine_map<(")
     dims = text[at + len("indexing_maps = [affine_map<("):].split(")", 1)[0]
-    # (batch..., m, n, d, e), and the slopes' map after the four operands'.
-    batch = len(dims.split(",")) - 4
+    batch = len(dims.split(",")) - 4  # the first map's (batch..., m, n, d, e)
     args = ", ".join(["%sc_s: f32"] + [f"%sc_b{i}: index" for i in range(batch)]
                      + ["%sc_m: index", "%sc_n: index"]
                      + (["%al_sl: f32"] if alibi is not None else []))
