@@ -103,14 +103,6 @@ def with_softcap(text: str, softcap: Optional[float]) -> str:
     return _with_region(text, softcap, None)
 
 
-def _softcap_value(softcap: Optional[float]) -> float:
-    cap = float(softcap or 0.0)
-    if softcap and not (cap > 0 and math.isfinite(cap)):
-        raise BundleError("attn_opt.ops: softcap must be a positive finite "
-                          f"number (or 0 for none), got {softcap!r}")
-    return cap
-
-
 def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool]) -> str:
     """`text` with a score_mod region: soft-capping (see with_softcap), then
     ALiBi's bias when `alibi` is not None (the program reads the slopes as
@@ -120,7 +112,10 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool]) -> 
     keys a query sees have n <= m, so it is slope * (n - m): linear in the
     key index, which the tensor-core kernels take apart (no op per
     score)."""
-    cap = _softcap_value(softcap)
+    cap = float(softcap or 0.0)
+    if softcap and not (cap > 0 and math.isfinite(cap)):
+        raise BundleError("attn_opt.ops: softcap must be a positive finite "
+                          f"number (or 0 for none), got {softcap!r}")
     if not cap and alibi is None:
         return text
     at = text.index("indexing_maps = [affine_map<(")

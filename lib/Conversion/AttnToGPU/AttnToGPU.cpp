@@ -305,8 +305,6 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t M,
             op, shaped, std::max(D, E) <= 128 && !f32Wide ? 64 : 32,
             cfg.keyTile, cfg.pipeline, cfg.stages, cfg.rescaleThreshold)))
       return failure();
-    if (opts.qShared < -1 || opts.qShared > 1)
-      return op.emitError("q-shared must be -1, 0 or 1, got ") << opts.qShared;
     cfg.qShared = opts.qShared == -1 ? f32Wide : opts.qShared == 1;
     if (failed(setKeyWarps(op, opts, cfg)))
       return failure();
@@ -337,8 +335,6 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t M,
   if (failed(resolveTileLoop(op, opts, widest <= 64 ? 64 : 32, cfg.keyTile,
                              cfg.pipeline, cfg.stages, cfg.rescaleThreshold)))
     return failure();
-  if (opts.qShared < -1 || opts.qShared > 1)
-    return op.emitError("q-shared must be -1, 0 or 1, got ") << opts.qShared;
   if (failed(setKeyWarps(op, opts, cfg)))
     return failure();
   // f32 registers per thread for Q, O and S fragments: past ~200, ptxas

@@ -117,49 +117,53 @@ static Value lowerMath(KernelBuilder &kb, Operation *op, ValueRange in) {
   return Value();
 }
 
+/// The score's indices into score_mod operand `i` of shape `shape`, each
+/// clamped (rows past M and keys past N are computed and discarded), and
+/// with `lin` their row-major linear index.
+static SmallVector<Value> clampedIndices(KernelBuilder &kb, unsigned i,
+                                         ArrayRef<Value> loops,
+                                         ArrayRef<int64_t> shape,
+                                         Value *lin = nullptr) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  AffineMap m = kb.op.getModOperandMap(i);
+  SmallVector<Value> idx(shape.size());
+  if (lin)
+    *lin = kb.cIdx(0);
+  int64_t stride = 1;
+  for (int64_t p = shape.size() - 1; p >= 0; --p) {
+    unsigned d = cast<AffineDimExpr>(m.getResult(p)).getPosition();
+    idx[p] = arith::MinUIOp::create(b, loc, loops[d], kb.cIdx(shape[p] - 1));
+    if (!lin)
+      continue;
+    *lin = arith::AddIOp::create(
+        b, loc, *lin, arith::MulIOp::create(b, loc, idx[p], kb.cIdx(stride)));
+    stride *= shape[p];
+  }
+  return idx;
+}
+
 /// Reads constant table `i` of `op` at `loops` (b..., m, n).
 static Value readTable(KernelBuilder &kb, unsigned i, ArrayRef<Value> loops) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   AttentionOp op = kb.op;
+  Value lin;
   if (i < kb.modMem.size() && kb.modMem[i]) {
-    // A kernel argument: loaded at the score's indices, each clamped to the
-    // operand's (static) shape. Dynamic-shape kernels take their arguments
-    // as flat buffers: there the index is the row-major one.
+    // A kernel argument of a static shape. Dynamic-shape kernels take
+    // their arguments as flat buffers: there the index is the row-major
+    // one.
     auto type = cast<RankedTensorType>(op.getModOperands()[i].getType());
-    auto mem = cast<MemRefType>(kb.modMem[i].getType());
-    SmallVector<Value> idx;
-    for (auto [p, e] : llvm::enumerate(op.getModOperandMap(i).getResults())) {
-      unsigned d = cast<AffineDimExpr>(e).getPosition();
-      idx.push_back(arith::MinUIOp::create(b, loc, loops[d],
-                                           kb.cIdx(type.getDimSize(p) - 1)));
-    }
-    if (mem.getShape() == type.getShape())
-      return memref::LoadOp::create(b, loc, kb.modMem[i], idx);
-    Value lin = kb.cIdx(0);
-    int64_t stride = 1;
-    for (int64_t p = type.getRank() - 1; p >= 0; --p) {
-      lin = arith::AddIOp::create(
-          b, loc, lin, arith::MulIOp::create(b, loc, idx[p], kb.cIdx(stride)));
-      stride *= type.getDimSize(p);
-    }
-    return memref::LoadOp::create(b, loc, kb.modMem[i], ValueRange{lin});
+    bool flat =
+        cast<MemRefType>(kb.modMem[i].getType()).getShape() != type.getShape();
+    SmallVector<Value> idx =
+        clampedIndices(kb, i, loops, type.getShape(), flat ? &lin : nullptr);
+    return memref::LoadOp::create(b, loc, kb.modMem[i],
+                                  flat ? ValueRange{lin} : ValueRange{idx});
   }
   DenseElementsAttr table = scoreModTable(op, i);
   auto type = cast<ShapedType>(table.getType());
-  // Row-major index of the element at the score's indices, each clamped
-  // (rows past M and keys past N are computed and discarded).
-  Value lin = kb.cIdx(0);
-  int64_t stride = 1;
-  AffineMap m = op.getModOperandMap(i);
-  for (int64_t p = type.getRank() - 1; p >= 0; --p) {
-    unsigned d = cast<AffineDimExpr>(m.getResult(p)).getPosition();
-    Value at = arith::MinUIOp::create(b, loc, loops[d],
-                                      kb.cIdx(type.getDimSize(p) - 1));
-    lin = arith::AddIOp::create(
-        b, loc, lin, arith::MulIOp::create(b, loc, at, kb.cIdx(stride)));
-    stride *= type.getDimSize(p);
-  }
+  clampedIndices(kb, i, loops, type.getShape(), &lin);
   auto vecType =
       VectorType::get({type.getNumElements()}, type.getElementType());
   Value vec = arith::ConstantOp::create(b, loc, table.reshape(vecType));

@@ -1053,6 +1053,12 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                ArrayAttr())
         .getResult(0);
   };
+  // Four 32-bit words to shared address `addr` (i32).
+  auto storeV4 = [&](Value addr, ArrayRef<Value> words) {
+    em.asmCall("st.shared.v4.b32 [$0], {$1, $2, $3, $4};",
+               {addr, words[0], words[1], words[2], words[3]}, "r,r,r,r,r", {},
+               "", 0);
+  };
   auto wordOf = [&](Value v4, int64_t j) -> Value {
     return arith::BitcastOp::create(
         b, loc, f32,
@@ -1072,11 +1078,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value a = arith::AddIOp::create(
           b, loc, at, arith::IndexCastOp::create(b, loc, i32, tk.mul(i, 16)));
       Value v = loadV4(a);
-      SmallVector<Value> ops{a};
+      SmallVector<Value> words;
       for (int64_t j = 0; j < 4; ++j)
-        ops.push_back(roundTf32(wordOf(v, j)));
-      em.asmCall("st.shared.v4.b32 [$0], {$1, $2, $3, $4};", ops, "r,r,r,r,r",
-                 {}, "", 0);
+        words.push_back(roundTf32(wordOf(v, j)));
+      storeV4(a, words);
     }
   };
   std::string pvInst = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(E) +
@@ -2241,9 +2246,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         for (int64_t j = 0; j < 4; ++j) {
           Value chunk = arith::XOrIOp::create(b, loc, cpos, tk.add(eLo, j));
           Value dst = tk.add(tk.add(dst0, j * 128), tk.mul(chunk, 16));
-          em.asmCall("st.shared.v4.b32 [$0], {$1, $2, $3, $4};",
-                     {toI32(dst), x[0][j], x[1][j], x[2][j], x[3][j]},
-                     "r,r,r,r,r", {}, "", 0);
+          storeV4(toI32(dst), {x[0][j], x[1][j], x[2][j], x[3][j]});
         }
       }
       em.through("fence.proxy.async.shared::cta;", {});
