@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import statistics
 import sys
 from pathlib import Path
@@ -35,6 +34,24 @@ from attn_opt import ops  # noqa: E402
 H, D = 16, 128
 ROWS = [(n, c, dt) for n in (1024, 4096, 16384) for c in (True, False)
         for dt in ("float16", "bfloat16")]
+
+
+def timed_rounds(torch, fn, reps: int, rounds: int = 5) -> float:
+    """Median over `rounds` of the mean us of `reps` back-to-back launches
+    (one pair of CUDA events around each round: the Python side of a call
+    counts, as a user's loop sees it)."""
+    fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(rounds):
+        s, e = torch.cuda.Event(True), torch.cuda.Event(True)
+        s.record()
+        for _ in range(reps):
+            fn()
+        e.record()
+        torch.cuda.synchronize()
+        ts.append(s.elapsed_time(e) / reps * 1e3)
+    return statistics.median(ts)
 
 
 def prepare(cache: str) -> None:
@@ -62,18 +79,7 @@ def main() -> None:
     sl = torch.tensor([2.0 ** (-8.0 * (h + 1) / H) for h in range(H)], device="cuda")
 
     def timed(fn) -> float:
-        fn()
-        torch.cuda.synchronize()
-        ts = []
-        for _ in range(5):
-            s, e = torch.cuda.Event(True), torch.cuda.Event(True)
-            s.record()
-            for _ in range(a.reps):
-                fn()
-            e.record()
-            torch.cuda.synchronize()
-            ts.append(s.elapsed_time(e) / a.reps)
-        return statistics.median(ts)
+        return timed_rounds(torch, fn, a.reps) / 1e3
 
     cols = ["N", "causal", "dtype", "plain_call", "alibi_call", "plain_kernel",
             "alibi_kernel", "flex", "sdpa_bias", "alibi/plain_kernel",

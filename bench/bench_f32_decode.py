@@ -10,11 +10,13 @@ Prints per bundle: our time, each backend's, and our speed-up over the
 best; outputs compared with an fp64 reference of the same inputs.
 """
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_dense_alibi import timed_rounds  # noqa: E402
 
 
 def main() -> None:
@@ -27,18 +29,7 @@ def main() -> None:
     from attn_opt import bundle as B
 
     def timed(fn) -> float:
-        fn()
-        torch.cuda.synchronize()
-        ts = []
-        for _ in range(5):
-            s, e = torch.cuda.Event(True), torch.cuda.Event(True)
-            s.record()
-            for _ in range(a.reps):
-                fn()
-            e.record()
-            torch.cuda.synchronize()
-            ts.append(s.elapsed_time(e) / a.reps * 1e3)
-        return statistics.median(ts)
+        return timed_rounds(torch, fn, a.reps)
 
     for d in sorted(p for p in Path(a.bundles).iterdir() if (p / "manifest.json").exists()):
         k = B.load(d)
