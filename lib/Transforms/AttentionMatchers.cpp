@@ -1355,6 +1355,12 @@ private:
           return unsupported();
         return op(t.name, NodeType::F32, {a});
       }
+      if (t.name == "math.absi") { // |n - m| on the integer distance
+        int a = kid(t.kids[0], NodeType::I64, memo);
+        if (a < 0 || typeOf(a) != NodeType::I64)
+          return unsupported();
+        return op(t.name, NodeType::I64, {a});
+      }
       if (t.name == "arith.negf" || t.name.starts_with("math.")) {
         int a = kid(t.kids[0], NodeType::F32, memo);
         if (a < 0 || typeOf(a) != NodeType::F32)

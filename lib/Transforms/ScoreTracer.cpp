@@ -522,16 +522,16 @@ static bool classifyBodyOp(Operation *def, Term &term) {
   } else if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
                  arith::ExtUIOp, arith::TruncIOp>(def)) {
     term.name = def->getName().getStringRef();
-  } else if (isa<math::ExpOp, arith::NegFOp, arith::SIToFPOp,
-                 arith::UIToFPOp, math::TanhOp, math::Exp2Op, math::LogOp,
-                 math::Log2Op, math::SqrtOp, math::RsqrtOp, math::AbsFOp>(
+  } else if (isa<math::ExpOp, arith::NegFOp, arith::SIToFPOp, arith::UIToFPOp,
+                 math::TanhOp, math::Exp2Op, math::LogOp, math::Log2Op,
+                 math::SqrtOp, math::RsqrtOp, math::AbsFOp, math::AbsIOp>(
                  def)) {
     term.name = def->getName().getStringRef();
   } else if (isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
                  arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
                  arith::MinNumFOp, math::PowFOp, arith::AddIOp, arith::SubIOp,
-                 arith::MulIOp,
-                 arith::AndIOp, arith::OrIOp, arith::XOrIOp>(def)) {
+                 arith::MulIOp, arith::AndIOp, arith::OrIOp, arith::XOrIOp>(
+                 def)) {
     term.kind = Term::Binary;
     term.name = def->getName().getStringRef();
     term.type = def->getResult(0).getType();

@@ -274,6 +274,7 @@ SCORE_MOD_OPS = {
                              "math.sqrt", "math.rsqrt", "math.absf")},
     **{f"arith.{x}": "ibin" for x in ("addi", "subi", "muli", "andi", "ori", "xori",
                                       "divsi", "remsi")},
+    "math.absi": "iunary",
     "arith.cmpf": "cmpf", "arith.cmpi": "cmpi", "arith.select": "select",
     "arith.sitofp": "itofp", "arith.uitofp": "itofp",
     "arith.index_cast": "index_cast", "arith.index_castui": "index_cast",
@@ -728,7 +729,7 @@ def _sm_scalar(x: Any, t: str, what: str, where: str) -> Union[float, int, bool]
 
 
 # Operands each signature class takes (attn.table: one per dimension).
-_SCORE_MOD_ARITY = {"const": 0, "fbin": 2, "funary": 1, "ibin": 2, "cmpf": 2,
+_SCORE_MOD_ARITY = {"const": 0, "fbin": 2, "funary": 1, "ibin": 2, "iunary": 1, "cmpf": 2,
                     "cmpi": 2, "select": 3, "itofp": 1, "index_cast": 1, "ext": 1,
                     "trunc": 1}
 
@@ -741,6 +742,8 @@ def _score_mod_types(kind: str, ts: List[str], t: str) -> Optional[str]:
         ok = all(x == "f32" for x in ts) and t == "f32"
     elif kind == "ibin":
         ok = t in INT_WIDTH and ts == [t, t]
+    elif kind == "iunary":
+        ok = t in INT_WIDTH and ts == [t]
     elif kind in ("cmpf", "cmpi"):
         ok = t == "i1" and ts[0] == ts[1] and (ts[0] == "f32") == (kind == "cmpf")
     elif kind == "select":

@@ -27,8 +27,10 @@ to a power of two (`seq_bucket`; the tables are padded with empty
 sequences), at every token count. All three take `softcap` (Gemma-2's
 `softcap * tanh(s / softcap)` of the scaled scores, FlashAttention's
 argument; 0: none) as a score_mod region: decode keeps its query heads
-packed with it. `dense_attention` also takes `alibi_slopes` (float32 [Hq],
-FlashAttention's ALiBi, read at each call). Its causal
+packed with it. All three take `alibi_slopes` (float32 [Hq],
+FlashAttention's ALiBi, read at each call; varlen without causal with
+equal tables, decode with more than one query token under causal).
+`dense_attention`'s causal
 rule is top-left (SDPA's `is_causal`: query m sees keys n <= m); the
 varlen and decode calls also take bottom-right.
 
@@ -110,8 +112,10 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool]) -> 
     FlashAttention's `alibi_slopes`, adds -slope * |m - n| to the scaled
     (and capped) score of query m and key n; under causal (alibi True) the
     keys a query sees have n <= m, so it is slope * (n - m): linear in the
-    key index, which the tensor-core kernels take apart (no op per
-    score)."""
+    key index, which the tensor-core kernels take apart (no op per score).
+    Without causal the Hopper kernel takes -slope * |m - n| apart on every
+    key tile where n - m keeps its sign in each row, and applies it per
+    score on the diagonal's tiles."""
     cap = float(softcap or 0.0)
     if softcap and not (cap > 0 and math.isfinite(cap)):
         raise BundleError("attn_opt.ops: softcap must be a positive finite "
@@ -151,13 +155,31 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool]) -> 
     return text[:end] + region + text[end:]
 
 
+def _slopes_operand(hkv: int, g: int, mp: str) -> Tuple[str, str, str]:
+    """ALiBi's slopes as the attention's score_mod operand: (the function
+    parameter, the op clause, its indexing map)."""
+    ts = f"tensor<{hkv}x{g}xf32>"
+    return f", %al: {ts}", f" score_mod_operands(%al : {ts})", f", {mp}(h, g)>"
+
+
+def _slopes_arg(slopes: Any, hq: int, hkv: int) -> Any:
+    """`alibi_slopes` checked (float32 [Hq]) and viewed [Hkv, G]."""
+    if (not hasattr(slopes, "dim") or dtype_name(slopes) != "float32"
+            or tuple(slopes.shape) != (hq,)):
+        raise BundleError(f"attn_opt.ops: alibi_slopes must be a float32 tensor "
+                          f"[Hq] = [{hq}], got {getattr(slopes, 'shape', type(slopes))}")
+    return slopes.reshape(hkv, hq // hkv)
+
+
 def varlen_program(hq: int, hkv: int, d: int, seqs: int,
                    dtype: str = "float16", causal: bool = False,
                    bottom_right: bool = False, scale: Optional[float] = None,
-                   lse: bool = False) -> str:
+                   lse: bool = False, alibi: bool = False) -> str:
     """The varlen attention as MLIR: q [?, hq, d], k/v [?, hkv, d] (token
     counts dynamic: one bundle for every batch of at most `seqs`
-    sequences), tables [seqs + 1], q heads grouped as [hkv, hq / hkv]."""
+    sequences), tables [seqs + 1], q heads grouped as [hkv, hq / hkv].
+    `alibi`: it also takes ALiBi's slopes %al [hkv, g] as its score_mod
+    operand (the region: _with_region)."""
     g, t, scale = _common(hq, hkv, d, dtype, scale)
     tqt = f"tensor<?x{hkv}x{g}x{d}x{t}>"
     tkt = f"tensor<?x{hkv}x{d}x{t}>"
@@ -168,15 +190,19 @@ def varlen_program(hq: int, hkv: int, d: int, seqs: int,
     mp = "affine_map<(h, g, m, n, d, e) -> "
     maps = ", ".join(mp + x + ">" for x in ("(m, h, g, d)", "(n, h, d)", "(n, h, e)",
                                             "(m, h, g, e)", "(m, n)"))
+    param, mods = "", ""
+    if alibi:
+        param, mods, amap = _slopes_operand(hkv, g, mp)
+        maps += amap
     res, lhs, ret = _results(tqt, tl, lse)
-    return f"""func.func @varlen(%q: {tqt}, %k: {tkt}, %v: {tkt}, %cuq: {tc}, %cuk: {tc}, %o: {tqt}) -> ({res}) {{
+    return f"""func.func @varlen(%q: {tqt}, %k: {tkt}, %v: {tkt}, %cuq: {tc}, %cuk: {tc}{param}, %o: {tqt}) -> ({res}) {{
   %s = arith.constant {scale!r} : f32
   %c0 = arith.constant 0 : index
   %tq = tensor.dim %q, %c0 : {tqt}
   %tk = tensor.dim %k, %c0 : {tkt}
   %m = attn.varlen_mask %cuq, %cuk{flags} sizes(%tq, %tk) : {tc}, {tc} -> {tm}
   {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale(%s)
-      mask(%m : {tm}) outs(%o : {tqt}) indexing_maps = [{maps}] -> {res}
+      mask(%m : {tm}){mods} outs(%o : {tqt}) indexing_maps = [{maps}] -> {res}
   return {ret} : {res}
 }}
 """
@@ -236,9 +262,9 @@ def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
     vs = f" value_scale({vs_name})" if vs_name else ""
     mods = ""
     if alibi:
-        params += f", %al: tensor<{hkv}x{g}xf32>"
-        mods = f" score_mod_operands(%al : tensor<{hkv}x{g}xf32>)"
-        maps += f", {mp}(h, g)>"
+        param, mods, amap = _slopes_operand(hkv, g, mp)
+        params += param
+        maps += amap
     defs = "".join(f"  {x}\n" for x in lines)
     return f"""func.func @dense(%q: {tqt}, %k: {tkt}, %v: {tkt}{params}, %o: {tot}) -> ({res}) {{
 {defs}  {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale({s_name}){vs}{mods}
@@ -251,12 +277,14 @@ def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
 def decode_program(b: Union[int, str, None], m: int, hq: int, hkv: int, n: int, d: int,
                    dtype: str = "float16", page_size: int = 0, pages: int = 0,
                    kv_lens: bool = False, causal: bool = False,
-                   scale: Optional[float] = None, lse: bool = False) -> str:
+                   scale: Optional[float] = None, lse: bool = False,
+                   alibi: bool = False) -> str:
     """Decode as MLIR: q [b, m, hq, d] (viewed [b, m, hkv, g, d]); k/v
     [b, n, hkv, d], or caches [pages, page_size, hkv, d] read through a
     table [b, n / page_size]; kv_lens [b] masks keys n >= kv_lens[b];
     causal: the m new tokens are the last (bottom-right). b None (or "?"):
-    a dynamic batch, one bundle for every batch size."""
+    a dynamic batch, one bundle for every batch size. `alibi`: ALiBi's
+    slopes %al [hkv, g] as its score_mod operand."""
     g, t, scale = _common(hq, hkv, d, dtype, scale)
     b = "?" if b is None else b
     tqt = f"tensor<{b}x{m}x{hkv}x{g}x{d}x{t}>"
@@ -284,6 +312,11 @@ def decode_program(b: Union[int, str, None], m: int, hq: int, hkv: int, n: int, 
         pre += f"  %mask = attn.length_mask %lens : tensor<{b}xi32> -> {tm}\n"
         mask = f" mask(%mask : {tm})"
         maps.append(mp + "(b, n)>")
+    if alibi:
+        param, mods, amap = _slopes_operand(hkv, g, mp)
+        params.append(param[2:])
+        mask += mods
+        maps.append(amap[2:])
     params.append(f"%o: {tqt}")
     attrs = f"causal query_offset = {n - m} " if causal and m > 1 else ""
     res, lhs, ret = _results(tqt, tl, lse)
@@ -348,17 +381,46 @@ def seq_bucket(seqs: int) -> int:
     return 1 << max(0, int(seqs) - 1).bit_length()
 
 
+def _varlen_text(hq: int, hkv: int, d: int, bucket: int, dtype: str, causal: bool,
+                 bottom_right: bool, scale: Optional[float], lse: bool,
+                 softcap: float, alibi: bool) -> str:
+    """varlen_attention's program. ALiBi on packed positions: under causal
+    slope * (n - m), which differs from FlashAttention's bottom-right
+    distance by a constant per row (the softmax cancels it); without,
+    -slope * |n - m|, FlashAttention's where each sequence has as many
+    queries as keys (the call checks)."""
+    return _with_region(varlen_program(hq, hkv, d, bucket, dtype, causal, bottom_right,
+                                       scale, lse, alibi),
+                        softcap, causal if alibi else None)
+
+
+def _decode_text(m: int, hq: int, hkv: int, n: int, d: int, dtype: str, page_size: int,
+                 pages: int, kv_lens: bool, causal: bool, scale: Optional[float],
+                 lse: bool, softcap: float, alibi: bool) -> str:
+    """decode_attention's program. ALiBi as slope * (n - m): the keys a
+    query sees are at or before it (causal, or one query token after its
+    sequence's keys), so FlashAttention's -slope * |m + kv_len - M - n|
+    is that plus a constant per row."""
+    if alibi and not causal and m > 1:
+        raise BundleError("attn_opt.ops: decode_attention with alibi_slopes and "
+                          "more than one query token needs causal=True (each "
+                          "sequence's kv_len sets where its queries sit)")
+    return _with_region(decode_program(None, m, hq, hkv, n, d, dtype, page_size, pages,
+                                       kv_lens, causal, scale, lse, alibi),
+                        softcap, True if alibi else None)
+
+
 def prepare_varlen(hq: int, hkv: int, d: int, seqs: int,
                    dtype: str = "float16", causal: bool = False,
                    bottom_right: bool = False, scale: Optional[float] = None,
                    return_lse: bool = False, chip: str = "sm_90a",
                    cache_dir: Optional[Union[str, Path]] = None,
-                   softcap: float = 0.0) -> Path:
+                   softcap: float = 0.0, alibi: bool = False) -> Path:
     """Compiles (or finds) the bundle varlen_attention uses for batches of
-    up to seq_bucket(seqs) sequences, at every token count."""
-    return _bundle(with_softcap(varlen_program(hq, hkv, d, seq_bucket(seqs), dtype,
-                                               causal, bottom_right, scale,
-                                               return_lse), softcap),
+    up to seq_bucket(seqs) sequences, at every token count (`alibi`: it
+    takes `alibi_slopes`)."""
+    return _bundle(_varlen_text(hq, hkv, d, seq_bucket(seqs), dtype, causal, bottom_right,
+                                scale, return_lse, softcap, alibi),
                    chip, cache_dir)
 
 
@@ -408,13 +470,12 @@ def prepare_decode(b: Optional[int], m: int, hq: int, hkv: int, n: int, d: int,
                    scale: Optional[float] = None, return_lse: bool = False,
                    chip: str = "sm_90a",
                    cache_dir: Optional[Union[str, Path]] = None,
-                   softcap: float = 0.0) -> Path:
+                   softcap: float = 0.0, alibi: bool = False) -> Path:
     """Compiles (or finds) the bundle decode_attention would use: one for
     every batch size (`b` is accepted for the call's shape and not part of
-    the bundle)."""
-    return _bundle(with_softcap(decode_program(None, m, hq, hkv, n, d, dtype,
-                                               page_size, pages, kv_lens, causal,
-                                               scale, return_lse), softcap),
+    the bundle; `alibi`: it takes `alibi_slopes`)."""
+    return _bundle(_decode_text(m, hq, hkv, n, d, dtype, page_size, pages, kv_lens,
+                                causal, scale, return_lse, softcap, alibi),
                    chip, cache_dir)
 
 
@@ -423,8 +484,10 @@ def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: An
                      scale: Optional[float] = None, return_lse: bool = False,
                      chip: str = "sm_90a",
                      cache_dir: Optional[Union[str, Path]] = None,
-                     softcap: float = 0.0) -> Any:
-    """Attention over packed sequences (see the module docstring)."""
+                     softcap: float = 0.0, alibi_slopes: Any = None) -> Any:
+    """Attention over packed sequences (see the module docstring).
+    `alibi_slopes`: float32 [Hq], FlashAttention's ALiBi; without causal
+    each sequence must have as many queries as keys (equal tables)."""
     tq, hq, d = q.shape
     tk, hkv, _ = k.shape
     seqs = int(cu_seqlens_q.shape[0]) - 1
@@ -432,8 +495,19 @@ def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: An
         raise BundleError("attn_opt.ops: cu_seqlens_q and cu_seqlens_k must have "
                           "the same length (S + 1, S >= 1)")
     bucket = seq_bucket(seqs)
-    text = with_softcap(varlen_program(hq, hkv, d, bucket, dtype_name(q), causal,
-                                       bottom_right, scale, return_lse), softcap)
+    args: Dict[str, Any] = {}
+    if alibi_slopes is not None:
+        args["mod0"] = _slopes_arg(alibi_slopes, hq, hkv)
+        # Non-causal: -slope |n - m| at packed positions is FlashAttention's
+        # bias only where a sequence's queries and keys start together.
+        if not causal and cu_seqlens_k is not cu_seqlens_q and not bool(
+                (cu_seqlens_q == cu_seqlens_k).all()):
+            raise BundleError("attn_opt.ops: varlen_attention with alibi_slopes "
+                              "and no causal mask takes equal cu_seqlens_q and "
+                              "cu_seqlens_k (FlashAttention aligns each "
+                              "sequence's queries to the end of its keys)")
+    text = _varlen_text(hq, hkv, d, bucket, dtype_name(q), causal, bottom_right, scale,
+                        return_lse, softcap, alibi_slopes is not None)
     kern = _kernel(text, chip, cache_dir)
     if bucket > seqs:  # empty sequences after the last
         cu_seqlens_q, cu_seqlens_k = (
@@ -441,7 +515,7 @@ def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: An
             for c in (cu_seqlens_q, cu_seqlens_k))
     g = hq // hkv
     res = kern(q=q.view(tq, hkv, g, d), k=k, v=v, cu_seqlens_q=cu_seqlens_q,
-               cu_seqlens_k=cu_seqlens_k)
+               cu_seqlens_k=cu_seqlens_k, **args)
     if return_lse:
         out, lse = res
         return out.view(tq, hq, d), lse.view(tq, hq)
@@ -495,12 +569,7 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
     runtime = "".join(tensors)
     args = {f"scale{i}": t for i, t in enumerate(tensors.values())}
     if alibi_slopes is not None:
-        if (not hasattr(alibi_slopes, "dim") or dtype_name(alibi_slopes) != "float32"
-                or tuple(alibi_slopes.shape) != (hq,)):
-            raise BundleError(f"attn_opt.ops: alibi_slopes must be a float32 tensor "
-                              f"[Hq] = [{hq}], got "
-                              f"{getattr(alibi_slopes, 'shape', type(alibi_slopes))}")
-        args["mod0"] = alibi_slopes.reshape(hkv, hq // hkv)
+        args["mod0"] = _slopes_arg(alibi_slopes, hq, hkv)
     text = _dense_text(hq, hkv, d, dt, causal, scale, return_lse, *floats, out_dtype,
                        runtime, softcap, alibi_slopes is not None)
     kern = _kernel(text, chip, cache_dir, launch=_f32_launch(dt, f32_precision))
@@ -516,8 +585,10 @@ def decode_attention(q: Any, k: Any, v: Any, block_table: Any = None,
                      scale: Optional[float] = None, return_lse: bool = False,
                      chip: str = "sm_90a",
                      cache_dir: Optional[Union[str, Path]] = None,
-                     softcap: float = 0.0) -> Any:
-    """Decode against a (paged) KV cache (see the module docstring)."""
+                     softcap: float = 0.0, alibi_slopes: Any = None) -> Any:
+    """Decode against a (paged) KV cache (see the module docstring).
+    `alibi_slopes`: float32 [Hq], FlashAttention's ALiBi (with M > 1 query
+    tokens under causal only)."""
     b, m, hq, d = q.shape
     if block_table is not None:
         pages, page_size, hkv, _ = k.shape
@@ -525,11 +596,13 @@ def decode_attention(q: Any, k: Any, v: Any, block_table: Any = None,
     else:
         _, n, hkv, _ = k.shape
         pages = page_size = 0
-    text = with_softcap(decode_program(None, m, hq, hkv, n, d, dtype_name(q), page_size,
-                                       pages, kv_lens is not None, causal, scale,
-                                       return_lse), softcap)
+    text = _decode_text(m, hq, hkv, n, d, dtype_name(q), page_size, pages,
+                        kv_lens is not None, causal, scale, return_lse, softcap,
+                        alibi_slopes is not None)
     kern = _kernel(text, chip, cache_dir)
     args: Dict[str, Any] = dict(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v)
+    if alibi_slopes is not None:
+        args["mod0"] = _slopes_arg(alibi_slopes, hq, hkv)
     if block_table is not None:
         args["block_table"] = block_table
     if kv_lens is not None:

@@ -326,6 +326,8 @@ def _eval_op(ops: Any, o: ScoreModOp, a: List[Any], ta: List[str],
         return _FBIN[name](xp, a[0], a[1])
     if kind == "funary":
         return _FUNARY[name](xp, a[0])
+    if kind == "iunary":  # math.absi, wrapping (|INT_MIN| is INT_MIN)
+        return _wrap(xp.abs(_sext(ops, a[0], t)), t)
     if kind == "ibin":
         x, y = _sext(ops, a[0], t), _sext(ops, a[1], t)
         if name in ("arith.divsi", "arith.remsi"):

@@ -62,9 +62,23 @@ def alibi_slopes(hq):
     return [2.0 ** (-8.0 * (h + 1) / hq) for h in range(hq)]
 
 
+# ... and on varlen and decode calls: varlen causal bottom-right (cu_q !=
+# cu_k) and non-causal (equal tables), paged GQA decode (M = 1, kv_lens,
+# not causal) and speculative decode (M = 4, causal).
+AL_VARLEN = dict(hq=8, hkv=2, d=128, seqs=4, causal=True, bottom_right=True)
+AL_VARLEN_NC = dict(hq=4, hkv=4, d=64, seqs=3, dtype="bfloat16")
+AL_PAGED = dict(b=3, m=1, hq=16, hkv=2, n=1024, d=128, page_size=64, pages=60,
+                kv_lens=True, return_lse=True)
+AL_SPEC = dict(b=2, m=4, hq=8, hkv=8, n=700, d=64, dtype="bfloat16", causal=True)
+
+
 def prepare_alibi(cache):
     return [ops.prepare_dense(**AL_DENSE, alibi=True, cache_dir=cache),
-            ops.prepare_dense(**AL_DENSE_NC, alibi=True, cache_dir=cache)]
+            ops.prepare_dense(**AL_DENSE_NC, alibi=True, cache_dir=cache),
+            ops.prepare_varlen(**AL_VARLEN, alibi=True, cache_dir=cache),
+            ops.prepare_varlen(**AL_VARLEN_NC, alibi=True, cache_dir=cache),
+            ops.prepare_decode(**AL_PAGED, alibi=True, cache_dir=cache),
+            ops.prepare_decode(**AL_SPEC, alibi=True, cache_dir=cache)]
 
 
 def prepare_all(cache):
@@ -140,7 +154,8 @@ def test_softcap_programs_compile(tmp_path):
 
 @needs_attn_bundle
 def test_alibi_programs_compile(tmp_path):
-    causal, nc = (bundle.read_manifest(p) for p in prepare_alibi(tmp_path))
+    causal, nc, vl, vl_nc, paged, spec = (bundle.read_manifest(p)
+                                          for p in prepare_alibi(tmp_path))
     for m, (hkv, g) in ((causal, (2, 4)), (nc, (4, 1))):
         # The slopes: a runtime argument [hkv, g] read per (kv head, group).
         assert m.inputs == ("q", "k", "v", "mod0")
@@ -154,6 +169,22 @@ def test_alibi_programs_compile(tmp_path):
                                                                      "arith.addf"]
     assert "math.absf" in [o.op for o in nc.attention.score_mod.ops]
     assert "math.tanh" in [o.op for o in nc.attention.score_mod.ops]
+    # Varlen: causal takes the key-linear form, non-causal -slope |n - m|
+    # (split per key tile on the Hopper kernel: the k-step too).
+    for m, absf in ((vl, False), (vl_nc, True)):
+        assert "mod0" in m.inputs and "wgmma" in m.attention.kernel_choice
+        assert ("math.absf" in [o.op for o in m.attention.score_mod.ops]) == absf
+        assert "the key-linear bias on the tensor cores" in m.attention.kernel_choice
+    assert vl.attention.varlen == (4, True, True)
+    # Decode: the slopes per (kv head, group) keep the query heads packed.
+    assert "GQA packing: 8 query heads" in paged.attention.kernel_choice
+    assert paged.inputs[-1] == "mod0" and paged.arg("mod0").shape == (2, 8)
+    assert spec.attention.causal and spec.attention.query_offset == 696
+    assert "math.absf" not in [o.op for o in spec.attention.score_mod.ops]
+    # Decode with M > 1 and no causal: where the queries sit depends on
+    # each sequence's kv_len; refused.
+    with pytest.raises(bundle.BundleError, match="needs causal=True"):
+        ops.prepare_decode(**dict(AL_SPEC, causal=False), alibi=True, cache_dir=tmp_path)
 
 
 @needs_attn_bundle
@@ -240,9 +271,10 @@ def _ref(q, k, v, keep):
     return p @ v, lse
 
 
-def _ref_softcap(q, k, v, keep, cap, slopes=None):
+def _ref_softcap(q, k, v, keep, cap, slopes=None, offset=0):
     """_ref with cap * tanh(s / cap) of the scaled scores (cap 0: none),
-    then ALiBi's -slopes[h] |m - n| (slopes: [Hq] or None)."""
+    then ALiBi's -slopes[h] |m + offset - n| (slopes: [Hq] or None;
+    FlashAttention's offset is N - M, 0 for dense calls)."""
     import torch
     g = q.shape[0] // k.shape[0]
     k, v = (x.float().repeat_interleave(g, 0) for x in (k, v))
@@ -251,7 +283,7 @@ def _ref_softcap(q, k, v, keep, cap, slopes=None):
         s = cap * torch.tanh(s / cap)
     if slopes is not None:
         m, n = s.shape[-2:]
-        dist = (torch.arange(m, device=s.device)[:, None]
+        dist = (torch.arange(m, device=s.device)[:, None] + offset
                 - torch.arange(n, device=s.device)[None, :]).abs()
         s = s - slopes.float()[:, None, None] * dist
     s = s.masked_fill(~keep, -math.inf)
@@ -532,6 +564,80 @@ def test_alibi_on_gpu():
                                 v[i].transpose(0, 1), keep, cfg.get("softcap", 0.0), sl))
     with pytest.raises(bundle.BundleError, match="alibi_slopes must be a float32"):
         ops.dense_attention(q, k, v, alibi_slopes=sl.half())
+
+
+@needs_gpu
+def test_alibi_varlen_decode_on_gpu():
+    """alibi_slopes on varlen and decode calls against FlashAttention's
+    bias, -slope_h |i + N_s - M_s - j| per sequence (N_s - M_s: its keys
+    past its queries), in fp32."""
+    import torch
+    from attn_opt.reference import random_cu_seqlens, varlen_keep
+    dev, gen = "cuda", torch.Generator(device="cuda").manual_seed(13)
+    # Varlen: causal bottom-right with more keys than queries (an empty
+    # sequence too), and non-causal with equal tables.
+    for cfg, (tq, tk), same in ((AL_VARLEN, (600, 1100), False),
+                                (AL_VARLEN_NC, (900, 900), True)):
+        dt = getattr(torch, cfg.get("dtype", "float16"))
+        hq, hkv, d = cfg["hq"], cfg["hkv"], cfg["d"]
+        q = torch.randn(tq, hq, d, generator=gen, device=dev, dtype=dt) * 3
+        k, v = (torch.randn(tk, hkv, d, generator=gen, device=dev, dtype=dt)
+                for _ in range(2))
+        cuq = torch.as_tensor(random_cu_seqlens(cfg["seqs"], tq, 7), dtype=torch.int32,
+                              device=dev)
+        cuk = cuq if same else torch.as_tensor(random_cu_seqlens(cfg["seqs"], tk, 8),
+                                               dtype=torch.int32, device=dev)
+        sl = torch.tensor(alibi_slopes(hq), device=dev)
+        causal, br = cfg.get("causal", False), cfg.get("bottom_right", False)
+        out = ops.varlen_attention(q, k, v, cuq, cuk, causal=causal, bottom_right=br,
+                                   alibi_slopes=sl)
+        assert not out.isnan().any()
+        keep = torch.as_tensor(varlen_keep(cuq.tolist(), cuk.tolist(), tq, tk, causal, br),
+                               device=dev)
+        for s in range(cfg["seqs"]):
+            q0, q1, k0, k1 = (int(x) for x in (cuq[s], cuq[s + 1], cuk[s], cuk[s + 1]))
+            if q1 == q0 or k1 == k0:
+                continue
+            ref = _ref_softcap(q[q0:q1].transpose(0, 1), k[k0:k1].transpose(0, 1),
+                               v[k0:k1].transpose(0, 1), keep[q0:q1, k0:k1], 0.0, sl,
+                               offset=(k1 - k0) - (q1 - q0))
+            ref = ref.nan_to_num(0.0)
+            _close(out[q0:q1].transpose(0, 1), ref)
+        if not same:
+            with pytest.raises(bundle.BundleError, match="equal cu_seqlens_q"):
+                ops.varlen_attention(q, k, v, cuq, cuk, alibi_slopes=sl)
+    # Paged GQA decode (M = 1) with kv_lens, not causal.
+    c = AL_PAGED
+    b, n, d, hkv, hq = c["b"], c["n"], c["d"], c["hkv"], c["hq"]
+    q = torch.randn(b, 1, hq, d, generator=gen, device=dev, dtype=torch.float16) * 3
+    kc, vc = (torch.randn(c["pages"], c["page_size"], hkv, d, generator=gen, device=dev,
+                          dtype=torch.float16) for _ in range(2))
+    table = torch.stack([torch.randperm(c["pages"], generator=gen, device=dev)[:n // 64]
+                         for _ in range(b)]).to(torch.int32)
+    lens = torch.tensor([n, 300, 77], dtype=torch.int32, device=dev)
+    sl = torch.tensor(alibi_slopes(hq), device=dev)
+    out, _ = ops.decode_attention(q, kc, vc, block_table=table, kv_lens=lens,
+                                  return_lse=True, alibi_slopes=sl)
+    k, v = (x[table.long()].reshape(b, n, hkv, d) for x in (kc, vc))
+    for i in range(b):
+        L = int(lens[i])
+        keep = torch.ones(1, L, dtype=torch.bool, device=dev)
+        _close(out[i].transpose(0, 1),
+               _ref_softcap(q[i].transpose(0, 1), k[i, :L].transpose(0, 1),
+                            v[i, :L].transpose(0, 1), keep, 0.0, sl, offset=L - 1))
+    # Speculative decode: M = 4 causal (bottom-right).
+    c = AL_SPEC
+    b, m, n, d, hq = c["b"], c["m"], c["n"], c["d"], c["hq"]
+    q = torch.randn(b, m, hq, d, generator=gen, device=dev, dtype=torch.bfloat16) * 3
+    k, v = (torch.randn(b, n, c["hkv"], d, generator=gen, device=dev, dtype=torch.bfloat16)
+            for _ in range(2))
+    sl = torch.tensor(alibi_slopes(hq), device=dev)
+    out = ops.decode_attention(q, k, v, causal=True, alibi_slopes=sl)
+    keep = torch.arange(n, device=dev)[None, :] <= torch.arange(m, device=dev)[:, None] + n - m
+    for i in range(b):
+        _close(out[i].transpose(0, 1),
+               _ref_softcap(q[i].transpose(0, 1), k[i].transpose(0, 1),
+                            v[i].transpose(0, 1), keep, 0.0, sl, offset=n - m))
 
 
 if __name__ == "__main__":

@@ -102,6 +102,27 @@ def test_alibi_matches_numpy(build):
     np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-14)
 
 
+def test_alibi_abs_matches_numpy():
+    """Non-causal ALiBi as MPT writes it: slope * -(|n - m|), the absolute
+    value on the integer distance (math.absi), from a table."""
+    H = 4
+    s = np.random.default_rng(2).standard_normal((2, H, 5, 9))
+    slopes = np.exp2(-8.0 * np.arange(1, H + 1) / H)
+    p = Program(2)
+    slope = p.op("attn.table", "f32", 2, shape=[H], values=list(slopes))
+    a = p.op("math.absi", "i64", p.op("arith.index_cast", "i64",
+                                      p.op("arith.subi", "index", 4, 3)))
+    neg = p.op("arith.negf", "f32", p.op("arith.sitofp", "f32", a))
+    res = p.op("arith.addf", "f32", 0, p.op("arith.mulf", "f32", slope, neg))
+    got = apply_score_mod(p.parse(res), s, *indices(2, H, 5, 9), OPS)
+    m, n = np.arange(5)[:, None], np.arange(9)[None, :]
+    want = s - slopes[None, :, None, None] * np.abs(n - m)
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-14)
+    # Wrapping, as MLIR's: |INT32_MIN| is INT32_MIN.
+    assert scalar(lambda p: ival(p, "math.absi", "i32", -2 ** 31)) == -2.0 ** 31
+    assert scalar(lambda p: ival(p, "math.absi", "i64", -7)) == 7.0
+
+
 def test_result_independent_of_the_score_is_broadcast():
     p = Program(0)
     s = np.zeros((3, 4))

@@ -342,6 +342,126 @@ func.func @alibi_key_padding(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x130x64xf
 
 // -----
 
+// Non-causal ALiBi, -slope |n - m| (FlashAttention's alibi_slopes): over a
+// key tile where n - m keeps its sign in a row, the bias is linear in n.
+// Per tile: each row's sign, and a warp vote on whether some row of the
+// warp changes sign within the tile (the diagonal's tile). The k-step's
+// per-key step is negated (the sign bits of its bf16 parts) on rows where
+// n <= m and zero on such a warp, which applies the whole body per score.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: function = "alibi_abs_noncausal"
+// CHECK-SAME: key_bias_mma = true
+// CHECK: gpu.launch
+// CHECK: %[[MIXED:.*]] = nvvm.vote.sync  any %{{.*}}, %{{.*}} -> i1
+// CHECK: arith.xori %{{.*}}, %c-2147450880_i32 : i32
+// CHECK: arith.select %[[MIXED]], %{{.*}}, %{{.*}} : i32
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK: scf.if %[[MIXED]] -> (f32
+// CHECK: math.absf
+// CHECK: } else {
+// CHECK-NOT: math.absf
+// CHECK: scf.yield
+// With key-bias-mma=0: the fma per score, the row's sign in its step.
+// FMA-LABEL: function = "alibi_abs_noncausal"
+// FMA: nvvm.vote.sync  any
+// FMA-NOT: bf16.bf16
+// FMA: llvm.intr.fma
+// The mma.sync kernel takes |n - m| per score.
+// SM80: function = "alibi_abs_noncausal"
+// SM80: math.absf
+func.func @alibi_abs_noncausal(%q: tensor<2x4x300x64xf16>, %k: tensor<2x4x330x64xf16>, %v: tensor<2x4x330x64xf16>, %o: tensor<2x4x300x64xf16>) -> tensor<2x4x300x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x300x64xf16>, tensor<2x4x330x64xf16>, tensor<2x4x330x64xf16>) scale(%s)
+      outs(%o : tensor<2x4x300x64xf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index):
+        %slope = arith.constant 0.25 : f32
+        %mm = arith.index_cast %m : index to i64
+        %nn = arith.index_cast %n : index to i64
+        %d = arith.subi %nn, %mm : i64
+        %df = arith.sitofp %d : i64 to f32
+        %a = math.absf %df : f32
+        %p = arith.mulf %slope, %a : f32
+        %bias = arith.negf %p : f32
+        %y = arith.addf %x, %bias : f32
+        attn.yield %y : f32
+      } -> tensor<2x4x300x64xf16>
+  return %r : tensor<2x4x300x64xf16>
+}
+
+// -----
+
+// MPT's spelling: slope * -(|n - m|), the absolute value on the integer
+// distance; split alike, the diagonal's tiles take math.absi per score.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: function = "alibi_absi_mpt"
+// CHECK-SAME: key_bias_mma = true
+// CHECK: %[[MIXED:.*]] = nvvm.vote.sync  any
+// CHECK: scf.if %[[MIXED]] -> (f32
+// CHECK: math.absi
+// CHECK: } else {
+// CHECK-NOT: math.absi
+// CHECK: scf.yield
+func.func @alibi_absi_mpt(%q: tensor<1x2x512x128xbf16>, %k: tensor<1x2x512x128xbf16>, %v: tensor<1x2x512x128xbf16>, %o: tensor<1x2x512x128xbf16>) -> tensor<1x2x512x128xbf16> {
+  %s = arith.constant 0.088388 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x2x512x128xbf16>, tensor<1x2x512x128xbf16>, tensor<1x2x512x128xbf16>) scale(%s)
+      outs(%o : tensor<1x2x512x128xbf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index):
+        %slope = arith.constant 0.0625 : f32
+        %d = arith.subi %n, %m : index
+        %d64 = arith.index_cast %d : index to i64
+        %a = math.absi %d64 : i64
+        %af = arith.sitofp %a : i64 to f32
+        %na = arith.negf %af : f32
+        %bias = arith.mulf %slope, %na : f32
+        %y = arith.addf %x, %bias : f32
+        attn.yield %y : f32
+      } -> tensor<1x2x512x128xbf16>
+  return %r : tensor<1x2x512x128xbf16>
+}
+
+// -----
+
+// A look-alike: two absolute values (kinks at n = m and at n = 100) are
+// not one sign per tile and row; each score takes the whole body.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: function = "two_kinks"
+// CHECK-NOT: key_bias_mma = true
+// CHECK: gpu.launch
+// CHECK-NOT: nvvm.vote.sync  any
+// CHECK: math.absf
+// CHECK: math.absf
+// CHECK: gpu.terminator
+func.func @two_kinks(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x130x64xf16>, %v: tensor<2x4x130x64xf16>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x100x64xf16>, tensor<2x4x130x64xf16>, tensor<2x4x130x64xf16>) scale(%s)
+      outs(%o : tensor<2x4x100x64xf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index):
+        %slope = arith.constant 0.25 : f32
+        %c100 = arith.constant 100 : index
+        %d = arith.subi %n, %m : index
+        %d64 = arith.index_cast %d : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %a = math.absf %df : f32
+        %e = arith.subi %n, %c100 : index
+        %e64 = arith.index_cast %e : index to i64
+        %ef = arith.sitofp %e64 : i64 to f32
+        %a2 = math.absf %ef : f32
+        %sum = arith.addf %a, %a2 : f32
+        %p = arith.mulf %slope, %sum : f32
+        %y = arith.subf %x, %p : f32
+        attn.yield %y : f32
+      } -> tensor<2x4x100x64xf16>
+  return %r : tensor<2x4x100x64xf16>
+}
+
+// -----
+
 // A look-alike: a bias quadratic in the key index is not split; each score
 // is scaled and takes the whole bias (no fma with a per-column immediate).
 // CHECK-LABEL: module attributes

@@ -181,6 +181,57 @@ func.func @alibi_constant_slopes(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45x16
 }
 // -----
 
+// Non-causal ALiBi as MPT writes it: the slopes times -|n - m|, the
+// absolute value taken on the integer distance (math.absi).
+// EXEC: amp=3.0
+// CHECK-LABEL: func.func @alibi_abs_mpt
+// CHECK: attn.attention
+// CHECK-SAME: score_mod {
+// CHECK: math.absi
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, score_mod=addf(s, mulf(x0, negf(sitofp(absi(subi(n, m)))))), causal=no
+func.func @alibi_abs_mpt(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>) -> tensor<2x4x37x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %slopes = arith.constant dense<[0.25, 0.0625, 0.015625, 0.00390625]> : tensor<4xf32>
+  %e = tensor.empty() : tensor<2x4x37x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x37x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (h)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %slopes : tensor<2x4x37x45xf32>, tensor<4xf32>) outs(%e : tensor<2x4x37x45xf32>) {
+  ^bb0(%x: f32, %sl: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %mi = linalg.index 2 : index
+    %ni = linalg.index 3 : index
+    %mm = arith.index_cast %mi : index to i64
+    %nn = arith.index_cast %ni : index to i64
+    %dist = arith.subi %nn, %mm : i64
+    %ad = math.absi %dist : i64
+    %df = arith.sitofp %ad : i64 to f32
+    %nd = arith.negf %df : f32
+    %bias = arith.mulf %sl, %nd : f32
+    %r = arith.addf %y, %bias : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %eo = tensor.empty() : tensor<2x4x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x37x8xf32>) -> tensor<2x4x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x37x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x8xf32>
+  return %o : tensor<2x4x37x8xf32>
+}
+// -----
+
 // Soft-capping, then an additive bias tensor per head: the bias stays the
 // mask operand, applied after the region.
 // EXEC: amp=3.0 arg3=bias

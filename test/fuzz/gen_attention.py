@@ -850,7 +850,8 @@ class Case:
         # (not after a bias fused into the scale's generic: a modification
         # after the mask is refused, rightly)
         if not fused_bias and self.chance("score_mod", 0.2):
-            how = self.pick("score_mod_kind", ["softcap", "alibi", "clamp", "swish"])
+            how = self.pick("score_mod_kind", ["softcap", "alibi", "alibi_abs", "clamp",
+                                               "swish"])
             loops = perm_loops(rng, score, 0.3)
             mi, ni = loops.index("m"), loops.index("n")
             cap = str(rng.choice(["2.0", "5.0", "30.0"]))
@@ -874,6 +875,19 @@ class Case:
                            f"{f} = arith.sitofp {c1} : i64 to {t}",
                            f"{sl} = arith.constant 0.125 : {t}",
                            f"{c2} = arith.mulf {sl}, {f} : {t}",
+                           f"{r} = arith.addf {x0}, {c2} : {t}"]
+                elif how == "alibi_abs":  # MPT's -|n - m|, abs on the integer
+                    i, j, d, f, sl, a = (E.fresh("i"), E.fresh("j"), E.fresh("d"),
+                                         E.fresh("f"), E.fresh("sl"), E.fresh("a"))
+                    ls += [f"{i} = linalg.index {mi} : index",
+                           f"{j} = linalg.index {ni} : index",
+                           f"{d} = arith.subi {j}, {i} : index",
+                           f"{c1} = arith.index_cast {d} : index to i64",
+                           f"{a} = math.absi {c1} : i64",
+                           f"{f} = arith.sitofp {a} : i64 to {t}",
+                           f"{c3} = arith.negf {f} : {t}",
+                           f"{sl} = arith.constant 0.125 : {t}",
+                           f"{c2} = arith.mulf {sl}, {c3} : {t}",
                            f"{r} = arith.addf {x0}, {c2} : {t}"]
                 elif how == "clamp":
                     ls += [f"{c1} = arith.constant -1.0 : {t}",

@@ -1599,6 +1599,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
            << (decode ? "a decode shape" : "not the Hopper kernel")
            << "), which keeps Q in shared memory";
   bool useMma = !useWgmma && mmaOk;
+  // Only the wgmma kernel gives each row its sign of a key-linear value
+  // under an absolute value (non-causal ALiBi) per tile.
+  kb.keyAbsAllowed = useWgmma;
   MmaConfig cfg;
   WgmmaConfig wcfg;
   // Why the warp-specialized kernel streams K/V with cp.async (explained).

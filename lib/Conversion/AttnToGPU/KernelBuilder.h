@@ -95,6 +95,9 @@ struct KernelBuilder {
   /// and n below 2^20. At a fragment's column n = nBase + k that bias is
   /// X * f + k X: one term per fragment row (X f) and a multiple of X.
   bool scoreModKeyLinear();
+  /// The body's key-linear form, whatever keyAbsAllowed says: 0 none,
+  /// 1 X * sitofp(e), 2 with an absolute value of e or of its conversion.
+  int keyLinearForm();
   /// Set by a kernel that takes scoreModKeyLinear()'s bias apart: then
   /// applyScoreMod gets the unscaled score s and returns t = s + k X / scale,
   /// storing the row's term X f here (scaled units: the score is
@@ -112,6 +115,27 @@ struct KernelBuilder {
   /// unscaled step per key, c X / scale (c the key index's multiple in the
   /// integer term, e.g. -1 for m - n), here; null where it does not split.
   Value *keyLinearSlope = nullptr;
+  /// Whether scoreModKeyLinear() takes a key-linear value under an absolute
+  /// value, X * |e| (FlashAttention's non-causal ALiBi, -slope |m - n|):
+  /// set for a kernel that gives each row the sign of e over its key tile
+  /// (keyLinearSign) and applies the whole body to the scores of a tile
+  /// where e changes sign in some row (the wgmma kernel).
+  bool keyAbsAllowed = false;
+  /// Whether scoreModKeyLinear()'s bias takes the absolute value of its
+  /// key-linear value (the kernel then gives keyLinearSign).
+  bool scoreModKeyAbs();
+  /// With keyLinearRowTerm, for such a body: the sign (f32 +1 or -1) of the
+  /// key-linear value over every key of the tile, for the score's row;
+  /// |e| is then sign * e and splits like e. Null: |e| is computed per score
+  /// (the body does not split: a zero row term).
+  Value keyLinearSign;
+  /// A probe (nOffset 1, keyLinearSign set): applyScoreMod stores the
+  /// absolute value's argument at nBase and its step per key.
+  struct KeyAbsProbe {
+    Value base;
+    float step = 0;
+  };
+  KeyAbsProbe *keyAbsProbe = nullptr;
   /// Static sizes of the attention loops (b..., m, n, d, e).
   SmallVector<int64_t> sizes = {};
   /// Computes, here, the body's values that depend only on the batch

@@ -290,15 +290,26 @@ static Value addedToScore(Value result, Block *block) {
                                  : Value();
 }
 
-bool KernelBuilder::scoreModKeyLinear() {
+/// `v` without the negations applied to it (applyScoreMod carries them
+/// through a split value and through a key-linear product).
+static Value withoutNeg(Value v) {
+  while (auto neg = v.getDefiningOp<arith::NegFOp>())
+    v = neg.getOperand();
+  return v;
+}
+
+/// The key-linear form of the body's bias: 0 none, 1 X * sitofp(e), 2 with
+/// an absolute value of e or of its conversion.
+int KernelBuilder::keyLinearForm() {
   Block *block = op.getScoreModBlock();
   unsigned r = op.getNumBatchDims();
   if (!block || !smallKeyRange(sizes, r))
-    return false;
+    return 0;
   Value bias = addedToScore(block->getTerminator()->getOperand(0), block);
-  auto mul = bias ? bias.getDefiningOp<arith::MulFOp>() : arith::MulFOp();
+  auto mul =
+      bias ? withoutNeg(bias).getDefiningOp<arith::MulFOp>() : arith::MulFOp();
   if (!mul)
-    return false;
+    return 0;
   auto isIndexArg = [&](Value v) { return isScoreIndex(v, block, r); };
   // The number of index terms of an integer sum or difference holding n,
   // as applyScoreMod splits it (0: not split).
@@ -335,15 +346,36 @@ bool KernelBuilder::scoreModKeyLinear() {
     return def && def->getBlock() == block && def->getNumResults() == 1 &&
            llvm::all_of(def->getOperands(), perBlock);
   };
+  // X * A, A = -...(|sitofp(e)|), -...(sitofp(|e|)) or -...(sitofp(e)).
   for (int i = 0; i < 2; ++i) {
-    auto conv = mul->getOperand(i).getDefiningOp<arith::SIToFPOp>();
+    Value a = withoutNeg(mul->getOperand(i));
+    bool abs = false;
+    if (auto absf = a.getDefiningOp<math::AbsFOp>()) {
+      a = absf.getOperand();
+      abs = true;
+    }
+    auto conv = a.getDefiningOp<arith::SIToFPOp>();
     Value x = mul->getOperand(1 - i);
-    if (conv && conv.getType().isF32() && keyTerms(conv.getIn()) &&
-        !x.getDefiningOp<arith::SIToFPOp>() && perBlock(x))
-      return true;
+    if (!conv || !conv.getType().isF32() ||
+        x.getDefiningOp<arith::SIToFPOp>() || !perBlock(x))
+      continue;
+    Value e = conv.getIn();
+    if (auto absi = e.getDefiningOp<math::AbsIOp>(); absi && !abs) {
+      e = absi.getOperand();
+      abs = true;
+    }
+    if (keyTerms(e))
+      return abs ? 2 : 1;
   }
-  return false;
+  return 0;
 }
+
+bool KernelBuilder::scoreModKeyLinear() {
+  int form = keyLinearForm();
+  return form == 1 || (form == 2 && keyAbsAllowed);
+}
+
+bool KernelBuilder::scoreModKeyAbs() { return keyLinearForm() == 2; }
 
 Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
                                    Value nBase, int64_t nOffset) {
@@ -379,6 +411,19 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
   };
   DenseMap<Value, Split> split;
   DenseMap<Value, std::pair<Value, float>> fsplit; // f32 value + constant
+  // With keyLinearSign, absolute values of split values: |e| = sign * e
+  // (fsign: the sign of a float split, +1 where absent; absSplit: |e| for a
+  // split integer e, until converted).
+  DenseMap<Value, Value> fsign;
+  DenseMap<Value, Split> absSplit;
+  // A float split's whole value.
+  auto whole = [&](Value v, arith::FastMathFlags flags) -> Value {
+    auto [f, k] = fsplit.lookup(v);
+    Value w = arith::AddFOp::create(b, loc, f, cF32(k), flags);
+    if (Value sg = fsign.lookup(v))
+      w = arith::MulFOp::create(b, loc, w, sg);
+    return w;
+  };
   // Static and small m, n (a dynamic size is not known to be small).
   bool small = smallKeyRange(sizes, r);
   if (nBase && (nOffset || rowTerm) && small)
@@ -397,11 +442,60 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
     // The caller multiplies by c later (dropScoreModOuterScale): g itself.
     if (outer.mul && &o == outer.mul.getOperation()) {
       Value g = outer.g;
-      if (auto fs = fsplit.find(g); fs != fsplit.end() && !map.contains(g))
-        map.map(g, arith::AddFOp::create(b, loc, fs->second.first,
-                                         cF32(fs->second.second)));
+      if (fsplit.count(g) && !map.contains(g))
+        map.map(g, whole(g, arith::FastMathFlags::none));
       map.map(o.getResult(0), map.lookup(g));
       continue;
+    }
+    // |e| of a split e with the tile's sign: sign * e, split alike. The
+    // probe (keyAbsProbe) takes e at nBase and its step per key.
+    if (isa<math::AbsFOp, math::AbsIOp>(o) && keyLinearSign) {
+      Value in = o.getOperand(0);
+      bool isF = isa<math::AbsFOp>(o);
+      if (isF ? fsplit.count(in) && !fsign.count(in) : split.count(in) > 0) {
+        if (keyAbsProbe) {
+          keyAbsProbe->base = isF ? fsplit[in].first
+                                  : arith::SIToFPOp::create(
+                                        b, loc, b.getF32Type(), split[in].base)
+                                        .getResult();
+          keyAbsProbe->step =
+              isF ? fsplit[in].second : static_cast<float>(split[in].offset);
+        }
+        if (isF) {
+          fsplit[o.getResult(0)] = fsplit[in];
+          fsign[o.getResult(0)] = keyLinearSign;
+        } else {
+          absSplit[o.getResult(0)] = split[in];
+        }
+        continue;
+      }
+    }
+    if (auto conv = dyn_cast<arith::SIToFPOp>(o);
+        conv && conv.getType().isF32() && absSplit.count(conv.getIn())) {
+      Split a = absSplit[conv.getIn()];
+      fsplit[o.getResult(0)] = {
+          arith::SIToFPOp::create(b, loc, b.getF32Type(), a.base),
+          static_cast<float>(a.offset)};
+      fsign[o.getResult(0)] = keyLinearSign;
+      continue;
+    }
+    // -(f + k) = -f + -k; -(X (f + k)) = -X (f + k), a product still.
+    if (auto neg = dyn_cast<arith::NegFOp>(o)) {
+      Value in = neg.getOperand();
+      if (auto fs = fsplit.find(in); fs != fsplit.end() && !map.contains(in)) {
+        fsplit[o.getResult(0)] = {
+            arith::NegFOp::create(b, loc, fs->second.first),
+            -fs->second.second};
+        if (Value sg = fsign.lookup(in))
+          fsign[o.getResult(0)] = sg;
+        continue;
+      }
+      if (auto it = products.find(in); it != products.end()) {
+        KeyProduct kp = it->second;
+        products[o.getResult(0)] = {arith::NegFOp::create(b, loc, kp.x),
+                                    arith::NegFOp::create(b, loc, kp.rowPart),
+                                    kp.k};
+      }
     }
     auto splitOf = [&](Value v) -> std::optional<Split> {
       auto it = split.find(v);
@@ -458,6 +552,8 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
         if (fs == fsplit.end() || fsplit.count(x) || !map.contains(x))
           continue;
         Value xv = map.lookup(x);
+        if (Value sg = fsign.lookup(fs->first))
+          xv = arith::MulFOp::create(b, loc, xv, sg);
         Value rowPart = arith::MulFOp::create(b, loc, xv, fs->second.first);
         map.map(o.getResult(0), fma(xv, cF32(fs->second.second), rowPart));
         products[o.getResult(0)] = {xv, rowPart, fs->second.second};
@@ -473,19 +569,24 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
             b, loc, b.getIntegerAttr(v.getType(), sv->offset));
         map.map(v, arith::AddIOp::create(b, loc, sv->base, k));
       }
-      if (auto fs = fsplit.find(v); fs != fsplit.end() && !map.contains(v))
-        map.map(v, arith::AddFOp::create(
-                       b, loc, fs->second.first, cF32(fs->second.second),
-                       arith::FastMathFlags::contract |
-                           arith::FastMathFlags::reassoc));
+      if (fsplit.count(v) && !map.contains(v))
+        map.map(v, whole(v, arith::FastMathFlags::contract |
+                                arith::FastMathFlags::reassoc));
+      if (auto as = absSplit.find(v);
+          as != absSplit.end() && !map.contains(v)) {
+        Value k = arith::ConstantOp::create(
+            b, loc, b.getIntegerAttr(v.getType(), as->second.offset));
+        map.map(v,
+                math::AbsIOp::create(
+                    b, loc, arith::AddIOp::create(b, loc, as->second.base, k)));
+      }
     }
     emitBodyOp(*this, o, map);
   }
   // The yield's value, if it is still split.
   if (Value y = block->getTerminator()->getOperand(0);
       fsplit.count(y) && !map.contains(y))
-    map.map(y, arith::AddFOp::create(b, loc, fsplit[y].first,
-                                     cF32(fsplit[y].second)));
+    map.map(y, whole(y, arith::FastMathFlags::none));
   Value result = block->getTerminator()->getOperand(0);
   if (rowTerm) {
     // score + X (f + k) = scale (s + k X / scale) + X f.

@@ -565,10 +565,13 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     Value step, term;
     kb.keyLinearRowTerm = &term;
     kb.keyLinearSlope = &step;
+    // X |e|: the step for a tile where e >= 0 (issueS negates it per row).
+    kb.keyLinearSign = kb.cF32(1.0f);
     tk.scoreMod(kb.cF32(0.0f), tk.idx(0), rows[0], /*boundary=*/false, Value(),
                 tk.idx(0), 1);
     kb.keyLinearRowTerm = nullptr;
     kb.keyLinearSlope = nullptr;
+    kb.keyLinearSign = Value();
     // scoreModKeyLinear mirrors the split, so the probe always splits;
     // were it not to, every score would hold its whole bias already.
     if (!step)
@@ -952,6 +955,66 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   const bool keyLinear = tk.keyLinearBias();
   // The row terms of the tile prepare() took apart, for exponentiate().
   Value keyRow[2];
+  // A key-linear value under an absolute value (FlashAttention's
+  // non-causal ALiBi, -slope |m - n|) is linear over a tile where it keeps
+  // its sign: per tile, each of the thread's rows takes that sign, and a
+  // warp holding a row where it changes sign within the tile (the
+  // diagonal's tile) applies the whole body per score instead.
+  const bool keyAbs = keyLinear && kb.scoreModKeyAbs();
+  struct TileSigns {
+    Value sign[2]; // f32 +1 or -1
+    Value mixed;   // i1, warp-uniform
+  };
+  // Kept where issueS computed them, for the next prepare() of the same
+  // tile (taken once: a value kept longer might not dominate a later use).
+  DenseMap<void *, TileSigns> signsAt;
+  auto tileSigns = [&](Value n0) -> TileSigns {
+    if (auto it = signsAt.find(n0.getAsOpaquePointer()); it != signsAt.end()) {
+      TileSigns ts = it->second;
+      signsAt.erase(it);
+      return ts;
+    }
+    TileSigns ts;
+    Value mixed;
+    for (int64_t h = 0; h < 2; ++h) {
+      KernelBuilder::KeyAbsProbe probe;
+      Value term;
+      kb.keyAbsProbe = &probe;
+      kb.keyLinearSign = kb.cF32(1.0f);
+      kb.keyLinearRowTerm = &term;
+      tk.scoreMod(zero, n0, rows[h], /*boundary=*/false, Value(), n0, 1);
+      kb.keyAbsProbe = nullptr;
+      kb.keyLinearSign = Value();
+      kb.keyLinearRowTerm = nullptr;
+      // keyLinearForm mirrors applyScoreMod, so the probe finds it; were
+      // it not to, every tile would take the whole body.
+      if (!probe.base) {
+        ts.sign[0] = ts.sign[1] = kb.cF32(1.0f);
+        ts.mixed = arith::ConstantIntOp::create(b, loc, 1, 1);
+        return ts;
+      }
+      // The value's extremes over the tile's keys (integers in f32).
+      const float span = probe.step * static_cast<float>(BN - 1);
+      Value lo = arith::AddFOp::create(b, loc, probe.base,
+                                       kb.cF32(std::min(0.0f, span)));
+      Value hi = arith::AddFOp::create(b, loc, probe.base,
+                                       kb.cF32(std::max(0.0f, span)));
+      Value nonPos =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, hi, zero);
+      ts.sign[h] = arith::SelectOp::create(b, loc, nonPos, kb.cF32(-1.0f),
+                                           kb.cF32(1.0f));
+      Value rowMixed = arith::AndIOp::create(
+          b, loc,
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, lo, zero),
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, hi, zero));
+      mixed = h ? arith::OrIOp::create(b, loc, mixed, rowMixed).getResult()
+                : rowMixed;
+    }
+    Value allLanes = arith::ConstantIntOp::create(b, loc, -1, 32);
+    ts.mixed = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), allLanes, mixed,
+                                        NVVM::VoteSyncKind::any);
+    return ts;
+  };
   // S = Q K^T: D / 16 wgmma, the first one without accumulating.
   std::string sInst = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(BN) +
                       "k" + std::to_string(kStep) + ".f32." + ty + "." + ty +
@@ -961,7 +1024,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // TF32 with Q in registers (cfg.qInRegs): k-step ks's A fragment is
   // qA[4 ks..4 ks + 3] (loadQRegs).
   SmallVector<Value> qA;
-  auto issueS = [&](Value buf) -> SmallVector<Value> {
+  auto issueS = [&](Value buf, Value n0) -> SmallVector<Value> {
     SmallVector<Value> acc(sRegs, zero);
     if (cfg.qInRegs) {
       for (int64_t ks = 0; ks < D / 8; ++ks) {
@@ -993,8 +1056,25 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           "k16.f32.bf16.bf16 " + regList(0, sRegs) + ", " + regList(sRegs, 4) +
           ", $" + std::to_string(sRegs + 4) + ", p, 1, 1, 0;\n}";
       Value none = em.i32(0);
+      // X |e|: the step negated on a row where e <= 0 over the tile (its
+      // four bf16 parts' sign bits), none on a warp whose tile is mixed.
+      Value a[2] = {keyPosA, keyPosA};
+      if (keyAbs) {
+        TileSigns ts = tileSigns(n0);
+        signsAt[n0.getAsOpaquePointer()] = ts;
+        Value flipped = arith::XOrIOp::create(
+            b, loc, keyPosA,
+            arith::ConstantIntOp::create(b, loc, 0x80008000, 32));
+        for (int64_t h = 0; h < 2; ++h) {
+          Value neg = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                            ts.sign[h], zero);
+          a[h] = arith::SelectOp::create(
+              b, loc, ts.mixed, none,
+              arith::SelectOp::create(b, loc, neg, flipped, keyPosA));
+        }
+      }
       acc = em.asmCall(text,
-                       {keyPosA, keyPosA, none, none,
+                       {a[0], a[1], none, none,
                         desc(Value(), keyPosOff, /*lbo=*/BN * 16, /*sbo=*/128,
                              /*swizzle=*/false),
                         em.i32(1)},
@@ -1007,11 +1087,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // after, so that the two alternate on the tensor cores and one's softmax
   // runs under the other's products.
   std::function<void()> takeTurn, passTurn;
-  auto computeS = [&](Value buf) -> SmallVector<Value> {
+  auto computeS = [&](Value buf, Value n0) -> SmallVector<Value> {
     em.through("wgmma.fence.sync.aligned;", {});
     if (takeTurn)
       takeTurn();
-    SmallVector<Value> acc = issueS(buf);
+    SmallVector<Value> acc = issueS(buf, n0);
     em.through("wgmma.commit_group.sync.aligned;", {});
     if (passTurn)
       passTurn();
@@ -1259,33 +1339,59 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                      Value(&tileMax)[2], ArrayRef<Value> maskVals) {
     // s[i]: 8-key block i / 4, row h = (i / 2) % 2, key c2 + i % 2.
     const bool raw = rawInterior && !withMask;
-    SmallVector<Value> rowTerms(sRegs);
-    kb.keyLinearOnMma = keyPosMma;
-    for (int64_t i = 0; i < sRegs && !raw; ++i) {
-      Value &x = s[i];
-      if (!foldScale && !keyLinear)
-        x = arith::MulFOp::create(b, loc, x, scoreScale, tk.scaleFlags());
-      kb.keyLinearRowTerm = keyLinear ? &rowTerms[i] : nullptr;
-      if (withMask || memArg("mask") || kb.op.hasScoreMod())
-        x = tk.scoreMod(x, tk.add(tk.add(n0, (i / 4) * 8 + i % 2), c2),
-                        rows[(i / 2) % 2], withMask,
-                        maskVals.empty() ? Value() : maskVals[i],
-                        tk.add(n0, c2), (i / 4) * 8 + i % 2);
-      kb.keyLinearRowTerm = nullptr;
-    }
-    kb.keyLinearOnMma = false;
-    // Each fragment row's term: its first score's (registers 0 and 2); with
-    // the key-linear k-step, which added the bias's multiple of the key's
-    // column within the tile (c2 + k), the term at n0 itself.
-    for (int64_t h = 0; h < 2 && keyLinear; ++h) {
-      keyRow[h] = rowTerms[2 * h];
-      if (!keyPosMma)
-        continue;
-      kb.keyLinearRowTerm = &keyRow[h];
-      kb.keyLinearOnMma = true;
-      tk.scoreMod(zero, n0, rows[h], /*boundary=*/false, Value(), n0, 1);
-      kb.keyLinearRowTerm = nullptr;
+    // `sign`: keyAbs's per-row signs (null: the whole body per score).
+    auto takeApart = [&](SmallVector<Value> &sv, const Value *sign) {
+      SmallVector<Value> rowTerms(sRegs);
+      kb.keyLinearOnMma = keyPosMma;
+      for (int64_t i = 0; i < sRegs && !raw; ++i) {
+        Value &x = sv[i];
+        if (!foldScale && !keyLinear)
+          x = arith::MulFOp::create(b, loc, x, scoreScale, tk.scaleFlags());
+        kb.keyLinearRowTerm = keyLinear ? &rowTerms[i] : nullptr;
+        kb.keyLinearSign = sign ? sign[(i / 2) % 2] : Value();
+        if (withMask || memArg("mask") || kb.op.hasScoreMod())
+          x = tk.scoreMod(x, tk.add(tk.add(n0, (i / 4) * 8 + i % 2), c2),
+                          rows[(i / 2) % 2], withMask,
+                          maskVals.empty() ? Value() : maskVals[i],
+                          tk.add(n0, c2), (i / 4) * 8 + i % 2);
+        kb.keyLinearRowTerm = nullptr;
+        kb.keyLinearSign = Value();
+      }
       kb.keyLinearOnMma = false;
+      // Each fragment row's term: its first score's (registers 0 and 2); with
+      // the key-linear k-step, which added the bias's multiple of the key's
+      // column within the tile (c2 + k), the term at n0 itself.
+      for (int64_t h = 0; h < 2 && keyLinear; ++h) {
+        keyRow[h] = rowTerms[2 * h];
+        if (!keyPosMma)
+          continue;
+        kb.keyLinearRowTerm = &keyRow[h];
+        kb.keyLinearOnMma = true;
+        kb.keyLinearSign = sign ? sign[h] : Value();
+        tk.scoreMod(zero, n0, rows[h], /*boundary=*/false, Value(), n0, 1);
+        kb.keyLinearRowTerm = nullptr;
+        kb.keyLinearOnMma = false;
+        kb.keyLinearSign = Value();
+      }
+    };
+    if (!keyAbs) {
+      takeApart(s, nullptr);
+    } else {
+      TileSigns ts = tileSigns(n0);
+      SmallVector<Type> types(sRegs + 2, f32);
+      auto ifOp = scf::IfOp::create(b, loc, types, ts.mixed, /*withElse=*/true);
+      for (int branch = 0; branch < 2; ++branch) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(branch == 0 ? &ifOp.getThenRegion().front()
+                                               : &ifOp.getElseRegion().front());
+        SmallVector<Value> sb(s);
+        takeApart(sb, branch == 0 ? nullptr : ts.sign);
+        sb.append({keyRow[0], keyRow[1]});
+        scf::YieldOp::create(b, loc, sb);
+      }
+      s.assign(ifOp.getResults().begin(), ifOp.getResults().begin() + sRegs);
+      keyRow[0] = ifOp.getResult(sRegs);
+      keyRow[1] = ifOp.getResult(sRegs + 1);
     }
     for (int64_t h = 0; h < 2; ++h) {
       Value mt;
@@ -1512,7 +1618,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       tk.prefetchMask(tk.add(n0, BN), blockRow, BM, BN);
       maskVals = loadMask(n0, withMask);
     }
-    SmallVector<Value> acc = computeS(buf);
+    SmallVector<Value> acc = computeS(buf, n0);
     if (stagedMask)
       maskVals = readMask(pending, buf);
     SmallVector<Value> next =
@@ -1634,7 +1740,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         tk.prefetchMask(tk.add(lb, BN), blockRow, BM, BN);
         maskVals = loadMask(lb, /*withMask=*/true);
       }
-      SmallVector<Value> acc = computeS(buf0);
+      SmallVector<Value> acc = computeS(buf0, lb);
       if (stagedMask)
         maskVals = readMask(0, buf0);
       Value m[2] = {m0[0], m0[1]}, alpha[2], lsum[2], any, l[2];
@@ -1726,7 +1832,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       pPrev.assign(live.begin() + oRegs, live.end());
       if (takeTurn)
         takeTurn();
-      SmallVector<Value> acc = issueS(buf);
+      SmallVector<Value> acc = issueS(buf, n0);
       em.through("wgmma.commit_group.sync.aligned;", {});
       o = issuePV(pPrev, prevBuf, o);
       em.through("wgmma.commit_group.sync.aligned;", {});

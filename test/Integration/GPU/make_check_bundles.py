@@ -356,20 +356,47 @@ def _plus_slope_times_distance(p: str, slope: str, x: str) -> Tuple[List[str], s
             f"%{p}_y = arith.addf {x}, %{p}_bias : f32"], f"%{p}_y"
 
 
+def _alibi_slope(heads: int, head: str) -> List[str]:
+    """%al_slope = exp2(-8 (h + 1) / H) from the head index (no table)."""
+    return [f"%al_h = arith.index_cast {head} : index to i64",
+            "%al_1 = arith.constant 1 : i64",
+            "%al_h1 = arith.addi %al_h, %al_1 : i64",
+            "%al_hf = arith.sitofp %al_h1 : i64 to f32",
+            "%al_m8 = arith.constant -8.0 : f32",
+            "%al_e0 = arith.mulf %al_hf, %al_m8 : f32",
+            f"%al_nh = arith.constant {float(heads)!r} : f32",
+            "%al_e = arith.divf %al_e0, %al_nh : f32",
+            "%al_slope = math.exp2 %al_e : f32"]
+
+
 def alibi(heads: int, head: str = "%b1") -> Step:
     """ALiBi: x + slope * (n - m), slope = exp2(-8 (h + 1) / H) computed from
     the head index (no table)."""
     def step(x: str) -> Tuple[List[str], str]:
         lines, y = _plus_slope_times_distance("al", "%al_slope", x)
-        return [f"%al_h = arith.index_cast {head} : index to i64",
-                "%al_1 = arith.constant 1 : i64",
-                "%al_h1 = arith.addi %al_h, %al_1 : i64",
-                "%al_hf = arith.sitofp %al_h1 : i64 to f32",
-                "%al_m8 = arith.constant -8.0 : f32",
-                "%al_e0 = arith.mulf %al_hf, %al_m8 : f32",
-                f"%al_nh = arith.constant {float(heads)!r} : f32",
-                "%al_e = arith.divf %al_e0, %al_nh : f32",
-                "%al_slope = math.exp2 %al_e : f32"] + lines, y
+        return _alibi_slope(heads, head) + lines, y
+    return step
+
+
+def alibi_abs(heads: int, head: str = "%b1", mpt: bool = False) -> Step:
+    """Non-causal ALiBi, x - slope |n - m| (FlashAttention's alibi_slopes;
+    the slope as in alibi()). `mpt`: MPT's spelling, slope * -(|n - m|),
+    the absolute value taken on the integer distance."""
+    def step(x: str) -> Tuple[List[str], str]:
+        lines = ["%aa_d = arith.subi %n, %m : index",
+                 "%aa_d64 = arith.index_cast %aa_d : index to i64"]
+        if mpt:
+            lines += ["%aa_a = math.absi %aa_d64 : i64",
+                      "%aa_af = arith.sitofp %aa_a : i64 to f32",
+                      "%aa_n = arith.negf %aa_af : f32",
+                      "%aa_b = arith.mulf %al_slope, %aa_n : f32"]
+        else:
+            lines += ["%aa_df = arith.sitofp %aa_d64 : i64 to f32",
+                      "%aa_a = math.absf %aa_df : f32",
+                      "%aa_p = arith.mulf %al_slope, %aa_a : f32",
+                      "%aa_b = arith.negf %aa_p : f32"]
+        return (_alibi_slope(heads, head) + lines
+                + [f"%aa_y = arith.addf {x}, %aa_b : f32"]), "%aa_y"
     return step
 
 
@@ -389,6 +416,22 @@ ALIBI_MN_SLOPES = """score_mod {
         %df = arith.sitofp %di : i64 to f32
         %bias = arith.mulf %df, %sl : f32
         %y = arith.addf %bias, %x : f32
+        attn.yield %y : f32
+      }"""
+
+
+# Non-causal ALiBi as attn_opt.dense_attention(alibi_slopes=) writes it:
+# -slope |n - m|, the slope per (head) read from a score_mod operand.
+ALIBI_ABS_SLOPES = """score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index, %sl: f32):
+        %mm = arith.index_cast %m : index to i64
+        %nn = arith.index_cast %n : index to i64
+        %d = arith.subi %nn, %mm : i64
+        %df = arith.sitofp %d : i64 to f32
+        %a = math.absf %df : f32
+        %p = arith.mulf %sl, %a : f32
+        %b = arith.negf %p : f32
+        %y = arith.addf %x, %b : f32
         attn.yield %y : f32
       }"""
 
@@ -1228,6 +1271,11 @@ CASES.update({
                                            varlen=(4, True, True),
                                            score_mod=VARLEN_KEY_SCALED,
                                            flags=["--wgmma=0"]),
+    # Non-causal ALiBi (-slope |n - m|) on packed sequences: the region's
+    # packed positions, so the diagonal's tiles are each sequence's.
+    "varlen_f16_s4_alibi_abs": Case("float16", **thd(4, 600, 1100, 128),
+                                    varlen=(4, False, False),
+                                    score_mod=score_mod_region(1, alibi_abs(4, "%b0"))),
     "varlen_bf16_s16_alibi_persistent": Case(
         "bfloat16", **thd(2, 4000, 4000, 128), varlen=(16, True, False),
         score_mod=score_mod_region(1, alibi(2, "%b0")),
@@ -1348,6 +1396,15 @@ TC_FEATURES: Dict[str, Case] = {
                                scale=6.0, score_mod=score_mod_region(2, alibi(4))),
     "alibi_br_causal": Case("float16", **bhsd(2, 2, 300, 1000, 64), causal=True,
                             query_offset=700, score_mod=score_mod_region(2, alibi(2))),
+    # Non-causal ALiBi, -slope |n - m| (FlashAttention's, and MPT's
+    # spelling with the absolute value on the integer distance): linear in
+    # n on a tile where n - m keeps its sign in every row, the whole body
+    # per score on the diagonal's tiles; ragged M and N with large logits,
+    # and M > N.
+    "alibi_abs_large": Case("bfloat16", **bhsd(1, 4, 300, 333, 128), scale=6.0,
+                            score_mod=score_mod_region(2, alibi_abs(4))),
+    "alibi_abs_mpt_f16_d64": Case("float16", **bhsd(2, 2, 700, 500, 64),
+                                  score_mod=score_mod_region(2, alibi_abs(2, mpt=True))),
     "alibi_mn_slopes_boolmask_sink": Case(
         "float16", **bhsd(2, 4, 200, 333, 64), mask=["b", "m", "n"], sink=["h"],
         mods=[(["h"], "float32")],
@@ -1497,6 +1554,24 @@ CASES.update({
     # rows whose keys are all padding), and beside a per-head sink.
     "alibi_keypad_causal_bf16": Case("bfloat16", **bhsd(2, 4, 1100, 1100, 128), causal=True,
                                      mask=["b", "n"], score_mod=score_mod_region(2, alibi(4))),
+    # Non-causal ALiBi (-slope |n - m|) on the default kernels: D = 128 at
+    # N = 1100 (warp-specialized) and D = 64 at 2048 (two blocks), runtime
+    # slopes with the lse, key padding (rows of padding only), and TF32
+    # (the bias by one fma per score, not the tensor cores).
+    "alibi_abs_default_bf16_n1100": Case("bfloat16", **bhsd(1, 4, 1100, 1100, 128),
+                                         scale=3.0,
+                                         score_mod=score_mod_region(2, alibi_abs(4))),
+    "alibi_abs_default_f16_d64_n2048": Case("float16", **bhsd(1, 2, 2048, 2048, 64),
+                                            score_mod=score_mod_region(2, alibi_abs(2))),
+    "alibi_abs_runtime_slopes_lse": Case("float16", **bhsd(2, 4, 300, 333, 64), lse=True,
+                                         mods=[(["h"], "float32")],
+                                         score_mod=ALIBI_ABS_SLOPES),
+    "alibi_abs_keypad_bf16": Case("bfloat16", **bhsd(2, 4, 700, 900, 128),
+                                  mask=["b", "n"], mods=[(["h"], "float32")],
+                                  score_mod=ALIBI_ABS_SLOPES),
+    "alibi_abs_tf32": Case("float32", **bhsd(1, 2, 300, 333, 128),
+                           score_mod=score_mod_region(2, alibi_abs(2)),
+                           flags=["--f32-precision=tf32"]),
     "alibi_keypad_f16_d64": Case("float16", **bhsd(2, 4, 700, 900, 64), mask=["b", "n"],
                                  score_mod=score_mod_region(2, alibi(4))),
     "alibi_keypad_causal_mma": Case("float16", **bhsd(2, 4, 300, 333, 64), causal=True,
