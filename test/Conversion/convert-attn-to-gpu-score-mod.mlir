@@ -366,9 +366,12 @@ func.func @alibi_key_padding(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x130x64xf
 // FMA: nvvm.vote.sync  any
 // FMA-NOT: bf16.bf16
 // FMA: llvm.intr.fma
-// The mma.sync kernel takes |n - m| per score.
+// The mma.sync kernel takes |n - m| per score (split per tile it measured
+// 0.96-0.97x: its short tiles pay more for the branch than they save).
 // SM80: function = "alibi_abs_noncausal"
+// SM80-NOT: scf.if %{{.*}} -> (f32
 // SM80: math.absf
+// SM80: gpu.terminator
 func.func @alibi_abs_noncausal(%q: tensor<2x4x300x64xf16>, %k: tensor<2x4x330x64xf16>, %v: tensor<2x4x330x64xf16>, %o: tensor<2x4x300x64xf16>) -> tensor<2x4x300x64xf16> {
   %s = arith.constant 0.125 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<2x4x300x64xf16>, tensor<2x4x330x64xf16>, tensor<2x4x330x64xf16>) scale(%s)

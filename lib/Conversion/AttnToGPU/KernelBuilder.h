@@ -128,7 +128,7 @@ struct KernelBuilder {
   /// key-linear value over every key of the tile, for the score's row;
   /// |e| is then sign * e and splits like e. Null: |e| is computed per score
   /// (the body does not split: a zero row term).
-  Value keyLinearSign;
+  Value keyLinearSign = Value();
   /// A probe (nOffset 1, keyLinearSign set): applyScoreMod stores the
   /// absolute value's argument at nBase and its step per key.
   struct KeyAbsProbe {
@@ -777,6 +777,11 @@ struct TileKernel {
   Value scoreMod(Value x, Value col, Value row, bool boundary,
                  Value maskElt = Value(), Value colBase = Value(),
                  int64_t colOffset = 0);
+  /// For a body whose key-linear value is under an absolute value
+  /// (KernelBuilder::scoreModKeyAbs): that value's sign over keys n0 ..
+  /// n0 + keys - 1 of `row` (f32 +1 or -1, into `sign`), and whether it
+  /// changes sign there (i1: then the row needs the whole body per score).
+  Value keyAbsSign(Value n0, Value row, int64_t keys, Value &sign);
   /// The mask tensor's elements at (row, col) and (row, col + 1) for each
   /// (row, col) (col even), in that order; empty without a mask tensor.
   /// Issued before the S product so that their latency hides under it; one

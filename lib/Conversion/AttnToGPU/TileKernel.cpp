@@ -707,6 +707,40 @@ SmallVector<Value> TileKernel::unpackMask(ArrayRef<Value> vals) {
   return out;
 }
 
+Value TileKernel::keyAbsSign(Value n0, Value row, int64_t keys, Value &sign) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  KernelBuilder::KeyAbsProbe probe;
+  Value term;
+  kb.keyAbsProbe = &probe;
+  kb.keyLinearSign = kb.cF32(1.0f);
+  kb.keyLinearRowTerm = &term;
+  Value zero = kb.cF32(0.0f);
+  scoreMod(zero, n0, row, /*boundary=*/false, Value(), n0, 1);
+  kb.keyAbsProbe = nullptr;
+  kb.keyLinearSign = Value();
+  kb.keyLinearRowTerm = nullptr;
+  // keyLinearForm mirrors applyScoreMod, so the probe finds the value;
+  // were it not to, every tile would take the whole body.
+  if (!probe.base) {
+    sign = kb.cF32(1.0f);
+    return arith::ConstantIntOp::create(b, loc, 1, 1);
+  }
+  // The value's extremes over the keys (integers, exact in f32).
+  const float span = probe.step * static_cast<float>(keys - 1);
+  Value lo =
+      arith::AddFOp::create(b, loc, probe.base, kb.cF32(std::min(0.0f, span)));
+  Value hi =
+      arith::AddFOp::create(b, loc, probe.base, kb.cF32(std::max(0.0f, span)));
+  Value nonPos =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, hi, zero);
+  sign = arith::SelectOp::create(b, loc, nonPos, kb.cF32(-1.0f), kb.cF32(1.0f));
+  return arith::AndIOp::create(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, lo, zero),
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, hi, zero));
+}
+
 Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
                            Value maskElt, Value colBase, int64_t colOffset) {
   OpBuilder &b = kb.b;

@@ -977,36 +977,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     TileSigns ts;
     Value mixed;
     for (int64_t h = 0; h < 2; ++h) {
-      KernelBuilder::KeyAbsProbe probe;
-      Value term;
-      kb.keyAbsProbe = &probe;
-      kb.keyLinearSign = kb.cF32(1.0f);
-      kb.keyLinearRowTerm = &term;
-      tk.scoreMod(zero, n0, rows[h], /*boundary=*/false, Value(), n0, 1);
-      kb.keyAbsProbe = nullptr;
-      kb.keyLinearSign = Value();
-      kb.keyLinearRowTerm = nullptr;
-      // keyLinearForm mirrors applyScoreMod, so the probe finds it; were
-      // it not to, every tile would take the whole body.
-      if (!probe.base) {
-        ts.sign[0] = ts.sign[1] = kb.cF32(1.0f);
-        ts.mixed = arith::ConstantIntOp::create(b, loc, 1, 1);
-        return ts;
-      }
-      // The value's extremes over the tile's keys (integers in f32).
-      const float span = probe.step * static_cast<float>(BN - 1);
-      Value lo = arith::AddFOp::create(b, loc, probe.base,
-                                       kb.cF32(std::min(0.0f, span)));
-      Value hi = arith::AddFOp::create(b, loc, probe.base,
-                                       kb.cF32(std::max(0.0f, span)));
-      Value nonPos =
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, hi, zero);
-      ts.sign[h] = arith::SelectOp::create(b, loc, nonPos, kb.cF32(-1.0f),
-                                           kb.cF32(1.0f));
-      Value rowMixed = arith::AndIOp::create(
-          b, loc,
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, lo, zero),
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, hi, zero));
+      Value rowMixed = tk.keyAbsSign(n0, rows[h], BN, ts.sign[h]);
       mixed = h ? arith::OrIOp::create(b, loc, mixed, rowMixed).getResult()
                 : rowMixed;
     }

@@ -1276,6 +1276,10 @@ CASES.update({
     "varlen_f16_s4_alibi_abs": Case("float16", **thd(4, 600, 1100, 128),
                                     varlen=(4, False, False),
                                     score_mod=score_mod_region(1, alibi_abs(4, "%b0"))),
+    "varlen_bf16_s5_alibi_abs_mma": Case("bfloat16", **thd(2, 700, 700, 64),
+                                         varlen=(5, False, False),
+                                         score_mod=score_mod_region(1, alibi_abs(2, "%b0")),
+                                         flags=["--wgmma=0"]),
     "varlen_bf16_s16_alibi_persistent": Case(
         "bfloat16", **thd(2, 4000, 4000, 128), varlen=(16, True, False),
         score_mod=score_mod_region(1, alibi(2, "%b0")),
@@ -1316,6 +1320,14 @@ CASES.update({
     # over grouped-query K/V (packed: the slope of each row's query head),
     # split-KV over a ragged N and the lse: the ranges'
     # partial maxima carry the row terms.
+    # Non-causal ALiBi (-slope |n - m|) on split, packed decode: four
+    # query tokens, so the diagonal crosses the first key tile (each key
+    # range's warps take their own signs; with key warps each warp's share).
+    "dec_f16_gqa4_m4_alibi_abs_lse_s3": Case("float16", dims={"b": 2, "h": 2, "g": 4, "m": 4,
+                                                              "n": 1500, "d": 128, "e": 128},
+                                             lse=True, scale=2.0, flags=["--splits=3"],
+                                             score_mod=score_mod_region(3, alibi_abs(8, "%b2")),
+                                             **_gqa),
     "dec_bf16_gqa4_m1_alibi_lse_s5": Case("bfloat16", dims={"b": 2, "h": 2, "g": 4, "m": 1,
                                                             "n": 3001, "d": 128, "e": 128},
                                           lse=True, scale=2.0, flags=["--splits=5"],
@@ -1671,6 +1683,7 @@ KW_CASES = ["dec_f16_m1_n8192_auto", "dec_bf16_m1_n1000_s7_ragged",
             "dec_bf16_gqa8_m1_sink_per_qhead_lse", "dec_bf16_m1_kv128_s2_pipe",
             "f32_decode_gqa_m1", "split_mma_q128_n4113_s64",
             "dec_bf16_gqa4_m1_alibi_lse_s5", "dec_bf16_gqa4_m3_softcap_lse_s3",
+            "dec_f16_gqa4_m4_alibi_abs_lse_s3",
             "paged_bf16_gqa4_m1_p16_softcap"]
 for _name in KW_CASES:
     _c = CASES[_name]
