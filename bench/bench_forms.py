@@ -19,14 +19,19 @@ N in {1024, 4096, 16384} at 16k tokens per batch (B = 16384 / N):
                   scores (a score_mod region), causal
   alibi           ALiBi, s + slope_h (n - m) with slope_h = 2^(-8 (h+1) / H)
                   computed in the region from the head index, causal
+  alibi_full      ALiBi without causal, s - slope_h |n - m|
+  window          a causal sliding window of 512 keys (m - 512 < n <= m);
+                  its TFLOP/s count the products it needs
 Peers, each timed in the same run on the same inputs:
   SDPA with attn_mask (cuDNN and memory-efficient backends) for bias,
-  padmask and alibi (its bias materialized [H, N, N] in the input dtype,
-  the causal -inf folded in); SDPA flash (is_causal) for causal and
-  causal_jaxfill (the same numbers: no row is fully masked); FlexAttention
+  padmask, alibi and alibi_full (its bias materialized [H, N, N] in the
+  input dtype, the causal -inf folded in) and window (a bool [N, N]
+  mask); SDPA flash (is_causal) for causal and causal_jaxfill (the same
+  numbers: no row is fully masked); FlexAttention
   (torch.compile(flex_attention)) with the equivalent score_mod (bias,
-  softcap: 50 tanh(score / 50), alibi: score + slope[h] (kv_idx - q_idx))
-  and block_mask (padmask, the causal forms, softcap, alibi). The sink has
+  softcap: 50 tanh(score / 50), alibi: score + slope[h] (kv_idx - q_idx),
+  alibi_full: score - slope[h] |kv_idx - q_idx|) and block_mask (padmask,
+  the causal forms, softcap, alibi, window). The sink has
   no peer kernel here (SDPA and FlexAttention take no sink); its row
   compares with attn-opt's plain.
 Each kernel's output is checked against the fp32 reference
@@ -55,7 +60,7 @@ sys.path.insert(0, str(HERE))
 from attn_opt import bundle as B  # noqa: E402
 from attn_opt import reference as R  # noqa: E402
 from bench_attention import run_once, time_kernel  # noqa: E402
-from make_bundles import FORMS, SOFTCAP  # noqa: E402
+from make_bundles import FORMS, SOFTCAP, WINDOW  # noqa: E402
 
 TOL = 1e-2
 COLUMNS = ["form", "dtype", "N", "B", "H", "D", "kernel", "status", "ms", "tflops",
@@ -64,6 +69,18 @@ COLUMNS = ["form", "dtype", "N", "B", "H", "D", "kernel", "status", "ms", "tflop
 
 def causal_mod(b, h, qi, ki):  # one function: FlexAttention compiles it once per shape
     return qi >= ki
+
+
+def window_mod(b, h, qi, ki):  # the window form's band, causal
+    return (qi >= ki) & (qi - ki < WINDOW)
+
+
+def visible_pairs(form: str, n: int) -> float:
+    """The (query, key) products a form needs (M = N)."""
+    if form == "window":
+        w = min(WINDOW, n)
+        return w * (w + 1) / 2 + (n - w) * w
+    return n * n / (2 if is_causal(form) else 1)
 
 
 def softcap_mod(score, b, h, qi, ki):  # Gemma-2's soft-cap, as the softcap form's region
@@ -140,7 +157,7 @@ def main() -> int:
             break
         form, N, Bn, H, D = cfg["form"], cfg["N"], cfg["B"], cfg["H"], cfg["D"]
         causal = is_causal(form)
-        flops = 4 * Bn * H * N * N * D / (2 if causal else 1)
+        flops = 4 * Bn * H * D * visible_pairs(form, N)
         print(f"== {bdir.name}", flush=True)
         dt = getattr(torch, cfg["dtype"])
 
@@ -203,6 +220,23 @@ def main() -> int:
 
             def score_mod(s, b, h, qi, ki, slopes=slopes):  # noqa: E306
                 return s + slopes[h] * (ki - qi)
+        elif form == "alibi_full":
+            slopes = torch.exp2(-8.0 * torch.arange(1, H + 1, device="cuda") / H)
+            pos = torch.arange(N, device="cuda")
+            dist = (pos[None, :] - pos[:, None]).abs().float()
+            bias = torch.empty(H, N, N, dtype=dt, device="cuda")
+            for i in range(H):
+                bias[i] = -slopes[i] * dist
+            del dist
+            sdpa_mask = bias.unsqueeze(0).expand(Bn, H, N, N)
+
+            def score_mod(s, b, h, qi, ki, slopes=slopes):  # noqa: E306
+                return s - slopes[h] * (ki - qi).abs()
+        elif form == "window":
+            pos = torch.arange(N, device="cuda")
+            band = (pos[None, :] <= pos[:, None]) & (pos[:, None] - pos[None, :] < WINDOW)
+            sdpa_mask = band[None, None].expand(Bn, H, N, N)
+            mask_mod = window_mod
         elif causal:
             mask_mod = causal_mod
         elif form == "sink":
@@ -242,7 +276,7 @@ def main() -> int:
         check_time("attn-opt", attn_opt, lambda o: R.canonical(ops, man, "out", o),
                    note=man.attention.kernel_choice[:80] if hasattr(man.attention, "kernel_choice") else "")
         scale = 1.0 / math.sqrt(D)
-        if form in ("bias", "padmask", "alibi"):
+        if form in ("bias", "padmask", "alibi", "alibi_full", "window"):
             for name, be in (("sdpa-cudnn", SDPBackend.CUDNN_ATTENTION),
                              ("sdpa-efficient", SDPBackend.EFFICIENT_ATTENTION)):
                 def sdpa(be: Any = be) -> Any:
@@ -258,7 +292,8 @@ def main() -> int:
                         return F.scaled_dot_product_attention(q, k, v, is_causal=causal,
                                                               scale=scale)
                 check_time(name, sdpa_c, canon)
-        if flex is not None and D == 128 and (form in ("bias", "padmask") or causal):
+        if flex is not None and D == 128 and (form in ("bias", "padmask", "alibi_full")
+                                              or causal):
             try:
                 bm = None
                 if mask_mod is not None:

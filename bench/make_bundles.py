@@ -208,8 +208,15 @@ FORMS = {
     # ALiBi: s + slope_h * (n - m), slope_h = exp2(-8 (h + 1) / H) computed
     # in the region from the head index, causal.
     "alibi": dict(causal=True, score_mod="alibi"),
+    # Non-causal ALiBi (encoders, FlashAttention's alibi_slopes without
+    # causal): s - slope_h |n - m|.
+    "alibi_full": dict(score_mod="alibi_abs"),
+    # A causal sliding window of WINDOW keys (Mistral, Gemma-2's local
+    # layers, gpt-oss): keys m - WINDOW < n <= m.
+    "window": dict(causal=True, window="WINDOW"),
 }
 SOFTCAP = 50.0
+WINDOW = 512
 
 
 def score_mod_region(kind: str, h: int) -> str:
@@ -219,6 +226,20 @@ def score_mod_region(kind: str, h: int) -> str:
                 "%x = arith.divf %score, %cap : f32",
                 "%t = math.tanh %x : f32",
                 "%y = arith.mulf %t, %cap : f32"]
+    elif kind == "alibi_abs":
+        body = ["%h64 = arith.index_cast %b1 : index to i64",
+                "%one = arith.constant 1 : i64",
+                "%h1 = arith.addi %h64, %one : i64",
+                "%hf = arith.sitofp %h1 : i64 to f32",
+                f"%c = arith.constant {-8.0 / h!r} : f32",
+                "%e = arith.mulf %hf, %c : f32",
+                "%slope = math.exp2 %e : f32",
+                "%d = arith.subi %n, %m : index",
+                "%d64 = arith.index_cast %d : index to i64",
+                "%df = arith.sitofp %d64 : i64 to f32",
+                "%a = math.absf %df : f32",
+                "%bias = arith.mulf %slope, %a : f32",
+                "%y = arith.subf %score, %bias : f32"]
     elif kind == "alibi":
         body = ["%h64 = arith.index_cast %b1 : index to i64",
                 "%one = arith.constant 1 : i64",
@@ -269,6 +290,7 @@ def forms_program(dtype: str, d: int, n: int, b: int, h: int, form: str) -> str:
         clauses += f" {name}(%{name} : {ts})"
         maps.append(m + "(" + ", ".join(f[name]) + ")>")
     attrs = ("causal " if f.get("causal") else "") + \
+        (f"window = {WINDOW} " if "window" in f else "") + \
         (f"mask_value = {f['mask_value']!r} " if "mask_value" in f else "")
     region = f" {score_mod_region(f['score_mod'], h)}" if "score_mod" in f else ""
     return f"""func.func @attention({', '.join(params)}, %o: {t}) -> {t} {{

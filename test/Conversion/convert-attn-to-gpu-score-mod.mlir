@@ -428,6 +428,32 @@ func.func @alibi_absi_mpt(%q: tensor<1x2x512x128xbf16>, %k: tensor<1x2x512x128xb
 
 // -----
 
+// The bias subtracted: s - slope |n - m| (torch's `scores - slopes * dist`).
+// CHECK-LABEL: module attributes
+// CHECK-SAME: function = "alibi_abs_subf"
+// CHECK-SAME: key_bias_mma = true
+// CHECK: nvvm.vote.sync  any
+func.func @alibi_abs_subf(%q: tensor<1x2x512x128xf16>, %k: tensor<1x2x512x128xf16>, %v: tensor<1x2x512x128xf16>, %o: tensor<1x2x512x128xf16>) -> tensor<1x2x512x128xf16> {
+  %s = arith.constant 0.088388 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x2x512x128xf16>, tensor<1x2x512x128xf16>, tensor<1x2x512x128xf16>) scale(%s)
+      outs(%o : tensor<1x2x512x128xf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index):
+        %slope = arith.constant 0.0625 : f32
+        %d = arith.subi %m, %n : index
+        %d64 = arith.index_cast %d : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %a = math.absf %df : f32
+        %p = arith.mulf %a, %slope : f32
+        %y = arith.subf %x, %p : f32
+        attn.yield %y : f32
+      } -> tensor<1x2x512x128xf16>
+  return %r : tensor<1x2x512x128xf16>
+}
+
+// -----
+
 // A look-alike: two absolute values (kinks at n = m and at n = 100) are
 // not one sign per tile and row; each score takes the whole body.
 // CHECK-LABEL: module attributes

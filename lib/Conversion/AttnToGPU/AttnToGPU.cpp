@@ -378,8 +378,8 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // non-causal below N = 4096 (0.92-0.93x at 1024); at N = 512 it lost
   // 2-3%; at N = 32768-131072 it wins 1.18-1.29x. Without TMA (tma=0,
   // more than 5 dims) only non-causal 4096 <= N <= 16384 (causal measured
-  // 0.68-1.03x then, step 25, and N = 131072 one head 0.94x). Not
-  // measured with a window: not by default there.
+  // 0.68-1.03x then, step 25, and N = 131072 one head 0.94x). With a
+  // causal window: below (windowWs).
   // Only when no launch-shape option is given.
   ConvertAttnToGPUOptions shaped = opts;
   bool defaultShape = !opts.warps && !opts.tileQ && !opts.tileKV &&
@@ -423,6 +423,15 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
       tmaOk && persistentOk && (!maskArg || (ringBias && N >= 1024)) &&
       (ShapedType::isDynamic(N) || (N >= 512 && N <= 8192)) &&
       (causal || widest > 96);
+  // A causal sliding window (Mistral, Gemma-2's local layers, gpt-oss):
+  // every query tile's loop is at most window + tile_q keys, so persistent
+  // warp-specialized blocks (no exposed prologue per tile) at any static N
+  // from 1024: D = 128, N = 1024-16384, W = 128 1.05-1.06x the two-block
+  // kernel, W = 512 1.15-1.21x, W = 4096 1.08-1.28x (a block per query
+  // tile: 0.98-0.99x at W = 512; log step 182). Not with a mask tensor
+  // (not measured).
+  const bool windowWs = op.getWindow() && causal && tmaOk && persistentOk &&
+                        !maskArg && !ShapedType::isDynamic(N) && N >= 1024;
   // Persistent blocks past N = 8192 without a mask tensor: taken where
   // measured faster (log steps 160 and 163, below).
   const bool longPersistent = tmaOk && persistentOk && !maskArg &&
@@ -561,14 +570,15 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   const bool shortPersistent = persistentWins && widest > 96 &&
                                !ShapedType::isDynamic(N) && N < 1024;
   if (!transposed && opts.warpSpecialize == -1 && defaultShape && widest > 64 &&
-      widest <= 128 && !op.getWindow() && (longLoop || shortPersistent)) {
+      widest <= 128 &&
+      (windowWs || (!op.getWindow() && (longLoop || shortPersistent)))) {
     cfg.warpSpecialized = true;
     // Past N = 8192 too where neither a mask tensor nor a region is read:
     // at N = 16384, D = 96 and 128, 1.00-1.08x a block per query tile, a
     // sink 0.98-1.05x, JAX's finite fill 0.97-1.03x; ALiBi 0.98-1.00x (log
     // step 163; step 60 had measured 0.96-1.00x there before TMA Q/K/V).
-    cfg.wantPersistent =
-        persistentWins || (longPersistent && !op.hasScoreMod() && widest >= 96);
+    cfg.wantPersistent = persistentWins || windowWs ||
+                         (longPersistent && !op.hasScoreMod() && widest >= 96);
     shaped.pipeline = 1;
     shaped.stages = 3;
     // A staged mask tile does not fit next to three 128-key K/V stages:
@@ -583,7 +593,7 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     // (persistent there: kept), 0.91-0.94x at 4096. Not measured beside a
     // mask tensor: not there.
     if (!maskArg && widest > 96 && !opts.warps && !opts.pipeline &&
-        !opts.stages && !ShapedType::isDynamic(N) && N > 8192 &&
+        !opts.stages && !ShapedType::isDynamic(N) && N > 8192 && !windowWs &&
         scoreModTranscendental(op)) {
       cfg.warpGroups = 3;
       cfg.wantPersistent = false;

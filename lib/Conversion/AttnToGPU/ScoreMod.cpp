@@ -279,10 +279,16 @@ static bool isScoreIndex(Value v, Block *block, unsigned r) {
 }
 
 /// The value the body adds to its score argument to yield `result`
-/// (score + v or v + score), or null.
-static Value addedToScore(Value result, Block *block) {
-  auto add = result.getDefiningOp<arith::AddFOp>();
+/// (score + v or v + score), or subtracts (score - v: `negated`), or null.
+static Value addedToScore(Value result, Block *block, bool &negated) {
   Value score = block->getArgument(0);
+  negated = false;
+  if (auto sub = result.getDefiningOp<arith::SubFOp>()) {
+    negated = true;
+    return sub.getType().isF32() && sub.getLhs() == score ? sub.getRhs()
+                                                          : Value();
+  }
+  auto add = result.getDefiningOp<arith::AddFOp>();
   if (!add || !add.getType().isF32())
     return Value();
   return add.getLhs() == score   ? add.getRhs()
@@ -305,7 +311,9 @@ int KernelBuilder::keyLinearForm() {
   unsigned r = op.getNumBatchDims();
   if (!block || !smallKeyRange(sizes, r))
     return 0;
-  Value bias = addedToScore(block->getTerminator()->getOperand(0), block);
+  bool negated;
+  Value bias =
+      addedToScore(block->getTerminator()->getOperand(0), block, negated);
   auto mul =
       bias ? withoutNeg(bias).getDefiningOp<arith::MulFOp>() : arith::MulFOp();
   if (!mul)
@@ -590,10 +598,14 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
   Value result = block->getTerminator()->getOperand(0);
   if (rowTerm) {
     // score + X (f + k) = scale (s + k X / scale) + X f.
-    Value bias = addedToScore(result, block);
+    bool negated;
+    Value bias = addedToScore(result, block, negated);
     auto it = bias ? products.find(bias) : products.end();
     if (it != products.end() && scale > 0 && !runtimeScale) {
       KeyProduct kp = it->second;
+      if (negated) // score - X (f + k): the product of -X
+        kp = {arith::NegFOp::create(b, loc, kp.x),
+              arith::NegFOp::create(b, loc, kp.rowPart), kp.k};
       *rowTerm = kp.rowPart;
       if (keyLinearSlope)
         *keyLinearSlope =

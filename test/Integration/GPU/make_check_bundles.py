@@ -1566,6 +1566,20 @@ CASES.update({
     # rows whose keys are all padding), and beside a per-head sink.
     "alibi_keypad_causal_bf16": Case("bfloat16", **bhsd(2, 4, 1100, 1100, 128), causal=True,
                                      mask=["b", "n"], score_mod=score_mod_region(2, alibi(4))),
+    # Causal sliding windows at D = 128 on the default kernel since log step
+    # 182 (persistent warp-specialized blocks): ragged N, a per-head sink
+    # with soft-capping, bottom-right with the lse, a finite fill (keys
+    # before the window folded in after the loop).
+    "window_persist_bf16_n1100": Case("bfloat16", **bhsd(1, 4, 1100, 1100, 128),
+                                      causal=True, window=300, scale=3.0),
+    "window_persist_sink_softcap_f16": Case("float16", **bhsd(1, 4, 1500, 1500, 128),
+                                            causal=True, window=200, sink=["h"],
+                                            score_mod=score_mod_region(2, softcap(30))),
+    "window_persist_br_lse_bf16": Case("bfloat16", **bhsd(1, 2, 1000, 1800, 128),
+                                       causal=True, window=400, query_offset=800,
+                                       lse=True),
+    "window_persist_fill_f16": Case("float16", **bhsd(1, 2, 1200, 1200, 128),
+                                    causal=True, window=256, mask_value=-2.0),
     # Non-causal ALiBi (-slope |n - m|) on the default kernels: D = 128 at
     # N = 1100 (warp-specialized) and D = 64 at 2048 (two blocks), runtime
     # slopes with the lse, key padding (rows of padding only), and TF32
