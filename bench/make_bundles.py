@@ -226,7 +226,9 @@ def score_mod_region(kind: str, h: int) -> str:
                 "%x = arith.divf %score, %cap : f32",
                 "%t = math.tanh %x : f32",
                 "%y = arith.mulf %t, %cap : f32"]
-    elif kind == "alibi_abs":
+    elif kind in ("alibi", "alibi_abs"):
+        # slope_h = 2^(-8 (h + 1) / H) from the head index, the distance
+        # n - m; "alibi_abs" subtracts slope_h |n - m| (no causal).
         body = ["%h64 = arith.index_cast %b1 : index to i64",
                 "%one = arith.constant 1 : i64",
                 "%h1 = arith.addi %h64, %one : i64",
@@ -236,23 +238,14 @@ def score_mod_region(kind: str, h: int) -> str:
                 "%slope = math.exp2 %e : f32",
                 "%d = arith.subi %n, %m : index",
                 "%d64 = arith.index_cast %d : index to i64",
-                "%df = arith.sitofp %d64 : i64 to f32",
-                "%a = math.absf %df : f32",
-                "%bias = arith.mulf %slope, %a : f32",
-                "%y = arith.subf %score, %bias : f32"]
-    elif kind == "alibi":
-        body = ["%h64 = arith.index_cast %b1 : index to i64",
-                "%one = arith.constant 1 : i64",
-                "%h1 = arith.addi %h64, %one : i64",
-                "%hf = arith.sitofp %h1 : i64 to f32",
-                f"%c = arith.constant {-8.0 / h!r} : f32",
-                "%e = arith.mulf %hf, %c : f32",
-                "%slope = math.exp2 %e : f32",
-                "%d = arith.subi %n, %m : index",
-                "%d64 = arith.index_cast %d : index to i64",
-                "%df = arith.sitofp %d64 : i64 to f32",
-                "%bias = arith.mulf %slope, %df : f32",
-                "%y = arith.addf %score, %bias : f32"]
+                "%df = arith.sitofp %d64 : i64 to f32"]
+        if kind == "alibi":
+            body += ["%bias = arith.mulf %slope, %df : f32",
+                     "%y = arith.addf %score, %bias : f32"]
+        else:
+            body += ["%a = math.absf %df : f32",
+                     "%bias = arith.mulf %slope, %a : f32",
+                     "%y = arith.subf %score, %bias : f32"]
     else:
         raise ValueError(f"unknown score_mod {kind!r}")
     lines = "".join(f"        {x}\n" for x in body + ["attn.yield %y : f32"])
