@@ -30,6 +30,10 @@ argument; 0: none) as a score_mod region: decode keeps its query heads
 packed with it. All three take `alibi_slopes` (float32 [Hq],
 FlashAttention's ALiBi, read at each call; varlen without causal with
 equal tables, decode with more than one query token under causal).
+`dense_attention` and `decode_attention` take `window_size` (left, right),
+FlashAttention's sliding window: query m sees keys m - left <= n, and
+right is -1 (every later key) or 0 (causal); dense aligns it top-left as
+its causal rule, decode at the cache's end (not with kv_lens).
 `dense_attention`'s causal
 rule is top-left (SDPA's `is_causal`: query m sees keys n <= m); the
 varlen and decode calls also take bottom-right.
@@ -155,6 +159,26 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool]) -> 
     return text[:end] + region + text[end:]
 
 
+def _window(window_size: Any, causal: bool) -> Tuple[int, bool]:
+    """FlashAttention's `window_size` (left, right) as the op's (window,
+    causal): query m sees keys m - left <= n (left -1: no bound) and n <=
+    m + right, where the op bounds the right side only by causal: right 0
+    (or causal) is causal, right -1 none. Window 0: none."""
+    try:
+        left, right = (int(x) for x in window_size)
+    except (TypeError, ValueError):
+        raise BundleError(f"attn_opt.ops: window_size must be two integers "
+                          f"(left, right), got {window_size!r}") from None
+    if left < -1 or right < -1:
+        raise BundleError(f"attn_opt.ops: window_size entries must be -1 (no "
+                          f"bound) or >= 0, got {window_size!r}")
+    if right > 0:
+        raise BundleError(f"attn_opt.ops: window_size ({left}, {right}): keys "
+                          f"after the query are either all seen (-1) or none "
+                          f"(0, causal); a bound of {right} is not supported")
+    return (0 if left == -1 else left + 1), causal or right == 0
+
+
 def _slopes_operand(hkv: int, g: int, mp: str) -> Tuple[str, str, str]:
     """ALiBi's slopes as the attention's score_mod operand: (the function
     parameter, the op clause, its indexing map)."""
@@ -212,7 +236,7 @@ def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
                   causal: bool = False, scale: Optional[float] = None,
                   lse: bool = False, out_dtype: Optional[str] = None,
                   value_scale: float = 1.0, runtime_scales: str = "",
-                  alibi: bool = False) -> str:
+                  alibi: bool = False, window: int = 0) -> str:
     """Dense attention as MLIR with B, M and N dynamic: q [?, ?, hq, d]
     (viewed [?, ?, hkv, g, d]), k/v [?, ?, hkv, d]. FP8 (`dtype` an 8-bit
     float): q, k, v of that type, the output `out_dtype` (float16 or
@@ -222,7 +246,8 @@ def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
     %vds (the kernel's scale0, scale1, .. in that order) multiplied in at
     run time. `alibi`: the program also takes ALiBi's slopes, f32 %al
     [hkv, g] (one per query head), as the attention's score_mod operand
-    (the region that reads them: _with_region)."""
+    (the region that reads them: _with_region). `window` W > 0: query m
+    sees keys m - W < n (a sliding window, aligned top-left)."""
     f8 = _F8.get(dtype)
     g, t, scale = _common(hq, hkv, d, "float16" if f8 else dtype, scale)
     to = t
@@ -268,7 +293,7 @@ def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
     defs = "".join(f"  {x}\n" for x in lines)
     return f"""func.func @dense(%q: {tqt}, %k: {tkt}, %v: {tkt}{params}, %o: {tot}) -> ({res}) {{
 {defs}  {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale({s_name}){vs}{mods}
-      outs(%o : {tot}) {"causal " if causal else ""}indexing_maps = [{maps}] -> {res}
+      outs(%o : {tot}) {"causal " if causal else ""}{f"window = {window} " if window else ""}indexing_maps = [{maps}] -> {res}
   return {ret} : {res}
 }}
 """
@@ -278,13 +303,14 @@ def decode_program(b: Union[int, str, None], m: int, hq: int, hkv: int, n: int, 
                    dtype: str = "float16", page_size: int = 0, pages: int = 0,
                    kv_lens: bool = False, causal: bool = False,
                    scale: Optional[float] = None, lse: bool = False,
-                   alibi: bool = False) -> str:
+                   alibi: bool = False, window: int = 0) -> str:
     """Decode as MLIR: q [b, m, hq, d] (viewed [b, m, hkv, g, d]); k/v
     [b, n, hkv, d], or caches [pages, page_size, hkv, d] read through a
     table [b, n / page_size]; kv_lens [b] masks keys n >= kv_lens[b];
     causal: the m new tokens are the last (bottom-right). b None (or "?"):
     a dynamic batch, one bundle for every batch size. `alibi`: ALiBi's
-    slopes %al [hkv, g] as its score_mod operand."""
+    slopes %al [hkv, g] as its score_mod operand. `window` W > 0: each new
+    token (at n - m + its index) sees the W keys up to its position."""
     g, t, scale = _common(hq, hkv, d, dtype, scale)
     b = "?" if b is None else b
     tqt = f"tensor<{b}x{m}x{hkv}x{g}x{d}x{t}>"
@@ -318,7 +344,9 @@ def decode_program(b: Union[int, str, None], m: int, hq: int, hkv: int, n: int, 
         mask += mods
         maps.append(amap[2:])
     params.append(f"%o: {tqt}")
-    attrs = f"causal query_offset = {n - m} " if causal and m > 1 else ""
+    attrs = ("causal " if causal and (m > 1 or window) else "") + \
+        (f"window = {window} " if window else "") + \
+        (f"query_offset = {n - m} " if (causal and m > 1) or window else "")
     res, lhs, ret = _results(tqt, tl, lse)
     return f"""func.func @decode({', '.join(params)}) -> ({res}) {{
   %s = arith.constant {scale!r} : f32
@@ -396,7 +424,7 @@ def _varlen_text(hq: int, hkv: int, d: int, bucket: int, dtype: str, causal: boo
 
 def _decode_text(m: int, hq: int, hkv: int, n: int, d: int, dtype: str, page_size: int,
                  pages: int, kv_lens: bool, causal: bool, scale: Optional[float],
-                 lse: bool, softcap: float, alibi: bool) -> str:
+                 lse: bool, softcap: float, alibi: bool, window: int = 0) -> str:
     """decode_attention's program. ALiBi as slope * (n - m): the keys a
     query sees are at or before it (causal, or one query token after its
     sequence's keys), so FlashAttention's -slope * |m + kv_len - M - n|
@@ -405,8 +433,12 @@ def _decode_text(m: int, hq: int, hkv: int, n: int, d: int, dtype: str, page_siz
         raise BundleError("attn_opt.ops: decode_attention with alibi_slopes and "
                           "more than one query token needs causal=True (each "
                           "sequence's kv_len sets where its queries sit)")
+    if window and kv_lens:
+        raise BundleError("attn_opt.ops: decode_attention takes window_size "
+                          "without kv_lens (each sequence's kv_len would place "
+                          "its window; the bundle places it at the cache's end)")
     return _with_region(decode_program(None, m, hq, hkv, n, d, dtype, page_size, pages,
-                                       kv_lens, causal, scale, lse, alibi),
+                                       kv_lens, causal, scale, lse, alibi, window),
                         softcap, True if alibi else None)
 
 
@@ -429,20 +461,22 @@ def _dense_text(hq: int, hkv: int, d: int, dtype: str, causal: bool,
                 scale: Optional[float], lse: bool, q_scale: float, k_scale: float,
                 v_scale: float, out_dtype: Optional[str],
                 runtime_scales: str = "", softcap: float = 0.0,
-                alibi: bool = False) -> str:
+                alibi: bool = False, window: int = 0) -> str:
     """dense_attention's program; FP8 folds the constant dequantization
     scales, and reads the `runtime_scales` ones ("qkv" letters) from
     tensors; then soft-capping and ALiBi as its region."""
     if dtype in _F8:
         scale = (1.0 / math.sqrt(d) if scale is None else float(scale)) * q_scale * k_scale
         text = dense_program(hq, hkv, d, dtype, causal, scale, lse,
-                             out_dtype or "float16", v_scale, runtime_scales, alibi)
+                             out_dtype or "float16", v_scale, runtime_scales, alibi,
+                             window)
     elif (q_scale, k_scale, v_scale) != (1.0, 1.0, 1.0) or out_dtype is not None \
             or runtime_scales:
         raise BundleError("attn_opt.ops: q_scale, k_scale, v_scale and out_dtype "
                           "are for FP8 inputs")
     else:
-        text = dense_program(hq, hkv, d, dtype, causal, scale, lse, alibi=alibi)
+        text = dense_program(hq, hkv, d, dtype, causal, scale, lse, alibi=alibi,
+                             window=window)
     return _with_region(text, softcap, causal if alibi else None)
 
 
@@ -453,14 +487,15 @@ def prepare_dense(hq: int, hkv: int, d: int, dtype: str = "float16",
                   q_scale: float = 1.0, k_scale: float = 1.0, v_scale: float = 1.0,
                   out_dtype: Optional[str] = None, runtime_scales: str = "",
                   softcap: float = 0.0, f32_precision: str = "3xtf32",
-                  alibi: bool = False) -> Path:
+                  alibi: bool = False, window_size: Any = (-1, -1)) -> Path:
     """Compiles (or finds) the one bundle dense_attention uses for these
     heads and head dim, at every length (`runtime_scales`: the letters of
     "qkv" whose scales dense_attention gets as tensors; `alibi`: it takes
     `alibi_slopes`, one bundle for every slope value)."""
+    window, causal = _window(window_size, causal)
     return _bundle(_dense_text(hq, hkv, d, dtype, causal, scale, return_lse, q_scale,
                                k_scale, v_scale, out_dtype, runtime_scales, softcap,
-                               alibi),
+                               alibi, window),
                    chip, cache_dir, launch=_f32_launch(dtype, f32_precision))
 
 
@@ -470,12 +505,14 @@ def prepare_decode(b: Optional[int], m: int, hq: int, hkv: int, n: int, d: int,
                    scale: Optional[float] = None, return_lse: bool = False,
                    chip: str = "sm_90a",
                    cache_dir: Optional[Union[str, Path]] = None,
-                   softcap: float = 0.0, alibi: bool = False) -> Path:
+                   softcap: float = 0.0, alibi: bool = False,
+                   window_size: Any = (-1, -1)) -> Path:
     """Compiles (or finds) the bundle decode_attention would use: one for
     every batch size (`b` is accepted for the call's shape and not part of
     the bundle; `alibi`: it takes `alibi_slopes`)."""
+    window, causal = _window(window_size, causal)
     return _bundle(_decode_text(m, hq, hkv, n, d, dtype, page_size, pages, kv_lens,
-                                causal, scale, return_lse, softcap, alibi),
+                                causal, scale, return_lse, softcap, alibi, window),
                    chip, cache_dir)
 
 
@@ -529,7 +566,7 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
                     q_scale: Any = 1.0, k_scale: Any = 1.0,
                     v_scale: Any = 1.0, out_dtype: Optional[str] = None,
                     softcap: float = 0.0, f32_precision: str = "3xtf32",
-                    alibi_slopes: Any = None) -> Any:
+                    alibi_slopes: Any = None, window_size: Any = (-1, -1)) -> Any:
     """Attention of q [B, M, Hq, D] over k/v [B, N, Hkv, D] (see the module
     docstring); one bundle serves every B, M and N. `alibi_slopes`: float32
     [Hq] on the device (FlashAttention's argument): -slope_h * |m - n| is
@@ -570,8 +607,9 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
     args = {f"scale{i}": t for i, t in enumerate(tensors.values())}
     if alibi_slopes is not None:
         args["mod0"] = _slopes_arg(alibi_slopes, hq, hkv)
+    window, causal = _window(window_size, causal)
     text = _dense_text(hq, hkv, d, dt, causal, scale, return_lse, *floats, out_dtype,
-                       runtime, softcap, alibi_slopes is not None)
+                       runtime, softcap, alibi_slopes is not None, window)
     kern = _kernel(text, chip, cache_dir, launch=_f32_launch(dt, f32_precision))
     res = kern(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v, **args)
     if return_lse:
@@ -585,7 +623,8 @@ def decode_attention(q: Any, k: Any, v: Any, block_table: Any = None,
                      scale: Optional[float] = None, return_lse: bool = False,
                      chip: str = "sm_90a",
                      cache_dir: Optional[Union[str, Path]] = None,
-                     softcap: float = 0.0, alibi_slopes: Any = None) -> Any:
+                     softcap: float = 0.0, alibi_slopes: Any = None,
+                     window_size: Any = (-1, -1)) -> Any:
     """Decode against a (paged) KV cache (see the module docstring).
     `alibi_slopes`: float32 [Hq], FlashAttention's ALiBi (with M > 1 query
     tokens under causal only)."""
@@ -596,9 +635,10 @@ def decode_attention(q: Any, k: Any, v: Any, block_table: Any = None,
     else:
         _, n, hkv, _ = k.shape
         pages = page_size = 0
+    window, causal = _window(window_size, causal)
     text = _decode_text(m, hq, hkv, n, d, dtype_name(q), page_size, pages,
                         kv_lens is not None, causal, scale, return_lse, softcap,
-                        alibi_slopes is not None)
+                        alibi_slopes is not None, window)
     kern = _kernel(text, chip, cache_dir)
     args: Dict[str, Any] = dict(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v)
     if alibi_slopes is not None:

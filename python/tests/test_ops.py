@@ -72,6 +72,19 @@ AL_PAGED = dict(b=3, m=1, hq=16, hkv=2, n=1024, d=128, page_size=64, pages=60,
 AL_SPEC = dict(b=2, m=4, hq=8, hkv=8, n=700, d=64, dtype="bfloat16", causal=True)
 
 
+# Sliding windows (FlashAttention's `window_size`): dense causal (top-left)
+# and not, decode with four new tokens under causal (at the cache's end).
+WIN_DENSE = dict(hq=8, hkv=2, d=128, window_size=(255, 0))
+WIN_DENSE_NC = dict(hq=4, hkv=4, d=64, dtype="bfloat16", window_size=(100, -1))
+WIN_DEC = dict(b=2, m=4, hq=8, hkv=2, n=700, d=128, causal=True, window_size=(127, 0))
+
+
+def prepare_window(cache):
+    return [ops.prepare_dense(**WIN_DENSE, cache_dir=cache),
+            ops.prepare_dense(**WIN_DENSE_NC, cache_dir=cache),
+            ops.prepare_decode(**WIN_DEC, cache_dir=cache)]
+
+
 def prepare_alibi(cache):
     return [ops.prepare_dense(**AL_DENSE, alibi=True, cache_dir=cache),
             ops.prepare_dense(**AL_DENSE_NC, alibi=True, cache_dir=cache),
@@ -220,6 +233,21 @@ def test_alibi_matches_numpy(tmp_path, which):
     want = (p / p.sum(-1, keepdims=True)) @ vh  # [b, hq, m, d]
     got = np.asarray(out).reshape(2, hkv, g, 37, d).reshape(2, hq, 37, d)
     assert np.abs(got - want).max() < 1e-6  # the region runs in f32
+
+
+@needs_attn_bundle
+def test_window_programs_compile(tmp_path):
+    dense, nc, dec = (bundle.read_manifest(p) for p in prepare_window(tmp_path))
+    assert dense.attention.window == 256 and dense.attention.causal
+    assert nc.attention.window == 101 and not nc.attention.causal
+    # Decode: the new tokens sit at the cache's end for both rules.
+    assert dec.attention.window == 128 and dec.attention.query_offset == 696
+    with pytest.raises(bundle.BundleError, match="without kv_lens"):
+        ops.prepare_decode(**dict(PAGED, window_size=(63, 0)), cache_dir=tmp_path)
+    for bad, why in (((5, 3), "not supported"), ((-2, 0), "-1"), ((1,), "two integers"),
+                     ("ab", "two integers")):
+        with pytest.raises(bundle.BundleError, match=why):
+            ops.prepare_dense(**dict(WIN_DENSE, window_size=bad), cache_dir=tmp_path)
 
 
 def test_program_errors_fp8():
@@ -567,6 +595,43 @@ def test_alibi_on_gpu():
 
 
 @needs_gpu
+def test_window_on_gpu():
+    """window_size on dense calls (causal top-left and not, ragged, M != N)
+    and on causal decode with four new tokens, against an fp32 reference of
+    FlashAttention's band: query i (at position i + off) sees keys
+    i + off - left <= j <= i + off (+ right)."""
+    import torch
+    dev, gen = "cuda", torch.Generator(device="cuda").manual_seed(14)
+    for cfg, dt, (b, m, n) in ((WIN_DENSE, torch.float16, (2, 333, 333)),
+                               (WIN_DENSE, torch.float16, (1, 1000, 4097)),
+                               (WIN_DENSE_NC, torch.bfloat16, (2, 300, 517))):
+        hq, hkv, d = cfg["hq"], cfg["hkv"], cfg["d"]
+        left, right = cfg["window_size"]
+        q = torch.randn(b, m, hq, d, generator=gen, device=dev, dtype=dt)
+        k, v = (torch.randn(b, n, hkv, d, generator=gen, device=dev, dtype=dt)
+                for _ in range(2))
+        out = ops.dense_attention(q, k, v, window_size=(left, right))
+        i, j = torch.arange(m, device=dev)[:, None], torch.arange(n, device=dev)[None, :]
+        keep = (j >= i - left) & ((j <= i) if right == 0 else True)
+        for x in range(b):
+            ref, _ = _ref(q[x].transpose(0, 1), k[x].transpose(0, 1), v[x].transpose(0, 1),
+                          keep)
+            _close(out[x].transpose(0, 1), ref)
+    c = WIN_DEC
+    b, m, n, d, hq, hkv = c["b"], c["m"], c["n"], c["d"], c["hq"], c["hkv"]
+    left = c["window_size"][0]
+    q = torch.randn(b, m, hq, d, generator=gen, device=dev, dtype=torch.float16)
+    k, v = (torch.randn(b, n, hkv, d, generator=gen, device=dev, dtype=torch.float16)
+            for _ in range(2))
+    out = ops.decode_attention(q, k, v, causal=True, window_size=c["window_size"])
+    i, j = torch.arange(m, device=dev)[:, None] + n - m, torch.arange(n, device=dev)[None, :]
+    keep = (j <= i) & (j >= i - left)
+    for x in range(b):
+        ref, _ = _ref(q[x].transpose(0, 1), k[x].transpose(0, 1), v[x].transpose(0, 1), keep)
+        _close(out[x].transpose(0, 1), ref)
+
+
+@needs_gpu
 def test_alibi_varlen_decode_on_gpu():
     """alibi_slopes on varlen and decode calls against FlashAttention's
     bias, -slope_h |i + N_s - M_s - j| per sequence (N_s - M_s: its keys
@@ -643,7 +708,7 @@ def test_alibi_varlen_decode_on_gpu():
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--prepare":
         for p in prepare_all(sys.argv[2]) + prepare_softcap(sys.argv[2]) \
-                + prepare_alibi(sys.argv[2]):
+                + prepare_alibi(sys.argv[2]) + prepare_window(sys.argv[2]):
             print(p)
     else:
         print(__doc__)
