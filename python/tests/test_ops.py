@@ -76,12 +76,15 @@ AL_SPEC = dict(b=2, m=4, hq=8, hkv=8, n=700, d=64, dtype="bfloat16", causal=True
 # and not, decode with four new tokens under causal (at the cache's end).
 WIN_DENSE = dict(hq=8, hkv=2, d=128, window_size=(255, 0))
 WIN_DENSE_NC = dict(hq=4, hkv=4, d=64, dtype="bfloat16", window_size=(100, -1))
+# ... a window of 2048 (the persistent warp-specialized kernel; log step 183).
+WIN_DENSE_LONG = dict(hq=8, hkv=2, d=128, dtype="bfloat16", window_size=(2047, 0))
 WIN_DEC = dict(b=2, m=4, hq=8, hkv=2, n=700, d=128, causal=True, window_size=(127, 0))
 
 
 def prepare_window(cache):
     return [ops.prepare_dense(**WIN_DENSE, cache_dir=cache),
             ops.prepare_dense(**WIN_DENSE_NC, cache_dir=cache),
+            ops.prepare_dense(**WIN_DENSE_LONG, cache_dir=cache),
             ops.prepare_decode(**WIN_DEC, cache_dir=cache)]
 
 
@@ -237,7 +240,8 @@ def test_alibi_matches_numpy(tmp_path, which):
 
 @needs_attn_bundle
 def test_window_programs_compile(tmp_path):
-    dense, nc, dec = (bundle.read_manifest(p) for p in prepare_window(tmp_path))
+    dense, nc, long, dec = (bundle.read_manifest(p) for p in prepare_window(tmp_path))
+    assert "persistent" in long.attention.kernel_choice and long.attention.window == 2048
     assert dense.attention.window == 256 and dense.attention.causal
     assert nc.attention.window == 101 and not nc.attention.causal
     # Decode: the new tokens sit at the cache's end for both rules.
@@ -604,7 +608,9 @@ def test_window_on_gpu():
     dev, gen = "cuda", torch.Generator(device="cuda").manual_seed(14)
     for cfg, dt, (b, m, n) in ((WIN_DENSE, torch.float16, (2, 333, 333)),
                                (WIN_DENSE, torch.float16, (1, 1000, 4097)),
-                               (WIN_DENSE_NC, torch.bfloat16, (2, 300, 517))):
+                               (WIN_DENSE_NC, torch.bfloat16, (2, 300, 517)),
+                               (WIN_DENSE_LONG, torch.bfloat16, (1, 3000, 3000)),
+                               (WIN_DENSE_LONG, torch.bfloat16, (2, 2500, 5100))):
         hq, hkv, d = cfg["hq"], cfg["hkv"], cfg["d"]
         left, right = cfg["window_size"]
         q = torch.randn(b, m, hq, d, generator=gen, device=dev, dtype=dt)

@@ -428,10 +428,13 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // warp-specialized blocks (no exposed prologue per tile) at any static N
   // from 1024: D = 128, N = 1024-16384, W = 128 1.05-1.06x the two-block
   // kernel, W = 512 1.15-1.21x, W = 4096 1.08-1.28x (a block per query
-  // tile: 0.98-0.99x at W = 512; log step 182). Not with a mask tensor
-  // (not measured).
-  const bool windowWs = op.getWindow() && causal && tmaOk && persistentOk &&
-                        !maskArg && !ShapedType::isDynamic(N) && N >= 1024;
+  // tile: 0.98-0.99x at W = 512; log step 182). With a dynamic N against
+  // the dynamic two-block kernel (log step 183): W = 4096 1.04-1.13x,
+  // W = 512 0.99-1.02x, W = 128 0.94-0.97x, so there from W = 2048. Not
+  // with a mask tensor (not measured).
+  const bool windowWs =
+      op.getWindow() && causal && tmaOk && persistentOk && !maskArg &&
+      (ShapedType::isDynamic(N) ? *op.getWindow() >= 2048 : N >= 1024);
   // Persistent blocks past N = 8192 without a mask tensor: taken where
   // measured faster (log steps 160 and 163, below).
   const bool longPersistent = tmaOk && persistentOk && !maskArg &&

@@ -1663,6 +1663,10 @@ CASES.update({
                                     kv_lens=True, causal=True, query_offset=1496),
     "dyn_f32_paged_m1": Case("float32", **bhsd(-1, 4, 1, 704, 64), pages=(16, 300)),
     "dyn_f32_bhsd_d64_causal": Case("float32", **bhsd(-1, 4, -1, -1, 64), causal=True),
+    # A causal window of 2048 with dynamic sizes: persistent warp-specialized
+    # blocks (log step 183), at the harness's sizes.
+    "dyn_bf16_window2048_causal": Case("bfloat16", **bhsd(-1, 2, -1, -1, 128), causal=True,
+                                       window=2048),
     "dyn_f32_tf32_d128": Case("float32", **bhsd(-1, 2, -1, -1, 128),
                               flags=["--f32-precision=tf32"]),
 })
