@@ -149,6 +149,24 @@ def index_bundles(root: Optional[Path]) -> Dict[Tuple, Path]:
 # Timing
 # ---------------------------------------------------------------------------
 
+def timed_rounds(torch, fn, reps: int, rounds: int = 5) -> float:
+    """Median over `rounds` of the mean us of `reps` back-to-back launches
+    (one pair of CUDA events around each round: the Python side of a call
+    counts, as a user's loop sees it)."""
+    fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(rounds):
+        s, e = torch.cuda.Event(True), torch.cuda.Event(True)
+        s.record()
+        for _ in range(reps):
+            fn()
+        e.record()
+        torch.cuda.synchronize()
+        ts.append(s.elapsed_time(e) / reps * 1e3)
+    return statistics.median(ts)
+
+
 def time_kernel(torch: Any, fn: Callable[[], Any], target_ms: float, slow_ms: float,
                 min_reps: int = 5, max_reps: int = 200) -> Tuple[float, int]:
     """Median ms per launch with CUDA events; the caller has run `fn` once

@@ -23,35 +23,17 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
 from attn_opt import ops  # noqa: E402
+from bench_attention import timed_rounds  # noqa: E402
 
 H, D = 16, 128
 ROWS = [(n, c, dt) for n in (1024, 4096, 16384) for c in (True, False)
         for dt in ("float16", "bfloat16")]
-
-
-def timed_rounds(torch, fn, reps: int, rounds: int = 5) -> float:
-    """Median over `rounds` of the mean us of `reps` back-to-back launches
-    (one pair of CUDA events around each round: the Python side of a call
-    counts, as a user's loop sees it)."""
-    fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(rounds):
-        s, e = torch.cuda.Event(True), torch.cuda.Event(True)
-        s.record()
-        for _ in range(reps):
-            fn()
-        e.record()
-        torch.cuda.synchronize()
-        ts.append(s.elapsed_time(e) / reps * 1e3)
-    return statistics.median(ts)
 
 
 def prepare(cache: str) -> None:

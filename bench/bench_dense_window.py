@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from attn_opt import ops  # noqa: E402
-from bench_dense_alibi import timed_rounds  # noqa: E402
+from bench_attention import timed_rounds  # noqa: E402
 
 H, D = 16, 128
 ROWS = [(n, w, dt) for n in (1024, 4096, 16384) for w in (512, 4096)

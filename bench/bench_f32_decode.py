@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_dense_alibi import timed_rounds  # noqa: E402
+from bench_attention import timed_rounds  # noqa: E402
 
 
 def main() -> None:

@@ -213,10 +213,10 @@ FORMS = {
     "alibi_full": dict(score_mod="alibi_abs"),
     # A causal sliding window of WINDOW keys (Mistral, Gemma-2's local
     # layers, gpt-oss): keys m - WINDOW < n <= m.
-    "window": dict(causal=True, window="WINDOW"),
+    "window": dict(causal=True, window=512),
 }
 SOFTCAP = 50.0
-WINDOW = 512
+WINDOW = FORMS["window"]["window"]
 
 
 def score_mod_region(kind: str, h: int) -> str:
@@ -283,7 +283,7 @@ def forms_program(dtype: str, d: int, n: int, b: int, h: int, form: str) -> str:
         clauses += f" {name}(%{name} : {ts})"
         maps.append(m + "(" + ", ".join(f[name]) + ")>")
     attrs = ("causal " if f.get("causal") else "") + \
-        (f"window = {WINDOW} " if "window" in f else "") + \
+        (f"window = {f['window']} " if "window" in f else "") + \
         (f"mask_value = {f['mask_value']!r} " if "mask_value" in f else "")
     region = f" {score_mod_region(f['score_mod'], h)}" if "score_mod" in f else ""
     return f"""func.func @attention({', '.join(params)}, %o: {t}) -> {t} {{

@@ -1349,17 +1349,14 @@ private:
     case Term::Unary: {
       if (t.name == "cast" || t.name == "icast")
         return memo.lookup(t.kids[0]);
-      if (t.name == "arith.sitofp" || t.name == "arith.uitofp") {
+      // Conversions of an integer, and |n - m| on the integer distance.
+      if (t.name == "arith.sitofp" || t.name == "arith.uitofp" ||
+          t.name == "math.absi") {
         int a = kid(t.kids[0], NodeType::I64, memo);
         if (a < 0 || typeOf(a) != NodeType::I64)
           return unsupported();
-        return op(t.name, NodeType::F32, {a});
-      }
-      if (t.name == "math.absi") { // |n - m| on the integer distance
-        int a = kid(t.kids[0], NodeType::I64, memo);
-        if (a < 0 || typeOf(a) != NodeType::I64)
-          return unsupported();
-        return op(t.name, NodeType::I64, {a});
+        return op(t.name, t.name == "math.absi" ? NodeType::I64 : NodeType::F32,
+                  {a});
       }
       if (t.name == "arith.negf" || t.name.starts_with("math.")) {
         int a = kid(t.kids[0], NodeType::F32, memo);

@@ -2530,9 +2530,9 @@ class Kernel:
         return launch, bound["out"]
 
     def _specialize(self, dims: Dict[str, int]) -> Manifest:
-        """specialize() at `dims`, remembered for the last _SPECIALIZED sizes
-        (its checks are of the sizes alone; the tensors are checked per
-        call)."""
+        """specialize() at `dims`, remembered for up to _SPECIALIZED sizes,
+        the oldest dropped first (its checks are of the sizes alone; the
+        tensors are checked per call)."""
         key = tuple(sorted(dims.items()))
         at = self._specialized.get(key)
         if at is None:

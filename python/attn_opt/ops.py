@@ -183,7 +183,7 @@ def _slopes_operand(hkv: int, g: int, mp: str) -> Tuple[str, str, str]:
     """ALiBi's slopes as the attention's score_mod operand: (the function
     parameter, the op clause, its indexing map)."""
     ts = f"tensor<{hkv}x{g}xf32>"
-    return f", %al: {ts}", f" score_mod_operands(%al : {ts})", f", {mp}(h, g)>"
+    return f"%al: {ts}", f" score_mod_operands(%al : {ts})", f"{mp}(h, g)>"
 
 
 def _slopes_arg(slopes: Any, hq: int, hkv: int) -> Any:
@@ -217,7 +217,7 @@ def varlen_program(hq: int, hkv: int, d: int, seqs: int,
     param, mods = "", ""
     if alibi:
         param, mods, amap = _slopes_operand(hkv, g, mp)
-        maps += amap
+        param, maps = ", " + param, maps + ", " + amap
     res, lhs, ret = _results(tqt, tl, lse)
     return f"""func.func @varlen(%q: {tqt}, %k: {tkt}, %v: {tkt}, %cuq: {tc}, %cuk: {tc}{param}, %o: {tqt}) -> ({res}) {{
   %s = arith.constant {scale!r} : f32
@@ -288,8 +288,8 @@ def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
     mods = ""
     if alibi:
         param, mods, amap = _slopes_operand(hkv, g, mp)
-        params += param
-        maps += amap
+        params += ", " + param
+        maps += ", " + amap
     defs = "".join(f"  {x}\n" for x in lines)
     return f"""func.func @dense(%q: {tqt}, %k: {tkt}, %v: {tkt}{params}, %o: {tot}) -> ({res}) {{
 {defs}  {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale({s_name}){vs}{mods}
@@ -340,9 +340,9 @@ def decode_program(b: Union[int, str, None], m: int, hq: int, hkv: int, n: int, 
         maps.append(mp + "(b, n)>")
     if alibi:
         param, mods, amap = _slopes_operand(hkv, g, mp)
-        params.append(param[2:])
+        params.append(param)
         mask += mods
-        maps.append(amap[2:])
+        maps.append(amap)
     params.append(f"%o: {tqt}")
     attrs = ("causal " if causal and (m > 1 or window) else "") + \
         (f"window = {window} " if window else "") + \
@@ -414,9 +414,10 @@ def _varlen_text(hq: int, hkv: int, d: int, bucket: int, dtype: str, causal: boo
                  softcap: float, alibi: bool) -> str:
     """varlen_attention's program. ALiBi on packed positions: under causal
     slope * (n - m), which differs from FlashAttention's bottom-right
-    distance by a constant per row (the softmax cancels it); without,
-    -slope * |n - m|, FlashAttention's where each sequence has as many
-    queries as keys (the call checks)."""
+    distance by a constant per row (the softmax cancels it in the output;
+    the lse returned keeps it, so it is not FlashAttention's there);
+    without, -slope * |n - m|, FlashAttention's where each sequence has as
+    many queries as keys (the call checks, a wait on the device)."""
     return _with_region(varlen_program(hq, hkv, d, bucket, dtype, causal, bottom_right,
                                        scale, lse, alibi),
                         softcap, causal if alibi else None)
@@ -428,7 +429,8 @@ def _decode_text(m: int, hq: int, hkv: int, n: int, d: int, dtype: str, page_siz
     """decode_attention's program. ALiBi as slope * (n - m): the keys a
     query sees are at or before it (causal, or one query token after its
     sequence's keys), so FlashAttention's -slope * |m + kv_len - M - n|
-    is that plus a constant per row."""
+    is that plus a constant per row (which the output does not see; the
+    lse returned differs from FlashAttention's by it)."""
     if alibi and not causal and m > 1:
         raise BundleError("attn_opt.ops: decode_attention with alibi_slopes and "
                           "more than one query token needs causal=True (each "

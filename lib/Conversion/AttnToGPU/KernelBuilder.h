@@ -89,11 +89,15 @@ struct KernelBuilder {
   /// Set by a kernel that folds scoreModOuterScale() into its row maxima
   /// and exponents: applyScoreMod then yields g, without the multiply.
   bool dropScoreModOuterScale = false;
-  /// Whether the body yields score + X * sitofp(e), with e an integer sum or
-  /// difference of the score's indices that holds the key index n, and X
-  /// free of the score, m and n (ALiBi's slope_h * (n - m)); with static m
-  /// and n below 2^20. At a fragment's column n = nBase + k that bias is
-  /// X * f + k X: one term per fragment row (X f) and a multiple of X.
+  /// Whether the body yields score + X * sitofp(e) (or score - X * ...),
+  /// with e an integer sum or difference of the score's indices that holds
+  /// the key index n, and X free of the score, m and n (ALiBi's
+  /// slope_h * (n - m)), negations allowed on either factor; with
+  /// keyAbsAllowed also X * |e| (the absolute value of e or of its
+  /// conversion); with m and n below 2^20, or dynamic (the manifest's
+  /// index_limit bounds them). At a fragment's column n = nBase + k that
+  /// bias is X * f + k X: one term per fragment row (X f) and a multiple of
+  /// X.
   bool scoreModKeyLinear();
   /// The body's key-linear form, whatever keyAbsAllowed says: 0 none,
   /// 1 X * sitofp(e), 2 with an absolute value of e or of its conversion.
@@ -121,8 +125,9 @@ struct KernelBuilder {
   /// (keyLinearSign) and applies the whole body to the scores of a tile
   /// where e changes sign in some row (the wgmma kernel).
   bool keyAbsAllowed = false;
-  /// Whether scoreModKeyLinear()'s bias takes the absolute value of its
-  /// key-linear value (the kernel then gives keyLinearSign).
+  /// Whether the body's key-linear form (keyLinearForm) takes the absolute
+  /// value of its key-linear value, whatever keyAbsAllowed says (a kernel
+  /// that splits it gives keyLinearSign).
   bool scoreModKeyAbs();
   /// With keyLinearRowTerm, for such a body: the sign (f32 +1 or -1) of the
   /// key-linear value over every key of the tile, for the score's row;

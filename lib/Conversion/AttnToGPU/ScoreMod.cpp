@@ -432,7 +432,7 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
       w = arith::MulFOp::create(b, loc, w, sg);
     return w;
   };
-  // Static and small m, n (a dynamic size is not known to be small).
+  // m, n below 2^20, or dynamic (bounded by the manifest's index_limit).
   bool small = smallKeyRange(sizes, r);
   if (nBase && (nOffset || rowTerm) && small)
     split[block->getArgument(r + 2)] = {nBase, nOffset, 1};
@@ -442,6 +442,11 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
     float k;
   };
   DenseMap<Value, KeyProduct> products;
+  // -X (f + k): the product of -X.
+  auto negated = [&](const KeyProduct &kp) -> KeyProduct {
+    return {arith::NegFOp::create(b, loc, kp.x),
+            arith::NegFOp::create(b, loc, kp.rowPart), kp.k};
+  };
   auto isInt = [](Value v) { return v.getType().isIntOrIndex(); };
   OuterScale outer = dropScoreModOuterScale ? outerScale(block) : OuterScale();
   for (Operation &o : block->without_terminator()) {
@@ -498,12 +503,8 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
           fsign[o.getResult(0)] = sg;
         continue;
       }
-      if (auto it = products.find(in); it != products.end()) {
-        KeyProduct kp = it->second;
-        products[o.getResult(0)] = {arith::NegFOp::create(b, loc, kp.x),
-                                    arith::NegFOp::create(b, loc, kp.rowPart),
-                                    kp.k};
-      }
+      if (auto it = products.find(in); it != products.end())
+        products[o.getResult(0)] = negated(it->second);
     }
     auto splitOf = [&](Value v) -> std::optional<Split> {
       auto it = split.find(v);
@@ -598,14 +599,12 @@ Value KernelBuilder::applyScoreMod(Value x, ArrayRef<Value> loops,
   Value result = block->getTerminator()->getOperand(0);
   if (rowTerm) {
     // score + X (f + k) = scale (s + k X / scale) + X f.
-    bool negated;
-    Value bias = addedToScore(result, block, negated);
+    bool subtracted;
+    Value bias = addedToScore(result, block, subtracted);
     auto it = bias ? products.find(bias) : products.end();
     if (it != products.end() && scale > 0 && !runtimeScale) {
-      KeyProduct kp = it->second;
-      if (negated) // score - X (f + k): the product of -X
-        kp = {arith::NegFOp::create(b, loc, kp.x),
-              arith::NegFOp::create(b, loc, kp.rowPart), kp.k};
+      // score - X (f + k) = score + (-X) (f + k).
+      KeyProduct kp = subtracted ? negated(it->second) : it->second;
       *rowTerm = kp.rowPart;
       if (keyLinearSlope)
         *keyLinearSlope =

@@ -965,15 +965,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     Value sign[2]; // f32 +1 or -1
     Value mixed;   // i1, warp-uniform
   };
-  // Kept where issueS computed them, for the next prepare() of the same
-  // tile (taken once: a value kept longer might not dominate a later use).
-  DenseMap<void *, TileSigns> signsAt;
-  auto tileSigns = [&](Value n0) -> TileSigns {
-    if (auto it = signsAt.find(n0.getAsOpaquePointer()); it != signsAt.end()) {
-      TileSigns ts = it->second;
-      signsAt.erase(it);
-      return ts;
-    }
+  auto computeTileSigns = [&](Value n0) -> TileSigns {
     TileSigns ts;
     Value mixed;
     for (int64_t h = 0; h < 2; ++h) {
@@ -984,6 +976,18 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     Value allLanes = arith::ConstantIntOp::create(b, loc, -1, 32);
     ts.mixed = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), allLanes, mixed,
                                         NVVM::VoteSyncKind::any);
+    return ts;
+  };
+  // Kept where issueS computed them, for the next prepare() of the same
+  // tile (taken once: a value kept longer might not dominate a later use);
+  // else computed there.
+  DenseMap<Value, TileSigns> signsAt;
+  auto tileSigns = [&](Value n0) -> TileSigns {
+    auto it = signsAt.find(n0);
+    if (it == signsAt.end())
+      return computeTileSigns(n0);
+    TileSigns ts = it->second;
+    signsAt.erase(it);
     return ts;
   };
   // S = Q K^T: D / 16 wgmma, the first one without accumulating.
@@ -1031,8 +1035,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       // four bf16 parts' sign bits), none on a warp whose tile is mixed.
       Value a[2] = {keyPosA, keyPosA};
       if (keyAbs) {
-        TileSigns ts = tileSigns(n0);
-        signsAt[n0.getAsOpaquePointer()] = ts;
+        TileSigns ts = signsAt[n0] = computeTileSigns(n0);
         Value flipped = arith::XOrIOp::create(
             b, loc, keyPosA,
             arith::ConstantIntOp::create(b, loc, 0x80008000, 32));
