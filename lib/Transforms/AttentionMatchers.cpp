@@ -654,14 +654,55 @@ static void mergeIndexMask(ScoreFacts &f, const IndexMask &im) {
         f.windowRel ? std::min(*f.windowRel, *im.windowRel) : *im.windowRel;
 }
 
+/// A mask condition that compares data read per query row with data read
+/// per key (JAX's segment ids, a document mask: seg_q[b, m] == seg_kv[b, n]):
+/// some tensor it reads is indexed by m, some by n, none by both, and no
+/// score. The kernels evaluate it per score, in the score_mod region,
+/// instead of reading the (m, n) tensor a program would materialize.
+static bool isRowKeyDataCondition(const ScoreTracer &tr, int cond, int mDim,
+                                  int nDim) {
+  bool row = false, key = false;
+  SmallVector<int> stack = {cond};
+  llvm::DenseSet<int> seen;
+  while (!stack.empty()) {
+    int id = stack.pop_back_val();
+    if (!seen.insert(id).second)
+      continue;
+    if (seen.size() > 256)
+      return false;
+    const Term &t = tr.get(id);
+    if (t.kind == Term::Reduce || t.kind == Term::Softmax)
+      return false;
+    if (t.kind != Term::Leaf) {
+      llvm::append_range(stack, t.kids);
+      continue;
+    }
+    if (!isa<RankedTensorType>(t.leaf.getType()))
+      continue; // a runtime scalar
+    if (isContractionResult(t.leaf))
+      return false;
+    bool m = t.access.isFunctionOfDim(mDim), n = t.access.isFunctionOfDim(nDim);
+    if (m && n)
+      return false;
+    row |= m;
+    key |= n;
+  }
+  return row && key;
+}
+
 /// Splits a select condition into parts that each mask keys on their own
 /// (the conjunction of keep conditions, or the disjunction of mask ones,
 /// with `not` pushed inward) and applies them: constant splats that keep
 /// every key are dropped, index rules and constant masks merged, one bool
-/// mask tensor taken. False with `why` empty if a part is none of these
-/// (the caller explains), with `why` set for a definite refusal.
+/// mask tensor taken, parts that compare row data with key data
+/// (isRowKeyDataCondition) left to the caller in `regionParts` (`masked`:
+/// some other part masks keys). False with
+/// `why` empty if a part is none of these (the caller explains), with `why`
+/// set for a definite refusal.
 static bool applyMaskParts(ScoreTracer &tr, int cond, bool maskedWhen, int mDim,
-                           int nDim, ScoreFacts &f, std::string &why) {
+                           int nDim, ScoreFacts &f, std::string &why,
+                           SmallVectorImpl<std::pair<int, bool>> &regionParts,
+                           bool &masked) {
   SmallVector<std::pair<int, bool>> parts, work = {{cond, maskedWhen}};
   bool simplified = false;
   while (!work.empty()) {
@@ -709,6 +750,7 @@ static bool applyMaskParts(ScoreTracer &tr, int cond, bool maskedWhen, int mDim,
       merged.addWindow(*im.windowRel);
   };
   std::optional<std::pair<int, bool>> tensorPart;
+  SmallVector<std::pair<int, bool>> region;
   for (auto [id, when] : parts) {
     if (std::optional<double> v = tr.constValue(id)) {
       if ((*v != 0.0) == when) {
@@ -724,8 +766,12 @@ static bool applyMaskParts(ScoreTracer &tr, int cond, bool maskedWhen, int mDim,
       continue;
     }
     const Term &c = tr.get(id);
-    if (c.kind != Term::Leaf)
-      return false;
+    if (c.kind != Term::Leaf) {
+      if (!isRowKeyDataCondition(tr, id, mDim, nDim))
+        return false;
+      region.push_back({id, when});
+      continue;
+    }
     std::optional<ConstantMask> cm = getConstantMask(c, mDim, nDim);
     IndexMask constant;
     if (cm && classifyConstantMask(*cm, when, constant) &&
@@ -748,6 +794,9 @@ static bool applyMaskParts(ScoreTracer &tr, int cond, bool maskedWhen, int mDim,
     f.boolMask = tensorPart->first;
     f.boolMaskKeepsTrue = !tensorPart->second;
   }
+  masked =
+      tensorPart.has_value() || merged.causal || merged.windowRel.has_value();
+  regionParts.append(region.begin(), region.end());
   return true;
 }
 
@@ -771,6 +820,7 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
     double fill = 0;
     int term = -1; ///< Mod: the modified score
     Type addType = {}; ///< Add: the element type of the addition
+    int inner = -1;    ///< Select: the score it keeps
   };
   std::vector<int8_t> depCache;
   auto dependsOnScores = [&](int id) {
@@ -911,6 +961,7 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
             step.other = tr.stripCasts(bt.kids[0]);
             step.maskedWhen = aInf;
             step.fill = -std::numeric_limits<double>::infinity();
+            step.inner = s;
             path.push_back(step);
             next = s;
             break;
@@ -998,6 +1049,7 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
         why = "the scores go through a select that does not mask with -inf";
         return false;
       }
+      step.inner = x;
       path.push_back(step);
       continue;
     }
@@ -1121,8 +1173,32 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
         why = "the masks fill the scores with different values";
         return false;
       }
+      std::optional<double> fillBefore = f.maskValue;
       f.maskValue = step.fill;
       int cond = step.other;
+      // Parts that compare row data with key data (segment ids) become
+      // select(part, s, fill) in the score_mod region, applied before the
+      // op's masks: with the same fill they commute. Not under an additive
+      // mask tensor with a finite fill (fill + bias is not the fill).
+      auto toRegion = [&](ArrayRef<std::pair<int, bool>> parts) {
+        if (step.inner < 0 || (f.bias >= 0 && !std::isinf(step.fill))) {
+          why = "the scores are masked by a comparison of per-query and "
+                "per-key data in a form not fused here (under a finite "
+                "fill with an additive mask, or inside an addition)";
+          return false;
+        }
+        Term fillTerm(Term::Const);
+        fillTerm.value = step.fill;
+        int fill = tr.compose(fillTerm);
+        int cur = step.inner;
+        for (auto [id, when] : parts) {
+          Term sel(Term::Select);
+          sel.kids = {id, when ? fill : cur, when ? cur : fill};
+          cur = tr.compose(sel);
+        }
+        f.mods.push_back({cur, step.inner});
+        return true;
+      };
       IndexMask im;
       unsigned budget = kIndexMaskBudget;
       auto merge = [&](const IndexMask &im) { mergeIndexMask(f, im); };
@@ -1155,10 +1231,27 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
       // its own, all true without is_causal): a key is masked where any part
       // masks it, so each part is one of the forms above, and at most one is
       // a mask tensor.
-      if (applyMaskParts(tr, cond, step.maskedWhen, mDim, nDim, f, why))
+      SmallVector<std::pair<int, bool>> regionParts;
+      bool masked = false;
+      if (applyMaskParts(tr, cond, step.maskedWhen, mDim, nDim, f, why,
+                         regionParts, masked)) {
+        if (regionParts.empty())
+          break;
+        if (!toRegion(regionParts))
+          return false;
+        if (!masked)
+          f.maskValue = fillBefore;
         break;
+      }
       if (!why.empty())
         return false;
+      if (!dependsOnScores(cond) &&
+          isRowKeyDataCondition(tr, cond, mDim, nDim)) {
+        if (!toRegion({{cond, step.maskedWhen}}))
+          return false;
+        f.maskValue = fillBefore;
+        break;
+      }
       // Any other condition the program materializes as an i1 tensor (JAX's
       // padding masks from sequence lengths, anded with its own): that
       // tensor is the mask operand, computed by the program as before.

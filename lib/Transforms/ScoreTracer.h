@@ -82,6 +82,8 @@ public:
   std::optional<std::pair<Value, AffineMap>> boolTensorOf(int id) const;
   /// A leaf term: `v` read through `access`.
   int leafTerm(Value v, AffineMap access);
+  /// A term the recognizer composes (hash-consed like traced ones).
+  int compose(Term t) { return add(std::move(t)); }
 
   /// Ops whose results were traced through (candidates to erase).
   llvm::SetVector<Operation *> ops;

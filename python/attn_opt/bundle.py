@@ -1299,7 +1299,9 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                 raise BundleError(f"{where}: '{name}' is too large")
             args.append(ArgSpec(name, dtype, shape, ()))
             continue
-        if not isinstance(dtype, str) or dtype not in DTYPES:
+        if not isinstance(dtype, str) or (
+                dtype not in DTYPES and
+                not (_kind(name) == "mod" and dtype in ("int32", "int64"))):
             raise BundleError(f"{where}: '{name}' has dtype {_show(dtype)} "
                               f"(known: {list(DTYPES)})")
         if dtype == "bool" and name != "mask":

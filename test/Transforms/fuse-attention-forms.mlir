@@ -950,11 +950,16 @@ func.func @arange_constant_causal(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>
 // -----
 
 // Look-alike: the same constant with two positions swapped is not an
-// arange: the comparison is not the causal rule.
-// EXEC: nofuse
+// arange: the comparison is not the causal rule. It compares a value read
+// per query with one read per key, so it is fused as that comparison in the
+// score_mod region (as segment ids are), not as causal.
+// EXEC:
 // CHECK-LABEL: func.func @permuted_positions_not_causal
-// CHECK-NOT: attn.attention
-// EXPLAIN: remark: attention not fused
+// CHECK: attn.attention
+// CHECK-NOT: causal
+// CHECK-SAME: score_mod {
+// CHECK: arith.cmpi sle
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, score_mod=select(cmpi(x1, x0), s, -inf), causal=no
 func.func @permuted_positions_not_causal(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>, %v: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant 0xFF800000 : f32

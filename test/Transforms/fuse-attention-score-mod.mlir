@@ -689,3 +689,197 @@ func.func @shift_before_clamp(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45x16xf3
   } -> tensor<2x4x37x8xf32>
   return %o : tensor<2x4x37x8xf32>
 }
+// -----
+
+// Packed documents as JAX writes them (MaxText/Flax segment ids): the mask
+// seg_q[:, :, None] == seg_kv[:, None, :] materialized by its own generic,
+// then jnp.where(mask, s, -0.7 * finfo.max). It becomes a select in the
+// region that reads both id vectors: no [B, M, N] mask tensor. M != N, so
+// some query rows see no key of their segment and average V (finite fill).
+// EXEC: arg3=seg:3 arg4=seg:3
+// CHECK-LABEL: func.func @segment_ids_jax
+// CHECK: attn.attention
+// CHECK-SAME: score_mod_operands(%{{.*}}, %{{.*}} : tensor<2x45xi32>, tensor<2x37xi32>)
+// CHECK-NOT: mask(
+// CHECK-SAME: score_mod {
+// CHECK: arith.cmpi eq
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: linalg.generic
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, score_mod=select(cmpi(x1, x0), s, -2.38198e+38), causal=no
+func.func @segment_ids_jax(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>, %sq: tensor<2x37xi32>, %sk: tensor<2x45xi32>) -> tensor<2x4x37x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x37x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x37x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %me = tensor.empty() : tensor<2x37x45xi1>
+  %mask = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m)>, affine_map<(b, m, n) -> (b, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%sq, %sk : tensor<2x37xi32>, tensor<2x45xi32>) outs(%me : tensor<2x37x45xi1>) {
+  ^bb0(%a: i32, %b: i32, %o: i1):
+    %eq = arith.cmpi eq, %a, %b : i32
+    linalg.yield %eq : i1
+  } -> tensor<2x37x45xi1>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x4x37x45xf32>, tensor<2x37x45xi1>) outs(%e : tensor<2x4x37x45xf32>) {
+  ^bb0(%x: f32, %mk: i1, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %big = arith.constant -2.38197633E+38 : f32
+    %r = arith.select %mk, %y, %big : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %eo = tensor.empty() : tensor<2x4x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x37x8xf32>) -> tensor<2x4x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x37x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x8xf32>
+  return %o : tensor<2x4x37x8xf32>
+}
+// -----
+
+// A causal document mask written inline (FlexAttention's and_masks(causal,
+// document) as a frontend lowers it): causal stays the op's attribute (its
+// tiles are skipped), the id comparison goes into the region.
+// EXEC: arg3=seg:4 arg4=seg:4
+// CHECK-LABEL: func.func @document_causal_inline
+// CHECK: attn.attention
+// CHECK-SAME: causal
+// CHECK-SAME: score_mod {
+// CHECK: arith.cmpi eq
+// CHECK-NOT: arith.cmpi
+// CHECK: attn.yield
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, score_mod=select(cmpi(x1, x0), s, -inf), causal=yes
+func.func @document_causal_inline(%q: tensor<2x4x45x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>, %sq: tensor<2x45xi32>, %sk: tensor<2x45xi32>) -> tensor<2x4x45x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x45x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x45x45xf32>) -> tensor<2x4x45x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x45x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x45x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x45xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, m)>, affine_map<(b, h, m, n) -> (b, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %sq, %sk : tensor<2x4x45x45xf32>, tensor<2x45xi32>, tensor<2x45xi32>) outs(%e : tensor<2x4x45x45xf32>) {
+  ^bb0(%x: f32, %a: i32, %b: i32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %eq = arith.cmpi eq, %a, %b : i32
+    %mi = linalg.index 2 : index
+    %ni = linalg.index 3 : index
+    %past = arith.cmpi ule, %ni, %mi : index
+    %keep = arith.andi %eq, %past : i1
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = arith.select %keep, %y, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x45x45xf32>) outs(%e : tensor<2x4x45x45xf32>) -> tensor<2x4x45x45xf32>
+  %eo = tensor.empty() : tensor<2x4x45x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x45x8xf32>) -> tensor<2x4x45x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x45x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x45x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x8xf32>
+  return %o : tensor<2x4x45x8xf32>
+}
+// -----
+
+// Ids in any order, the mask as "masked where they differ"
+// (select(ne, -inf, s)): the region keeps the program's polarity.
+// EXEC: arg3=ids:5 arg4=ids:5
+// CHECK-LABEL: func.func @segment_ids_unsorted
+// CHECK: attn.attention
+// CHECK-SAME: score_mod {
+// CHECK: arith.cmpi ne
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, score_mod=select(cmpi(x1, x0), -inf, s), causal=no
+func.func @segment_ids_unsorted(%q: tensor<2x4x45x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>, %sq: tensor<2x45xi32>, %sk: tensor<2x45xi32>) -> tensor<2x4x45x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x45x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x45x45xf32>) -> tensor<2x4x45x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x45x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x45x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x45xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, m)>, affine_map<(b, h, m, n) -> (b, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %sq, %sk : tensor<2x4x45x45xf32>, tensor<2x45xi32>, tensor<2x45xi32>) outs(%e : tensor<2x4x45x45xf32>) {
+  ^bb0(%x: f32, %a: i32, %b: i32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %ne = arith.cmpi ne, %a, %b : i32
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = arith.select %ne, %ninf, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x45x45xf32>) outs(%e : tensor<2x4x45x45xf32>) -> tensor<2x4x45x45xf32>
+  %eo = tensor.empty() : tensor<2x4x45x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x45x8xf32>) -> tensor<2x4x45x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x45x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x45x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x8xf32>
+  return %o : tensor<2x4x45x8xf32>
+}
+// -----
+
+// Look-alike: an additive bias tensor, then the id comparison with a finite
+// fill. The op would add the bias after the region (fill + bias is not the
+// fill in f16), so it is left alone, with the reason.
+// EXEC: nofuse arg3=seg:3 arg4=seg:3 arg5=bias
+// CHECK-LABEL: func.func @segment_ids_after_bias_finite
+// CHECK-NOT: attn.attention
+// EXPLAIN: remark: attention not fused: the scores are masked by a comparison of per-query and per-key data in a form not fused here
+func.func @segment_ids_after_bias_finite(%q: tensor<2x4x45x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>, %sq: tensor<2x45xi32>, %sk: tensor<2x45xi32>, %bias: tensor<2x45x45xf32>) -> tensor<2x4x45x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x45x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x45x45xf32>) -> tensor<2x4x45x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x45x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x45x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x45xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, m)>, affine_map<(b, h, m, n) -> (b, n)>, affine_map<(b, h, m, n) -> (b, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %sq, %sk, %bias : tensor<2x4x45x45xf32>, tensor<2x45xi32>, tensor<2x45xi32>, tensor<2x45x45xf32>) outs(%e : tensor<2x4x45x45xf32>) {
+  ^bb0(%x: f32, %a: i32, %b: i32, %bi: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %yb = arith.addf %y, %bi : f32
+    %eq = arith.cmpi eq, %a, %b : i32
+    %big = arith.constant -3.40282347E+38 : f32
+    %r = arith.select %eq, %yb, %big : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x45x45xf32>) outs(%e : tensor<2x4x45x45xf32>) -> tensor<2x4x45x45xf32>
+  %eo = tensor.empty() : tensor<2x4x45x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x45x8xf32>) -> tensor<2x4x45x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x45x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x45x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x8xf32>
+  return %o : tensor<2x4x45x8xf32>
+}

@@ -18,7 +18,9 @@ no row is fully masked); `maskrows` also masks every third row fully (for
 programs with the safe-softmax guard); `bias` is a finite additive bias; `keep01` is 1 or 0 (Hugging
 Face's attention_mask, the first key kept); `leftpad` is Hugging Face's attention_mask with left
 padding (each row's first 0..S/2 keys 0, the first row's at least 2: under causal its first query rows
-see no key); `lens:K` gives i32 lengths in [1, K]. `nofuse` states that
+see no key); `lens:K` gives i32 lengths in [1, K]; `seg:K` segment ids in
+[0, K), nondecreasing along the last axis (`ids:K`: unsorted; equal shapes
+get equal ids). `nofuse` states that
 attn-fuse must leave the chunk alone (a look-alike); otherwise the chunk must
 fuse. Chunks without a directive are not executed.
 
@@ -167,6 +169,15 @@ def make_main(chunk: str, opts, rng):
         if kind.startswith("lens:"):
             # Sequence lengths: integers in [1, K].
             arr = rng.integers(1, int(kind[5:]) + 1, size=conc)
+        elif kind.startswith(("seg:", "ids:")):
+            # Segment ids of packed documents: nondecreasing in [0, K)
+            # along the last axis (`ids:K`: in any order). Arguments of one
+            # shape get the same ids, as a program's q and kv ids do.
+            k = int(kind[4:])
+            r2 = np.random.default_rng(zlib.crc32(repr((kind, conc)).encode()))
+            arr = r2.integers(0, k, size=conc)
+            if kind.startswith("seg:"):
+                arr = np.sort(arr, axis=-1)
         elif elt == "i1":
             arr = rng.random(conc) < 0.8
             if conc:

@@ -319,11 +319,13 @@ static std::string bindingText(const llvm::json::Object &m, StringRef ptxSha,
 /// tables "mod<1-2 digits>".
 static const char *const kConstantArgs[] = {
     "mask", "sink", "block_table", "kv_lens", "cu_seqlens_q", "cu_seqlens_k"};
-static bool isConstantArg(StringRef name) {
-  if (llvm::is_contained(kConstantArgs, name))
-    return true;
+/// A score_mod tensor: mod0 .. mod99.
+static bool isModArg(StringRef name) {
   return name.consume_front("mod") && !name.empty() && name.size() <= 2 &&
          llvm::all_of(name, llvm::isDigit);
+}
+static bool isConstantArg(StringRef name) {
+  return llvm::is_contained(kConstantArgs, name) || isModArg(name);
 }
 /// A constant argument's file.
 static bool isConstantFile(StringRef name) {
@@ -416,13 +418,18 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
                     "' is not int64[16] with a tensor and a box");
     } else if (size ? !name->starts_with("size_") || *dtype != "int64" ||
                           !shape->empty()
-               : workspace ? *dtype != (*name == "o_part" || *name == "ml_part"
-                                            ? "float32"
-                                            : "int32")
-                           : !llvm::is_contained(
-                                 {"float16", "bfloat16", "float32", "bool",
-                                  "float8_e4m3fn", "float8_e5m2"},
-                                 *dtype))
+               : workspace
+                   ? *dtype != (*name == "o_part" || *name == "ml_part"
+                                    ? "float32"
+                                    : "int32")
+                   : !llvm::is_contained({"float16", "bfloat16", "float32",
+                                          "bool", "float8_e4m3fn",
+                                          "float8_e5m2"},
+                                         *dtype) &&
+                         // score_mod tensors also hold integers
+                         // (segment ids).
+                         !(isModArg(*name) &&
+                           llvm::is_contained({"int32", "int64"}, *dtype)))
       return fail("argument '" + *name + "' has dtype '" + *dtype + "'");
     for (const llvm::json::Value &d : *shape) {
       int64_t v = d.getAsInteger().value_or(0);
