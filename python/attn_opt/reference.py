@@ -695,6 +695,15 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
             # Runtime per-tensor scales: positive, 0.25 to 2.
             out[spec.name] = cast(0.25 + 1.75 * rand(spec.shape), spec.dtype)
             continue
+        if spec.dtype in ("int32", "int64"):
+            # Integer score_mod tensors are ids (packed documents' segment
+            # ids): see segment_ids; `mask_pattern` "ids" gives them in any
+            # order.
+            ids = segment_ids(spec.shape, seed, sort=mask_pattern != "ids")
+            if is_torch:
+                ids = torch.as_tensor(ids, device=ops.device)
+            out[spec.name] = cast(ids, spec.dtype)
+            continue
         if spec.name != "mask":
             out[spec.name] = cast(randn(spec.shape), spec.dtype)
             continue
@@ -729,6 +738,28 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
                 vals[lowest] = LOWEST[spec.dtype]
             out["mask"] = cast(vals, spec.dtype)
     return out
+
+
+def segment_ids(shape: Sequence[int], seed: int, sort: bool = True) -> Any:
+    """Segment ids (numpy int64) of packed documents along the last axis:
+    per leading index, nondecreasing from 0 over 1 to L / 100 documents of
+    random lengths (some shorter than a tile, some spanning several); with
+    `sort` False, ids in [0, 4) in any order. Arrays of one last length get
+    the same ids per leading index (a program's query and key ids)."""
+    import numpy as np
+    shape = tuple(int(x) for x in shape)
+    L = shape[-1] if shape else 1
+    rows = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
+    out = np.zeros((rows, L), dtype=np.int64)
+    for i in range(rows):
+        rng = np.random.default_rng(seed * 104729 + L * 31 + i)
+        if not sort:
+            out[i] = rng.integers(0, 4, size=L)
+            continue
+        docs = int(rng.integers(1, max(2, L // 100) + 1))
+        cuts = np.sort(rng.integers(1, L, size=docs - 1)) if L > 1 else []
+        out[i] = np.searchsorted(cuts, np.arange(L), side="right")
+    return out.reshape(shape)
 
 
 def random_cu_seqlens(seqs: int, total: int, seed: int) -> Any:

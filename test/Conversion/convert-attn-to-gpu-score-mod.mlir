@@ -657,3 +657,81 @@ func.func @alibi_runtime_dynamic(%q: tensor<?x?x2x4x64xf16>, %k: tensor<?x?x2x64
       } -> tensor<?x?x2x4x64xf16>
   return %r : tensor<?x?x2x4x64xf16>
 }
+
+// -----
+
+// Packed documents: the region keeps s where the query's segment id equals
+// the key's. The producer's threads find each query tile's key range from
+// the ids (per-granule [min, max] of the key ids, the rows' [min, max], warp
+// reductions combined through shared memory) and publish it with the tile;
+// the consumers skip the select on tiles inside one document.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: function = "document_ids"
+// CHECK-SAME: each tile's keys limited to those its segment ids match
+// CHECK-SAME: persistent: 64 blocks
+// CHECK: gpu.launch
+// CHECK: nvvm.redux.sync  min
+// CHECK: nvvm.redux.sync  max
+// CHECK: bar.sync 9, 128;
+// CHECK: nvvm.redux.sync  add
+// CHECK: %[[LO:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : index
+// CHECK: %[[HI:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : index
+// CHECK: %[[IN:.*]] = arith.andi %[[LO]], %[[HI]] : i1
+// CHECK: scf.if %[[IN]] -> (f32
+// CHECK-NOT: memref<1x2048xi32>
+// CHECK: } else {
+// CHECK: memref.load %{{.*}} : memref<1x2048xi32>
+// CHECK: arith.cmpi eq, %{{.*}}, %{{.*}} : i32
+// WHY: remark: GPU kernel: wgmma (sm_90a){{.*}}each tile's keys limited to those its segment ids match
+// The mma.sync kernel applies the select per score over every key.
+// SM80: function = "document_ids"
+// SM80-NOT: segment ids
+// SM80: gpu.launch
+// SM80-NOT: nvvm.redux.sync
+// SM80: arith.cmpi eq, %{{.*}}, %{{.*}} : i32
+func.func @document_ids(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf16>, %v: tensor<1x4x2048x128xf16>, %sq: tensor<1x2048xi32>, %sk: tensor<1x2048xi32>, %o: tensor<1x4x2048x128xf16>) -> tensor<1x4x2048x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>) scale(%s)
+      score_mod_operands(%sq, %sk : tensor<1x2048xi32>, tensor<1x2048xi32>)
+      outs(%o : tensor<1x4x2048x128xf16>) causal indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+        affine_map<(b, h, m, n, d, e) -> (b, m)>, affine_map<(b, h, m, n, d, e) -> (b, n)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index, %qi: i32, %ki: i32):
+        %eq = arith.cmpi eq, %qi, %ki : i32
+        %ninf = arith.constant 0xFF800000 : f32
+        %y = arith.select %eq, %x, %ninf : f32
+        attn.yield %y : f32
+      } -> tensor<1x4x2048x128xf16>
+  return %r : tensor<1x4x2048x128xf16>
+}
+
+// -----
+
+// Look-alike: query ids at most the key's (not their equality) bound no
+// key range per tile: the region per score over every key.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: function = "ids_ordered"
+// CHECK-NOT: segment ids
+// CHECK: gpu.launch
+// CHECK-NOT: nvvm.redux.sync  add
+// CHECK: gpu.terminator
+// WHY: remark: GPU kernel: wgmma (sm_90a)
+// WHY-NOT: segment ids
+// SM80: function = "ids_ordered"
+func.func @ids_ordered(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf16>, %v: tensor<1x4x2048x128xf16>, %sq: tensor<1x2048xi32>, %sk: tensor<1x2048xi32>, %o: tensor<1x4x2048x128xf16>) -> tensor<1x4x2048x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>) scale(%s)
+      score_mod_operands(%sq, %sk : tensor<1x2048xi32>, tensor<1x2048xi32>)
+      outs(%o : tensor<1x4x2048x128xf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+        affine_map<(b, h, m, n, d, e) -> (b, m)>, affine_map<(b, h, m, n, d, e) -> (b, n)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index, %qi: i32, %ki: i32):
+        %le = arith.cmpi sle, %qi, %ki : i32
+        %ninf = arith.constant 0xFF800000 : f32
+        %y = arith.select %le, %x, %ninf : f32
+        attn.yield %y : f32
+      } -> tensor<1x4x2048x128xf16>
+  return %r : tensor<1x4x2048x128xf16>
+}

@@ -435,6 +435,14 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   const bool windowWs =
       op.getWindow() && causal && tmaOk && persistentOk && !maskArg &&
       (ShapedType::isDynamic(N) ? *op.getWindow() >= 2048 : N >= 1024);
+  // Packed documents (a segment-id region, segmentMatch): persistent
+  // warp-specialized blocks at any static N from 1024, whose producer
+  // keeps its granules' id ranges across the tiles of a batch entry and
+  // whose short per-document loops gain most from no per-tile prologue (a
+  // block per query tile rebuilt them per tile: at N = 16384 with
+  // 512-token documents 374 us against 169 at N = 4096, log step 184).
+  const bool segmentWs = segmentMatch(op) && tmaOk && persistentOk &&
+                         !maskArg && !ShapedType::isDynamic(N) && N >= 1024;
   // Persistent blocks past N = 8192 without a mask tensor: taken where
   // measured faster (log steps 160 and 163, below).
   const bool longPersistent = tmaOk && persistentOk && !maskArg &&
@@ -574,13 +582,14 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
                                !ShapedType::isDynamic(N) && N < 1024;
   if (!transposed && opts.warpSpecialize == -1 && defaultShape && widest > 64 &&
       widest <= 128 &&
-      (windowWs || (!op.getWindow() && (longLoop || shortPersistent)))) {
+      (windowWs || segmentWs ||
+       (!op.getWindow() && (longLoop || shortPersistent)))) {
     cfg.warpSpecialized = true;
     // Past N = 8192 too where neither a mask tensor nor a region is read:
     // at N = 16384, D = 96 and 128, 1.00-1.08x a block per query tile, a
     // sink 0.98-1.05x, JAX's finite fill 0.97-1.03x; ALiBi 0.98-1.00x (log
     // step 163; step 60 had measured 0.96-1.00x there before TMA Q/K/V).
-    cfg.wantPersistent = persistentWins || windowWs ||
+    cfg.wantPersistent = persistentWins || windowWs || segmentWs ||
                          (longPersistent && !op.hasScoreMod() && widest >= 96);
     shaped.pipeline = 1;
     shaped.stages = 3;
@@ -1676,6 +1685,15 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                  : opts.tma == 0 ? std::string("tma=0")
                                  : std::string("not warp-specialized"));
     wcfg.trimKeys = keyMaskTrimmable(op, kb.maskValue);
+    // Packed documents (segment ids compared in the region): the producer
+    // finds each query tile's key range from the ids. Keys it leaves out
+    // score the region's fill, which causal/window must share (a finite
+    // one is folded in after the loop, TileKernel::foldHiddenKeys).
+    if (SegmentMatch seg = segmentMatch(op))
+      wcfg.segTrim = wcfg.warpSpecialized && wcfg.tma && !wcfg.trims() &&
+                     !kb.varlenSeqs && !dynDim[r + 1] &&
+                     ((!op.getCausal() && !op.getWindow()) ||
+                      kb.maskValue == static_cast<float>(seg.fill));
     // A bias linear in the key index (ALiBi) by one more k-step of the S
     // product where its panel of key positions fits, not at the cost of a
     // resident block: with its fma per score ALiBi measured 0.87-0.92x the
@@ -1925,6 +1943,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           << (wcfg.maskInRing() ? " (in the K/V stages)" : "");
       if (wcfg.trims())
         d << ", keys past the mask's last kept key skipped";
+      if (wcfg.segTrim)
+        d << ", each tile's keys limited to those its segment ids match";
       if (wcfg.keyPosMma)
         d << ", the key-linear bias on the tensor cores";
       if (wcfg.pipeline)
@@ -2266,7 +2286,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                           : "") +
       (wcfg.persistent() ? " + " + std::to_string(8 * wcfg.persistentSlots())
                          : "") +
-      (wcfg.trims() ? " + 40" : "");
+      (wcfg.trims() ? " + 40" : "") +
+      (wcfg.segTrim ? " + " + std::to_string(8 * WgmmaConfig::kSegSlots) : "");
   const std::string wgmmaSharedRule =
       wcfg.maskRowBytes ? "1024 + ceil((" + wgmmaBuffers + ") / " +
                               std::to_string(wcfg.maskAlign()) + ") * " +

@@ -149,6 +149,8 @@ struct KernelBuilder {
   /// `perRowDim`: a batch dim that varies by row (GQA packing's group),
   /// whose values are left to each score.
   void hoistScoreMod(ArrayRef<Value> batch, int64_t perRowDim = -1);
+  /// Score_mod operand `i` at `loops` (b..., m, n), indices clamped.
+  Value readScoreModOperand(unsigned i, ArrayRef<Value> loops);
   /// hoistScoreMod's perRowDim (-1: none).
   int64_t scoreModPerRowDim = -1;
   /// tanh as `tanh.approx.f32` (one MUFU op, relative error 2^-11, what
@@ -236,6 +238,21 @@ constexpr int64_t kMaxScoreModTable = 1024;
 DenseElementsAttr scoreModTable(AttentionOp op, unsigned i);
 /// Why the GPU kernels cannot take `op`'s score_mod ("" if they can).
 std::string scoreModIneligibility(AttentionOp op);
+/// A score_mod body that keeps a score only where an id read per query row
+/// equals one read per key (packed documents' segment ids: select(x_q ==
+/// x_k, s, fill), possibly among other kept conditions): those operands
+/// (i32, at (b..., m) and (b..., n)) and the fill. A block's rows then
+/// see only keys whose id lies within their ids' [min, max].
+struct SegmentMatch {
+  int rowOperand = -1, keyOperand = -1;
+  bool zeroExtend = false; ///< the ids compare as unsigned (extui)
+  /// The body is that select alone (keeping the score itself): where every
+  /// row and key of a tile has one id, the tile needs no body at all.
+  bool pure = false;
+  double fill = 0;
+  explicit operator bool() const { return rowOperand >= 0; }
+};
+SegmentMatch segmentMatch(AttentionOp op);
 /// The kernels apply a score_mod reading m or n as exact f32 sums of index
 /// terms below this bound (a dynamic m or n: the manifest's index_limit).
 constexpr int64_t kScoreModIndexLimit = int64_t(1) << 20;
@@ -495,8 +512,20 @@ struct WgmmaConfig {
     return warpSpecialized || tma
                ? 8 * (2 * stages + 1) + 8 * persistentSlots() +
                      (trims() ? 40 : 0) +
-                     (transposedV() ? 8 * (stagingBufs + kLandedSlots()) : 0)
+                     (transposedV() ? 8 * (stagingBufs + kLandedSlots()) : 0) +
+                     (segTrim ? 8 * kSegSlots : 0)
                : 0;
+  }
+  /// Segment ids (segmentMatch) with a producer warpgroup and TMA: the
+  /// producer's threads find each tile's key range from the ids and
+  /// publish it with Q (26 8-byte slots after the others: three rounds of
+  /// its warps' reductions, 16 words each, then the range and its
+  /// interior, 4 words).
+  bool segTrim = false;
+  static constexpr int64_t kSegSlots = 26;
+  int64_t segSlot() const {
+    return 2 * stages + 1 + persistentSlots() + (trims() ? 5 : 0) +
+           (transposedV() ? stagingBufs + kLandedSlots() : 0);
   }
   /// A key padding mask (keyMaskTrimmable) with a producer warpgroup: its
   /// threads scan the block's mask row while Q and the first tiles load and
@@ -604,6 +633,12 @@ struct TileKernel {
   Value keyLimit;
   /// keyLimit, or N.
   Value keyEnd() { return keyLimit ? keyLimit : Nv(); }
+  /// Keys left out of the loop by a segment-id range (WgmmaConfig::segTrim)
+  /// score this fill (the region's): foldHiddenKeys counts them.
+  std::optional<float> hiddenFill;
+  /// scoreMod leaves the score_mod region out (a pure segment-id body on a
+  /// tile inside one document).
+  bool skipRegion = false;
   // Varlen (kb.varlenSeqs): a block runs one query tile of one packed
   // sequence; loops[r] and loops[r + 1] are positions within it. Its
   // q/out/lse rows sit at qBase + m and its K/V rows at kBase + n (clamped

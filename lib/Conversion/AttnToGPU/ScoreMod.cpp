@@ -170,6 +170,85 @@ static Value readTable(KernelBuilder &kb, unsigned i, ArrayRef<Value> loops) {
   return vector::ExtractOp::create(b, loc, vec, ArrayRef<OpFoldResult>{lin});
 }
 
+Value KernelBuilder::readScoreModOperand(unsigned i, ArrayRef<Value> loops) {
+  return readTable(*this, i, loops);
+}
+
+SegmentMatch gpu_kernel::segmentMatch(AttentionOp op) {
+  Block *block = op.getScoreModBlock();
+  if (!block)
+    return {};
+  unsigned r = op.getNumBatchDims();
+  // An operand's block argument through sign (or zero) extensions.
+  auto operandOf = [&](Value v, bool &zext) -> int {
+    while (Operation *d = v.getDefiningOp()) {
+      if (isa<arith::ExtUIOp, arith::IndexCastUIOp>(d))
+        zext = true;
+      else if (!isa<arith::ExtSIOp, arith::IndexCastOp>(d))
+        return -1;
+      v = d->getOperand(0);
+    }
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != block || arg.getArgNumber() < r + 3)
+      return -1;
+    int i = arg.getArgNumber() - (r + 3);
+    auto type = cast<ShapedType>(op.getModOperands()[i].getType());
+    return type.getElementType().isInteger(32) ? i : -1;
+  };
+  auto rowOnly = [&](int i, unsigned d) {
+    AffineMap m = op.getModOperandMap(i);
+    return m.isFunctionOfDim(d) && !m.isFunctionOfDim(d == r ? r + 1 : r);
+  };
+  // The yield through selects with one constant side (the fill), each
+  // keeping the score where its condition holds (or fails): the conjuncts
+  // of those conditions.
+  Value y = block->getTerminator()->getOperand(0);
+  std::optional<double> fill;
+  for (int depth = 0; depth < 8; ++depth) {
+    auto sel = y.getDefiningOp<arith::SelectOp>();
+    if (!sel)
+      return {};
+    FloatAttr a, c;
+    bool aConst = matchPattern(sel.getTrueValue(), m_Constant(&a));
+    bool cConst = matchPattern(sel.getFalseValue(), m_Constant(&c));
+    if (aConst == cConst)
+      return {};
+    double f = (aConst ? a : c).getValueAsDouble();
+    if (std::isnan(f) || f > 0 || (fill && *fill != f))
+      return {};
+    fill = f;
+    SmallVector<std::pair<Value, bool>> work = {{sel.getCondition(), cConst}};
+    while (!work.empty()) {
+      auto [cond, keepTrue] = work.pop_back_val();
+      Operation *d = cond.getDefiningOp();
+      if (d && ((keepTrue && isa<arith::AndIOp>(d)) ||
+                (!keepTrue && isa<arith::OrIOp>(d)))) {
+        work.push_back({d->getOperand(0), keepTrue});
+        work.push_back({d->getOperand(1), keepTrue});
+        continue;
+      }
+      auto cmp = dyn_cast_or_null<arith::CmpIOp>(d);
+      if (!cmp || cmp.getPredicate() != (keepTrue ? arith::CmpIPredicate::eq
+                                                  : arith::CmpIPredicate::ne))
+        continue;
+      bool zu = false, zv = false;
+      int u = operandOf(cmp.getLhs(), zu), v = operandOf(cmp.getRhs(), zv);
+      if (u < 0 || v < 0 || zu != zv)
+        continue;
+      if (rowOnly(v, r) && rowOnly(u, r + 1))
+        std::swap(u, v);
+      if (rowOnly(u, r) && rowOnly(v, r + 1)) {
+        Value kept = aConst ? sel.getFalseValue() : sel.getTrueValue();
+        bool pure = depth == 0 && sel.getCondition() == cmp.getResult() &&
+                    kept == block->getArgument(0);
+        return {u, v, zu, pure, f};
+      }
+    }
+    y = aConst ? sel.getFalseValue() : sel.getTrueValue();
+  }
+  return {};
+}
+
 /// Clones (or lowers) body op `o` with its operands from `map`.
 static void emitBodyOp(KernelBuilder &kb, Operation &o, IRMapping &map) {
   SmallVector<Value> in;

@@ -747,7 +747,7 @@ Value TileKernel::scoreMod(Value x, Value col, Value row, bool boundary,
   Location loc = kb.loc;
   auto fill = [&] { return kb.cF32(kb.maskValue); };
   Value query = queryOf(row);
-  if (kb.op.hasScoreMod()) {
+  if (kb.op.hasScoreMod() && !skipRegion) {
     SmallVector<Value> at(loops.begin(), loops.begin() + r);
     // GQA packing: the row's group member (values of it are per row).
     if (packDim >= 0)
@@ -855,7 +855,8 @@ void TileKernel::foldHiddenKeys(Value lb, Value ub, int64_t tile,
                                 MutableArrayRef<Value> m, MutableArrayRef<Value> l,
                                 MutableArrayRef<SmallVector<Value>> o,
                                 int64_t E) {
-  if (std::isinf(kb.maskValue) || (!causal && !window))
+  float fillValue = hiddenFill ? *hiddenFill : kb.maskValue;
+  if (std::isinf(fillValue) || (!causal && !window && !hiddenFill))
     return;
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
@@ -869,7 +870,7 @@ void TileKernel::foldHiddenKeys(Value lb, Value ub, int64_t tile,
   Value count = add(lb, arith::SubIOp::create(b, loc, Nv(), end));
   Value countF = arith::UIToFPOp::create(
       b, loc, f32, arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
-  Value fill = kb.cF32(kb.maskValue);
+  Value fill = kb.cF32(fillValue);
   Value log2e = kb.cF32(1.4426950408889634f);
   Value zero = kb.cF32(0.0f);
   auto expDiff = [&](Value x, Value ref) {
@@ -970,6 +971,19 @@ bool TileKernel::naturalScores(KernelBuilder &kb, MemArgFn memArg) {
 bool TileKernel::fmaExponent() const {
   if (!natural || !std::isinf(kb.maskValue))
     return false;
+  // A body that yields a huge finite score (JAX's -0.7 FLT_MAX fill in a
+  // region's select) would reach -inf once times log2 e, and a row whose
+  // scores are all that fill would take -inf - -inf: (s - m) log2 e there.
+  if (Block *body = kb.op.getScoreModBlock()) {
+    bool huge = false;
+    body->walk([&](arith::ConstantOp c) {
+      if (auto f = dyn_cast<FloatAttr>(c.getValue()))
+        huge |= std::isfinite(f.getValueAsDouble()) &&
+                std::abs(f.getValueAsDouble()) > 1e37;
+    });
+    if (huge)
+      return false;
+  }
   Value mask = memArg("mask");
   if (!mask)
     return true;

@@ -374,6 +374,12 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // TF32 (cfg.tf32): k8 wgmma on f32 operands (the tensor cores read
   // their top 19 bits), B K-major as FP8's.
   const bool fp8 = cfg.fp8, tf32 = cfg.tf32, vT = cfg.transposedV();
+  MLIRContext *ctx = b.getContext();
+  // Packed documents: the key operand's ids bound each tile's keys; the
+  // keys left out score the region's fill.
+  const SegmentMatch seg = cfg.segTrim ? segmentMatch(op) : SegmentMatch();
+  if (cfg.segTrim)
+    tk.hiddenFill = static_cast<float>(seg.fill);
   std::string ty = fp8    ? (isa<Float8E4M3FNType>(elt) ? "e4m3" : "e5m2")
                    : tf32 ? "tf32"
                    : elt.isF16() ? "f16"
@@ -908,6 +914,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
 
   // Named values, not structured bindings: lambdas capture them (C++20).
   Value lb, ub;
+  // Segment ids: the keys [segInnerLo, segInnerHi) where the tile's rows and
+  // keys all have one id (cfg.segTrim, as the producer published them).
+  Value segInnerLo, segInnerHi;
   auto enterKeys = [&]() {
     std::pair<Value, Value> range = tk.keyRange(blockRow, BM);
     lb = range.first;
@@ -1348,7 +1357,28 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         kb.keyLinearSign = Value();
       }
     };
-    if (!keyAbs) {
+    if (cfg.segTrim && seg.pure) {
+      // A pure segment-id body is the identity on a tile inside one
+      // document: only the others apply it.
+      auto sge = [&](Value x, Value y) {
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, x, y);
+      };
+      Value inside = arith::AndIOp::create(b, loc, sge(n0, segInnerLo),
+                                           sge(segInnerHi, tk.add(n0, BN)));
+      auto ifOp = scf::IfOp::create(b, loc, SmallVector<Type>(sRegs, f32),
+                                    inside, /*withElse=*/true);
+      for (int branch = 0; branch < 2; ++branch) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(branch == 0 ? &ifOp.getThenRegion().front()
+                                               : &ifOp.getElseRegion().front());
+        SmallVector<Value> sb(s);
+        tk.skipRegion = branch == 0;
+        takeApart(sb, nullptr);
+        tk.skipRegion = false;
+        scf::YieldOp::create(b, loc, sb);
+      }
+      s.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+    } else if (!keyAbs) {
       takeApart(s, nullptr);
     } else {
       TileSigns ts = tileSigns(n0);
@@ -2007,7 +2037,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // Q full: the producer's 128 cp.async arrivals (and, persistent, thread
   // 0's after it wrote the tile number), or with TMA thread 0's
   // expect-tx arrival alone.
-  bars.qCount = (cfg.tmaQ ? 1 : persistent ? 129 : 128) + (cfg.trims() ? 1 : 0);
+  bars.qCount = (cfg.tmaQ     ? 1
+                 : persistent ? 129
+                              : 128) +
+                (cfg.trims() ? 1 : 0) + (cfg.segTrim && !persistent ? 1 : 0);
   // FP8: a stage is full after K's bytes (thread 0's expect-tx) and the
   // producer's 128 arrivals once V^T is written.
   if (vT)
@@ -2135,6 +2168,214 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&one.getThenRegion().front());
       fn();
+    };
+    // Segment ids (cfg.segTrim): producer thread p holds the [min, max] of
+    // the key ids in granule p, keys [p G, (p + 1) G) of the 128 granules
+    // over N (segTable, rebuilt when the ids' batch entry changes); a
+    // tile's key range is from the first granule that its rows' [min, max]
+    // of ids meets to the last (segRange): keys outside match no row.
+    const int64_t segG =
+        cfg.segTrim ? llvm::alignTo(llvm::divideCeil(N, 128), 16) : 0;
+    auto segRead = [&](int operand, unsigned dim, Value at) {
+      SmallVector<Value> loops(tk.loops.begin(), tk.loops.begin() + r + 2);
+      loops[r] = loops[r + 1] = c0;
+      loops[dim] = at;
+      return kb.readScoreModOperand(operand, loops);
+    };
+    auto segMin = [&](Value x, Value y) -> Value {
+      if (seg.zeroExtend)
+        return arith::MinUIOp::create(b, loc, x, y);
+      return arith::MinSIOp::create(b, loc, x, y);
+    };
+    auto segMax = [&](Value x, Value y) -> Value {
+      if (seg.zeroExtend)
+        return arith::MaxUIOp::create(b, loc, x, y);
+      return arith::MaxSIOp::create(b, loc, x, y);
+    };
+    auto segLe = [&](Value x, Value y) -> Value {
+      return arith::CmpIOp::create(b, loc,
+                                   seg.zeroExtend ? arith::CmpIPredicate::ule
+                                                  : arith::CmpIPredicate::sle,
+                                   x, y);
+    };
+    auto segTable = [&]() -> std::pair<Value, Value> {
+      Value start = tk.mul(tk.tid, segG);
+      Value lo0 = em.i32(seg.zeroExtend ? -1 : INT32_MAX);
+      Value hi0 = em.i32(seg.zeroExtend ? 0 : INT32_MIN);
+      auto scan = scf::ForOp::create(
+          b, loc, c0, tk.idx(segG), tk.idx(4), ValueRange{lo0, hi0},
+          [&](OpBuilder &, Location, Value k, ValueRange st) {
+            Value lo = st[0], hi = st[1];
+            for (int64_t u = 0; u < 4; ++u) {
+              // Past N: key N - 1 again (a granule past the keys then
+              // meets a tile only where the last one does).
+              Value id = segRead(seg.keyOperand, r + 1,
+                                 tk.clamp(tk.add(tk.add(start, k), u), N));
+              lo = segMin(lo, id);
+              hi = segMax(hi, id);
+            }
+            scf::YieldOp::create(b, loc, ValueRange{lo, hi});
+          });
+      return {scan.getResult(0), scan.getResult(1)};
+    };
+    // The batch entry the key ids are read at (their map's batch dims).
+    auto segKey = [&]() {
+      AffineMap map = op.getModOperandMap(seg.keyOperand);
+      Value key = c0;
+      for (unsigned d = 0; d < r; ++d)
+        if (map.isFunctionOfDim(d))
+          key = tk.add(tk.mul(key, sizes[d]), tk.loops[d]);
+      return key;
+    };
+    auto segWord = [&](int64_t word) {
+      return arith::AddIOp::create(b, loc, bars.addr(tk.idx(cfg.segSlot())),
+                                   em.i32(4 * word))
+          .getResult();
+    };
+    // Up to four warp reductions of the producer's threads, combined
+    // across its four warps through shared words [16 round, 16 round + 16)
+    // (each round its own words: a warp may still read one round's while
+    // another writes the next's, past the barrier between them).
+    using RK = NVVM::ReduxKind;
+    auto segReduce = [&](ArrayRef<std::pair<Value, RK>> vals,
+                         int64_t round) -> SmallVector<Value> {
+      SmallVector<Value> red;
+      for (auto [v, k] : vals)
+        red.push_back(NVVM::ReduxOp::create(
+            b, loc, i32, v, NVVM::ReduxKindAttr::get(ctx, k), em.i32(-1)));
+      while (red.size() < 4)
+        red.push_back(em.i32(0));
+      Value w = tk.divu(tk.tid, 32);
+      Value slot = arith::AddIOp::create(
+          b, loc, segWord(16 * round),
+          arith::IndexCastOp::create(b, loc, i32, tk.mul(w, 16)));
+      auto lane0 = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                tk.remu(tk.tid, 32), c0),
+          /*withElse=*/false);
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(&lane0.getThenRegion().front());
+        // 8-byte stores: the slots are 8-byte aligned.
+        for (int64_t k = 0; k < 4; k += 2)
+          em.asmCall("st.shared.v2.u32 [$0], {$1, $2};",
+                     {arith::AddIOp::create(b, loc, slot, em.i32(4 * k)),
+                      red[k], red[k + 1]},
+                     "r,r,r", {}, "", 0);
+      }
+      em.asmCall("bar.sync 9, 128;", {}, "", {}, "", 0);
+      auto combine = [&](Value a, Value c, RK k) -> Value {
+        switch (k) {
+        case RK::MIN:
+          return arith::MinSIOp::create(b, loc, a, c);
+        case RK::MAX:
+          return arith::MaxSIOp::create(b, loc, a, c);
+        case RK::UMIN:
+          return arith::MinUIOp::create(b, loc, a, c);
+        case RK::UMAX:
+          return arith::MaxUIOp::create(b, loc, a, c);
+        default:
+          return arith::AddIOp::create(b, loc, a, c);
+        }
+      };
+      SmallVector<Value> out(vals.size());
+      for (int64_t i = 0; i < 4; ++i)
+        for (auto [j, vk] : llvm::enumerate(vals)) {
+          Value x = em.asmI32("ld.shared.u32 $0, [$1];",
+                              {segWord(16 * round + 4 * i + j)}, "r");
+          out[j] = i ? combine(out[j], x, vk.second) : x;
+        }
+      return out;
+    };
+    // [lb, ub) cut to the granules the tile's ids meet, and where every
+    // row and key of a granule has the one id ("interior": the consumers
+    // skip a pure region's select on tiles within them); every producer
+    // thread takes part (three named barriers).
+    struct SegRange {
+      Value lb, ub, innerLo, innerHi;
+    };
+    auto segRange = [&](Value lb, Value ub, Value lo, Value hi) -> SegRange {
+      Value qlo = em.i32(seg.zeroExtend ? -1 : INT32_MAX);
+      Value qhi = em.i32(seg.zeroExtend ? 0 : INT32_MIN);
+      for (int64_t i = 0; i < BM; i += 128) {
+        Value id = segRead(seg.rowOperand, r,
+                           tk.clamp(tk.add(blockRow, tk.add(tk.tid, i)), M));
+        qlo = segMin(qlo, id);
+        qhi = segMax(qhi, id);
+      }
+      SmallVector<Value> q =
+          segReduce({{qlo, seg.zeroExtend ? RK::UMIN : RK::MIN},
+                     {qhi, seg.zeroExtend ? RK::UMAX : RK::MAX}},
+                    0);
+      qlo = q[0];
+      qhi = q[1];
+      auto eq = [&](Value x, Value y) {
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+      };
+      auto sel = [&](Value c, Value x, int64_t y) {
+        return arith::SelectOp::create(b, loc, c, x, em.i32(y)).getResult();
+      };
+      Value meets =
+          arith::AndIOp::create(b, loc, segLe(lo, qhi), segLe(qlo, hi));
+      Value inner = arith::AndIOp::create(
+          b, loc, arith::AndIOp::create(b, loc, eq(qlo, qhi), eq(lo, hi)),
+          eq(lo, qlo));
+      Value p = arith::IndexCastOp::create(b, loc, i32, tk.tid);
+      SmallVector<Value> g = segReduce({{sel(meets, p, 128), RK::MIN},
+                                        {sel(meets, p, -1), RK::MAX},
+                                        {sel(inner, p, 128), RK::MIN},
+                                        {sel(inner, p, -1), RK::MAX}},
+                                       1);
+      Value count = segReduce(
+          {{arith::ExtUIOp::create(b, loc, i32, inner), RK::ADD}}, 2)[0];
+      auto toIdx = [&](Value v) {
+        return arith::IndexCastOp::create(b, loc, b.getIndexType(), v)
+            .getResult();
+      };
+      // No granule met: the range's first key alone, so that a row's
+      // state is that of a loop that saw keys (all scoring the fill); the
+      // others are folded in after it (foldHiddenKeys) or, under -inf,
+      // leave the row empty as before.
+      Value none =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, g[0], g[1]);
+      Value nlb = arith::MinSIOp::create(
+          b, loc, arith::MaxSIOp::create(b, loc, lb, tk.mul(toIdx(g[0]), segG)),
+          ub);
+      Value nub = arith::MaxSIOp::create(
+          b, loc,
+          arith::MinSIOp::create(b, loc, ub,
+                                 tk.mul(tk.add(toIdx(g[1]), 1), segG)),
+          nlb);
+      nlb = arith::SelectOp::create(b, loc, none, lb, nlb);
+      nub = arith::SelectOp::create(
+          b, loc, none, arith::MinSIOp::create(b, loc, ub, tk.add(lb, 1)), nub);
+      // Interior granules in one run (as sorted ids give): [innerLo,
+      // innerHi); else none.
+      Value run = arith::AndIOp::create(
+          b, loc,
+          eq(count,
+             arith::AddIOp::create(
+                 b, loc, arith::SubIOp::create(b, loc, g[3], g[2]), em.i32(1))),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, count,
+                                em.i32(0)));
+      Value innerLo =
+          arith::SelectOp::create(b, loc, run, tk.mul(toIdx(g[2]), segG), c0);
+      Value innerHi = arith::SelectOp::create(
+          b, loc, run,
+          arith::MinSIOp::create(b, loc, tk.idx(N),
+                                 tk.mul(tk.add(toIdx(g[3]), 1), segG)),
+          c0);
+      if (!seg.pure)
+        innerLo = innerHi = c0;
+      return {nlb, nub, innerLo, innerHi};
+    };
+    auto segPublish = [&](const SegRange &sr) {
+      em.asmCall("st.shared.v2.u32 [$0], {$1, $2};",
+                 {segWord(48), toI32(sr.lb), toI32(sr.ub)}, "r,r,r", {}, "", 0);
+      em.asmCall("st.shared.v2.u32 [$0], {$1, $2};",
+                 {segWord(50), toI32(sr.innerLo), toI32(sr.innerHi)}, "r,r,r",
+                 {}, "", 0);
     };
     // The tensor maps (`maps`), and (`rows`) the tile's first key row
     // (clamped to the keys) into L2 through K and V: they stay kernel
@@ -2460,8 +2701,20 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           ifFirst([&] { prefetch(/*maps=*/true, /*rows=*/true); });
       };
       if (!cfg.trims()) {
+        Value from = lb, to = ub;
+        if (cfg.segTrim) {
+          auto [lo, hi] = segTable();
+          SegRange sr = segRange(lb, ub, lo, hi);
+          from = sr.lb;
+          to = sr.ub;
+          // Published with one more arrival on Q's full barrier.
+          ifFirst([&] {
+            segPublish(sr);
+            bars.arrive(bars.q());
+          });
+        }
         issueQ();
-        streamLastV(streamKV(c0, lb, ub), ub);
+        streamLastV(streamKV(c0, from, to), to);
       } else {
         // Key padding: the warps find the last key the block's mask row
         // keeps (their loads issued first, so that they do not queue
@@ -2508,11 +2761,14 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       // barrier (release; with TMA expecting Q's bytes, whose copies it
       // then issues); without TMA the warpgroup's cp.async arrivals follow
       // (after Q's copies, or none past the last tile).
+      SegRange segNow; // the tile's range (segment ids), published with it
       auto publish = [&](Value tile, Value j, bool withQ) {
         bars.wait(bars.qEmpty(),
                   arith::XOrIOp::create(b, loc, tk.remu(j, 2), tk.idx(1)));
         ifFirst([&] {
           storeShared(tileSlot, tile);
+          if (withQ && cfg.segTrim)
+            segPublish(segNow);
           // Varlen: where the tile sits in its sequence (setVarlen's).
           if (withQ && seqSlot) {
             Value v[5] = {blockRow, tk.qBase, tk.kBase, tk.rowLimit,
@@ -2529,20 +2785,25 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       if (cfg.tma)
         ifFirst([&] { prefetch(/*maps=*/true, /*rows=*/false); });
       Value cTiles = tilesV;
+      // (tile, t, j), and with segment ids (ids' batch entry, granule
+      // min, max) as last built.
       SmallVector<Type> types(3, b.getIndexType());
-      auto loop = scf::WhileOp::create(
-          b, loc, types,
-          ValueRange{launch.getBlockIds().x, c0, c0});
+      SmallVector<Value> inits = {launch.getBlockIds().x, c0, c0};
+      if (cfg.segTrim) {
+        types.append({b.getIndexType(), i32, i32});
+        inits.append({tk.idx(-1), em.i32(0), em.i32(0)});
+      }
+      auto loop = scf::WhileOp::create(b, loc, types, inits);
       {
         OpBuilder::InsertionGuard guard(b);
         Block *before = b.createBlock(&loop.getBefore(), {}, types,
-                                      SmallVector<Location>(3, loc));
+                                      SmallVector<Location>(types.size(), loc));
         b.setInsertionPointToStart(before);
         Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                            before->getArgument(0), cTiles);
         scf::ConditionOp::create(b, loc, more, before->getArguments());
         Block *after = b.createBlock(&loop.getAfter(), {}, types,
-                                     SmallVector<Location>(3, loc));
+                                     SmallVector<Location>(types.size(), loc));
         b.setInsertionPointToStart(after);
         Value tile = after->getArgument(0), t = after->getArgument(1),
               j = after->getArgument(2);
@@ -2550,6 +2811,29 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         enterRows(x);
         tk.setBatch(y);
         enterKeys();
+        SmallVector<Value> segState;
+        if (cfg.segTrim) {
+          Value key = segKey();
+          auto table = scf::IfOp::create(
+              b, loc, TypeRange{i32, i32},
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, key,
+                                    after->getArgument(3)),
+              /*withElse=*/true);
+          {
+            OpBuilder::InsertionGuard g2(b);
+            b.setInsertionPointToStart(&table.getThenRegion().front());
+            auto [lo, hi] = segTable();
+            scf::YieldOp::create(b, loc, ValueRange{lo, hi});
+            b.setInsertionPointToStart(&table.getElseRegion().front());
+            scf::YieldOp::create(
+                b, loc,
+                ValueRange{after->getArgument(4), after->getArgument(5)});
+          }
+          segState = {key, table.getResult(0), table.getResult(1)};
+          segNow = segRange(lb, ub, table.getResult(0), table.getResult(1));
+          lb = segNow.lb;
+          ub = segNow.ub;
+        }
         // The first K/V tile before Q: its stage frees while the consumers
         // still run the previous tile; Q's buffer only after its last S.
         Value second = arith::MinUIOp::create(b, loc, tk.add(lb, BN), ub);
@@ -2612,7 +2896,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         });
         em.asmCall("bar.sync 8, 128;", {}, "", {}, "", 0);
         Value next = loadShared(bcast);
-        scf::YieldOp::create(b, loc, ValueRange{next, tNext, tk.add(j, 1)});
+        SmallVector<Value> carried = {next, tNext, tk.add(j, 1)};
+        llvm::append_range(carried, segState);
+        scf::YieldOp::create(b, loc, carried);
       }
       // Past the last tile: the consumers stop at its number.
       publish(loop.getResult(0), loop.getResult(2), /*withQ=*/false);
@@ -2660,6 +2946,18 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       em.through("fence.proxy.async.shared::cta;", {});
       syncWarpGroup();
     };
+    // Segment ids: the key range the producer published with the tile.
+    auto loadSegRange = [&]() {
+      Value at = arith::AddIOp::create(b, loc, bars.addr(tk.idx(cfg.segSlot())),
+                                       em.i32(4 * 48));
+      auto word = [&](int64_t k) {
+        return loadShared(arith::AddIOp::create(b, loc, at, em.i32(4 * k)));
+      };
+      lb = word(0);
+      ub = word(1);
+      segInnerLo = word(2);
+      segInnerHi = word(3);
+    };
     if (!persistent) {
       bars.wait(bars.q(), c0);
       em.through("fence.proxy.async.shared::cta;", {});
@@ -2667,6 +2965,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       // The loop's end the producer published with Q.
       if (cfg.trims())
         ub = loadShared(bars.addr(tk.idx(2 * S + 5)));
+      if (cfg.segTrim)
+        loadSegRange();
     }
     acquire = [&](Value t) {
       bars.wait(bars.full(tk.remu(t, S)), tk.remu(tk.divu(t, S), 2));
@@ -2749,6 +3049,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       kb.hoistScoreMod(ArrayRef<Value>(tk.loops).take_front(r));
       enterKeyPos();
       enterKeys();
+      if (cfg.segTrim)
+        loadSegRange();
       enterState();
       Value next;
       runTile(after->getArgument(1), &next);

@@ -32,7 +32,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-MLIR_DT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "bool": "i1",
+MLIR_DT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "bool": "i1", "int32": "i32",
            "float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2"}
 
 
@@ -1777,6 +1777,63 @@ CASES.update({
     "f32_runtime_scale_ieee": Case("float32", **bhsd(1, 2, 130, 70, 32),
                                    runtime_scales=True, flags=["--f32-precision=ieee"]),
 })
+
+# Packed documents: the region keeps s where the query's segment id equals
+# the key's (mod0 over (b, m), mod1 over (b, n), int32); the
+# warp-specialized kernel limits each query tile's keys to the granules its
+# ids meet (WgmmaConfig::segTrim). make_inputs gives sorted ids of 1 to
+# L / 100 documents (equal for equal lengths; mask_pattern "ids": ids in
+# [0, 4) in any order).
+def doc_mask(fill: str = "0xFF800000") -> str:
+    return f"""score_mod {{
+      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index, %qi: i32, %ki: i32):
+        %eq = arith.cmpi eq, %qi, %ki : i32
+        %f = arith.constant {fill} : f32
+        %y = arith.select %eq, %x, %f : f32
+        attn.yield %y : f32
+      }}"""
+
+
+DOC_IDS = [(["b", "m"], "int32"), (["b", "n"], "int32")]
+CASES.update({
+    # Persistent blocks (N <= 8192), causal and not, ragged.
+    "doc_f16_n2000": Case("float16", **bhsd(2, 4, 2000, 2000, 128), mods=DOC_IDS,
+                          score_mod=doc_mask()),
+    "doc_causal_bf16_n3000": Case("bfloat16", **bhsd(1, 4, 3000, 3000, 128),
+                                  causal=True, mods=DOC_IDS, score_mod=doc_mask()),
+    "doc_lse_f16_n1500": Case("float16", **bhsd(2, 2, 1500, 1500, 128), lse=True,
+                              mods=DOC_IDS, score_mod=doc_mask()),
+    # Past N = 8192 (persistent since log step 184), and a block per query
+    # tile (the producer's granules built per block).
+    "doc_f16_n9000": Case("float16", **bhsd(1, 2, 9000, 9000, 128), mods=DOC_IDS,
+                          score_mod=doc_mask()),
+    "doc_tile_bf16_n2000": Case("bfloat16", **bhsd(4, 2, 2000, 2000, 128),
+                                causal=True, mods=DOC_IDS, score_mod=doc_mask(),
+                                flags=["--persistent=0"]),
+    # Ids in any order: ranges as wide as the ids' spread.
+    "doc_unsorted_f16_n1500": Case("float16", **bhsd(2, 2, 1500, 1500, 128),
+                                   mods=DOC_IDS, score_mod=doc_mask(),
+                                   mask_pattern="ids"),
+    # JAX's finite fill with query and key ids of different lengths: rows
+    # whose document has no key average V over every key (the keys left
+    # out of the loop folded in after it), causal sharing the fill.
+    "doc_jaxfill_bf16_m1500_n2600": Case("bfloat16", **bhsd(1, 4, 1500, 2600, 128),
+                                         mods=DOC_IDS,
+                                         score_mod=doc_mask("-2.38197633E+38")),
+    "doc_jaxfill_causal_f16_n2000": Case("float16", **bhsd(1, 4, 2000, 2000, 128),
+                                         causal=True, mask_value=-2.38197633e38,
+                                         mods=DOC_IDS,
+                                         score_mod=doc_mask("-2.38197633E+38")),
+    # Kernels without the range (the region per score): D = 64 (two
+    # blocks), mma.sync, f32 (3xTF32).
+    "doc_f16_d64_n2000": Case("float16", **bhsd(2, 2, 2000, 2000, 64), mods=DOC_IDS,
+                              score_mod=doc_mask()),
+    "doc_mma_bf16_n1200": Case("bfloat16", **bhsd(1, 2, 1200, 1200, 128), mods=DOC_IDS,
+                               score_mod=doc_mask(), flags=["--wgmma=0"]),
+    "doc_f32_n700": Case("float32", **bhsd(1, 2, 700, 700, 64), mods=DOC_IDS,
+                         score_mod=doc_mask()),
+})
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
