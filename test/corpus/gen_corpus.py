@@ -154,6 +154,37 @@ def nn_dpa_seqlens_f32(q, k, v, q_len, kv_len):
                                         implementation='xla')
 
 
+def segment_ids_f32(q, k, v, seg_q, seg_kv):
+    # Packed documents as MaxText / Flax write them: a query sees the keys
+    # of its own segment (flax's make_attention_mask(seg_q, seg_kv,
+    # jnp.equal)), masked scores set to finfo(f32).min.
+    s = jnp.einsum('bqhd,bkhd->bhqk', q, k) / math.sqrt(q.shape[-1])
+    mask = seg_q[:, :, None] == seg_kv[:, None, :]
+    s = jnp.where(mask[:, None], s, jnp.finfo(s.dtype).min)
+    p = jax.nn.softmax(s, axis=-1)
+    return jnp.einsum('bhqk,bkhd->bqhd', p, v)
+
+
+def segment_causal_f32(q, k, v, seg):
+    # Packed causal training (MaxText): one id vector for queries and keys,
+    # the document mask anded with the causal one, filled with
+    # DEFAULT_MASK_VALUE = -0.7 * finfo(f32).max.
+    s = jnp.einsum('bqhd,bkhd->bhqk', q, k) / math.sqrt(q.shape[-1])
+    n = q.shape[1]
+    causal = jnp.tril(jnp.ones((n, n), dtype=jnp.bool_))
+    mask = jnp.logical_and(seg[:, :, None] == seg[:, None, :], causal[None])
+    s = jnp.where(mask[:, None], s, -0.7 * float(jnp.finfo(jnp.float32).max))
+    p = jax.nn.softmax(s, axis=-1)
+    return jnp.einsum('bhqk,bkhd->bqhd', p, v)
+
+
+def nn_dpa_segment_f32(q, k, v, seg):
+    # jax.nn.dot_product_attention with the document mask as its `mask`
+    # argument ([B, 1, S, S], as flax's make_attention_mask builds it).
+    mask = seg[:, None, :, None] == seg[:, None, None, :]
+    return jax.nn.dot_product_attention(q, k, v, mask=mask, implementation='xla')
+
+
 B = 2
 # name, function, argument specs, extra EXEC options (beyond `nofuse`, which
 # follows from EXPECTED). Shapes are kept small so that the whole corpus runs
@@ -181,6 +212,14 @@ VARIANTS = [
     ("nn_dpa_seqlens_f32", nn_dpa_seqlens_f32,
      [spec((B, 33, 8, 16)), spec((B, 40, 2, 16)), spec((B, 40, 2, 16)),
       spec((B,), jnp.int32), spec((B,), jnp.int32)], "arg3=lens:33 arg4=lens:40"),
+    ("segment_ids_f32", segment_ids_f32,
+     [spec((B, 48, 4, 16))] * 3 + [spec((B, 48), jnp.int32)] * 2,
+     "arg3=seg:3 arg4=seg:3"),
+    ("segment_causal_f32", segment_causal_f32,
+     [spec((B, 48, 4, 16))] * 3 + [spec((B, 48), jnp.int32)], "arg3=seg:4"),
+    ("nn_dpa_segment_f32", nn_dpa_segment_f32,
+     [spec((B, 40, 8, 16)), spec((B, 40, 2, 16)), spec((B, 40, 2, 16)),
+      spec((B, 40), jnp.int32)], "arg3=seg:3"),
 ]
 
 # Expected `attn-opt --attn-fuse --attn-explain` remark per generated file
@@ -220,6 +259,14 @@ EXPECTED = {
     "jax_nn_dpa_seqlens_f32": _FUSED + "scale=0.25, mask=boolean over (b1,m,n), causal=no, batch dims=3, dtype f32 -> f32",
     "jax_nn_dpa_seqlens_f32_raised": _FUSED + "scale=0.25, mask=boolean over (b1,m,n), causal=no, batch dims=3, dtype f32 -> f32",
     "jax_nn_dpa_window_f32_raised": _FUSED + "scale=0.25, mask=none, causal=yes, window=8, batch dims=3, dtype f32 -> f32",
+    # Segment ids (packed documents): the id comparison is a select in the
+    # score_mod region over the two id vectors; causal stays an attribute.
+    "jax_segment_ids_f32": _FUSED + "scale=0.25, mask=none, score_mod=select(cmpi(x1, x0), s, -3.40282e+38), causal=no, batch dims=2, dtype f32 -> f32",
+    "jax_segment_ids_f32_raised": _FUSED + "scale=0.25, mask=none, score_mod=select(cmpi(x1, x0), s, -3.40282e+38), causal=no, batch dims=2, dtype f32 -> f32",
+    "jax_segment_causal_f32": _FUSED + "scale=0.25, mask=none, score_mod=select(cmpi(x1, x0), s, -2.38198e+38), causal=yes, batch dims=2, dtype f32 -> f32",
+    "jax_segment_causal_f32_raised": _FUSED + "scale=0.25, mask=none, score_mod=select(cmpi(x1, x0), s, -2.38198e+38), causal=yes, batch dims=2, dtype f32 -> f32",
+    "jax_nn_dpa_segment_f32": _FUSED + "scale=0.25, mask=none, score_mod=select(cmpi(x1, x0), s, -2.38198e+38), causal=no, batch dims=3, dtype f32 -> f32",
+    "jax_nn_dpa_segment_f32_raised": _FUSED + "scale=0.25, mask=none, score_mod=select(cmpi(x1, x0), s, -2.38198e+38), causal=no, batch dims=3, dtype f32 -> f32",
 }
 
 

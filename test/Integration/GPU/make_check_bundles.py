@@ -1824,6 +1824,13 @@ CASES.update({
                                          causal=True, mask_value=-2.38197633e38,
                                          mods=DOC_IDS,
                                          score_mod=doc_mask("-2.38197633E+38")),
+    # The range on the FP8 and TF32 warp-specialized kernels (V^T by the
+    # producer).
+    "doc_fp8_causal_n2000": Case("float8_e4m3fn", **bhsd(1, 4, 2000, 2000, 128),
+                                 out_dtype="float16", causal=True, mods=DOC_IDS,
+                                 score_mod=doc_mask()),
+    "doc_tf32_n1500": Case("float32", **bhsd(2, 2, 1500, 1500, 128), mods=DOC_IDS,
+                           score_mod=doc_mask(), flags=["--f32-precision=tf32"]),
     # Kernels without the range (the region per score): D = 64 (two
     # blocks), mma.sync, f32 (3xTF32).
     "doc_f16_d64_n2000": Case("float16", **bhsd(2, 2, 2000, 2000, 64), mods=DOC_IDS,
