@@ -34,6 +34,8 @@ equal tables, decode with more than one query token under causal).
 FlashAttention's sliding window: query m sees keys m - left <= n, and
 right is -1 (every later key) or 0 (causal); dense aligns it top-left as
 its causal rule, decode at the cache's end (not with kv_lens).
+`document_attention` (packed documents: segment ids per query and key,
+int32 [B, M] / [B, N]) compiles one bundle per shape for every packing.
 `dense_attention`'s causal
 rule is top-left (SDPA's `is_causal`: query m sees keys n <= m); the
 varlen and decode calls also take bottom-right.
@@ -294,6 +296,41 @@ def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
     return f"""func.func @dense(%q: {tqt}, %k: {tkt}, %v: {tkt}{params}, %o: {tot}) -> ({res}) {{
 {defs}  {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale({s_name}){vs}{mods}
       outs(%o : {tot}) {"causal " if causal else ""}{f"window = {window} " if window else ""}indexing_maps = [{maps}] -> {res}
+  return {ret} : {res}
+}}
+"""
+
+
+def document_program(b: int, m: int, n: int, hq: int, hkv: int, d: int,
+                     dtype: str = "float16", causal: bool = False,
+                     scale: Optional[float] = None, lse: bool = False) -> str:
+    """Packed documents as MLIR, static shapes: q [b, m, hq, d] (viewed
+    [b, m, hkv, g, d]), k/v [b, n, hkv, d], and the int32 segment ids
+    %sq [b, m] and %sk [b, n] as the attention's score_mod operands; the
+    region keeps the scaled score where the query's id equals the key's
+    (FlexAttention's document mask, what the recognizer makes of JAX's
+    segment-id masks), -inf elsewhere. `causal` top-left."""
+    g, t, scale = _common(hq, hkv, d, dtype, scale)
+    tqt = f"tensor<{b}x{m}x{hkv}x{g}x{d}x{t}>"
+    tkt = f"tensor<{b}x{n}x{hkv}x{d}x{t}>"
+    tl = f"tensor<{b}x{m}x{hkv}x{g}xf32>"
+    ids_q, ids_k = f"tensor<{b}x{m}xi32>", f"tensor<{b}x{n}xi32>"
+    mp = "affine_map<(b, h, g, m, n, d, e) -> "
+    maps = ", ".join(mp + x + ">" for x in ("(b, m, h, g, d)", "(b, n, h, d)",
+                                            "(b, n, h, e)", "(b, m, h, g, e)",
+                                            "(b, m)", "(b, n)"))
+    res, lhs, ret = _results(tqt, tl, lse)
+    return f"""func.func @document(%q: {tqt}, %k: {tkt}, %v: {tkt}, %sq: {ids_q}, %sk: {ids_k}, %o: {tqt}) -> ({res}) {{
+  %s0 = arith.constant {scale!r} : f32
+  {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale(%s0)
+      score_mod_operands(%sq, %sk : {ids_q}, {ids_k})
+      outs(%o : {tqt}) {"causal " if causal else ""}indexing_maps = [{maps}] score_mod {{
+      ^bb0(%x: f32, %b0: index, %b1: index, %b2: index, %m: index, %n: index, %iq: i32, %ik: i32):
+        %same = arith.cmpi eq, %iq, %ik : i32
+        %ninf = arith.constant 0xFF800000 : f32
+        %y = arith.select %same, %x, %ninf : f32
+        attn.yield %y : f32
+      }} -> {res}
   return {ret} : {res}
 }}
 """
@@ -614,6 +651,60 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
                        runtime, softcap, alibi_slopes is not None, window)
     kern = _kernel(text, chip, cache_dir, launch=_f32_launch(dt, f32_precision))
     res = kern(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v, **args)
+    if return_lse:
+        out, lse = res
+        return out.view(b, m, hq, d), lse.view(b, m, hq)
+    return res.view(b, m, hq, d)
+
+
+def prepare_document(b: int, m: int, n: int, hq: int, hkv: int, d: int,
+                     dtype: str = "float16", causal: bool = False,
+                     scale: Optional[float] = None, return_lse: bool = False,
+                     chip: str = "sm_90a",
+                     cache_dir: Optional[Union[str, Path]] = None) -> Path:
+    """Compiles (or finds) the bundle document_attention uses for these
+    shapes: one per (B, M, N, heads, head dim, dtype, causal, scale, lse),
+    for every packing (the ids are read at each call)."""
+    return _bundle(document_program(b, m, n, hq, hkv, d, dtype, causal, scale,
+                                    return_lse), chip, cache_dir)
+
+
+def document_attention(q: Any, k: Any, v: Any, segment_ids: Any,
+                       kv_segment_ids: Any = None, causal: bool = False,
+                       scale: Optional[float] = None, return_lse: bool = False,
+                       chip: str = "sm_90a",
+                       cache_dir: Optional[Union[str, Path]] = None) -> Any:
+    """Attention over packed documents: query m of batch entry b sees the
+    keys n whose segment id kv_segment_ids[b, n] equals segment_ids[b, m]
+    (and n <= m with `causal`, top-left), as MaxText's and Flax's segment
+    ids and FlexAttention's document masks. q [B, M, Hq, D], k/v
+    [B, N, Hkv, D], ids int32 [B, M] and [B, N] on the device
+    (kv_segment_ids defaults to segment_ids where M = N). One bundle per
+    shape serves every packing; on the Hopper kernel each query tile runs
+    only its documents' keys (the ids need not be sorted: a sorted packing
+    gives the tightest ranges). A row whose document has no key gives 0
+    (and lse -inf)."""
+    b, m, hq, d = q.shape
+    if k.dim() != 4 or k.shape[0] != b or k.shape[3] != d or tuple(v.shape) != tuple(k.shape):
+        raise BundleError(f"attn_opt.ops: document_attention takes q [B, M, Hq, D] and k, "
+                          f"v [B, N, Hkv, D]; got q {list(q.shape)}, k {list(k.shape)}, "
+                          f"v {list(v.shape)}")
+    n, hkv = k.shape[1], k.shape[2]
+    if kv_segment_ids is None:
+        if n != m:
+            raise BundleError("attn_opt.ops: document_attention needs kv_segment_ids "
+                              f"where M != N ({m} queries, {n} keys)")
+        kv_segment_ids = segment_ids
+    for name, ids, length in (("segment_ids", segment_ids, m),
+                              ("kv_segment_ids", kv_segment_ids, n)):
+        if dtype_name(ids) != "int32" or tuple(ids.shape) != (b, length):
+            raise BundleError(f"attn_opt.ops: {name} must be int32 [{b}, {length}], "
+                              f"got {dtype_name(ids)} {list(ids.shape)}")
+    text = document_program(b, m, n, hq, hkv, d, dtype_name(q), causal, scale,
+                            return_lse)
+    kern = _kernel(text, chip, cache_dir)
+    res = kern(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v,
+               mod0=segment_ids.contiguous(), mod1=kv_segment_ids.contiguous())
     if return_lse:
         out, lse = res
         return out.view(b, m, hq, d), lse.view(b, m, hq)

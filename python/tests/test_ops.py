@@ -97,6 +97,31 @@ def prepare_alibi(cache):
             ops.prepare_decode(**AL_SPEC, alibi=True, cache_dir=cache)]
 
 
+# Packed documents (document_attention): GQA bf16 causal with the lse over
+# one id vector; f16 with separate, shorter query ids (rows whose document
+# has no key: 0, lse -inf).
+DOC_GQA = dict(b=2, m=1000, n=1000, hq=8, hkv=2, d=128, dtype="bfloat16", causal=True,
+               return_lse=True)
+DOC_MN = dict(b=1, m=700, n=1300, hq=4, hkv=4, d=128, dtype="float16")
+
+
+def prepare_document(cache):
+    return [ops.prepare_document(**DOC_GQA, cache_dir=cache),
+            ops.prepare_document(**DOC_MN, cache_dir=cache)]
+
+
+@needs_attn_bundle
+def test_document_programs_compile(tmp_path):
+    """document_attention's programs: the segment ids are int32 score_mod
+    tensors over (b, m) and (b, n), and the Hopper kernel bounds each query
+    tile's keys by them."""
+    for p in prepare_document(tmp_path):
+        man = bundle.read_manifest(p)
+        assert {"mod0", "mod1"} <= set(man.inputs)
+        assert man.arg("mod0").dtype == man.arg("mod1").dtype == "int32"
+        assert "segment ids" in man.attention.kernel_choice
+
+
 def prepare_all(cache):
     return [ops.prepare_varlen(**VARLEN, cache_dir=cache),
             ops.prepare_varlen(**VARLEN_BR, cache_dir=cache),
@@ -711,10 +736,51 @@ def test_alibi_varlen_decode_on_gpu():
                             v[i].transpose(0, 1), keep, 0.0, sl, offset=n - m))
 
 
+@needs_gpu
+def test_document_on_gpu():
+    """document_attention against an fp32 reference of the document mask:
+    sorted ids of random lengths (GQA, causal, the lse), and query ids
+    shorter than the keys' (some rows see no key: 0 and lse -inf)."""
+    import torch
+    from attn_opt.reference import segment_ids
+    dev, gen = "cuda", torch.Generator(device="cuda").manual_seed(21)
+    for cfg, seed in ((DOC_GQA, 3), (DOC_MN, 4)):
+        b, m, n, hq, hkv, d = (cfg[x] for x in ("b", "m", "n", "hq", "hkv", "d"))
+        dt = getattr(torch, cfg["dtype"])
+        causal, lse_too = cfg.get("causal", False), cfg.get("return_lse", False)
+        q = torch.randn(b, m, hq, d, generator=gen, device=dev, dtype=dt)
+        k, v = (torch.randn(b, n, hkv, d, generator=gen, device=dev, dtype=dt)
+                for _ in range(2))
+        iq = torch.as_tensor(segment_ids((b, m), seed), device=dev, dtype=torch.int32)
+        ik = iq if m == n else torch.as_tensor(segment_ids((b, n), seed), device=dev,
+                                               dtype=torch.int32)
+        res = ops.document_attention(q, k, v, iq, None if m == n else ik, causal=causal,
+                                     return_lse=lse_too)
+        out, lse = res if lse_too else (res, None)
+        for x in range(b):
+            keep = iq[x][:, None] == ik[x][None, :]
+            if causal:
+                keep &= torch.ones(m, n, device=dev, dtype=torch.bool).tril()
+            ref, ref_lse = _ref(q[x].transpose(0, 1), k[x].transpose(0, 1),
+                                v[x].transpose(0, 1), keep)
+            _close(out[x].transpose(0, 1), ref)
+            empty = ~keep.any(1)
+            assert not out[x][empty].any()
+            if lse is not None:
+                got = lse[x].transpose(0, 1)
+                assert torch.equal(got.isinf(), ref_lse.isinf())
+                fin = ~ref_lse.isinf()
+                assert float((got[fin] - ref_lse[fin]).abs().max()) < 1e-2
+    if DOC_MN["m"] != DOC_MN["n"]:
+        with pytest.raises(bundle.BundleError, match="kv_segment_ids"):
+            ops.document_attention(q, k, v, iq)
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--prepare":
         for p in prepare_all(sys.argv[2]) + prepare_softcap(sys.argv[2]) \
-                + prepare_alibi(sys.argv[2]) + prepare_window(sys.argv[2]):
+                + prepare_alibi(sys.argv[2]) + prepare_window(sys.argv[2]) \
+                + prepare_document(sys.argv[2]):
             print(p)
     else:
         print(__doc__)
