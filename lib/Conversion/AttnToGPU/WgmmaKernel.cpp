@@ -2169,6 +2169,17 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       b.setInsertionPointToStart(&one.getThenRegion().front());
       fn();
     };
+    // `fn` in the first lane of each producer warp.
+    auto ifLane0 = [&](llvm::function_ref<void()> fn) {
+      auto lane0 = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                tk.remu(tk.tid, 32), c0),
+          /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&lane0.getThenRegion().front());
+      fn();
+    };
     // Segment ids (cfg.segTrim): producer thread p holds the [min, max] of
     // the key ids in granule p, keys [p G, (p + 1) G) of the 128 granules
     // over N (segTable, rebuilt when the ids' batch entry changes); a
@@ -2249,21 +2260,14 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value slot = arith::AddIOp::create(
           b, loc, segWord(16 * round),
           arith::IndexCastOp::create(b, loc, i32, tk.mul(w, 16)));
-      auto lane0 = scf::IfOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                tk.remu(tk.tid, 32), c0),
-          /*withElse=*/false);
-      {
-        OpBuilder::InsertionGuard g2(b);
-        b.setInsertionPointToStart(&lane0.getThenRegion().front());
-        // 8-byte stores: the slots are 8-byte aligned.
+      // 8-byte stores: the slots are 8-byte aligned.
+      ifLane0([&] {
         for (int64_t k = 0; k < 4; k += 2)
           em.asmCall("st.shared.v2.u32 [$0], {$1, $2};",
                      {arith::AddIOp::create(b, loc, slot, em.i32(4 * k)),
                       red[k], red[k + 1]},
                      "r,r,r", {}, "", 0);
-      }
+      });
       em.asmCall("bar.sync 9, 128;", {}, "", {}, "", 0);
       auto combine = [&](Value a, Value c, RK k) -> Value {
         switch (k) {
@@ -2728,18 +2732,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           issueQ();
           next = streamKV(c0, lb, early);
         });
-        auto lane0 = scf::IfOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                  tk.remu(tk.tid, 32), c0),
-            /*withElse=*/false);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(&lane0.getThenRegion().front());
+        ifLane0([&] {
           storeShared(bars.addr(tk.add(tk.divu(tk.tid, 32), 2 * S + 1)),
                       arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                                  last));
-        }
+        });
         em.asmCall("bar.sync 9, 128;", {}, "", {}, "", 0);
         Value lastAll;
         for (int64_t w = 0; w < 4; ++w) {
