@@ -658,7 +658,10 @@ static void mergeIndexMask(ScoreFacts &f, const IndexMask &im) {
 /// per key (JAX's segment ids, a document mask: seg_q[b, m] == seg_kv[b, n]):
 /// some tensor it reads is indexed by m, some by n, none by both, and no
 /// score. The kernels evaluate it per score, in the score_mod region,
-/// instead of reading the (m, n) tensor a program would materialize.
+/// instead of reading the (m, n) tensor a program would materialize. Only
+/// static numeric tensors (what a region's runtime operand may be on the
+/// GPU): i1 ones (per-row and per-key padding flags) and dynamic ones stay
+/// with the materialized mask as before.
 static bool isRowKeyDataCondition(const ScoreTracer &tr, int cond, int mDim,
                                   int nDim) {
   bool row = false, key = false;
@@ -677,9 +680,13 @@ static bool isRowKeyDataCondition(const ScoreTracer &tr, int cond, int mDim,
       llvm::append_range(stack, t.kids);
       continue;
     }
-    if (!isa<RankedTensorType>(t.leaf.getType()))
+    auto type = dyn_cast<RankedTensorType>(t.leaf.getType());
+    if (!type)
       continue; // a runtime scalar
-    if (isContractionResult(t.leaf))
+    Type elt = type.getElementType();
+    if (isContractionResult(t.leaf) || !type.hasStaticShape() ||
+        !(elt.isInteger(32) || elt.isInteger(64) || elt.isF32() ||
+          elt.isF16() || elt.isBF16()))
       return false;
     bool m = t.access.isFunctionOfDim(mDim), n = t.access.isFunctionOfDim(nDim);
     if (m && n)

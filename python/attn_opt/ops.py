@@ -684,6 +684,9 @@ def document_attention(q: Any, k: Any, v: Any, segment_ids: Any,
     only its documents' keys (the ids need not be sorted: a sorted packing
     gives the tightest ranges). A row whose document has no key gives 0
     (and lse -inf)."""
+    if q.dim() != 4:
+        raise BundleError(f"attn_opt.ops: document_attention takes q [B, M, Hq, D], "
+                          f"got {list(q.shape)}")
     b, m, hq, d = q.shape
     if k.dim() != 4 or k.shape[0] != b or k.shape[3] != d or tuple(v.shape) != tuple(k.shape):
         raise BundleError(f"attn_opt.ops: document_attention takes q [B, M, Hq, D] and k, "
@@ -700,6 +703,9 @@ def document_attention(q: Any, k: Any, v: Any, segment_ids: Any,
         if dtype_name(ids) != "int32" or tuple(ids.shape) != (b, length):
             raise BundleError(f"attn_opt.ops: {name} must be int32 [{b}, {length}], "
                               f"got {dtype_name(ids)} {list(ids.shape)}")
+        if str(getattr(ids, "device", "")) != str(getattr(q, "device", "")):
+            raise BundleError(f"attn_opt.ops: {name} must be on q's device "
+                              f"({q.device}), got {ids.device}")
     text = document_program(b, m, n, hq, hkv, d, dtype_name(q), causal, scale,
                             return_lse)
     kern = _kernel(text, chip, cache_dir)

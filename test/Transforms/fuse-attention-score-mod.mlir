@@ -883,3 +883,54 @@ func.func @segment_ids_after_bias_finite(%q: tensor<2x4x45x16xf32>, %k: tensor<2
   } -> tensor<2x4x45x8xf32>
   return %o : tensor<2x4x45x8xf32>
 }
+// -----
+
+// Not a comparison of ids: per-row and per-key padding flags anded (i1
+// tensors over (b, m) and (b, n)) stay the program's materialized
+// [B, M, N] mask, which every kernel reads (a region's runtime operands
+// are numeric tensors).
+// EXEC:
+// CHECK-LABEL: func.func @row_and_key_flags
+// CHECK: attn.attention
+// CHECK-SAME: mask(%{{.*}} : tensor<2x37x45xi1>)
+// CHECK-NOT: score_mod {
+// EXPLAIN: remark: attention fused: scale=0.25, mask=boolean over (b0,m,n), causal=no
+func.func @row_and_key_flags(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>, %sq: tensor<2x37xi1>, %sk: tensor<2x45xi1>) -> tensor<2x4x37x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x37x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x37x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %me = tensor.empty() : tensor<2x37x45xi1>
+  %mask = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m)>, affine_map<(b, m, n) -> (b, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%sq, %sk : tensor<2x37xi1>, tensor<2x45xi1>) outs(%me : tensor<2x37x45xi1>) {
+  ^bb0(%a: i1, %b: i1, %o: i1):
+    %eq = arith.andi %a, %b : i1
+    linalg.yield %eq : i1
+  } -> tensor<2x37x45xi1>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x4x37x45xf32>, tensor<2x37x45xi1>) outs(%e : tensor<2x4x37x45xf32>) {
+  ^bb0(%x: f32, %mk: i1, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %big = arith.constant -3.40282347E+38 : f32
+    %r = arith.select %mk, %y, %big : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %eo = tensor.empty() : tensor<2x4x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x37x8xf32>) -> tensor<2x4x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x37x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x8xf32>
+  return %o : tensor<2x4x37x8xf32>
+}

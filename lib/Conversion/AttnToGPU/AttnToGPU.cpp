@@ -1689,9 +1689,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     // finds each query tile's key range from the ids. Keys it leaves out
     // score the region's fill, which causal/window must share (a finite
     // one is folded in after the loop, TileKernel::foldHiddenKeys).
+    // Not beside a mask tensor: the keys left out score the region's fill
+    // only where no mask applies after it.
     if (SegmentMatch seg = segmentMatch(op))
       wcfg.segTrim = wcfg.warpSpecialized && wcfg.tma && !wcfg.trims() &&
-                     !kb.varlenSeqs && !dynDim[r + 1] &&
+                     !memArg("mask") && !kb.varlenSeqs && !dynDim[r + 1] &&
                      ((!op.getCausal() && !op.getWindow()) ||
                       kb.maskValue == static_cast<float>(seg.fill));
     // A bias linear in the key index (ALiBi) by one more k-step of the S

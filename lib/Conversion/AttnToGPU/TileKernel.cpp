@@ -971,15 +971,17 @@ bool TileKernel::naturalScores(KernelBuilder &kb, MemArgFn memArg) {
 bool TileKernel::fmaExponent() const {
   if (!natural || !std::isinf(kb.maskValue))
     return false;
-  // A body that yields a huge finite score (JAX's -0.7 FLT_MAX fill in a
-  // region's select) would reach -inf once times log2 e, and a row whose
-  // scores are all that fill would take -inf - -inf: (s - m) log2 e there.
+  // A body that yields a large finite score (a fill in a region's select:
+  // JAX's -0.7 FLT_MAX, Flax's -1e10) breaks s log2 e - round(m log2 e)
+  // on a row whose scores are all that fill: the rounding residual is
+  // 2^(hundreds) (and past FLT_MAX / log2 e, -inf - -inf). (s - m) log2 e
+  // there, exact at s = m; the bound is the f16 bias's (65504).
   if (Block *body = kb.op.getScoreModBlock()) {
     bool huge = false;
     body->walk([&](arith::ConstantOp c) {
       if (auto f = dyn_cast<FloatAttr>(c.getValue()))
         huge |= std::isfinite(f.getValueAsDouble()) &&
-                std::abs(f.getValueAsDouble()) > 1e37;
+                std::abs(f.getValueAsDouble()) > 65536.0;
     });
     if (huge)
       return false;

@@ -1824,6 +1824,13 @@ CASES.update({
                                          causal=True, mask_value=-2.38197633e38,
                                          mods=DOC_IDS,
                                          score_mod=doc_mask("-2.38197633E+38")),
+    # Flax's older big_neg (-1e10): a fill whose s log2 e - round(m log2 e)
+    # on a row of fills left 2^440 (the exponent as (s - m) log2 e since).
+    "doc_fill1e10_bf16_m1500_n2600": Case("bfloat16", **bhsd(1, 4, 1500, 2600, 128),
+                                          mods=DOC_IDS, score_mod=doc_mask("-1.0E+10")),
+    # Beside a key padding mask (applied after the region): no range.
+    "doc_keypad_f16_n2000": Case("float16", **bhsd(2, 2, 2000, 2000, 128),
+                                 mask=["b", "n"], mods=DOC_IDS, score_mod=doc_mask()),
     # The range on the FP8 and TF32 warp-specialized kernels (V^T by the
     # producer).
     "doc_fp8_causal_n2000": Case("float8_e4m3fn", **bhsd(1, 4, 2000, 2000, 128),
