@@ -9,7 +9,8 @@ The program is what the recognizer makes of JAX's (MaxText, Flax)
 `jnp.where(seg_q[:, :, None] == seg_kv[:, None, :], s, -inf)`: an
 attention whose score_mod region keeps s where the query's id equals the
 key's, the ids int32 [B, N] tensors the kernel reads (one bundle per shape
-serves every packing). Rows: fp16 and bf16, D = 128, H = 16, [B, H, N, D]
+serves every packing). Rows: fp16 and bf16, D = 128, H = 16 (--head-dim 64:
+H = 32), [B, H, N, D]
 with B N = 16384 (N = 4096 and 16384), causal and not, equal documents of
 L = 512 and 2048 tokens (ids n // L). Timed (CUDA events, median of
 rounds of --reps launches): attn-opt's document bundle; FlexAttention
@@ -36,7 +37,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-H, D = 16, 128
+H, D = 16, 128  # --head-dim 64: H = 32 (model dim 2048)
 SHAPES = [(n, c, dt) for n in (4096, 16384) for c in (False, True)
           for dt in ("float16", "bfloat16")]
 DOCS = (512, 2048)
@@ -44,6 +45,7 @@ MLIR_DT = {"float16": "f16", "bfloat16": "bf16"}
 
 
 def program(dt: str, n: int, causal: bool, doc: bool) -> str:
+    """The [B, H, N, D] program (doc: with the segment-id region)."""
     b = 16384 // n
     t = f"tensor<{b}x{H}x{n}x{D}x{MLIR_DT[dt]}>"
     ids = f"tensor<{b}x{n}xi32>"
@@ -73,7 +75,8 @@ def program(dt: str, n: int, causal: bool, doc: bool) -> str:
 
 
 def name(dt: str, n: int, causal: bool, doc: bool) -> str:
-    return f"{'doc' if doc else 'plain'}_{dt}_n{n}_{'causal' if causal else 'full'}"
+    return (f"{'doc' if doc else 'plain'}_{dt}_d{D}_n{n}_"
+            f"{'causal' if causal else 'full'}")
 
 
 def prepare(out: Path, attn_bundle: str) -> None:
@@ -97,7 +100,11 @@ def main() -> None:
     ap.add_argument("--out", default=".")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--head-dim", type=int, default=128, choices=(64, 128))
     a = ap.parse_args()
+    global H, D
+    D = a.head_dim
+    H = 2048 // D
     if a.prepare:
         prepare(Path(a.prepare), a.attn_bundle)
         return
@@ -124,7 +131,7 @@ def main() -> None:
             ts.append(s.elapsed_time(e) / a.reps * 1e3)
         return statistics.median(ts)
 
-    cols = ["N", "B", "causal", "dtype", "doc", "ours_us", "flex_us", "sdpa_mask_us",
+    cols = ["D", "N", "B", "causal", "dtype", "doc", "ours_us", "flex_us", "sdpa_mask_us",
             "plain_us", "ours_tflops", "flex_tflops", "flex/ours", "sdpa/ours",
             "ideal/ours", "rel_err"]
     lines = [",".join(cols)]
@@ -173,7 +180,7 @@ def main() -> None:
             assert not out.isnan().any()
             del ref
             torch.cuda.empty_cache()
-            row = [str(n), str(b), str(c), dt, str(L), f"{t_ours:.1f}", f"{t_fx:.1f}",
+            row = [str(D), str(n), str(b), str(c), dt, str(L), f"{t_ours:.1f}", f"{t_fx:.1f}",
                    f"{t_sd:.1f}", f"{t_plain:.1f}", f"{flops / t_ours / 1e6:.1f}",
                    f"{flops / t_fx / 1e6:.1f}", f"{t_fx / t_ours:.3f}",
                    f"{t_sd / t_ours:.3f}", f"{ideal / t_ours:.3f}", f"{err:.2e}"]
@@ -181,7 +188,7 @@ def main() -> None:
             print(lines[-1], flush=True)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "bench_document.csv").write_text("\n".join(lines) + "\n")
+    (out / f"bench_document_d{D}.csv").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

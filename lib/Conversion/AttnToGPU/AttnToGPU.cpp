@@ -580,8 +580,10 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   const bool transposed = fp8 || tf32;
   const bool shortPersistent = persistentWins && widest > 96 &&
                                !ShapedType::isDynamic(N) && N < 1024;
-  if (!transposed && opts.warpSpecialize == -1 && defaultShape && widest > 64 &&
-      widest <= 128 &&
+  // Packed documents at D <= 64 too: only a producer warpgroup finds the
+  // key ranges (the two-block kernel runs every key).
+  if (!transposed && opts.warpSpecialize == -1 && defaultShape &&
+      (widest > 64 || segmentWs) && widest <= 128 &&
       (windowWs || segmentWs ||
        (!op.getWindow() && (longLoop || shortPersistent)))) {
     cfg.warpSpecialized = true;

@@ -1838,8 +1838,9 @@ CASES.update({
                                  score_mod=doc_mask()),
     "doc_tf32_n1500": Case("float32", **bhsd(2, 2, 1500, 1500, 128), mods=DOC_IDS,
                            score_mod=doc_mask(), flags=["--f32-precision=tf32"]),
-    # Kernels without the range (the region per score): D = 64 (two
-    # blocks), mma.sync, f32 (3xTF32).
+    # D = 64 (the warp-specialized kernel with the range since log step
+    # 186), and kernels without it (the region per score): mma.sync, f32
+    # (3xTF32).
     "doc_f16_d64_n2000": Case("float16", **bhsd(2, 2, 2000, 2000, 64), mods=DOC_IDS,
                               score_mod=doc_mask()),
     "doc_mma_bf16_n1200": Case("bfloat16", **bhsd(1, 2, 1200, 1200, 128), mods=DOC_IDS,
