@@ -37,7 +37,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-H, D = 16, 128  # --head-dim 64: H = 32 (model dim 2048)
+H, D = 16, 128  # --head-dim 64 / 256: H = 32 / 8 (model dim 2048)
 SHAPES = [(n, c, dt) for n in (4096, 16384) for c in (False, True)
           for dt in ("float16", "bfloat16")]
 DOCS = (512, 2048)
@@ -100,7 +100,7 @@ def main() -> None:
     ap.add_argument("--out", default=".")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--head-dim", type=int, default=128, choices=(64, 128))
+    ap.add_argument("--head-dim", type=int, default=128, choices=(64, 128, 256))
     a = ap.parse_args()
     global H, D
     D = a.head_dim

@@ -1828,6 +1828,9 @@ CASES.update({
     # on a row of fills left 2^440 (the exponent as (s - m) log2 e since).
     "doc_fill1e10_bf16_m1500_n2600": Case("bfloat16", **bhsd(1, 4, 1500, 2600, 128),
                                           mods=DOC_IDS, score_mod=doc_mask("-1.0E+10")),
+    # D = 256 (48-key tiles, interior tiles within 128-key granules).
+    "doc_d256_causal_bf16_n2000": Case("bfloat16", **bhsd(1, 4, 2000, 2000, 256),
+                                       causal=True, mods=DOC_IDS, score_mod=doc_mask()),
     # Beside a key padding mask (applied after the region): no range.
     "doc_keypad_f16_n2000": Case("float16", **bhsd(2, 2, 2000, 2000, 128),
                                  mask=["b", "n"], mods=DOC_IDS, score_mod=doc_mask()),
