@@ -683,9 +683,10 @@ func.func @alibi_runtime_dynamic(%q: tensor<?x?x2x4x64xf16>, %k: tensor<?x?x2x64
 // CHECK: memref.load %{{.*}} : memref<1x2048xi32>
 // CHECK: arith.cmpi eq, %{{.*}}, %{{.*}} : i32
 // WHY: remark: GPU kernel: wgmma (sm_90a){{.*}}each tile's keys limited to those its segment ids match
-// The mma.sync kernel applies the select per score over every key.
+// The mma.sync kernel applies the select per score over every key, and
+// says so.
 // SM80: function = "document_ids"
-// SM80-NOT: segment ids
+// SM80-SAME: segment ids compared per score over every key (the key ranges need the Hopper kernel's producer warpgroup)
 // SM80: gpu.launch
 // SM80-NOT: nvvm.redux.sync
 // SM80: arith.cmpi eq, %{{.*}}, %{{.*}} : i32
@@ -731,6 +732,33 @@ func.func @ids_ordered(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf16
         %le = arith.cmpi sle, %qi, %ki : i32
         %ninf = arith.constant 0xFF800000 : f32
         %y = arith.select %le, %x, %ninf : f32
+        attn.yield %y : f32
+      } -> tensor<1x4x2048x128xf16>
+  return %r : tensor<1x4x2048x128xf16>
+}
+
+// -----
+
+// 64-bit ids: compared per score (the ranges read int32), and the remark
+// says why.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: function = "document_ids_i64"
+// CHECK-NOT: keys limited
+// CHECK-SAME: segment ids compared per score over every key (the ids are 64-bit; the key ranges read int32)
+// WHY: remark: GPU kernel: wgmma (sm_90a){{.*}}segment ids compared per score over every key (the ids are 64-bit; the key ranges read int32)
+// SM80: function = "document_ids_i64"
+func.func @document_ids_i64(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf16>, %v: tensor<1x4x2048x128xf16>, %sq: tensor<1x2048xi64>, %sk: tensor<1x2048xi64>, %o: tensor<1x4x2048x128xf16>) -> tensor<1x4x2048x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>) scale(%s)
+      score_mod_operands(%sq, %sk : tensor<1x2048xi64>, tensor<1x2048xi64>)
+      outs(%o : tensor<1x4x2048x128xf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+        affine_map<(b, h, m, n, d, e) -> (b, m)>, affine_map<(b, h, m, n, d, e) -> (b, n)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index, %qi: i64, %ki: i64):
+        %eq = arith.cmpi eq, %qi, %ki : i64
+        %ninf = arith.constant 0xFF800000 : f32
+        %y = arith.select %eq, %x, %ninf : f32
         attn.yield %y : f32
       } -> tensor<1x4x2048x128xf16>
   return %r : tensor<1x4x2048x128xf16>

@@ -441,7 +441,8 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // whose short per-document loops gain most from no per-tile prologue (a
   // block per query tile rebuilt them per tile: at N = 16384 with
   // 512-token documents 374 us against 169 at N = 4096, log step 184).
-  const bool segmentWs = segmentMatch(op) && tmaOk && persistentOk &&
+  const SegmentMatch seg = segmentMatch(op);
+  const bool segmentWs = seg && seg.int32 && tmaOk && persistentOk &&
                          !maskArg && !ShapedType::isDynamic(N) && N >= 1024;
   // Persistent blocks past N = 8192 without a mask tensor: taken where
   // measured faster (log steps 160 and 163, below).
@@ -1694,8 +1695,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     // Not beside a mask tensor: the keys left out score the region's fill
     // only where no mask applies after it.
     if (SegmentMatch seg = segmentMatch(op))
-      wcfg.segTrim = wcfg.warpSpecialized && wcfg.tma && !wcfg.trims() &&
-                     !memArg("mask") && !kb.varlenSeqs && !dynDim[r + 1] &&
+      wcfg.segTrim = seg.int32 && wcfg.warpSpecialized && wcfg.tma &&
+                     !wcfg.trims() && !memArg("mask") && !kb.varlenSeqs &&
+                     !dynDim[r + 1] &&
                      ((!op.getCausal() && !op.getWindow()) ||
                       kb.maskValue == static_cast<float>(seg.fill));
     // A bias linear in the key index (ALiBi) by one more k-step of the S
@@ -2046,6 +2048,19 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
              "no tensor cores: "
           << mmaIneligibility(op, mapOf, D, E, tf32);
     }
+  }
+  // Segment ids compared per score (no key ranges): why, for the remark.
+  if (SegmentMatch seg = segmentMatch(op); seg && !(useWgmma && wcfg.segTrim)) {
+    std::string why =
+        !useWgmma || !wcfg.warpSpecialized
+            ? "the key ranges need the Hopper kernel's producer warpgroup"
+        : !seg.int32     ? "the ids are 64-bit; the key ranges read int32"
+        : memArg("mask") ? "a mask tensor applies after the region"
+        : kb.varlenSeqs  ? "varlen sequences bound the keys instead"
+        : dynDim[r + 1]  ? "N is dynamic"
+        : !wcfg.tma      ? "K/V are not loaded by TMA"
+                         : "the region's fill is not the mask value";
+    choice += "; segment ids compared per score over every key (" + why + ")";
   }
   if (dynamic) {
     choice += "; dynamic sizes (";

@@ -241,11 +241,12 @@ std::string scoreModIneligibility(AttentionOp op);
 /// A score_mod body that keeps a score only where an id read per query row
 /// equals one read per key (packed documents' segment ids: select(x_q ==
 /// x_k, s, fill), possibly among other kept conditions): those operands
-/// (i32, at (b..., m) and (b..., n)) and the fill. A block's rows then
-/// see only keys whose id lies within their ids' [min, max].
+/// (i32 or i64, at (b..., m) and (b..., n)) and the fill. A block's rows
+/// then see only keys whose id lies within their ids' [min, max].
 struct SegmentMatch {
   int rowOperand = -1, keyOperand = -1;
   bool zeroExtend = false; ///< the ids compare as unsigned (extui)
+  bool int32 = true;       ///< both id tensors are i32 (the ranges read i32)
   /// The body is that select alone (keeping the score itself): where every
   /// row and key of a tile has one id, the tile needs no body at all.
   bool pure = false;

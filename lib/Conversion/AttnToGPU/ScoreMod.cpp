@@ -193,7 +193,13 @@ SegmentMatch gpu_kernel::segmentMatch(AttentionOp op) {
       return -1;
     int i = arg.getArgNumber() - (r + 3);
     auto type = cast<ShapedType>(op.getModOperands()[i].getType());
-    return type.getElementType().isInteger(32) ? i : -1;
+    Type elt = type.getElementType();
+    return elt.isInteger(32) || elt.isInteger(64) ? i : -1;
+  };
+  auto isI32 = [&](int i) {
+    return cast<ShapedType>(op.getModOperands()[i].getType())
+        .getElementType()
+        .isInteger(32);
   };
   auto rowOnly = [&](int i, unsigned d) {
     AffineMap m = op.getModOperandMap(i);
@@ -241,7 +247,7 @@ SegmentMatch gpu_kernel::segmentMatch(AttentionOp op) {
         Value kept = aConst ? sel.getFalseValue() : sel.getTrueValue();
         bool pure = depth == 0 && sel.getCondition() == cmp.getResult() &&
                     kept == block->getArgument(0);
-        return {u, v, zu, pure, f};
+        return {u, v, zu, isI32(u) && isI32(v), pure, f};
       }
     }
     y = aConst ? sel.getFalseValue() : sel.getTrueValue();
