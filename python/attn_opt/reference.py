@@ -698,8 +698,10 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
         if spec.dtype in ("int32", "int64"):
             # Integer score_mod tensors are ids (packed documents' segment
             # ids): see segment_ids; `mask_pattern` "ids" gives them in any
-            # order.
+            # order, "ids_big" (int64) times 2^31.
             ids = segment_ids(spec.shape, seed, sort=mask_pattern != "ids")
+            if mask_pattern == "ids_big" and spec.dtype == "int64":
+                ids = ids * (1 << 31)  # past int32 from the second id on
             if is_torch:
                 ids = torch.as_tensor(ids, device=ops.device)
             out[spec.name] = cast(ids, spec.dtype)

@@ -739,13 +739,18 @@ func.func @ids_ordered(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf16
 
 // -----
 
-// 64-bit ids: compared per score (the ranges read int32), and the remark
-// says why.
+// 64-bit ids (torch's int64): the producer saturates them to i32, which
+// keeps every match inside the rows' [min, max]; a granule counts as one
+// document only with ids strictly inside the i32 range.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: function = "document_ids_i64"
-// CHECK-NOT: keys limited
-// CHECK-SAME: segment ids compared per score over every key (the ids are 64-bit; the key ranges read int32)
-// WHY: remark: GPU kernel: wgmma (sm_90a){{.*}}segment ids compared per score over every key (the ids are 64-bit; the key ranges read int32)
+// CHECK-SAME: each tile's keys limited to those its segment ids match
+// CHECK: gpu.launch
+// CHECK: %[[LO:.*]] = arith.minsi %{{.*}}, %c2147483647_i64{{.*}} : i64
+// CHECK: %[[SAT:.*]] = arith.maxsi %[[LO]], %c-2147483648_i64{{.*}} : i64
+// CHECK: arith.trunci %[[SAT]] : i64 to i32
+// CHECK: arith.cmpi ne, %{{.*}}, %c2147483647_i32{{.*}} : i32
+// WHY: remark: GPU kernel: wgmma (sm_90a){{.*}}each tile's keys limited to those its segment ids match
 // SM80: function = "document_ids_i64"
 func.func @document_ids_i64(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf16>, %v: tensor<1x4x2048x128xf16>, %sq: tensor<1x2048xi64>, %sk: tensor<1x2048xi64>, %o: tensor<1x4x2048x128xf16>) -> tensor<1x4x2048x128xf16> {
   %s = arith.constant 0.088 : f32
@@ -757,6 +762,36 @@ func.func @document_ids_i64(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x12
         affine_map<(b, h, m, n, d, e) -> (b, m)>, affine_map<(b, h, m, n, d, e) -> (b, n)>] score_mod {
       ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index, %qi: i64, %ki: i64):
         %eq = arith.cmpi eq, %qi, %ki : i64
+        %ninf = arith.constant 0xFF800000 : f32
+        %y = arith.select %eq, %x, %ninf : f32
+        attn.yield %y : f32
+      } -> tensor<1x4x2048x128xf16>
+  return %r : tensor<1x4x2048x128xf16>
+}
+
+// -----
+
+// Beside a key padding mask (applied after the region) the keys a range
+// leaves out would not score the region's fill: the ids are compared per
+// score, and the remark says why.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: function = "document_ids_keypad"
+// CHECK-NOT: keys limited
+// CHECK-SAME: segment ids compared per score over every key (a mask tensor applies after the region)
+// WHY: remark: GPU kernel: wgmma (sm_90a){{.*}}segment ids compared per score over every key (a mask tensor applies after the region)
+// SM80: function = "document_ids_keypad"
+func.func @document_ids_keypad(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf16>, %v: tensor<1x4x2048x128xf16>, %pad: tensor<1x2048xi1>, %sq: tensor<1x2048xi32>, %sk: tensor<1x2048xi32>, %o: tensor<1x4x2048x128xf16>) -> tensor<1x4x2048x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>) scale(%s)
+      mask(%pad : tensor<1x2048xi1>)
+      score_mod_operands(%sq, %sk : tensor<1x2048xi32>, tensor<1x2048xi32>)
+      outs(%o : tensor<1x4x2048x128xf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+        affine_map<(b, h, m, n, d, e) -> (b, n)>,
+        affine_map<(b, h, m, n, d, e) -> (b, m)>, affine_map<(b, h, m, n, d, e) -> (b, n)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index, %qi: i32, %ki: i32):
+        %eq = arith.cmpi eq, %qi, %ki : i32
         %ninf = arith.constant 0xFF800000 : f32
         %y = arith.select %eq, %x, %ninf : f32
         attn.yield %y : f32

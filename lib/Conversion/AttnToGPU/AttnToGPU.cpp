@@ -155,6 +155,8 @@ static std::string dtypeName(Type t) {
     return "bool";
   if (t.isInteger(32))
     return "int32";
+  if (t.isInteger(64))
+    return "int64";
   if (isa<Float8E4M3FNType>(t))
     return "float8_e4m3fn";
   if (isa<Float8E5M2Type>(t))
@@ -442,7 +444,7 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // block per query tile rebuilt them per tile: at N = 16384 with
   // 512-token documents 374 us against 169 at N = 4096, log step 184).
   const SegmentMatch seg = segmentMatch(op);
-  const bool segmentWs = seg && seg.int32 && tmaOk && persistentOk &&
+  const bool segmentWs = seg && seg.rangeable() && tmaOk && persistentOk &&
                          !maskArg && !ShapedType::isDynamic(N) && N >= 1024;
   // Persistent blocks past N = 8192 without a mask tensor: taken where
   // measured faster (log steps 160 and 163, below).
@@ -1695,7 +1697,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     // Not beside a mask tensor: the keys left out score the region's fill
     // only where no mask applies after it.
     if (SegmentMatch seg = segmentMatch(op))
-      wcfg.segTrim = seg.int32 && wcfg.warpSpecialized && wcfg.tma &&
+      wcfg.segTrim = seg.rangeable() && wcfg.warpSpecialized && wcfg.tma &&
                      !wcfg.trims() && !memArg("mask") && !kb.varlenSeqs &&
                      !dynDim[r + 1] &&
                      ((!op.getCausal() && !op.getWindow()) ||
@@ -2054,12 +2056,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     std::string why =
         !useWgmma || !wcfg.warpSpecialized
             ? "the key ranges need the Hopper kernel's producer warpgroup"
-        : !seg.int32     ? "the ids are 64-bit; the key ranges read int32"
-        : memArg("mask") ? "a mask tensor applies after the region"
-        : kb.varlenSeqs  ? "varlen sequences bound the keys instead"
-        : dynDim[r + 1]  ? "N is dynamic"
-        : !wcfg.tma      ? "K/V are not loaded by TMA"
-                         : "the region's fill is not the mask value";
+        : !seg.rangeable() ? "the ids are unsigned 64-bit"
+        : memArg("mask")   ? "a mask tensor applies after the region"
+        : kb.varlenSeqs    ? "varlen sequences bound the keys instead"
+        : dynDim[r + 1]    ? "N is dynamic"
+        : !wcfg.tma        ? "K/V are not loaded by TMA"
+                           : "the region's fill is not the mask value";
     choice += "; segment ids compared per score over every key (" + why + ")";
   }
   if (dynamic) {

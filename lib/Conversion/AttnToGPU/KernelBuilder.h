@@ -246,7 +246,10 @@ std::string scoreModIneligibility(AttentionOp op);
 struct SegmentMatch {
   int rowOperand = -1, keyOperand = -1;
   bool zeroExtend = false; ///< the ids compare as unsigned (extui)
-  bool int32 = true;       ///< both id tensors are i32 (the ranges read i32)
+  bool int32 = true;       ///< both id tensors are i32 (else i64, saturated)
+  /// The key ranges can be built: signed ids of either width, or unsigned
+  /// i32 ones (64-bit unsigned ids would saturate out of order).
+  bool rangeable() const { return int32 || !zeroExtend; }
   /// The body is that select alone (keeping the score itself): where every
   /// row and key of a tile has one id, the tile needs no body at all.
   bool pure = false;

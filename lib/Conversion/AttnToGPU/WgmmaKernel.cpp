@@ -2187,11 +2187,23 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     // of ids meets to the last (segRange): keys outside match no row.
     const int64_t segG =
         cfg.segTrim ? llvm::alignTo(llvm::divideCeil(N, 128), 16) : 0;
-    auto segRead = [&](int operand, unsigned dim, Value at) {
+    // 64-bit ids (torch's int64) saturated to i32: monotone, so a key that
+    // matches a row still lies within the rows' [min, max] (the range only
+    // grows); an interior granule needs ids strictly inside i32 (below).
+    auto segRead = [&](int operand, unsigned dim, Value at) -> Value {
       SmallVector<Value> loops(tk.loops.begin(), tk.loops.begin() + r + 2);
       loops[r] = loops[r + 1] = c0;
       loops[dim] = at;
-      return kb.readScoreModOperand(operand, loops);
+      Value v = kb.readScoreModOperand(operand, loops);
+      if (v.getType().isInteger(32))
+        return v;
+      auto c64 = [&](int64_t x) {
+        return arith::ConstantIntOp::create(b, loc, x, 64).getResult();
+      };
+      v = arith::MaxSIOp::create(
+          b, loc, arith::MinSIOp::create(b, loc, v, c64(INT32_MAX)),
+          c64(INT32_MIN));
+      return arith::TruncIOp::create(b, loc, i32, v);
     };
     auto segMin = [&](Value x, Value y) -> Value {
       if (seg.zeroExtend)
@@ -2325,6 +2337,15 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value inner = arith::AndIOp::create(
           b, loc, arith::AndIOp::create(b, loc, eq(qlo, qhi), eq(lo, hi)),
           eq(lo, qlo));
+      if (!seg.int32) // not a saturated value
+        inner = arith::AndIOp::create(
+            b, loc, inner,
+            arith::AndIOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, qlo,
+                                      em.i32(INT32_MAX)),
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, qlo,
+                                      em.i32(INT32_MIN))));
       Value p = arith::IndexCastOp::create(b, loc, i32, tk.tid);
       SmallVector<Value> g = segReduce({{sel(meets, p, 128), RK::MIN},
                                         {sel(meets, p, -1), RK::MAX},

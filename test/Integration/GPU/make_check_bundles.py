@@ -32,7 +32,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-MLIR_DT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "bool": "i1", "int32": "i32",
+MLIR_DT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "bool": "i1", "int32": "i32", "int64": "i64",
            "float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2"}
 
 
@@ -1784,10 +1784,12 @@ CASES.update({
 # ids meet (WgmmaConfig::segTrim). make_inputs gives sorted ids of 1 to
 # L / 100 documents (equal for equal lengths; mask_pattern "ids": ids in
 # [0, 4) in any order).
-def doc_mask(fill: str = "0xFF800000") -> str:
+def doc_mask(fill: str = "0xFF800000", bits: int = 32) -> str:
+    if isinstance(fill, int):  # doc_mask(64): -inf, 64-bit ids
+        fill, bits = "0xFF800000", fill
     return f"""score_mod {{
-      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index, %qi: i32, %ki: i32):
-        %eq = arith.cmpi eq, %qi, %ki : i32
+      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index, %qi: i{bits}, %ki: i{bits}):
+        %eq = arith.cmpi eq, %qi, %ki : i{bits}
         %f = arith.constant {fill} : f32
         %y = arith.select %eq, %x, %f : f32
         attn.yield %y : f32
@@ -1795,6 +1797,7 @@ def doc_mask(fill: str = "0xFF800000") -> str:
 
 
 DOC_IDS = [(["b", "m"], "int32"), (["b", "n"], "int32")]
+DOC_IDS64 = [(["b", "m"], "int64"), (["b", "n"], "int64")]
 CASES.update({
     # Persistent blocks (N <= 8192), causal and not, ragged.
     "doc_f16_n2000": Case("float16", **bhsd(2, 4, 2000, 2000, 128), mods=DOC_IDS,
@@ -1831,6 +1834,14 @@ CASES.update({
     # D = 256 (48-key tiles, interior tiles within 128-key granules).
     "doc_d256_causal_bf16_n2000": Case("bfloat16", **bhsd(1, 4, 2000, 2000, 256),
                                        causal=True, mods=DOC_IDS, score_mod=doc_mask()),
+    # torch's int64 ids: saturated to i32 for the ranges; "ids_big" puts
+    # every id from the second on past int32 (those documents then share
+    # the saturated value: wider ranges, no interior tiles).
+    "doc_i64_causal_bf16_n2000": Case("bfloat16", **bhsd(2, 2, 2000, 2000, 128),
+                                      causal=True, mods=DOC_IDS64, score_mod=doc_mask(64)),
+    "doc_i64_big_f16_n2000": Case("float16", **bhsd(2, 2, 2000, 2000, 128),
+                                  mods=DOC_IDS64, score_mod=doc_mask(64),
+                                  mask_pattern="ids_big"),
     # Beside a key padding mask (applied after the region): no range.
     "doc_keypad_f16_n2000": Case("float16", **bhsd(2, 2, 2000, 2000, 128),
                                  mask=["b", "n"], mods=DOC_IDS, score_mod=doc_mask()),
