@@ -303,10 +303,12 @@ def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
 
 def document_program(b: int, m: int, n: int, hq: int, hkv: int, d: int,
                      dtype: str = "float16", causal: bool = False,
-                     scale: Optional[float] = None, lse: bool = False) -> str:
+                     scale: Optional[float] = None, lse: bool = False,
+                     ids_dtype: str = "int32") -> str:
     """Packed documents as MLIR, static shapes: q [b, m, hq, d] (viewed
-    [b, m, hkv, g, d]), k/v [b, n, hkv, d], and the int32 segment ids
-    %sq [b, m] and %sk [b, n] as the attention's score_mod operands; the
+    [b, m, hkv, g, d]), k/v [b, n, hkv, d], and the segment ids (int32, or
+    int64 as torch's default) %sq [b, m] and %sk [b, n] as the attention's
+    score_mod operands; the
     region keeps the scaled score where the query's id equals the key's
     (FlexAttention's document mask, what the recognizer makes of JAX's
     segment-id masks), -inf elsewhere. `causal` top-left."""
@@ -314,7 +316,10 @@ def document_program(b: int, m: int, n: int, hq: int, hkv: int, d: int,
     tqt = f"tensor<{b}x{m}x{hkv}x{g}x{d}x{t}>"
     tkt = f"tensor<{b}x{n}x{hkv}x{d}x{t}>"
     tl = f"tensor<{b}x{m}x{hkv}x{g}xf32>"
-    ids_q, ids_k = f"tensor<{b}x{m}xi32>", f"tensor<{b}x{n}xi32>"
+    if ids_dtype not in ("int32", "int64"):
+        raise BundleError(f"attn_opt.ops: segment ids are int32 or int64, got {ids_dtype}")
+    it = "i" + ids_dtype[3:]
+    ids_q, ids_k = f"tensor<{b}x{m}x{it}>", f"tensor<{b}x{n}x{it}>"
     mp = "affine_map<(b, h, g, m, n, d, e) -> "
     maps = ", ".join(mp + x + ">" for x in ("(b, m, h, g, d)", "(b, n, h, d)",
                                             "(b, n, h, e)", "(b, m, h, g, e)",
@@ -325,8 +330,8 @@ def document_program(b: int, m: int, n: int, hq: int, hkv: int, d: int,
   {lhs} = attn.attention ins(%q, %k, %v : {tqt}, {tkt}, {tkt}) scale(%s0)
       score_mod_operands(%sq, %sk : {ids_q}, {ids_k})
       outs(%o : {tqt}) {"causal " if causal else ""}indexing_maps = [{maps}] score_mod {{
-      ^bb0(%x: f32, %b0: index, %b1: index, %b2: index, %m: index, %n: index, %iq: i32, %ik: i32):
-        %same = arith.cmpi eq, %iq, %ik : i32
+      ^bb0(%x: f32, %b0: index, %b1: index, %b2: index, %m: index, %n: index, %iq: {it}, %ik: {it}):
+        %same = arith.cmpi eq, %iq, %ik : {it}
         %ninf = arith.constant 0xFF800000 : f32
         %y = arith.select %same, %x, %ninf : f32
         attn.yield %y : f32
@@ -661,12 +666,13 @@ def prepare_document(b: int, m: int, n: int, hq: int, hkv: int, d: int,
                      dtype: str = "float16", causal: bool = False,
                      scale: Optional[float] = None, return_lse: bool = False,
                      chip: str = "sm_90a",
-                     cache_dir: Optional[Union[str, Path]] = None) -> Path:
+                     cache_dir: Optional[Union[str, Path]] = None,
+                     ids_dtype: str = "int32") -> Path:
     """Compiles (or finds) the bundle document_attention uses for these
-    shapes: one per (B, M, N, heads, head dim, dtype, causal, scale, lse),
-    for every packing (the ids are read at each call)."""
+    shapes: one per (B, M, N, heads, head dim, dtype, causal, scale, lse,
+    ids dtype), for every packing (the ids are read at each call)."""
     return _bundle(document_program(b, m, n, hq, hkv, d, dtype, causal, scale,
-                                    return_lse), chip, cache_dir)
+                                    return_lse, ids_dtype), chip, cache_dir)
 
 
 def document_attention(q: Any, k: Any, v: Any, segment_ids: Any,
@@ -678,8 +684,9 @@ def document_attention(q: Any, k: Any, v: Any, segment_ids: Any,
     keys n whose segment id kv_segment_ids[b, n] equals segment_ids[b, m]
     (and n <= m with `causal`, top-left), as MaxText's and Flax's segment
     ids and FlexAttention's document masks. q [B, M, Hq, D], k/v
-    [B, N, Hkv, D], ids int32 [B, M] and [B, N] on the device
-    (kv_segment_ids defaults to segment_ids where M = N). One bundle per
+    [B, N, Hkv, D], ids [B, M] and [B, N] on the device, int32 or int64
+    (torch's default), both of one type (kv_segment_ids defaults to
+    segment_ids where M = N). One bundle per
     shape serves every packing; on the Hopper kernel each query tile runs
     only its documents' keys (the ids need not be sorted: a sorted packing
     gives the tightest ranges). A row whose document has no key gives 0
@@ -698,16 +705,19 @@ def document_attention(q: Any, k: Any, v: Any, segment_ids: Any,
             raise BundleError("attn_opt.ops: document_attention needs kv_segment_ids "
                               f"where M != N ({m} queries, {n} keys)")
         kv_segment_ids = segment_ids
+    ids_dt = dtype_name(segment_ids)
     for name, ids, length in (("segment_ids", segment_ids, m),
                               ("kv_segment_ids", kv_segment_ids, n)):
-        if dtype_name(ids) != "int32" or tuple(ids.shape) != (b, length):
-            raise BundleError(f"attn_opt.ops: {name} must be int32 [{b}, {length}], "
-                              f"got {dtype_name(ids)} {list(ids.shape)}")
+        if dtype_name(ids) not in ("int32", "int64") or dtype_name(ids) != ids_dt \
+                or tuple(ids.shape) != (b, length):
+            raise BundleError(f"attn_opt.ops: {name} must be int32 or int64 (both of "
+                              f"one type) [{b}, {length}], got {dtype_name(ids)} "
+                              f"{list(ids.shape)}")
         if str(getattr(ids, "device", "")) != str(getattr(q, "device", "")):
             raise BundleError(f"attn_opt.ops: {name} must be on q's device "
                               f"({q.device}), got {ids.device}")
     text = document_program(b, m, n, hq, hkv, d, dtype_name(q), causal, scale,
-                            return_lse)
+                            return_lse, ids_dt)
     kern = _kernel(text, chip, cache_dir)
     res = kern(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v,
                mod0=segment_ids.contiguous(), mod1=kv_segment_ids.contiguous())

@@ -103,11 +103,15 @@ def prepare_alibi(cache):
 DOC_GQA = dict(b=2, m=1000, n=1000, hq=8, hkv=2, d=128, dtype="bfloat16", causal=True,
                return_lse=True)
 DOC_MN = dict(b=1, m=700, n=1300, hq=4, hkv=4, d=128, dtype="float16")
+# torch's int64 ids (the kernel saturates them to i32 for its key ranges).
+DOC_I64 = dict(b=2, m=1500, n=1500, hq=4, hkv=4, d=64, dtype="float16", causal=True,
+               ids_dtype="int64")
 
 
 def prepare_document(cache):
     return [ops.prepare_document(**DOC_GQA, cache_dir=cache),
-            ops.prepare_document(**DOC_MN, cache_dir=cache)]
+            ops.prepare_document(**DOC_MN, cache_dir=cache),
+            ops.prepare_document(**DOC_I64, cache_dir=cache)]
 
 
 @needs_attn_bundle
@@ -118,7 +122,7 @@ def test_document_programs_compile(tmp_path):
     for p in prepare_document(tmp_path):
         man = bundle.read_manifest(p)
         assert {"mod0", "mod1"} <= set(man.inputs)
-        assert man.arg("mod0").dtype == man.arg("mod1").dtype == "int32"
+        assert man.arg("mod0").dtype == man.arg("mod1").dtype in ("int32", "int64")
         assert "segment ids" in man.attention.kernel_choice
 
 
@@ -739,21 +743,23 @@ def test_alibi_varlen_decode_on_gpu():
 @needs_gpu
 def test_document_on_gpu():
     """document_attention against an fp32 reference of the document mask:
-    sorted ids of random lengths (GQA, causal, the lse), and query ids
-    shorter than the keys' (some rows see no key: 0 and lse -inf)."""
+    sorted ids of random lengths (GQA, causal, the lse), query ids
+    shorter than the keys' (some rows see no key: 0 and lse -inf), and
+    int64 ids at D = 64."""
     import torch
     from attn_opt.reference import segment_ids
     dev, gen = "cuda", torch.Generator(device="cuda").manual_seed(21)
-    for cfg, seed in ((DOC_GQA, 3), (DOC_MN, 4)):
+    for cfg, seed in ((DOC_GQA, 3), (DOC_MN, 4), (DOC_I64, 5)):
         b, m, n, hq, hkv, d = (cfg[x] for x in ("b", "m", "n", "hq", "hkv", "d"))
         dt = getattr(torch, cfg["dtype"])
         causal, lse_too = cfg.get("causal", False), cfg.get("return_lse", False)
         q = torch.randn(b, m, hq, d, generator=gen, device=dev, dtype=dt)
         k, v = (torch.randn(b, n, hkv, d, generator=gen, device=dev, dtype=dt)
                 for _ in range(2))
-        iq = torch.as_tensor(segment_ids((b, m), seed), device=dev, dtype=torch.int32)
+        idt = getattr(torch, cfg.get("ids_dtype", "int32"))
+        iq = torch.as_tensor(segment_ids((b, m), seed), device=dev, dtype=idt)
         ik = iq if m == n else torch.as_tensor(segment_ids((b, n), seed), device=dev,
-                                               dtype=torch.int32)
+                                               dtype=idt)
         res = ops.document_attention(q, k, v, iq, None if m == n else ik, causal=causal,
                                      return_lse=lse_too)
         out, lse = res if lse_too else (res, None)
@@ -771,9 +777,12 @@ def test_document_on_gpu():
                 assert torch.equal(got.isinf(), ref_lse.isinf())
                 fin = ~ref_lse.isinf()
                 assert float((got[fin] - ref_lse[fin]).abs().max()) < 1e-2
-    if DOC_MN["m"] != DOC_MN["n"]:
-        with pytest.raises(bundle.BundleError, match="kv_segment_ids"):
-            ops.document_attention(q, k, v, iq)
+    # Queries and keys of different lengths need the keys' ids.
+    q2 = torch.randn(1, 7, 4, 64, device=dev, dtype=torch.float16)
+    k2 = torch.randn(1, 13, 4, 64, device=dev, dtype=torch.float16)
+    with pytest.raises(bundle.BundleError, match="kv_segment_ids"):
+        ops.document_attention(q2, k2, k2, torch.zeros(1, 7, device=dev,
+                                                      dtype=torch.int32))
 
 
 if __name__ == "__main__":
