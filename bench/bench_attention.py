@@ -149,6 +149,13 @@ def index_bundles(root: Optional[Path]) -> Dict[Tuple, Path]:
 # Timing
 # ---------------------------------------------------------------------------
 
+def write_table(out_dir: str, name: str, lines: List[str]) -> None:
+    """The CSV `lines` (header first) as OUT_DIR/NAME, the directory made."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / name).write_text("\n".join(lines) + "\n")
+
+
 def timed_rounds(torch, fn, reps: int, rounds: int = 5) -> float:
     """Median over `rounds` of the mean us of `reps` back-to-back launches
     (one pair of CUDA events around each round: the Python side of a call

@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
 from attn_opt import ops  # noqa: E402
-from bench_attention import timed_rounds  # noqa: E402
+from bench_attention import timed_rounds, write_table  # noqa: E402
 
 H, D = 16, 128
 ROWS = [(n, c, dt) for n in (1024, 4096, 16384) for c in (True, False)
@@ -118,9 +118,7 @@ def main() -> None:
             f"{t_sd / t_ac:.3f}", f"{err:.2e}"]
         lines.append(",".join(row))
         print(lines[-1], flush=True)
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "bench_dense_alibi.csv").write_text("\n".join(lines) + "\n")
+    write_table(a.out, "bench_dense_alibi.csv", lines)
 
 
 if __name__ == "__main__":

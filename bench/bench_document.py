@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
+sys.path.insert(0, str(HERE))
+
+from bench_attention import timed_rounds, write_table  # noqa: E402
 
 H, D = 16, 128  # --head-dim 64 / 256: H = 32 / 8 (model dim 2048)
 SHAPES = [(n, c, dt) for n in (4096, 16384) for c in (False, True)
@@ -118,18 +120,7 @@ def main() -> None:
     root = Path(a.dir)
 
     def timed(fn) -> float:
-        fn()
-        torch.cuda.synchronize()
-        ts = []
-        for _ in range(a.rounds):
-            s, e = torch.cuda.Event(True), torch.cuda.Event(True)
-            s.record()
-            for _ in range(a.reps):
-                fn()
-            e.record()
-            torch.cuda.synchronize()
-            ts.append(s.elapsed_time(e) / a.reps * 1e3)
-        return statistics.median(ts)
+        return timed_rounds(torch, fn, a.reps, a.rounds)
 
     cols = ["D", "N", "B", "causal", "dtype", "doc", "ours_us", "flex_us", "sdpa_mask_us",
             "plain_us", "ours_tflops", "flex_tflops", "flex/ours", "sdpa/ours",
@@ -186,9 +177,7 @@ def main() -> None:
                    f"{t_sd / t_ours:.3f}", f"{ideal / t_ours:.3f}", f"{err:.2e}"]
             lines.append(",".join(row))
             print(lines[-1], flush=True)
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"bench_document_d{D}.csv").write_text("\n".join(lines) + "\n")
+    write_table(a.out, f"bench_document_d{D}.csv", lines)
 
 
 if __name__ == "__main__":

@@ -603,6 +603,15 @@ def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: An
     return res.view(tq, hq, d)
 
 
+def _check_dense_layout(call: str, q: Any, k: Any, v: Any) -> None:
+    """q [B, M, Hq, D] with k and v [B, N, Hkv, D] of one shape."""
+    b, _, _, d = q.shape
+    if k.dim() != 4 or k.shape[0] != b or k.shape[3] != d or tuple(v.shape) != tuple(k.shape):
+        raise BundleError(f"attn_opt.ops: {call} takes q [B, M, Hq, D] and k, "
+                          f"v [B, N, Hkv, D]; got q {list(q.shape)}, k {list(k.shape)}, "
+                          f"v {list(v.shape)}")
+
+
 def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
                     scale: Optional[float] = None, return_lse: bool = False,
                     chip: str = "sm_90a",
@@ -628,10 +637,7 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
     (one TF32 product per multiply, about 4e-4 relative error: the Hopper
     wgmma kernel, 1.4-1.5x the f32-accurate one's speed and more)."""
     b, m, hq, d = q.shape
-    if k.dim() != 4 or k.shape[0] != b or k.shape[3] != d or tuple(v.shape) != tuple(k.shape):
-        raise BundleError(f"attn_opt.ops: dense_attention takes q [B, M, Hq, D] and k, "
-                          f"v [B, N, Hkv, D]; got q {list(q.shape)}, k {list(k.shape)}, "
-                          f"v {list(v.shape)}")
+    _check_dense_layout("dense_attention", q, k, v)
     hkv = k.shape[2]
     dt = dtype_name(q)
     if dt in _F8 and (dtype_name(k) != dt or dtype_name(v) != dt):
@@ -695,10 +701,7 @@ def document_attention(q: Any, k: Any, v: Any, segment_ids: Any,
         raise BundleError(f"attn_opt.ops: document_attention takes q [B, M, Hq, D], "
                           f"got {list(q.shape)}")
     b, m, hq, d = q.shape
-    if k.dim() != 4 or k.shape[0] != b or k.shape[3] != d or tuple(v.shape) != tuple(k.shape):
-        raise BundleError(f"attn_opt.ops: document_attention takes q [B, M, Hq, D] and k, "
-                          f"v [B, N, Hkv, D]; got q {list(q.shape)}, k {list(k.shape)}, "
-                          f"v {list(v.shape)}")
+    _check_dense_layout("document_attention", q, k, v)
     n, hkv = k.shape[1], k.shape[2]
     if kv_segment_ids is None:
         if n != m:

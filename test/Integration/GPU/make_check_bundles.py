@@ -1785,8 +1785,6 @@ CASES.update({
 # L / 100 documents (equal for equal lengths; mask_pattern "ids": ids in
 # [0, 4) in any order).
 def doc_mask(fill: str = "0xFF800000", bits: int = 32) -> str:
-    if isinstance(fill, int):  # doc_mask(64): -inf, 64-bit ids
-        fill, bits = "0xFF800000", fill
     return f"""score_mod {{
       ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index, %qi: i{bits}, %ki: i{bits}):
         %eq = arith.cmpi eq, %qi, %ki : i{bits}
@@ -1838,9 +1836,9 @@ CASES.update({
     # every id from the second on past int32 (those documents then share
     # the saturated value: wider ranges, no interior tiles).
     "doc_i64_causal_bf16_n2000": Case("bfloat16", **bhsd(2, 2, 2000, 2000, 128),
-                                      causal=True, mods=DOC_IDS64, score_mod=doc_mask(64)),
+                                      causal=True, mods=DOC_IDS64, score_mod=doc_mask(bits=64)),
     "doc_i64_big_f16_n2000": Case("float16", **bhsd(2, 2, 2000, 2000, 128),
-                                  mods=DOC_IDS64, score_mod=doc_mask(64),
+                                  mods=DOC_IDS64, score_mod=doc_mask(bits=64),
                                   mask_pattern="ids_big"),
     # Beside a key padding mask (applied after the region): no range.
     "doc_keypad_f16_n2000": Case("float16", **bhsd(2, 2, 2000, 2000, 128),
