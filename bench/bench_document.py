@@ -20,7 +20,9 @@ the mask materialized as a bool [B, 1, N, N] tensor (cuDNN and
 memory-efficient backends); and attn-opt's own plain (or causal) bundle at
 the same shape, whose time, scaled by the fraction of the products the
 documents need, is what a perfect block-sparse kernel would take
-("ideal"). TFLOP/s count the products the documents need (B H S L^2 4 D,
+("ideal"); and the dynamic document bundle (B, M and N dynamic: one for
+every shape) on the same inputs ("dyn/static": static time over dynamic).
+TFLOP/s count the products the documents need (B H S L^2 4 D,
 causal L (L + 1) / 2 per document); rel_err is against FlexAttention in
 fp32 on the first batch entry.
 """
@@ -47,8 +49,9 @@ MLIR_DT = {"float16": "f16", "bfloat16": "bf16"}
 
 
 def program(dt: str, n: int, causal: bool, doc: bool) -> str:
-    """The [B, H, N, D] program (doc: with the segment-id region)."""
-    b = 16384 // n
+    """The [B, H, N, D] program (doc: with the segment-id region); n = 0:
+    B, M and N dynamic (one bundle for every shape)."""
+    b, n = (16384 // n, n) if n else ("?", "?")
     t = f"tensor<{b}x{H}x{n}x{D}x{MLIR_DT[dt]}>"
     ids = f"tensor<{b}x{n}xi32>"
     m = "affine_map<(b, h, m, n, d, e) -> "
@@ -77,20 +80,22 @@ def program(dt: str, n: int, causal: bool, doc: bool) -> str:
 
 
 def name(dt: str, n: int, causal: bool, doc: bool) -> str:
-    return (f"{'doc' if doc else 'plain'}_{dt}_d{D}_n{n}_"
+    return (f"{'doc' if doc else 'plain'}_{dt}_d{D}_n{n if n else 'dyn'}_"
             f"{'causal' if causal else 'full'}")
 
 
 def prepare(out: Path, attn_bundle: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        for n, c, dt in SHAPES:
-            for doc in (True, False):
-                src = Path(tmp) / "p.mlir"
-                src.write_text(program(dt, n, c, doc))
-                subprocess.run([attn_bundle, str(src), "-o",
-                                str(out / name(dt, n, c, doc)), "--chip=sm_90a"],
-                               check=True)
-                print("wrote", out / name(dt, n, c, doc), flush=True)
+        # (n = 0: the dynamic document bundle of each dtype and causal.)
+        jobs = [(n, c, dt, doc) for n, c, dt in SHAPES for doc in (True, False)]
+        jobs += sorted({(0, c, dt, True) for _, c, dt in SHAPES})
+        for n, c, dt, doc in jobs:
+            src = Path(tmp) / "p.mlir"
+            src.write_text(program(dt, n, c, doc))
+            subprocess.run([attn_bundle, str(src), "-o",
+                            str(out / name(dt, n, c, doc)), "--chip=sm_90a"],
+                           check=True)
+            print("wrote", out / name(dt, n, c, doc), flush=True)
 
 
 def main() -> None:
@@ -124,7 +129,7 @@ def main() -> None:
 
     cols = ["D", "N", "B", "causal", "dtype", "doc", "ours_us", "flex_us", "sdpa_mask_us",
             "plain_us", "ours_tflops", "flex_tflops", "flex/ours", "sdpa/ours",
-            "ideal/ours", "rel_err"]
+            "ideal/ours", "rel_err", "dyn_us", "dyn/static", "dyn_vs_static_err"]
     lines = [",".join(cols)]
     print(lines[0], flush=True)
     for n, c, dt in SHAPES:
@@ -135,11 +140,16 @@ def main() -> None:
                    for _ in range(3))
         kd = attn_opt.load(root / name(dt, n, c, True))
         kp = attn_opt.load(root / name(dt, n, c, False))
+        kdyn = attn_opt.load(root / name(dt, 0, c, True))
         t_plain = timed(kp.prepare(q=q, k=k, v=v))
         for L in DOCS:
             ids = (torch.arange(n, device="cuda", dtype=torch.int32) // L).repeat(b, 1)
             out = torch.empty_like(q)
             t_ours = timed(kd.prepare(q=q, k=k, v=v, mod0=ids, mod1=ids, out=out))
+            # The dynamic bundle (one for every B and N), same inputs.
+            out_dyn = torch.empty_like(q)
+            t_dyn = timed(kdyn.prepare(q=q, k=k, v=v, mod0=ids, mod1=ids, out=out_dyn))
+            dyn_err = float((out_dyn.float() - out.float()).norm() / out.float().norm())
 
             def doc_mask(bb, h, qi, ki):
                 keep = ids[bb, qi] == ids[bb, ki]
@@ -174,7 +184,8 @@ def main() -> None:
             row = [str(D), str(n), str(b), str(c), dt, str(L), f"{t_ours:.1f}", f"{t_fx:.1f}",
                    f"{t_sd:.1f}", f"{t_plain:.1f}", f"{flops / t_ours / 1e6:.1f}",
                    f"{flops / t_fx / 1e6:.1f}", f"{t_fx / t_ours:.3f}",
-                   f"{t_sd / t_ours:.3f}", f"{ideal / t_ours:.3f}", f"{err:.2e}"]
+                   f"{t_sd / t_ours:.3f}", f"{ideal / t_ours:.3f}", f"{err:.2e}",
+                   f"{t_dyn:.1f}", f"{t_ours / t_dyn:.3f}", f"{dyn_err:.2e}"]
             lines.append(",".join(row))
             print(lines[-1], flush=True)
     write_table(a.out, f"bench_document_d{D}.csv", lines)

@@ -35,7 +35,8 @@ FlashAttention's sliding window: query m sees keys m - left <= n, and
 right is -1 (every later key) or 0 (causal); dense aligns it top-left as
 its causal rule, decode at the cache's end (not with kv_lens).
 `document_attention` (packed documents: segment ids per query and key,
-int32 [B, M] / [B, N]) compiles one bundle per shape for every packing.
+int32 or int64 [B, M] / [B, N]) compiles one bundle for every shape and
+packing (B, M and N dynamic; `dynamic=False`: one per shape).
 `dense_attention`'s causal
 rule is top-left (SDPA's `is_causal`: query m sees keys n <= m); the
 varlen and decode calls also take bottom-right.
@@ -301,17 +302,18 @@ def dense_program(hq: int, hkv: int, d: int, dtype: str = "float16",
 """
 
 
-def document_program(b: int, m: int, n: int, hq: int, hkv: int, d: int,
-                     dtype: str = "float16", causal: bool = False,
+def document_program(b: Optional[int], m: Optional[int], n: Optional[int], hq: int,
+                     hkv: int, d: int, dtype: str = "float16", causal: bool = False,
                      scale: Optional[float] = None, lse: bool = False,
                      ids_dtype: str = "int32") -> str:
-    """Packed documents as MLIR, static shapes: q [b, m, hq, d] (viewed
-    [b, m, hkv, g, d]), k/v [b, n, hkv, d], and the segment ids (int32, or
-    int64 as torch's default) %sq [b, m] and %sk [b, n] as the attention's
-    score_mod operands; the
-    region keeps the scaled score where the query's id equals the key's
-    (FlexAttention's document mask, what the recognizer makes of JAX's
-    segment-id masks), -inf elsewhere. `causal` top-left."""
+    """Packed documents as MLIR: q [b, m, hq, d] (viewed [b, m, hkv, g, d]),
+    k/v [b, n, hkv, d], and the segment ids (int32, or int64 as torch's
+    default) %sq [b, m] and %sk [b, n] as the attention's score_mod
+    operands; the region keeps the scaled score where the query's id equals
+    the key's (FlexAttention's document mask, what the recognizer makes of
+    JAX's segment-id masks), -inf elsewhere. `causal` top-left. b, m or n
+    None: a dynamic size (one bundle for every value)."""
+    b, m, n = ("?" if x is None else x for x in (b, m, n))
     g, t, scale = _common(hq, hkv, d, dtype, scale)
     tqt = f"tensor<{b}x{m}x{hkv}x{g}x{d}x{t}>"
     tkt = f"tensor<{b}x{n}x{hkv}x{d}x{t}>"
@@ -668,15 +670,16 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
     return res.view(b, m, hq, d)
 
 
-def prepare_document(b: int, m: int, n: int, hq: int, hkv: int, d: int,
-                     dtype: str = "float16", causal: bool = False,
+def prepare_document(b: Optional[int], m: Optional[int], n: Optional[int], hq: int,
+                     hkv: int, d: int, dtype: str = "float16", causal: bool = False,
                      scale: Optional[float] = None, return_lse: bool = False,
                      chip: str = "sm_90a",
                      cache_dir: Optional[Union[str, Path]] = None,
                      ids_dtype: str = "int32") -> Path:
-    """Compiles (or finds) the bundle document_attention uses for these
-    shapes: one per (B, M, N, heads, head dim, dtype, causal, scale, lse,
-    ids dtype), for every packing (the ids are read at each call)."""
+    """Compiles (or finds) a bundle document_attention uses: b, m, n None
+    (dynamic=True's, one per heads, head dim, dtype, causal, scale, lse and
+    ids dtype, for every shape), or given (dynamic=False's, one per shape);
+    either serves every packing (the ids are read at each call)."""
     return _bundle(document_program(b, m, n, hq, hkv, d, dtype, causal, scale,
                                     return_lse, ids_dtype), chip, cache_dir)
 
@@ -685,15 +688,17 @@ def document_attention(q: Any, k: Any, v: Any, segment_ids: Any,
                        kv_segment_ids: Any = None, causal: bool = False,
                        scale: Optional[float] = None, return_lse: bool = False,
                        chip: str = "sm_90a",
-                       cache_dir: Optional[Union[str, Path]] = None) -> Any:
+                       cache_dir: Optional[Union[str, Path]] = None,
+                       dynamic: bool = True) -> Any:
     """Attention over packed documents: query m of batch entry b sees the
     keys n whose segment id kv_segment_ids[b, n] equals segment_ids[b, m]
     (and n <= m with `causal`, top-left), as MaxText's and Flax's segment
     ids and FlexAttention's document masks. q [B, M, Hq, D], k/v
     [B, N, Hkv, D], ids [B, M] and [B, N] on the device, int32 or int64
     (torch's default), both of one type (kv_segment_ids defaults to
-    segment_ids where M = N). One bundle per
-    shape serves every packing; on the Hopper kernel each query tile runs
+    segment_ids where M = N). One bundle serves every B, M, N and packing
+    (`dynamic=False`: a bundle per shape); on the Hopper kernel each query
+    tile runs
     only its documents' keys (the ids need not be sorted: a sorted packing
     gives the tightest ranges). A row whose document has no key gives 0
     (and lse -inf)."""
@@ -719,8 +724,8 @@ def document_attention(q: Any, k: Any, v: Any, segment_ids: Any,
         if str(getattr(ids, "device", "")) != str(getattr(q, "device", "")):
             raise BundleError(f"attn_opt.ops: {name} must be on q's device "
                               f"({q.device}), got {ids.device}")
-    text = document_program(b, m, n, hq, hkv, d, dtype_name(q), causal, scale,
-                            return_lse, ids_dt)
+    text = document_program(*((None,) * 3 if dynamic else (b, m, n)), hq, hkv, d,
+                            dtype_name(q), causal, scale, return_lse, ids_dt)
     kern = _kernel(text, chip, cache_dir)
     res = kern(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v,
                mod0=segment_ids.contiguous(), mod1=kv_segment_ids.contiguous())

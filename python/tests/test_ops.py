@@ -108,10 +108,17 @@ DOC_I64 = dict(b=2, m=1500, n=1500, hq=4, hkv=4, d=64, dtype="float16", causal=T
                ids_dtype="int64")
 
 
+def _dynamic(cfg):
+    return dict(cfg, b=None, m=None, n=None)
+
+
 def prepare_document(cache):
-    return [ops.prepare_document(**DOC_GQA, cache_dir=cache),
-            ops.prepare_document(**DOC_MN, cache_dir=cache),
-            ops.prepare_document(**DOC_I64, cache_dir=cache)]
+    """The dynamic bundles document_attention uses (one per configuration,
+    every shape), and DOC_MN's static one (dynamic=False)."""
+    return [ops.prepare_document(**_dynamic(DOC_GQA), cache_dir=cache),
+            ops.prepare_document(**_dynamic(DOC_MN), cache_dir=cache),
+            ops.prepare_document(**_dynamic(DOC_I64), cache_dir=cache),
+            ops.prepare_document(**DOC_MN, cache_dir=cache)]
 
 
 @needs_attn_bundle
@@ -119,11 +126,28 @@ def test_document_programs_compile(tmp_path):
     """document_attention's programs: the segment ids are int32 score_mod
     tensors over (b, m) and (b, n), and the Hopper kernel bounds each query
     tile's keys by them."""
-    for p in prepare_document(tmp_path):
+    for i, p in enumerate(prepare_document(tmp_path)):
         man = bundle.read_manifest(p)
         assert {"mod0", "mod1"} <= set(man.inputs)
         assert man.arg("mod0").dtype == man.arg("mod1").dtype in ("int32", "int64")
-        assert "segment ids" in man.attention.kernel_choice
+        assert "each tile's keys limited to those its segment ids match" \
+            in man.attention.kernel_choice
+        # The first three are dynamic: the ids [?, ?] follow the batch, m
+        # and n given at launch.
+        assert man.dynamic_dims == (("b0", "m", "n") if i < 3 else ())
+        if i < 3:
+            assert man.arg("mod0").shape == man.arg("mod1").shape == (-1, -1)
+    # The dynamic bundle's ids follow q's and k's sizes: other lengths are
+    # refused before a launch.
+    import numpy as np
+    man = bundle.read_manifest(prepare_document(tmp_path)[1])
+    q = np.zeros((1, 100, 4, 1, 128), np.float16)
+    k = np.zeros((1, 300, 4, 128), np.float16)
+    ids = {"q": q, "k": k, "v": k, "mod0": np.zeros((1, 100), np.int32),
+           "mod1": np.zeros((1, 300), np.int32)}
+    assert bundle.dynamic_sizes(man, ids) == {"b0": 1, "m": 100, "n": 300}
+    with pytest.raises(bundle.BundleError, match="'mod1' has n = 299"):
+        bundle.dynamic_sizes(man, dict(ids, mod1=np.zeros((1, 299), np.int32)))
 
 
 def prepare_all(cache):
@@ -745,11 +769,17 @@ def test_document_on_gpu():
     """document_attention against an fp32 reference of the document mask:
     sorted ids of random lengths (GQA, causal, the lse), query ids
     shorter than the keys' (some rows see no key: 0 and lse -inf), and
-    int64 ids at D = 64."""
+    int64 ids at D = 64; each dynamic bundle at two shapes, and a static
+    one."""
     import torch
     from attn_opt.reference import segment_ids
     dev, gen = "cuda", torch.Generator(device="cuda").manual_seed(21)
-    for cfg, seed in ((DOC_GQA, 3), (DOC_MN, 4), (DOC_I64, 5)):
+    # One dynamic bundle per configuration at two shapes (the second: other
+    # B, M and N), and DOC_MN's static bundle (dynamic=False).
+    runs = [(DOC_GQA, 3, True), (dict(DOC_GQA, b=1, m=2500, n=2500), 6, True),
+            (DOC_MN, 4, True), (dict(DOC_MN, b=3, m=300, n=170), 7, True),
+            (DOC_MN, 4, False), (DOC_I64, 5, True), (dict(DOC_I64, m=4100, n=4100), 8, True)]
+    for cfg, seed, dyn in runs:
         b, m, n, hq, hkv, d = (cfg[x] for x in ("b", "m", "n", "hq", "hkv", "d"))
         dt = getattr(torch, cfg["dtype"])
         causal, lse_too = cfg.get("causal", False), cfg.get("return_lse", False)
@@ -761,7 +791,7 @@ def test_document_on_gpu():
         ik = iq if m == n else torch.as_tensor(segment_ids((b, n), seed), device=dev,
                                                dtype=idt)
         res = ops.document_attention(q, k, v, iq, None if m == n else ik, causal=causal,
-                                     return_lse=lse_too)
+                                     return_lse=lse_too, dynamic=dyn)
         out, lse = res if lse_too else (res, None)
         for x in range(b):
             keep = iq[x][:, None] == ik[x][None, :]

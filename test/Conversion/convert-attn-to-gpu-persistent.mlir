@@ -136,14 +136,18 @@ func.func @d64(%q: tensor<4x16x1024x64xf16>, %k: tensor<4x16x1024x64xf16>, %v: t
 // -----
 
 // Dynamic sizes: the tile mapping's run-time divisors (query tiles per head,
-// the causal head group, its heads; the dynamic batch dim) become multipliers
-// made once, before the tile loop (clz, one 64-bit division each), and each
-// tile divides with a high multiply (the last head group, possibly smaller,
-// with a plain division). The first key tile takes its bounds only where it
-// has masked keys (a uniform branch around the two softmax forms).
+// the causal head group, its heads) become multipliers made once, before the
+// tile loop (clz, one 64-bit division each), and the producer divides each
+// tile with a high multiply (the last head group, possibly smaller, with a
+// plain division); the dynamic batch dim, the slowest, is what is left (no
+// division). The producer publishes the tile's (query block, batch entry)
+// with it (-1 past the last), so the consumers keep no multipliers. The
+// first key tile takes its bounds only where it has masked keys (a uniform
+// branch around the two softmax forms).
 // CHECK-LABEL: module attributes
 // CHECK-SAME: persistent: up to 132 blocks take the query tiles from a counter
-// CHECK-COUNT-4: "clz.b32 $0, $1;"
+// CHECK-COUNT-3: "clz.b32 $0, $1;"
+// CHECK-NOT: "clz.b32 $0, $1;"
 // CHECK: scf.while
 // CHECK: arith.mului_extended
 // CHECK: scf.if
@@ -151,10 +155,15 @@ func.func @d64(%q: tensor<4x16x1024x64xf16>, %k: tensor<4x16x1024x64xf16>, %v: t
 // CHECK: } else {
 // CHECK: arith.divui
 // CHECK: arith.remui
-// CHECK: arith.mului_extended
+// CHECK: "st.shared.u32 [$0], $1;"
+// CHECK: "st.shared.u32 [$0], $1;"
+// CHECK: "st.shared.u32 [$0], $1;"
 // CHECK: "setmaxnreg.inc.sync.aligned.u32 232;"
 // CHECK: scf.while
-// CHECK: arith.mului_extended
+// CHECK: %[[X:.*]] = llvm.inline_asm {{.*}}"ld.shared.u32 $0, [$1];"
+// CHECK: %[[XI:.*]] = arith.index_cast %[[X]] : i32 to index
+// CHECK: arith.cmpi ne, %[[XI]], %c-1 : index
+// CHECK-NOT: arith.mului_extended
 // CHECK: %[[FULL:.*]] = arith.cmpi ule
 // CHECK: scf.if %[[FULL]] -> (
 func.func @dynamic(%q: tensor<?x16x?x128xf16>, %k: tensor<?x16x?x128xf16>, %v: tensor<?x16x?x128xf16>, %o: tensor<?x16x?x128xf16>) -> tensor<?x16x?x128xf16> {

@@ -4,7 +4,7 @@
 
 func.func @runtime_operand_i1(%q: tensor<2x40x32xf16>, %k: tensor<2x50x32xf16>, %v: tensor<2x50x32xf16>, %w: tensor<50xi1>, %o: tensor<2x40x32xf16>) -> tensor<2x40x32xf16> {
   %s = arith.constant 0.125 : f32
-  // expected-error @below {{the GPU kernel cannot take this score_mod: score_mod operand #0 is a runtime tensor of a type the kernels do not take (static f32/f16/bf16/i32/i64)}}
+  // expected-error @below {{the GPU kernel cannot take this score_mod: score_mod operand #0 is a runtime tensor of a type the kernels do not take (f32/f16/bf16/i32/i64)}}
   %r = attn.attention ins(%q, %k, %v : tensor<2x40x32xf16>, tensor<2x50x32xf16>, tensor<2x50x32xf16>) scale(%s)
       score_mod_operands(%w : tensor<50xi1>)
       outs(%o : tensor<2x40x32xf16>) indexing_maps = [

@@ -798,3 +798,72 @@ func.func @document_ids_keypad(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048
       } -> tensor<1x4x2048x128xf16>
   return %r : tensor<1x4x2048x128xf16>
 }
+
+// -----
+
+// Packed documents with dynamic B, M and N: the ids are [?, ?] views with
+// the launch's sizes (each index clamped to its runtime size), and the
+// granules of ceil(N / 2048) * 16 keys are computed at run time; the key
+// ranges as with static sizes.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: function = "document_ids_dynamic"
+// CHECK-SAME: each tile's keys limited to those its segment ids match
+// CHECK-SAME: dynamic sizes (b0, m, n) as kernel parameters
+// CHECK: gpu.launch
+// CHECK: %[[N:.*]] = arith.addi %{{.*}}, %c2047{{.*}} : index
+// CHECK: %[[G:.*]] = arith.divui %[[N]], %c2048{{.*}} : index
+// CHECK: arith.muli %[[G]], %c16{{.*}} : index
+// CHECK: %[[D:.*]] = memref.dim %[[IDS:.*]], %c1{{.*}} : memref<?x?xi32, strided<[?, 1]>>
+// CHECK: %[[LAST:.*]] = arith.subi %[[D]], %c1{{.*}} : index
+// CHECK: arith.minui %{{.*}}, %[[LAST]] : index
+// CHECK: memref.load %[[IDS]][%{{.*}}, %{{.*}}] : memref<?x?xi32, strided<[?, 1]>>
+// CHECK: nvvm.redux.sync  min
+// WHY: remark: GPU kernel: wgmma (sm_90a){{.*}}each tile's keys limited to those its segment ids match
+// SM80: function = "document_ids_dynamic"
+// SM80-SAME: segment ids compared per score over every key (the key ranges need the Hopper kernel's producer warpgroup)
+// SM80-SAME: dynamic sizes (b0, m, n) as kernel parameters
+// SM80: memref.load %{{.*}} : memref<?x?xi32, strided<[?, 1]>>
+func.func @document_ids_dynamic(%q: tensor<?x4x?x128xf16>, %k: tensor<?x4x?x128xf16>, %v: tensor<?x4x?x128xf16>, %sq: tensor<?x?xi32>, %sk: tensor<?x?xi32>, %o: tensor<?x4x?x128xf16>) -> tensor<?x4x?x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<?x4x?x128xf16>, tensor<?x4x?x128xf16>, tensor<?x4x?x128xf16>) scale(%s)
+      score_mod_operands(%sq, %sk : tensor<?x?xi32>, tensor<?x?xi32>)
+      outs(%o : tensor<?x4x?x128xf16>) causal indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+        affine_map<(b, h, m, n, d, e) -> (b, m)>, affine_map<(b, h, m, n, d, e) -> (b, n)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index, %qi: i32, %ki: i32):
+        %eq = arith.cmpi eq, %qi, %ki : i32
+        %ninf = arith.constant 0xFF800000 : f32
+        %y = arith.select %eq, %x, %ninf : f32
+        attn.yield %y : f32
+      } -> tensor<?x4x?x128xf16>
+  return %r : tensor<?x4x?x128xf16>
+}
+
+// -----
+
+// Any runtime score_mod tensor may have dynamic dims: a per-key f16 bias
+// [?, ?] read through its view at the launch's sizes.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: function = "key_bias_dynamic"
+// CHECK-SAME: dynamic sizes (b0, m, n) as kernel parameters
+// CHECK: gpu.launch
+// CHECK: memref.load %{{.*}} : memref<?x?xf16, strided<[?, 1]>>
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// SM80: function = "key_bias_dynamic"
+// SM80: memref.load %{{.*}} : memref<?x?xf16, strided<[?, 1]>>
+func.func @key_bias_dynamic(%q: tensor<?x4x?x128xf16>, %k: tensor<?x4x?x128xf16>, %v: tensor<?x4x?x128xf16>, %w: tensor<?x?xf16>, %o: tensor<?x4x?x128xf16>) -> tensor<?x4x?x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<?x4x?x128xf16>, tensor<?x4x?x128xf16>, tensor<?x4x?x128xf16>) scale(%s)
+      score_mod_operands(%w : tensor<?x?xf16>)
+      outs(%o : tensor<?x4x?x128xf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+        affine_map<(b, h, m, n, d, e) -> (b, n)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index, %wn: f16):
+        %wf = arith.extf %wn : f16 to f32
+        %y = arith.addf %x, %wf : f32
+        attn.yield %y : f32
+      } -> tensor<?x4x?x128xf16>
+  return %r : tensor<?x4x?x128xf16>
+}

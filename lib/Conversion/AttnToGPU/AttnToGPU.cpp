@@ -438,14 +438,15 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
       op.getWindow() && causal && tmaOk && persistentOk && !maskArg &&
       (ShapedType::isDynamic(N) ? *op.getWindow() >= 2048 : N >= 1024);
   // Packed documents (a segment-id region, segmentMatch): persistent
-  // warp-specialized blocks at any static N from 1024, whose producer
+  // warp-specialized blocks at any static N from 1024 (and a dynamic N:
+  // documents make short loops at any length), whose producer
   // keeps its granules' id ranges across the tiles of a batch entry and
   // whose short per-document loops gain most from no per-tile prologue (a
   // block per query tile rebuilt them per tile: at N = 16384 with
   // 512-token documents 374 us against 169 at N = 4096, log step 184).
   const SegmentMatch seg = segmentMatch(op);
   const bool segmentWs = seg && seg.rangeable() && tmaOk && persistentOk &&
-                         !maskArg && !ShapedType::isDynamic(N) && N >= 1024;
+                         !maskArg && (ShapedType::isDynamic(N) || N >= 1024);
   // Persistent blocks past N = 8192 without a mask tensor: taken where
   // measured faster (log steps 160 and 163, below).
   const bool longPersistent = tmaOk && persistentOk && !maskArg &&
@@ -1480,6 +1481,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   };
   for (const std::string &name : modNames)
     kb.modMem.push_back(name.empty() ? Value() : memArg(name));
+  kb.modView = [&](unsigned i) { return memArg(modNames[i]); };
   // Runtime scales: the constant times each factor's element, loaded from
   // its scale<i> argument and widened to f32, at the kernel's insertion
   // point.
@@ -1699,7 +1701,6 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (SegmentMatch seg = segmentMatch(op))
       wcfg.segTrim = seg.rangeable() && wcfg.warpSpecialized && wcfg.tma &&
                      !wcfg.trims() && !memArg("mask") && !kb.varlenSeqs &&
-                     !dynDim[r + 1] &&
                      ((!op.getCausal() && !op.getWindow()) ||
                       kb.maskValue == static_cast<float>(seg.fill));
     // A bias linear in the key index (ALiBi) by one more k-step of the S
@@ -1881,6 +1882,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   std::string noPersistent;
   // The tile count is a runtime value (a dynamic m or batch).
   const bool dynTiles = dynDim[r] || kb.dynBatch;
+  wcfg.publishMap = dynTiles;
   if (!useWgmma && opts.tma == 1)
     return op.emitError("tma=1: TMA loads are the Hopper (wgmma) kernel's; "
                         "this attention gets ")
@@ -2059,7 +2061,6 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         : !seg.rangeable() ? "the ids are unsigned 64-bit"
         : memArg("mask")   ? "a mask tensor applies after the region"
         : kb.varlenSeqs    ? "varlen sequences bound the keys instead"
-        : dynDim[r + 1]    ? "N is dynamic"
         : !wcfg.tma        ? "K/V are not loaded by TMA"
                            : "the region's fill is not the mask value";
     choice += "; segment ids compared per score over every key (" + why + ")";

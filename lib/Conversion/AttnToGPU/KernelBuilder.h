@@ -195,6 +195,9 @@ struct KernelBuilder {
   /// The kernel argument of each score_mod operand that is not a constant
   /// (null for constants, which become constant vectors).
   SmallVector<Value> modMem = {};
+  /// Inside the launch: the view (runtime sizes) of runtime score_mod
+  /// operand `i` whose type has dynamic dims.
+  std::function<Value(unsigned)> modView;
   /// Varlen (attn.varlen_mask as the mask, -inf fill): the S packed
   /// sequences the kernels take cu_seqlens_q/_k for (0: not varlen), and
   /// the mask's causal rule.
@@ -504,9 +507,16 @@ struct WgmmaConfig {
   /// sequence (first row, q/k bases, row and key limits: five i32) so that
   /// the consumers do not search the tables again.
   bool varlenSlots = false;
+  /// Persistent with a runtime tile count (dynamic m or batch): the
+  /// producer also publishes each tile's (query block, batch entry), one
+  /// slot more (mapSlot()), so that the consumers keep no divisors of the
+  /// mapping (their registers held the multipliers, which ptxas spilled
+  /// and reloaded per tile beside a segment-id region).
+  bool publishMap = false;
   int64_t persistentSlots() const {
-    return persistent() ? (varlenSlots ? 6 : 3) : 0;
+    return persistent() ? (varlenSlots ? 6 : 3) + (publishMap ? 1 : 0) : 0;
   }
+  int64_t mapSlot() const { return 2 * stages + persistentSlots(); }
   /// Persistent: then Q's empty barrier, the tile the consumers run next
   /// (i32) and the producer's two broadcast slots (i32 each), with varlen
   /// three more (varlenSlots); trimming the keys (trims()): each producer
@@ -756,6 +766,8 @@ struct TileKernel {
   /// persistent block's tile loop).
   void prepareBatchDivs();
   SmallVector<std::optional<FastDiv>> batchDivs;
+  /// The batch dims as setBatch takes them apart, fastest first.
+  SmallVector<unsigned> batchOrder();
   /// loops[0..r) from the flattened batch index (grid y). Batch dims the
   /// mask tensor does not index vary fastest: blocks that read the same
   /// mask slice (a bias per head, shared by the batch) then run together

@@ -51,12 +51,11 @@ std::string gpu_kernel::scoreModIneligibility(AttentionOp op) {
       // A runtime tensor: a kernel argument, read at the score's indices.
       auto type = cast<RankedTensorType>(op.getModOperands()[i].getType());
       Type elt = type.getElementType();
-      if (!type.hasStaticShape() ||
-          !(elt.isF32() || elt.isF16() || elt.isBF16() || elt.isInteger(32) ||
+      if (!(elt.isF32() || elt.isF16() || elt.isBF16() || elt.isInteger(32) ||
             elt.isInteger(64)))
         return "score_mod operand #" + std::to_string(i) +
                " is a runtime tensor of a type the kernels do not take "
-               "(static f32/f16/bf16/i32/i64)";
+               "(f32/f16/bf16/i32/i64)";
       continue;
     }
   }
@@ -150,10 +149,29 @@ static Value readTable(KernelBuilder &kb, unsigned i, ArrayRef<Value> loops) {
   AttentionOp op = kb.op;
   Value lin;
   if (i < kb.modMem.size() && kb.modMem[i]) {
+    auto type = cast<RankedTensorType>(op.getModOperands()[i].getType());
+    if (!type.hasStaticShape()) {
+      // Dynamic dims (the loops' runtime sizes): the launch's view of the
+      // flat argument, each index clamped to its dim's runtime size.
+      Value view = kb.modView(i);
+      AffineMap m = op.getModOperandMap(i);
+      SmallVector<Value> idx;
+      for (int64_t p = 0; p < type.getRank(); ++p) {
+        unsigned d = cast<AffineDimExpr>(m.getResult(p)).getPosition();
+        auto vt = cast<MemRefType>(view.getType());
+        Value last = vt.isDynamicDim(p)
+                         ? arith::SubIOp::create(
+                               b, loc, memref::DimOp::create(b, loc, view, p),
+                               kb.cIdx(1))
+                               .getResult()
+                         : kb.cIdx(vt.getDimSize(p) - 1);
+        idx.push_back(arith::MinUIOp::create(b, loc, loops[d], last));
+      }
+      return memref::LoadOp::create(b, loc, view, idx);
+    }
     // A kernel argument of a static shape. Dynamic-shape kernels take
     // their arguments as flat buffers: there the index is the row-major
     // one.
-    auto type = cast<RankedTensorType>(op.getModOperands()[i].getType());
     bool flat =
         cast<MemRefType>(kb.modMem[i].getType()).getShape() != type.getShape();
     SmallVector<Value> idx =

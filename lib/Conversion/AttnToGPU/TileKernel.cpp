@@ -143,14 +143,7 @@ Value TileKernel::queryOf(Value rho) {
   return packDim < 0 ? rho : remu(rho, M());
 }
 
-void TileKernel::prepareBatchDivs() {
-  batchDivs.assign(r, std::nullopt);
-  for (unsigned i = 0; i < r; ++i)
-    if (kb.isDynamic(i) && static_cast<int64_t>(i) != packDim)
-      batchDivs[i] = fastDiv(size(i));
-}
-
-void TileKernel::setBatch(Value flat) {
+SmallVector<unsigned> TileKernel::batchOrder() {
   AffineMap maskMap = memArg("mask") ? mapOf("mask") : AffineMap();
   auto shared = [&](unsigned i) {
     return maskMap && !maskMap.isFunctionOfDim(i);
@@ -160,7 +153,27 @@ void TileKernel::setBatch(Value flat) {
     for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i)
       if (shared(i) == first && i != packDim)
         fastestFirst.push_back(i);
+  return fastestFirst;
+}
+
+void TileKernel::prepareBatchDivs() {
+  batchDivs.assign(r, std::nullopt);
+  SmallVector<unsigned> order = batchOrder();
+  for (unsigned i : order)
+    if (kb.isDynamic(i) && i != order.back())
+      batchDivs[i] = fastDiv(size(i));
+}
+
+void TileKernel::setBatch(Value flat) {
+  SmallVector<unsigned> fastestFirst = batchOrder();
   for (unsigned i : fastestFirst) {
+    // The slowest dim is what is left (flat is below the batch's size): a
+    // runtime size needs no division there (its multipliers would be live
+    // in every block's registers).
+    if (i == fastestFirst.back() && kb.isDynamic(i)) {
+      loops[i] = flat;
+      continue;
+    }
     if (i < batchDivs.size() && batchDivs[i]) {
       Value q = divu(*batchDivs[i], flat);
       loops[i] = arith::SubIOp::create(

@@ -538,11 +538,15 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // index; a persistent block sets them per tile (enterTile).
   Value blockRow, warpRowLocal, rows[2];
   // `row0`: the tile's first row as published (persistent varlen).
-  auto enterRows = [&](Value x, Value row0 = Value()) {
-    Value blockX =
-        row0 ? Value()
-             : tk.queryBlock(x, persistent ? gridXv : launch.getGridSize().x,
-                             gridX);
+  // The query block of tile x of its batch entry (longest first under
+  // causal).
+  auto blockOf = [&](Value x) {
+    return tk.queryBlock(x, persistent ? gridXv : launch.getGridSize().x,
+                         gridX);
+  };
+  // `isBlock`: x is blockOf's result already (published by the producer).
+  auto enterRows = [&](Value x, Value row0 = Value(), bool isBlock = false) {
+    Value blockX = row0 ? Value() : isBlock ? x : blockOf(x);
     // Varlen: the block's query tile within its sequence (tables read here).
     // A persistent block's empty slot (no such tile) runs an empty key loop
     // and stores no row.
@@ -2140,6 +2144,15 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     if (cfg.varlenSlots)
       seqSlot = bars.addr(tk.idx(4 + 2 * S));
   }
+  // A runtime tile count (cfg.publishMap): the producer's mapping of each
+  // tile, (query block, batch entry), published with it (the block as
+  // enterRows takes it, or varlen's tile slot); -1 past the last tile.
+  const bool publishMap = persistent && cfg.publishMap && !constMap;
+  auto mapAddr = [&](int64_t k) {
+    return arith::AddIOp::create(b, loc, bars.addr(tk.idx(cfg.mapSlot())),
+                                 em.i32(4 * k))
+        .getResult();
+  };
   auto seqAddr = [&](int64_t k) {
     return arith::AddIOp::create(b, loc, seqSlot, em.i32(4 * k)).getResult();
   };
@@ -2185,8 +2198,18 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     // over N (segTable, rebuilt when the ids' batch entry changes); a
     // tile's key range is from the first granule that its rows' [min, max]
     // of ids meets to the last (segRange): keys outside match no row.
-    const int64_t segG =
-        cfg.segTrim ? llvm::alignTo(llvm::divideCeil(N, 128), 16) : 0;
+    const bool segDynN = ShapedType::isDynamic(N);
+    const int64_t segG = cfg.segTrim && !segDynN
+                             ? llvm::alignTo(llvm::divideCeil(N, 128), 16)
+                             : 0;
+    // x granules in keys (a dynamic N's granule, ceil(N / 2048) * 16, at
+    // run time).
+    auto segKeys = [&](Value x) -> Value {
+      if (!segDynN)
+        return tk.mul(x, segG);
+      Value g = tk.mul(tk.divu(tk.add(tk.Nv(), 2047), 2048), 16);
+      return arith::MulIOp::create(b, loc, x, g);
+    };
     // 64-bit ids (torch's int64) saturated to i32: monotone, so a key that
     // matches a row still lies within the rows' [min, max] (the range only
     // grows); an interior granule needs ids strictly inside i32 (below).
@@ -2222,18 +2245,20 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                                    x, y);
     };
     auto segTable = [&]() -> std::pair<Value, Value> {
-      Value start = tk.mul(tk.tid, segG);
+      Value start = segKeys(tk.tid);
       Value lo0 = em.i32(seg.zeroExtend ? -1 : INT32_MAX);
       Value hi0 = em.i32(seg.zeroExtend ? 0 : INT32_MIN);
       auto scan = scf::ForOp::create(
-          b, loc, c0, tk.idx(segG), tk.idx(4), ValueRange{lo0, hi0},
+          b, loc, c0, segDynN ? segKeys(tk.idx(1)) : tk.idx(segG), tk.idx(4),
+          ValueRange{lo0, hi0},
           [&](OpBuilder &, Location, Value k, ValueRange st) {
             Value lo = st[0], hi = st[1];
             for (int64_t u = 0; u < 4; ++u) {
               // Past N: key N - 1 again (a granule past the keys then
               // meets a tile only where the last one does).
-              Value id = segRead(seg.keyOperand, r + 1,
-                                 tk.clamp(tk.add(tk.add(start, k), u), N));
+              Value id =
+                  segRead(seg.keyOperand, r + 1,
+                          tk.clamp(tk.add(tk.add(start, k), u), tk.Nv()));
               lo = segMin(lo, id);
               hi = segMax(hi, id);
             }
@@ -2247,7 +2272,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value key = c0;
       for (unsigned d = 0; d < r; ++d)
         if (map.isFunctionOfDim(d))
-          key = tk.add(tk.mul(key, sizes[d]), tk.loops[d]);
+          key = tk.add(arith::MulIOp::create(b, loc, key, tk.size(d)),
+                       tk.loops[d]);
       return key;
     };
     auto segWord = [&](int64_t word) {
@@ -2315,8 +2341,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value qlo = em.i32(seg.zeroExtend ? -1 : INT32_MAX);
       Value qhi = em.i32(seg.zeroExtend ? 0 : INT32_MIN);
       for (int64_t i = 0; i < BM; i += 128) {
-        Value id = segRead(seg.rowOperand, r,
-                           tk.clamp(tk.add(blockRow, tk.add(tk.tid, i)), M));
+        Value id =
+            segRead(seg.rowOperand, r,
+                    tk.clamp(tk.add(blockRow, tk.add(tk.tid, i)), tk.Mv()));
         qlo = segMin(qlo, id);
         qhi = segMax(qhi, id);
       }
@@ -2365,12 +2392,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value none =
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, g[0], g[1]);
       Value nlb = arith::MinSIOp::create(
-          b, loc, arith::MaxSIOp::create(b, loc, lb, tk.mul(toIdx(g[0]), segG)),
-          ub);
+          b, loc, arith::MaxSIOp::create(b, loc, lb, segKeys(toIdx(g[0]))), ub);
       Value nub = arith::MaxSIOp::create(
           b, loc,
-          arith::MinSIOp::create(b, loc, ub,
-                                 tk.mul(tk.add(toIdx(g[1]), 1), segG)),
+          arith::MinSIOp::create(b, loc, ub, segKeys(tk.add(toIdx(g[1]), 1))),
           nlb);
       nlb = arith::SelectOp::create(b, loc, none, lb, nlb);
       nub = arith::SelectOp::create(
@@ -2385,11 +2410,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, count,
                                 em.i32(0)));
       Value innerLo =
-          arith::SelectOp::create(b, loc, run, tk.mul(toIdx(g[2]), segG), c0);
+          arith::SelectOp::create(b, loc, run, segKeys(toIdx(g[2])), c0);
       Value innerHi = arith::SelectOp::create(
           b, loc, run,
-          arith::MinSIOp::create(b, loc, tk.idx(N),
-                                 tk.mul(tk.add(toIdx(g[3]), 1), segG)),
+          arith::MinSIOp::create(b, loc, tk.Nv(),
+                                 segKeys(tk.add(toIdx(g[3]), 1))),
           c0);
       if (!seg.pure)
         innerLo = innerHi = c0;
@@ -2780,11 +2805,16 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       // then issues); without TMA the warpgroup's cp.async arrivals follow
       // (after Q's copies, or none past the last tile).
       SegRange segNow; // the tile's range (segment ids), published with it
-      auto publish = [&](Value tile, Value j, bool withQ) {
+      auto publish = [&](Value tile, Value j, bool withQ, Value x = {},
+                         Value y = {}) {
         bars.wait(bars.qEmpty(),
                   arith::XOrIOp::create(b, loc, tk.remu(j, 2), tk.idx(1)));
         ifFirst([&] {
           storeShared(tileSlot, tile);
+          if (publishMap) {
+            storeShared(mapAddr(0), withQ ? x : tk.idx(-1));
+            storeShared(mapAddr(1), withQ ? y : c0);
+          }
           if (withQ && cfg.segTrim)
             segPublish(segNow);
           // Varlen: where the tile sits in its sequence (setVarlen's).
@@ -2826,7 +2856,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         Value tile = after->getArgument(0), t = after->getArgument(1),
               j = after->getArgument(2);
         auto [x, y] = mapTile(tile);
-        enterRows(x);
+        // With publishMap the consumers get the query block itself (no
+        // causal reversal on their side: it needs the tile count).
+        Value bx = publishMap && !kb.varlenSeqs ? blockOf(x) : x;
+        enterRows(bx, Value(), bx != x);
         tk.setBatch(y);
         enterKeys();
         SmallVector<Value> segState;
@@ -2856,7 +2889,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         // still run the previous tile; Q's buffer only after its last S.
         Value second = arith::MinUIOp::create(b, loc, tk.add(lb, BN), ub);
         t = streamKV(t, lb, second);
-        publish(tile, j, /*withQ=*/true);
+        publish(tile, j, /*withQ=*/true, bx, y);
         if (!cfg.tmaQ) {
           copyQ();
           bars.arriveOnCopies(bars.q());
@@ -3044,15 +3077,22 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       bars.wait(bars.q(), tk.remu(j, 2));
       em.through("fence.proxy.async.shared::cta;", {});
       prepareQ();
-      Value tile = loadShared(tileSlot);
-      Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         tile, tilesV);
+      // The tile's number (or with publishMap its query block, -1 past the
+      // last).
+      Value tile = loadShared(publishMap ? mapAddr(0) : tileSlot);
+      Value more =
+          publishMap ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                             tile, tk.idx(-1))
+                     : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                             tile, tilesV);
       scf::ConditionOp::create(b, loc, more,
                                ValueRange{tile, before->getArgument(0), j});
       Block *after = b.createBlock(&loop.getAfter(), {}, afterTypes,
                                    SmallVector<Location>(3, loc));
       b.setInsertionPointToStart(after);
-      auto [x, y] = mapTile(after->getArgument(0));
+      auto [x, y] = publishMap ? std::make_pair(after->getArgument(0),
+                                                loadShared(mapAddr(1)))
+                               : mapTile(after->getArgument(0));
       if (seqSlot) {
         // Varlen: the producer's search, published with the tile.
         Value v[5];
@@ -3061,7 +3101,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         tk.setVarlen(v[1], v[2], v[3], v[4]);
         enterRows(x, v[0]);
       } else {
-        enterRows(x);
+        enterRows(x, Value(), publishMap);
       }
       tk.setBatch(y);
       kb.hoistScoreMod(ArrayRef<Value>(tk.loops).take_front(r));

@@ -1859,6 +1859,31 @@ CASES.update({
                                score_mod=doc_mask(), flags=["--wgmma=0"]),
     "doc_f32_n700": Case("float32", **bhsd(1, 2, 700, 700, 64), mods=DOC_IDS,
                          score_mod=doc_mask()),
+    # Dynamic sizes: the ids [?, ?] viewed with the launch's sizes, the
+    # granules of ceil(N / 2048) * 16 keys computed at run time; one bundle
+    # checked at every size of dynamic_size_sets (M != N, one row, 32768
+    # keys). Causal bf16 with sorted ids, unsorted at D = 64, JAX's finite
+    # fill (rows whose document has no key average V), int64 ids.
+    "dyn_doc_causal_bf16": Case("bfloat16", **bhsd(-1, 2, -1, -1, 128), causal=True,
+                                mods=DOC_IDS, score_mod=doc_mask()),
+    "dyn_doc_unsorted_f16_d64": Case("float16", **bhsd(-1, 4, -1, -1, 64), mods=DOC_IDS,
+                                     score_mod=doc_mask(), mask_pattern="ids"),
+    "dyn_doc_jaxfill_f16_lse": Case("float16", **bhsd(-1, 2, -1, -1, 128), mods=DOC_IDS,
+                                    lse=True, score_mod=doc_mask("-2.38197633E+38")),
+    "dyn_doc_i64_causal_f16": Case("float16", **bhsd(-1, 2, -1, -1, 128), causal=True,
+                                   mods=DOC_IDS64, score_mod=doc_mask(bits=64)),
+    # ... and on the kernels without key ranges (the select per score).
+    "dyn_doc_mma_bf16": Case("bfloat16", **bhsd(-1, 2, -1, -1, 128), causal=True,
+                             mods=DOC_IDS, score_mod=doc_mask(), flags=["--wgmma=0"]),
+    # Any runtime score_mod tensor with dynamic dims: a per-key f16 bias
+    # [b, n] added to the score (key positions, a padding bias as floats).
+    "dyn_mod_keybias_f16": Case("float16", **bhsd(-1, 2, -1, -1, 128),
+                                mods=[(["b", "n"], "float16")], score_mod="""score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index, %w: f16):
+        %wf = arith.extf %w : f16 to f32
+        %y = arith.addf %x, %wf : f32
+        attn.yield %y : f32
+      }"""),
 })
 
 
