@@ -21,7 +21,8 @@ memory-efficient backends); and attn-opt's own plain (or causal) bundle at
 the same shape, whose time, scaled by the fraction of the products the
 documents need, is what a perfect block-sparse kernel would take
 ("ideal"); and the dynamic document bundle (B, M and N dynamic: one for
-every shape) on the same inputs ("dyn/static": static time over dynamic).
+every shape) on the same inputs ("dyn_vs_static": the static time over the
+dynamic one, as bench_dynamic.py).
 TFLOP/s count the products the documents need (B H S L^2 4 D,
 causal L (L + 1) / 2 per document); rel_err is against FlexAttention in
 fp32 on the first batch entry.
@@ -129,7 +130,7 @@ def main() -> None:
 
     cols = ["D", "N", "B", "causal", "dtype", "doc", "ours_us", "flex_us", "sdpa_mask_us",
             "plain_us", "ours_tflops", "flex_tflops", "flex/ours", "sdpa/ours",
-            "ideal/ours", "rel_err", "dyn_us", "dyn/static", "dyn_vs_static_err"]
+            "ideal/ours", "rel_err", "dyn_us", "dyn_vs_static", "dyn_vs_static_err"]
     lines = [",".join(cols)]
     print(lines[0], flush=True)
     for n, c, dt in SHAPES:

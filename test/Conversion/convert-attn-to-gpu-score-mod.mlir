@@ -867,3 +867,53 @@ func.func @key_bias_dynamic(%q: tensor<?x4x?x128xf16>, %k: tensor<?x4x?x128xf16>
       } -> tensor<?x4x?x128xf16>
   return %r : tensor<?x4x?x128xf16>
 }
+
+// -----
+
+// A `?` over loops that q, k and v fix: the kernel and the manifest take the
+// tensor at those sizes (a static kernel's parameter stays a static memref,
+// as the bare-pointer convention needs); with a dynamic batch only its dim
+// stays -1.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: name = "mod0", shape = array<i64: 2, 256>
+// CHECK-SAME: function = "key_bias_known_sizes"
+// CHECK: func.func @attn_fwd(%{{.*}}: memref<2x4x256x128xf16>, %{{.*}}: memref<2x4x256x128xf16>, %{{.*}}: memref<2x4x256x128xf16>, %{{.*}}: memref<2x256xf16>,
+// SM80: function = "key_bias_known_sizes"
+func.func @key_bias_known_sizes(%q: tensor<2x4x256x128xf16>, %k: tensor<2x4x256x128xf16>, %v: tensor<2x4x256x128xf16>, %w: tensor<?x?xf16>, %o: tensor<2x4x256x128xf16>) -> tensor<2x4x256x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x256x128xf16>, tensor<2x4x256x128xf16>, tensor<2x4x256x128xf16>) scale(%s)
+      score_mod_operands(%w : tensor<?x?xf16>)
+      outs(%o : tensor<2x4x256x128xf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+        affine_map<(b, h, m, n, d, e) -> (b, n)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index, %wn: f16):
+        %wf = arith.extf %wn : f16 to f32
+        %y = arith.addf %x, %wf : f32
+        attn.yield %y : f32
+      } -> tensor<2x4x256x128xf16>
+  return %r : tensor<2x4x256x128xf16>
+}
+
+// -----
+
+// CHECK-LABEL: module attributes
+// CHECK-SAME: name = "mod0", shape = array<i64: -1, 256>
+// CHECK-SAME: function = "key_bias_partly_dynamic"
+// CHECK-SAME: dynamic sizes (b0) as kernel parameters
+// SM80: function = "key_bias_partly_dynamic"
+func.func @key_bias_partly_dynamic(%q: tensor<?x4x256x128xf16>, %k: tensor<?x4x256x128xf16>, %v: tensor<?x4x256x128xf16>, %w: tensor<?x?xf16>, %o: tensor<?x4x256x128xf16>) -> tensor<?x4x256x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<?x4x256x128xf16>, tensor<?x4x256x128xf16>, tensor<?x4x256x128xf16>) scale(%s)
+      score_mod_operands(%w : tensor<?x?xf16>)
+      outs(%o : tensor<?x4x256x128xf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+        affine_map<(b, h, m, n, d, e) -> (b, n)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index, %wn: f16):
+        %wf = arith.extf %wn : f16 to f32
+        %y = arith.addf %x, %wf : f32
+        attn.yield %y : f32
+      } -> tensor<?x4x256x128xf16>
+  return %r : tensor<?x4x256x128xf16>
+}

@@ -1320,12 +1320,27 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
            (!isIndexArg(args[i].first) ||
             !cast<RankedTensorType>(args[i].second.getType()).hasStaticShape());
   };
+  // An operand's shape with the sizes other operands give statically (a
+  // `?` over a loop that q, k or v fix): its kernel parameter's and the
+  // manifest's, -1 (kDynamic) only along the kernel's dynamic sizes.
+  auto shapeOf = [&](StringRef name, RankedTensorType t) {
+    SmallVector<int64_t> shape(t.getShape());
+    if (isIndexArg(name) || isScaleArg(name) ||
+        (kPages && (name == "k" || name == "v")))
+      return shape;
+    for (auto [p, e] : llvm::enumerate(mapOf(name).getResults())) {
+      unsigned d = cast<AffineDimExpr>(e).getPosition();
+      if (t.isDynamicDim(p) && !dynDim[d])
+        shape[p] = sizes[d];
+    }
+    return shape;
+  };
   SmallVector<Type> memrefTypes;
   for (auto [i, a] : llvm::enumerate(args)) {
     auto t = cast<RankedTensorType>(a.second.getType());
     memrefTypes.push_back(
         isFlat(i) ? MemRefType::get({kFlatElements}, t.getElementType())
-                  : MemRefType::get(t.getShape(), t.getElementType()));
+                  : MemRefType::get(shapeOf(a.first, t), t.getElementType()));
   }
   SmallVector<unsigned> dynDims;
   for (unsigned d = 0; d < r + 2; ++d)
@@ -2140,9 +2155,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                         ? Attribute(b.getStringAttr("scale"))
                         : Attribute(AffineMapAttr::get(mapOf(name)));
     // -1: a dynamic size, given at each launch by the size_* arguments.
-    SmallVector<int64_t> shape = llvm::map_to_vector(
-        t.getShape(),
-        [](int64_t d) { return ShapedType::isDynamic(d) ? int64_t(-1) : d; });
+    SmallVector<int64_t> shape =
+        llvm::map_to_vector(shapeOf(name, t), [](int64_t d) {
+          return ShapedType::isDynamic(d) ? int64_t(-1) : d;
+        });
     SmallVector<NamedAttribute> fields = {
         b.getNamedAttr("name", b.getStringAttr(name)),
         b.getNamedAttr("dtype", b.getStringAttr(dtypeName(t.getElementType()))),
