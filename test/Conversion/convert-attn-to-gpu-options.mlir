@@ -84,7 +84,7 @@
 // BADKV: error: tile-kv must be 0 (the kernel's default) or a multiple of 16 in [16, 256], got 24
 // BADW: error: warps must be in [1, 8], got 9
 // BADS: error: stages must be 0 (the kernel's default) or in [2, 4], got 5
-// BADSMEM: error: the tensor-core kernel needs 313344 bytes of shared memory (tile-kv = 256, stages = 4, D = 64, E = 64); the limit is 232448
+// BADSMEM: error: the tensor-core kernel needs 313344 bytes of shared memory (tile-kv = 256, stages = 4, D = 64, E = 64); the limit is 166912 (sm_80)
 func.func @attention(%q: tensor<1x2x300x64xbf16>, %k: tensor<1x2x300x64xbf16>, %v: tensor<1x2x300x64xbf16>, %o: tensor<1x2x300x64xbf16>) -> tensor<1x2x300x64xbf16> {
   %s = arith.constant 0.125 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>)

@@ -306,7 +306,7 @@
 
 // BADW: error: the wgmma kernel takes warps = 4, 8 or 12 (one warpgroup per 64 query rows), got 6
 // BADQ: error: the wgmma kernel takes tile-q = 16 x warps = 128, got 64
-// BADSMEM: error: the wgmma kernel needs 279552 bytes of shared memory (tile-kv = 256, stages = 4, D = 64, E = 64); the limit is 232448
+// BADSMEM: error: the wgmma kernel needs 279552 bytes of shared memory (tile-kv = 256, stages = 4, D = 64, E = 64); the limit is 232448 (sm_90a)
 // BADCHIP: error: chip must be sm_80 or sm_90a, got 'sm_70'
 func.func @attention(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x100x64xf16>, %v: tensor<2x4x100x64xf16>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
   %s = arith.constant 0.125 : f32

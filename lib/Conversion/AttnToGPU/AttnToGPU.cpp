@@ -252,16 +252,22 @@ static LogicalResult resolveTileLoop(AttentionOp op,
 }
 
 /// sm_80 and sm_90 allow up to 227 KiB of shared memory per block.
+/// Shared memory a block may have on `chip` (sm_80: 163 KB, sm_90a: 227 KB).
+static int64_t sharedLimit(StringRef chip) {
+  return (chip == "sm_80" ? 163 : 227) * 1024;
+}
+
 static LogicalResult checkSharedBytes(AttentionOp op, StringRef kernel,
                                       int64_t bytes, int64_t keyTile,
-                                      int64_t stages, int64_t D, int64_t E) {
-  if (bytes <= 227 * 1024)
+                                      int64_t stages, int64_t D, int64_t E,
+                                      StringRef chip = "sm_90a") {
+  if (bytes <= sharedLimit(chip))
     return success();
   return op.emitError("the ")
          << kernel << " kernel needs " << bytes
          << " bytes of shared memory (tile-kv = " << keyTile
          << ", stages = " << stages << ", D = " << D << ", E = " << E
-         << "); the limit is " << 227 * 1024;
+         << "); the limit is " << sharedLimit(chip) << " (" << chip << ")";
 }
 
 /// Warps sharing each key tile (key-warps), at least 16 keys each (one
@@ -310,45 +316,58 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t M,
     cfg.qShared = opts.qShared == -1 ? f32Wide : opts.qShared == 1;
     if (failed(setKeyWarps(op, opts, cfg)))
       return failure();
+    // (The stage count is provisional: checked against the chip once the
+    // grid has set it.)
     if (failed(checkSharedBytes(op, "tensor-core", cfg.sharedBytes(D, E),
                                 cfg.keyTile, cfg.stages, D, E)))
       return failure();
     return cfg;
   }
   // f32 past D = 64: 8 warps measured 1.19x (TF32) and 1.43x (3xTF32) 4
-  // at D = 128, N = 4096 (docs/performance.md, f32 table).
-  cfg.warps = opts.warps ? opts.warps : cfg.tf32 && std::max(D, E) > 64 ? 8 : 4;
-  if (cfg.warps < 1 || cfg.warps > 8)
-    return op.emitError("warps must be in [1, 8], got ") << cfg.warps;
-  // Defaults measured on an H100 (bench/tune.py, docs/performance.md): two
-  // 16-row tiles per warp (each K/V fragment feeds both) and the widest key
-  // tile whose S and O fragments fit the 255 registers: 64 keys for head
-  // dims up to 64, 32 up to 128; one row tile beyond.
-  int64_t widest = std::max(D, E);
-  // f32 (TF32) too: two row tiles measured 1.19x one at N = 4096, D = 64
-  // and 128 (docs/performance.md, f32 table), Q then read from shared
-  // memory past D = 64.
-  int64_t tileQ =
-      opts.tileQ ? opts.tileQ : 16 * cfg.warps * (widest <= 128 ? 2 : 1);
-  cfg.rowTiles = tileQ / (16 * cfg.warps);
-  if (tileQ % (16 * cfg.warps) != 0 || cfg.rowTiles < 1 || cfg.rowTiles > 4)
-    return op.emitError("tile-q must be 16 x warps x {1, 2, 3, 4} (warps = ")
-           << cfg.warps << "), got " << tileQ;
-  if (failed(resolveTileLoop(op, opts, widest <= 64 ? 64 : 32, cfg.keyTile,
-                             cfg.pipeline, cfg.stages, cfg.rescaleThreshold)))
+  // at D = 128, N = 4096 (docs/performance.md, f32 table). On sm_80 (163
+  // KB) their 256 rows of f32 Q do not fit beside K/V at D = 128: 4 there.
+  auto shapeFor = [&](int64_t warps) -> LogicalResult {
+    cfg.warps = warps;
+    if (cfg.warps < 1 || cfg.warps > 8)
+      return op.emitError("warps must be in [1, 8], got ") << cfg.warps;
+    // Defaults measured on an H100 (bench/tune.py, docs/performance.md): two
+    // 16-row tiles per warp (each K/V fragment feeds both) and the widest key
+    // tile whose S and O fragments fit the 255 registers: 64 keys for head
+    // dims up to 64, 32 up to 128; one row tile beyond.
+    int64_t widest = std::max(D, E);
+    // f32 (TF32) too: two row tiles measured 1.19x one at N = 4096, D = 64
+    // and 128 (docs/performance.md, f32 table), Q then read from shared
+    // memory past D = 64.
+    int64_t tileQ =
+        opts.tileQ ? opts.tileQ : 16 * cfg.warps * (widest <= 128 ? 2 : 1);
+    cfg.rowTiles = tileQ / (16 * cfg.warps);
+    if (tileQ % (16 * cfg.warps) != 0 || cfg.rowTiles < 1 || cfg.rowTiles > 4)
+      return op.emitError("tile-q must be 16 x warps x {1, 2, 3, 4} (warps = ")
+             << cfg.warps << "), got " << tileQ;
+    if (failed(resolveTileLoop(op, opts, widest <= 64 ? 64 : 32, cfg.keyTile,
+                               cfg.pipeline, cfg.stages, cfg.rescaleThreshold)))
+      return failure();
+    if (failed(setKeyWarps(op, opts, cfg)))
+      return failure();
+    // f32 registers per thread for Q, O and S fragments: past ~200, ptxas
+    // spills, so Q is re-read from shared memory instead.
+    // Q: 2 halves per register, or 1 TF32 value (2 for the split halves).
+    int64_t qRegs = cfg.tf32 ? D / 8 * 4 * (cfg.tf32 == 3 ? 2 : 1) : D / 16 * 4;
+    int64_t regs =
+        cfg.rowTiles * (qRegs + E / 8 * 4 +
+                        cfg.keysPerWarp() / 8 * 4 * (cfg.pipeline ? 2 : 1));
+    cfg.qShared = opts.qShared == -1 ? regs > 200 : opts.qShared == 1;
+    return success();
+  };
+  if (failed(shapeFor(opts.warps                        ? opts.warps
+                      : cfg.tf32 && std::max(D, E) > 64 ? 8
+                                                        : 4)))
     return failure();
-  if (failed(setKeyWarps(op, opts, cfg)))
+  if (!opts.warps && !opts.tileQ && cfg.warps == 8 &&
+      cfg.sharedBytes(D, E) > sharedLimit(opts.chip) && failed(shapeFor(4)))
     return failure();
-  // f32 registers per thread for Q, O and S fragments: past ~200, ptxas
-  // spills, so Q is re-read from shared memory instead.
-  // Q: 2 halves per register, or 1 TF32 value (2 for the split halves).
-  int64_t qRegs = cfg.tf32 ? D / 8 * 4 * (cfg.tf32 == 3 ? 2 : 1) : D / 16 * 4;
-  int64_t regs =
-      cfg.rowTiles *
-      (qRegs + E / 8 * 4 + cfg.keysPerWarp() / 8 * 4 * (cfg.pipeline ? 2 : 1));
-  cfg.qShared = opts.qShared == -1 ? regs > 200 : opts.qShared == 1;
   if (failed(checkSharedBytes(op, "tensor-core", cfg.sharedBytes(D, E),
-                              cfg.keyTile, cfg.stages, D, E)))
+                              cfg.keyTile, cfg.stages, D, E, opts.chip)))
     return failure();
   return cfg;
 }
@@ -1858,6 +1877,15 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     else if (decode && !opts.stages && !opts.pipeline)
       cfg.stages = decodeStages(cfg, gridQ * launchBatch * cfg.splits,
                                 multiprocessors(opts.chip), D, E, packDim >= 0);
+    // sm_80's 163 KB: a chosen third decode stage that does not fit gives
+    // way to two; what still does not is an error here, not an invalid
+    // bundle.
+    if (decode && !opts.stages && !cfg.pipeline && cfg.stages > 2 &&
+        cfg.sharedBytes(D, E) > sharedLimit(opts.chip))
+      cfg.stages = 2;
+    if (failed(checkSharedBytes(op, "tensor-core", cfg.sharedBytes(D, E),
+                                cfg.keyTile, cfg.stages, D, E, opts.chip)))
+      return failure();
   }
   int64_t rowsPerBlock = useWgmma ? wcfg.rowsPerBlock()
                          : useMma ? cfg.rowsPerBlock()
