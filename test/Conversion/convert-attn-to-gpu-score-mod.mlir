@@ -683,12 +683,21 @@ func.func @alibi_runtime_dynamic(%q: tensor<?x?x2x4x64xf16>, %k: tensor<?x?x2x64
 // CHECK: memref.load %{{.*}} : memref<1x2048xi32>
 // CHECK: arith.cmpi eq, %{{.*}}, %{{.*}} : i32
 // WHY: remark: GPU kernel: wgmma (sm_90a){{.*}}each tile's keys limited to those its segment ids match
-// The mma.sync kernel applies the select per score over every key, and
-// says so.
+// The mma.sync kernel (a block per query tile, no producer) cuts each
+// block's keys itself: its threads reduce the rows' [min, max] of ids
+// (redux.sync, words in the not yet filled K buffer), then scan the key ids
+// for the first and last match, before the first K/V copies; the select
+// still applies per score on the tiles it runs.
 // SM80: function = "document_ids"
-// SM80-SAME: segment ids compared per score over every key (the key ranges need the Hopper kernel's producer warpgroup)
+// SM80-SAME: each block's keys limited to those its segment ids match (its threads scan the key ids)
 // SM80: gpu.launch
-// SM80-NOT: nvvm.redux.sync
+// SM80: nvvm.redux.sync  min
+// SM80: nvvm.redux.sync  max
+// SM80: gpu.barrier
+// SM80: scf.for {{.*}} iter_args(%{{.*}} = %c2147483647_i32{{.*}}, %{{.*}} = %c-1_i32{{.*}}) -> (i32, i32)
+// SM80: nvvm.redux.sync  min
+// SM80: nvvm.redux.sync  max
+// SM80: "cp.async.cg.shared.global.L2::128B [$0], [$1], 16;"
 // SM80: arith.cmpi eq, %{{.*}}, %{{.*}} : i32
 func.func @document_ids(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf16>, %v: tensor<1x4x2048x128xf16>, %sq: tensor<1x2048xi32>, %sk: tensor<1x2048xi32>, %o: tensor<1x4x2048x128xf16>) -> tensor<1x4x2048x128xf16> {
   %s = arith.constant 0.088 : f32
@@ -820,7 +829,7 @@ func.func @document_ids_keypad(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048
 // CHECK: nvvm.redux.sync  min
 // WHY: remark: GPU kernel: wgmma (sm_90a){{.*}}each tile's keys limited to those its segment ids match
 // SM80: function = "document_ids_dynamic"
-// SM80-SAME: segment ids compared per score over every key (the key ranges need the Hopper kernel's producer warpgroup)
+// SM80-SAME: each block's keys limited to those its segment ids match (its threads scan the key ids)
 // SM80-SAME: dynamic sizes (b0, m, n) as kernel parameters
 // SM80: memref.load %{{.*}} : memref<?x?xi32, strided<[?, 1]>>
 func.func @document_ids_dynamic(%q: tensor<?x4x?x128xf16>, %k: tensor<?x4x?x128xf16>, %v: tensor<?x4x?x128xf16>, %sq: tensor<?x?xi32>, %sk: tensor<?x?xi32>, %o: tensor<?x4x?x128xf16>) -> tensor<?x4x?x128xf16> {

@@ -1886,6 +1886,16 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (failed(checkSharedBytes(op, "tensor-core", cfg.sharedBytes(D, E),
                                 cfg.keyTile, cfg.stages, D, E, opts.chip)))
       return failure();
+    // Packed documents: each block's keys from its rows' ids, found by its
+    // threads scanning the key ids (no producer keeps granules here). Not
+    // with split-KV, packed rows, pages or a mask tensor (which applies
+    // after the region); keys left out score the region's fill, which
+    // causal/window must share.
+    if (SegmentMatch seg = segmentMatch(op))
+      cfg.segRanges = seg.rangeable() && !cfg.splitKV() && packDim < 0 &&
+                      !kPages && !op.getMask() &&
+                      ((!op.getCausal() && !op.getWindow()) ||
+                       kb.maskValue == static_cast<float>(seg.fill));
   }
   int64_t rowsPerBlock = useWgmma ? wcfg.rowsPerBlock()
                          : useMma ? cfg.rowsPerBlock()
@@ -2097,15 +2107,23 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     }
   }
   // Segment ids compared per score (no key ranges): why, for the remark.
-  if (SegmentMatch seg = segmentMatch(op); seg && !(useWgmma && wcfg.segTrim)) {
+  SegmentMatch seg = segmentMatch(op);
+  if (seg && useMma && cfg.segRanges) {
+    choice += "; each block's keys limited to those its segment ids match "
+              "(its threads scan the key ids)";
+  } else if (seg && !(useWgmma && wcfg.segTrim)) {
     std::string why =
-        !useWgmma || !wcfg.warpSpecialized
+        !useWgmma && !useMma      ? "the key ranges need a tensor-core kernel"
+        : !seg.rangeable()        ? "the ids are unsigned 64-bit"
+        : kb.varlenSeqs           ? "varlen sequences bound the keys instead"
+        : memArg("mask")          ? "a mask tensor applies after the region"
+        : useMma && cfg.splitKV() ? "split-KV spreads the keys over blocks"
+        : useMma && packDim >= 0  ? "grouped query heads are packed as rows"
+        : useMma && kPages        ? "K/V are paged"
+        : useWgmma && !wcfg.warpSpecialized
             ? "the key ranges need the Hopper kernel's producer warpgroup"
-        : !seg.rangeable() ? "the ids are unsigned 64-bit"
-        : memArg("mask")   ? "a mask tensor applies after the region"
-        : kb.varlenSeqs    ? "varlen sequences bound the keys instead"
-        : !wcfg.tma        ? "K/V are not loaded by TMA"
-                           : "the region's fill is not the mask value";
+        : useWgmma && !wcfg.tma ? "K/V are not loaded by TMA"
+                                : "the region's fill is not the mask value";
     choice += "; segment ids compared per score over every key (" + why + ")";
   }
   if (dynamic) {

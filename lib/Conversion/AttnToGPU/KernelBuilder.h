@@ -302,6 +302,9 @@ struct MmaConfig {
   // launch rule `splits`); each block's chunk is computed from it.
   bool runtimeSplits = false;
   bool splitKV() const { return splits > 1 || runtimeSplits; }
+  /// Packed documents (a segment-id region): each block's keys cut to those
+  /// its rows' ids can match, found by scanning the key ids.
+  bool segRanges = false;
   // GQA packing: the batch dim whose members share a block (TileKernel::
   // packDim); -1: none.
   int64_t packDim = -1;

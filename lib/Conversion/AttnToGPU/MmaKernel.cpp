@@ -422,6 +422,146 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     ub = arith::MinUIOp::create(b, loc, tk.add(from, chunk), ub);
     lb = from;
   }
+  // Packed documents (cfg.segRanges): the block's keys cut to those whose
+  // segment id lies within its rows' [min, max] of ids. No producer keeps
+  // granule tables here, so the block's threads scan the key ids (N / T
+  // loads each) before the first K/V copies; keys left out score the
+  // region's fill (folded in after the loop where it is finite).
+  if (cfg.segRanges) {
+    const SegmentMatch seg = segmentMatch(op);
+    tk.hiddenFill = static_cast<float>(seg.fill);
+    Type i32 = b.getI32Type();
+    MLIRContext *ctx = b.getContext();
+    auto i32c = [&](int64_t v) {
+      return arith::ConstantIntOp::create(b, loc, v, 32).getResult();
+    };
+    // An id as i32 (64-bit ids saturated: monotone, so a match stays
+    // inside the rows' [min, max]).
+    auto idAt = [&](int operand, unsigned dim, Value at) -> Value {
+      SmallVector<Value> loops(tk.loops.begin(), tk.loops.begin() + r + 2);
+      loops[r] = loops[r + 1] = c0;
+      loops[dim] = at;
+      Value v = kb.readScoreModOperand(operand, loops);
+      if (v.getType().isInteger(32))
+        return v;
+      auto c64 = [&](int64_t x) {
+        return arith::ConstantIntOp::create(b, loc, x, 64).getResult();
+      };
+      v = arith::MaxSIOp::create(
+          b, loc, arith::MinSIOp::create(b, loc, v, c64(INT32_MAX)),
+          c64(INT32_MIN));
+      return arith::TruncIOp::create(b, loc, i32, v);
+    };
+    const bool u = seg.zeroExtend;
+    auto minOf = [&](Value x, Value y) -> Value {
+      return u ? arith::MinUIOp::create(b, loc, x, y).getResult()
+               : arith::MinSIOp::create(b, loc, x, y).getResult();
+    };
+    auto maxOf = [&](Value x, Value y) -> Value {
+      return u ? arith::MaxUIOp::create(b, loc, x, y).getResult()
+               : arith::MaxSIOp::create(b, loc, x, y).getResult();
+    };
+    // Block-wide reductions: each warp's by redux.sync, combined through
+    // words at the start of the (not yet used) K buffer.
+    const int64_t W = T / 32;
+    Value scratch =
+        view(MemRefType::get(
+                 {2 * W}, i32, AffineMap(),
+                 gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)),
+             0);
+    using RK = NVVM::ReduxKind;
+    auto reduce2 = [&](Value a, RK ka, Value c,
+                       RK kc) -> std::pair<Value, Value> {
+      Value ra = NVVM::ReduxOp::create(
+          b, loc, i32, a, NVVM::ReduxKindAttr::get(ctx, ka), i32c(-1));
+      Value rc = NVVM::ReduxOp::create(
+          b, loc, i32, c, NVVM::ReduxKindAttr::get(ctx, kc), i32c(-1));
+      auto first = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, c0),
+          /*withElse=*/false);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&first.getThenRegion().front());
+        memref::StoreOp::create(b, loc, ra, scratch, ValueRange{warpId});
+        memref::StoreOp::create(b, loc, rc, scratch,
+                                ValueRange{tk.add(warpId, W)});
+      }
+      gpu::BarrierOp::create(b, loc);
+      auto pick = [&](Value x, Value y, RK k) -> Value {
+        if (k == RK::MIN)
+          return arith::MinSIOp::create(b, loc, x, y);
+        if (k == RK::UMIN)
+          return arith::MinUIOp::create(b, loc, x, y);
+        if (k == RK::MAX)
+          return arith::MaxSIOp::create(b, loc, x, y);
+        return arith::MaxUIOp::create(b, loc, x, y);
+      };
+      Value oa, oc;
+      for (int64_t w = 0; w < W; ++w) {
+        Value xa = memref::LoadOp::create(b, loc, scratch, kb.cIdx(w));
+        Value xc = memref::LoadOp::create(b, loc, scratch, kb.cIdx(W + w));
+        oa = w ? pick(oa, xa, ka) : xa;
+        oc = w ? pick(oc, xc, kc) : xc;
+      }
+      // The words are read by every thread before they are written again
+      // (or the K buffer filled).
+      gpu::BarrierOp::create(b, loc);
+      return {oa, oc};
+    };
+    // The rows' [min, max] of ids.
+    Value qlo = i32c(u ? -1 : INT32_MAX), qhi = i32c(u ? 0 : INT32_MIN);
+    for (int64_t i = 0; i < BM; i += T) {
+      Value id = idAt(seg.rowOperand, r,
+                      tk.clamp(tk.add(blockRow, tk.add(tid, i)), tk.Mv()));
+      qlo = minOf(qlo, id);
+      qhi = maxOf(qhi, id);
+    }
+    std::tie(qlo, qhi) =
+        reduce2(qlo, u ? RK::UMIN : RK::MIN, qhi, u ? RK::UMAX : RK::MAX);
+    // The first and last key in [lb, ub) whose id lies in [qlo, qhi].
+    auto le = [&](Value x, Value y) {
+      return arith::CmpIOp::create(
+          b, loc, u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle, x,
+          y);
+    };
+    auto scan = scf::ForOp::create(
+        b, loc, tk.add(lb, tid), ub, kb.cIdx(T),
+        ValueRange{i32c(INT32_MAX), i32c(-1)},
+        [&](OpBuilder &, Location, Value n, ValueRange st) {
+          Value id = idAt(seg.keyOperand, r + 1, n);
+          Value in = arith::AndIOp::create(b, loc, le(qlo, id), le(id, qhi));
+          Value n32 = arith::IndexCastOp::create(b, loc, i32, n);
+          scf::YieldOp::create(
+              b, loc,
+              ValueRange{arith::SelectOp::create(
+                             b, loc, in,
+                             arith::MinSIOp::create(b, loc, st[0], n32), st[0]),
+                         arith::SelectOp::create(
+                             b, loc, in,
+                             arith::MaxSIOp::create(b, loc, st[1], n32),
+                             st[1])});
+        });
+    auto [kf, kl] =
+        reduce2(scan.getResult(0), RK::MIN, scan.getResult(1), RK::MAX);
+    auto toIdx = [&](Value v) {
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(), v)
+          .getResult();
+    };
+    // Whole tiles from lb up to the first match; the last match ends the
+    // loop (the region still applies per score on the tiles it runs). No
+    // match: the first key alone, so that a row's state is that of a loop
+    // that saw keys (all scoring the fill), the others folded in after it.
+    Value none =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kl, kf);
+    Value from = tk.add(
+        lb,
+        tk.mul(tk.divu(arith::SubIOp::create(b, loc, toIdx(kf), lb), BN), BN));
+    Value to = tk.add(toIdx(kl), 1);
+    lb = arith::SelectOp::create(b, loc, none, lb, from);
+    ub = arith::SelectOp::create(
+        b, loc, none, arith::MinUIOp::create(b, loc, ub, tk.add(lb, 1)), to);
+  }
   Value sinkOwner = split0;
   if (KW > 1) {
     Value first =
