@@ -926,3 +926,29 @@ func.func @key_bias_partly_dynamic(%q: tensor<?x4x256x128xf16>, %k: tensor<?x4x2
       } -> tensor<?x4x256x128xf16>
   return %r : tensor<?x4x256x128xf16>
 }
+
+// -----
+
+// A decode shape splits its keys over blocks (split-KV): each range runs
+// the select per score, and the remark says why.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: function = "document_ids_decode"
+// SM80: function = "document_ids_decode"
+// SM80-SAME: split-KV: 32 key ranges
+// SM80-SAME: segment ids compared per score over every key (split-KV spreads the keys over blocks)
+func.func @document_ids_decode(%q: tensor<1x4x1x128xf16>, %k: tensor<1x4x8192x128xf16>, %v: tensor<1x4x8192x128xf16>, %sq: tensor<1x1xi32>, %sk: tensor<1x8192xi32>, %o: tensor<1x4x1x128xf16>) -> tensor<1x4x1x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x4x1x128xf16>, tensor<1x4x8192x128xf16>, tensor<1x4x8192x128xf16>) scale(%s)
+      score_mod_operands(%sq, %sk : tensor<1x1xi32>, tensor<1x8192xi32>)
+      outs(%o : tensor<1x4x1x128xf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+        affine_map<(b, h, m, n, d, e) -> (b, m)>, affine_map<(b, h, m, n, d, e) -> (b, n)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index, %qi: i32, %ki: i32):
+        %eq = arith.cmpi eq, %qi, %ki : i32
+        %ninf = arith.constant 0xFF800000 : f32
+        %y = arith.select %eq, %x, %ninf : f32
+        attn.yield %y : f32
+      } -> tensor<1x4x1x128xf16>
+  return %r : tensor<1x4x1x128xf16>
+}

@@ -251,7 +251,6 @@ static LogicalResult resolveTileLoop(AttentionOp op,
   return success();
 }
 
-/// sm_80 and sm_90 allow up to 227 KiB of shared memory per block.
 /// Shared memory a block may have on `chip` (sm_80: 163 KB, sm_90a: 227 KB).
 static int64_t sharedLimit(StringRef chip) {
   return (chip == "sm_80" ? 163 : 227) * 1024;
@@ -363,7 +362,7 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t M,
                       : cfg.tf32 && std::max(D, E) > 64 ? 8
                                                         : 4)))
     return failure();
-  if (!opts.warps && !opts.tileQ && cfg.warps == 8 &&
+  if (opts.chip == "sm_80" && !opts.warps && !opts.tileQ && cfg.warps == 8 &&
       cfg.sharedBytes(D, E) > sharedLimit(opts.chip) && failed(shapeFor(4)))
     return failure();
   if (failed(checkSharedBytes(op, "tensor-core", cfg.sharedBytes(D, E),
@@ -2117,6 +2116,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         : !seg.rangeable()        ? "the ids are unsigned 64-bit"
         : kb.varlenSeqs           ? "varlen sequences bound the keys instead"
         : memArg("mask")          ? "a mask tensor applies after the region"
+        : useMma && op.getMask()  ? "per-sequence lengths bound the keys"
         : useMma && cfg.splitKV() ? "split-KV spreads the keys over blocks"
         : useMma && packDim >= 0  ? "grouped query heads are packed as rows"
         : useMma && kPages        ? "K/V are paged"

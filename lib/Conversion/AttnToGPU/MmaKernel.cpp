@@ -511,9 +511,12 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     };
     // The rows' [min, max] of ids.
     Value qlo = i32c(u ? -1 : INT32_MAX), qhi = i32c(u ? 0 : INT32_MIN);
+    // (Rows of this block only: more threads than rows read its last.)
     for (int64_t i = 0; i < BM; i += T) {
-      Value id = idAt(seg.rowOperand, r,
-                      tk.clamp(tk.add(blockRow, tk.add(tid, i)), tk.Mv()));
+      Value local =
+          arith::MinUIOp::create(b, loc, tk.add(tid, i), kb.cIdx(BM - 1));
+      Value id =
+          idAt(seg.rowOperand, r, tk.clamp(tk.add(blockRow, local), tk.Mv()));
       qlo = minOf(qlo, id);
       qhi = maxOf(qhi, id);
     }
