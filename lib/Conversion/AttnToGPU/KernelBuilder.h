@@ -771,6 +771,11 @@ struct TileKernel {
   SmallVector<std::optional<FastDiv>> batchDivs;
   /// The batch dims as setBatch takes them apart, fastest first.
   SmallVector<unsigned> batchOrder();
+  /// Segment-id operand `operand` (segmentMatch) at loop `dim` (m or n) =
+  /// `at` of the current batch entry, as i32: 64-bit ids (torch's int64)
+  /// saturated, which is monotone, so a key that matches a row still lies
+  /// within the rows' [min, max] of ids.
+  Value segmentId(int operand, unsigned dim, Value at);
   /// loops[0..r) from the flattened batch index (grid y). Batch dims the
   /// mask tensor does not index vary fastest: blocks that read the same
   /// mask slice (a bias per head, shared by the batch) then run together

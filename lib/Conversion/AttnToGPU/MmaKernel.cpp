@@ -435,22 +435,9 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     auto i32c = [&](int64_t v) {
       return arith::ConstantIntOp::create(b, loc, v, 32).getResult();
     };
-    // An id as i32 (64-bit ids saturated: monotone, so a match stays
-    // inside the rows' [min, max]).
+    // An id as i32 (64-bit ids saturated: TileKernel::segmentId).
     auto idAt = [&](int operand, unsigned dim, Value at) -> Value {
-      SmallVector<Value> loops(tk.loops.begin(), tk.loops.begin() + r + 2);
-      loops[r] = loops[r + 1] = c0;
-      loops[dim] = at;
-      Value v = kb.readScoreModOperand(operand, loops);
-      if (v.getType().isInteger(32))
-        return v;
-      auto c64 = [&](int64_t x) {
-        return arith::ConstantIntOp::create(b, loc, x, 64).getResult();
-      };
-      v = arith::MaxSIOp::create(
-          b, loc, arith::MinSIOp::create(b, loc, v, c64(INT32_MAX)),
-          c64(INT32_MIN));
-      return arith::TruncIOp::create(b, loc, i32, v);
+      return tk.segmentId(operand, dim, at);
     };
     const bool u = seg.zeroExtend;
     auto minOf = [&](Value x, Value y) -> Value {

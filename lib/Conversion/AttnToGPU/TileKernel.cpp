@@ -156,6 +156,24 @@ SmallVector<unsigned> TileKernel::batchOrder() {
   return fastestFirst;
 }
 
+Value TileKernel::segmentId(int operand, unsigned dim, Value at) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  SmallVector<Value> at2(loops.begin(), loops.begin() + r + 2);
+  at2[r] = at2[r + 1] = idx(0);
+  at2[dim] = at;
+  Value v = kb.readScoreModOperand(operand, at2);
+  if (v.getType().isInteger(32))
+    return v;
+  auto c64 = [&](int64_t x) {
+    return arith::ConstantIntOp::create(b, loc, x, 64).getResult();
+  };
+  v = arith::MaxSIOp::create(b, loc,
+                             arith::MinSIOp::create(b, loc, v, c64(INT32_MAX)),
+                             c64(INT32_MIN));
+  return arith::TruncIOp::create(b, loc, b.getI32Type(), v);
+}
+
 void TileKernel::prepareBatchDivs() {
   batchDivs.assign(r, std::nullopt);
   SmallVector<unsigned> order = batchOrder();

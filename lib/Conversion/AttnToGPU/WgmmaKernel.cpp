@@ -2210,23 +2210,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value g = tk.mul(tk.divu(tk.add(tk.Nv(), 2047), 2048), 16);
       return arith::MulIOp::create(b, loc, x, g);
     };
-    // 64-bit ids (torch's int64) saturated to i32: monotone, so a key that
-    // matches a row still lies within the rows' [min, max] (the range only
-    // grows); an interior granule needs ids strictly inside i32 (below).
+    // 64-bit ids saturated to i32 (TileKernel::segmentId); an interior
+    // granule needs ids strictly inside i32 (below).
     auto segRead = [&](int operand, unsigned dim, Value at) -> Value {
-      SmallVector<Value> loops(tk.loops.begin(), tk.loops.begin() + r + 2);
-      loops[r] = loops[r + 1] = c0;
-      loops[dim] = at;
-      Value v = kb.readScoreModOperand(operand, loops);
-      if (v.getType().isInteger(32))
-        return v;
-      auto c64 = [&](int64_t x) {
-        return arith::ConstantIntOp::create(b, loc, x, 64).getResult();
-      };
-      v = arith::MaxSIOp::create(
-          b, loc, arith::MinSIOp::create(b, loc, v, c64(INT32_MAX)),
-          c64(INT32_MIN));
-      return arith::TruncIOp::create(b, loc, i32, v);
+      return tk.segmentId(operand, dim, at);
     };
     auto segMin = [&](Value x, Value y) -> Value {
       if (seg.zeroExtend)
