@@ -1732,10 +1732,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     // Not beside a mask tensor: the keys left out score the region's fill
     // only where no mask applies after it.
     if (SegmentMatch seg = segmentMatch(op))
-      wcfg.segTrim = seg.rangeable() && wcfg.warpSpecialized && wcfg.tma &&
-                     !wcfg.trims() && !memArg("mask") && !kb.varlenSeqs &&
-                     ((!op.getCausal() && !op.getWindow()) ||
-                      kb.maskValue == static_cast<float>(seg.fill));
+      wcfg.segTrim = seg.keysSkippable(op, kb.maskValue) &&
+                     wcfg.warpSpecialized && wcfg.tma && !wcfg.trims() &&
+                     !memArg("mask") && !kb.varlenSeqs;
     // A bias linear in the key index (ALiBi) by one more k-step of the S
     // product where its panel of key positions fits, not at the cost of a
     // resident block: with its fma per score ALiBi measured 0.87-0.92x the
@@ -1891,10 +1890,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     // after the region); keys left out score the region's fill, which
     // causal/window must share.
     if (SegmentMatch seg = segmentMatch(op))
-      cfg.segRanges = seg.rangeable() && !cfg.splitKV() && packDim < 0 &&
-                      !kPages && !op.getMask() &&
-                      ((!op.getCausal() && !op.getWindow()) ||
-                       kb.maskValue == static_cast<float>(seg.fill));
+      cfg.segRanges = seg.keysSkippable(op, kb.maskValue) && !cfg.splitKV() &&
+                      packDim < 0 && !kPages && !op.getMask();
   }
   int64_t rowsPerBlock = useWgmma ? wcfg.rowsPerBlock()
                          : useMma ? cfg.rowsPerBlock()

@@ -258,6 +258,20 @@ struct SegmentMatch {
   bool pure = false;
   double fill = 0;
   explicit operator bool() const { return rowOperand >= 0; }
+  /// The ranges can drop keys: the ids give ranges, and keys causal or a
+  /// window hide score the region's fill too (the mask value), so one fill
+  /// folds every left-out key in after the loop.
+  bool keysSkippable(AttentionOp op, float maskValue) const {
+    return rangeable() && ((!op.getCausal() && !op.getWindow()) ||
+                           maskValue == static_cast<float>(fill));
+  }
+  /// The redux kinds of the ids' order: (u)min and (u)max.
+  NVVM::ReduxKind minKind() const {
+    return zeroExtend ? NVVM::ReduxKind::UMIN : NVVM::ReduxKind::MIN;
+  }
+  NVVM::ReduxKind maxKind() const {
+    return zeroExtend ? NVVM::ReduxKind::UMAX : NVVM::ReduxKind::MAX;
+  }
 };
 SegmentMatch segmentMatch(AttentionOp op);
 /// The kernels apply a score_mod reading m or n as exact f32 sums of index
@@ -771,6 +785,8 @@ struct TileKernel {
   SmallVector<std::optional<FastDiv>> batchDivs;
   /// The batch dims as setBatch takes them apart, fastest first.
   SmallVector<unsigned> batchOrder();
+  /// x and y combined as redux.sync's `kind` does: (u)min, (u)max, add.
+  Value reduxCombine(NVVM::ReduxKind kind, Value x, Value y);
   /// Segment-id operand `operand` (segmentMatch) at loop `dim` (m or n) =
   /// `at` of the current batch entry, as i32: 64-bit ids (torch's int64)
   /// saturated, which is monotone, so a key that matches a row still lies

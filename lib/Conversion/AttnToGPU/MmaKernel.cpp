@@ -440,14 +440,6 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       return tk.segmentId(operand, dim, at);
     };
     const bool u = seg.zeroExtend;
-    auto minOf = [&](Value x, Value y) -> Value {
-      return u ? arith::MinUIOp::create(b, loc, x, y).getResult()
-               : arith::MinSIOp::create(b, loc, x, y).getResult();
-    };
-    auto maxOf = [&](Value x, Value y) -> Value {
-      return u ? arith::MaxUIOp::create(b, loc, x, y).getResult()
-               : arith::MaxSIOp::create(b, loc, x, y).getResult();
-    };
     // Block-wide reductions: each warp's by redux.sync, combined through
     // words at the start of the (not yet used) K buffer.
     const int64_t W = T / 32;
@@ -475,21 +467,12 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
                                 ValueRange{tk.add(warpId, W)});
       }
       gpu::BarrierOp::create(b, loc);
-      auto pick = [&](Value x, Value y, RK k) -> Value {
-        if (k == RK::MIN)
-          return arith::MinSIOp::create(b, loc, x, y);
-        if (k == RK::UMIN)
-          return arith::MinUIOp::create(b, loc, x, y);
-        if (k == RK::MAX)
-          return arith::MaxSIOp::create(b, loc, x, y);
-        return arith::MaxUIOp::create(b, loc, x, y);
-      };
       Value oa, oc;
       for (int64_t w = 0; w < W; ++w) {
         Value xa = memref::LoadOp::create(b, loc, scratch, kb.cIdx(w));
         Value xc = memref::LoadOp::create(b, loc, scratch, kb.cIdx(W + w));
-        oa = w ? pick(oa, xa, ka) : xa;
-        oc = w ? pick(oc, xc, kc) : xc;
+        oa = w ? tk.reduxCombine(ka, oa, xa) : xa;
+        oc = w ? tk.reduxCombine(kc, oc, xc) : xc;
       }
       // The words are read by every thread before they are written again
       // (or the K buffer filled).
@@ -504,11 +487,10 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
           arith::MinUIOp::create(b, loc, tk.add(tid, i), kb.cIdx(BM - 1));
       Value id =
           idAt(seg.rowOperand, r, tk.clamp(tk.add(blockRow, local), tk.Mv()));
-      qlo = minOf(qlo, id);
-      qhi = maxOf(qhi, id);
+      qlo = tk.reduxCombine(seg.minKind(), qlo, id);
+      qhi = tk.reduxCombine(seg.maxKind(), qhi, id);
     }
-    std::tie(qlo, qhi) =
-        reduce2(qlo, u ? RK::UMIN : RK::MIN, qhi, u ? RK::UMAX : RK::MAX);
+    std::tie(qlo, qhi) = reduce2(qlo, seg.minKind(), qhi, seg.maxKind());
     // The first and last key in [lb, ub) whose id lies in [qlo, qhi].
     auto le = [&](Value x, Value y) {
       return arith::CmpIOp::create(

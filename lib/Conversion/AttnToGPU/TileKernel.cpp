@@ -156,6 +156,23 @@ SmallVector<unsigned> TileKernel::batchOrder() {
   return fastestFirst;
 }
 
+Value TileKernel::reduxCombine(NVVM::ReduxKind kind, Value x, Value y) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  switch (kind) {
+  case NVVM::ReduxKind::MIN:
+    return arith::MinSIOp::create(b, loc, x, y);
+  case NVVM::ReduxKind::MAX:
+    return arith::MaxSIOp::create(b, loc, x, y);
+  case NVVM::ReduxKind::UMIN:
+    return arith::MinUIOp::create(b, loc, x, y);
+  case NVVM::ReduxKind::UMAX:
+    return arith::MaxUIOp::create(b, loc, x, y);
+  default:
+    return arith::AddIOp::create(b, loc, x, y);
+  }
+}
+
 Value TileKernel::segmentId(int operand, unsigned dim, Value at) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;

@@ -2215,15 +2215,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     auto segRead = [&](int operand, unsigned dim, Value at) -> Value {
       return tk.segmentId(operand, dim, at);
     };
-    auto segMin = [&](Value x, Value y) -> Value {
-      if (seg.zeroExtend)
-        return arith::MinUIOp::create(b, loc, x, y);
-      return arith::MinSIOp::create(b, loc, x, y);
+    auto segMin = [&](Value x, Value y) {
+      return tk.reduxCombine(seg.minKind(), x, y);
     };
-    auto segMax = [&](Value x, Value y) -> Value {
-      if (seg.zeroExtend)
-        return arith::MaxUIOp::create(b, loc, x, y);
-      return arith::MaxSIOp::create(b, loc, x, y);
+    auto segMax = [&](Value x, Value y) {
+      return tk.reduxCombine(seg.maxKind(), x, y);
     };
     auto segLe = [&](Value x, Value y) -> Value {
       return arith::CmpIOp::create(b, loc,
@@ -2294,26 +2290,12 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                      "r,r,r", {}, "", 0);
       });
       em.asmCall("bar.sync 9, 128;", {}, "", {}, "", 0);
-      auto combine = [&](Value a, Value c, RK k) -> Value {
-        switch (k) {
-        case RK::MIN:
-          return arith::MinSIOp::create(b, loc, a, c);
-        case RK::MAX:
-          return arith::MaxSIOp::create(b, loc, a, c);
-        case RK::UMIN:
-          return arith::MinUIOp::create(b, loc, a, c);
-        case RK::UMAX:
-          return arith::MaxUIOp::create(b, loc, a, c);
-        default:
-          return arith::AddIOp::create(b, loc, a, c);
-        }
-      };
       SmallVector<Value> out(vals.size());
       for (int64_t i = 0; i < 4; ++i)
         for (auto [j, vk] : llvm::enumerate(vals)) {
           Value x = em.asmI32("ld.shared.u32 $0, [$1];",
                               {segWord(16 * round + 4 * i + j)}, "r");
-          out[j] = i ? combine(out[j], x, vk.second) : x;
+          out[j] = i ? tk.reduxCombine(vk.second, out[j], x) : x;
         }
       return out;
     };
