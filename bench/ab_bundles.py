@@ -53,7 +53,8 @@ AB_FORMS = {"bias_causal": dict(mask=("h", "m", "n"), mask_dtype="dtype", causal
 
 
 def make(out: Path, flags: str, forms: str = "", shapes: str = "",
-         head_dims: str = "128", dtypes: str = "float16,bfloat16") -> int:
+         head_dims: str = "128", dtypes: str = "float16,bfloat16",
+         attn_bundle: str = str(HERE.parent / "build" / "bin" / "attn-bundle")) -> int:
     from make_bundles import FORMS, forms_configs, forms_program, program
     FORMS.update(AB_FORMS)
     jobs = []  # (name, program)
@@ -74,7 +75,7 @@ def make(out: Path, flags: str, forms: str = "", shapes: str = "",
         with tempfile.NamedTemporaryFile("w", suffix=".mlir") as src:
             src.write(text)
             src.flush()
-            p = subprocess.run([str(HERE.parent / "build" / "bin" / "attn-bundle"), src.name,
+            p = subprocess.run([attn_bundle, src.name,
                                 "-o", str(out / name), "--chip=sm_90a", *flags.split()],
                                capture_output=True, text=True)
         print(("FAIL " + p.stderr[-500:]) if p.returncode else f"wrote {out / name}")
@@ -143,11 +144,15 @@ def main() -> int:
     ap.add_argument("--head-dims", default="128",
                     help="--make --forms: the forms table's rows of these head "
                          "dims (comma-separated; 80, 96, 256 have plain and causal)")
+    ap.add_argument("--attn-bundle", default=str(HERE.parent / "build" / "bin" / "attn-bundle"),
+                    help="--make: the attn-bundle to compile with (an older "
+                         "build for the A side)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=30)
     a = ap.parse_args()
     if a.make:
-        return make(Path(a.out), a.flags, a.forms, a.shapes, a.head_dims, a.dtypes)
+        return make(Path(a.out), a.flags, a.forms, a.shapes, a.head_dims, a.dtypes,
+                    a.attn_bundle)
     if len(a.dirs) != 2:
         ap.error("give DIR_A DIR_B (or --make --out DIR)")
     return run(Path(a.dirs[0]), Path(a.dirs[1]), a.rounds, a.reps)

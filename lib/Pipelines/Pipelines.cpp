@@ -147,6 +147,7 @@ void attn::buildAttnGpuKernelPipeline(OpPassManager &pm,
   // become kernel parameters. The kernel takes one pointer per tensor.
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createAttnGpuOccupancy(AttnGpuOccupancyOptions{options.minBlocks}));
+  pm.addPass(createAttnGpuAlignShared());
 }
 
 void attn::buildAttnGpuBinaryPipeline(OpPassManager &pm,

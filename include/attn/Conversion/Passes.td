@@ -177,4 +177,20 @@ def AttnGpuOccupancy : Pass<"attn-gpu-occupancy", "::mlir::ModuleOp"> {
   ];
 }
 
+def AttnGpuAlignShared : Pass<"attn-gpu-align-shared", "::mlir::ModuleOp"> {
+  let summary = "Give kernels' dynamic shared memory the alignment they ask";
+  let description = [{
+    After outlining: every `gpu.dynamic_shared_memory` op that carries an
+    `attn.align` attribute (bytes, a power of two) becomes the address of a
+    zero-length workgroup global of that alignment in its `gpu.module`,
+    `__attn_dynamic_shared_<align>`, instead of the 16-byte-aligned global
+    that `convert-gpu-to-nvvm` would create. The Hopper kernel asks for
+    1024 bytes, the period of the 128-byte swizzle: LLVM then knows the
+    address modulo 1024, so the kernel's alignment pad folds to a constant
+    instead of a runtime value that ptxas keeps (or spills) through the
+    whole kernel.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD
