@@ -662,9 +662,18 @@ static void mergeIndexMask(ScoreFacts &f, const IndexMask &im) {
 /// static numeric tensors (what a region's runtime operand may be on the
 /// GPU): i1 ones (per-row and per-key padding flags) and dynamic ones stay
 /// with the materialized mask as before.
+/// Integer division, remainder and shifts: the ops that make position
+/// chunks (m / C) and their JAX and torch spellings.
+static bool isIndexDivision(StringRef name) {
+  return llvm::is_contained({"arith.floordivsi", "arith.ceildivsi",
+                             "arith.divsi", "arith.remsi", "arith.shrsi",
+                             "arith.shli"},
+                            name);
+}
+
 static bool isRowKeyDataCondition(const ScoreTracer &tr, int cond, int mDim,
                                   int nDim) {
-  bool row = false, key = false;
+  bool row = false, key = false, data = false, chunks = false;
   SmallVector<int> stack = {cond};
   llvm::DenseSet<int> seen;
   while (!stack.empty()) {
@@ -676,7 +685,16 @@ static bool isRowKeyDataCondition(const ScoreTracer &tr, int cond, int mDim,
     const Term &t = tr.get(id);
     if (t.kind == Term::Reduce || t.kind == Term::Softmax)
       return false;
+    if (t.kind == Term::Index) {
+      // Positions: m and n themselves (chunks of them, below).
+      if (auto d = dyn_cast<AffineDimExpr>(t.index)) {
+        row |= static_cast<int>(d.getPosition()) == mDim;
+        key |= static_cast<int>(d.getPosition()) == nDim;
+      }
+      continue;
+    }
     if (t.kind != Term::Leaf) {
+      chunks |= t.kind == Term::Binary && isIndexDivision(t.name);
       llvm::append_range(stack, t.kids);
       continue;
     }
@@ -693,8 +711,12 @@ static bool isRowKeyDataCondition(const ScoreTracer &tr, int cond, int mDim,
       return false;
     row |= m;
     key |= n;
+    data |= m || n;
   }
-  return row && key;
+  // Positions alone compare in the region only through a division (the
+  // affine comparisons of positions are causal and window rules, or
+  // refused with their own reason).
+  return row && key && (data || chunks);
 }
 
 /// Splits a select condition into parts that each mask keys on their own
@@ -1477,6 +1499,24 @@ private:
       else if (llvm::is_contained({"arith.andi", "arith.ori", "arith.xori"},
                                   name))
         type = kidType(t, memo, NodeType::I64);
+      else if (isIndexDivision(name)) {
+        // Position chunks (m / C == n / C, Llama 4's chunked attention):
+        // integer division, remainder and shifts by constants only, so
+        // that no score traps or shifts past the width.
+        std::optional<double> c = tr.constValue(t.kids[1]);
+        bool shift = name.starts_with("arith.sh");
+        if (!c || (shift ? (*c < 0 || *c > 62) : *c < 1)) {
+          why = llvm::formatv("'{0}' in the score modification takes a "
+                              "constant {1} (got a runtime value or an "
+                              "out-of-range one)",
+                              name,
+                              shift ? "shift in [0, 62]" : "positive divisor")
+                    .str();
+          return -1;
+        }
+        type = NodeType::I64;
+      } else if (llvm::is_contained({"arith.maxsi", "arith.minsi"}, name))
+        type = NodeType::I64;
       else
         return unsupported();
       int a = kid(t.kids[0], type, memo), b = kid(t.kids[1], type, memo);

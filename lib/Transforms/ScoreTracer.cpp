@@ -530,8 +530,10 @@ static bool classifyBodyOp(Operation *def, Term &term) {
   } else if (isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
                  arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
                  arith::MinNumFOp, math::PowFOp, arith::AddIOp, arith::SubIOp,
-                 arith::MulIOp, arith::AndIOp, arith::OrIOp, arith::XOrIOp>(
-                 def)) {
+                 arith::MulIOp, arith::AndIOp, arith::OrIOp, arith::XOrIOp,
+                 arith::FloorDivSIOp, arith::CeilDivSIOp, arith::DivSIOp,
+                 arith::RemSIOp, arith::ShRSIOp, arith::ShLIOp, arith::MaxSIOp,
+                 arith::MinSIOp>(def)) {
     term.kind = Term::Binary;
     term.name = def->getName().getStringRef();
     term.type = def->getResult(0).getType();

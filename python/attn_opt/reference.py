@@ -29,7 +29,7 @@ import contextlib
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .bundle import (_SCALE_ARG, constant_array, INT64_MIN, SCORE_MOD_OPS, TENSOR_MAPS,
+from .bundle import (_SCALE_ARG, constant_array, INT64_MIN, INT_WIDTH, SCORE_MOD_OPS, TENSOR_MAPS,
                      WORKSPACE, Manifest, ScoreMod, ScoreModOp)
 
 # ---------------------------------------------------------------------------
@@ -330,6 +330,19 @@ def _eval_op(ops: Any, o: ScoreModOp, a: List[Any], ta: List[str],
         return _wrap(xp.abs(_sext(ops, a[0], t)), t)
     if kind == "ibin":
         x, y = _sext(ops, a[0], t), _sext(ops, a[1], t)
+        if name in ("arith.floordivsi", "arith.ceildivsi"):
+            # Rounded down (up); x / 0 (undefined) gives x, and -1 avoids
+            # INT64_MIN / -1, as for divsi.
+            y1 = xp.where((y == 0) | (y == -1), 1, y)
+            q = x // y1 if name == "arith.floordivsi" else -((-x) // y1)
+            return _wrap(xp.where(y == -1, -x, q), t)
+        if name in ("arith.shrsi", "arith.shli"):
+            # A shift past the width is undefined: taken as width - 1.
+            w = INT_WIDTH.get(t, 64)
+            c = xp.where(y < 0, 0, xp.where(y >= w, w - 1, y))
+            return _wrap(x >> c if name == "arith.shrsi" else x << c, t)
+        if name in ("arith.maxsi", "arith.minsi"):
+            return _wrap(xp.maximum(x, y) if name == "arith.maxsi" else xp.minimum(x, y), t)
         if name in ("arith.divsi", "arith.remsi"):
             # Truncating; x / 0 (undefined) gives x, and -1 avoids INT64_MIN / -1.
             y1 = xp.where((y == 0) | (y == -1), 1, y)

@@ -161,6 +161,18 @@ def flag(p, i1):
     (lambda p: p.op("arith.sitofp", "f32", p.op("arith.index_cast", "i64", p.op(
         "arith.remsi", "index", p.const(7, "index"), p.const(-2, "index")))), 1),
     (lambda p: ival(p, "arith.divsi", "i64", -2 ** 63, -1), -2 ** 63),  # wraps
+    # Position chunks (floor/ceil division, shifts, min/max): rounded down
+    # (up) whatever the signs.
+    (lambda p: ival(p, "arith.floordivsi", "i64", -7, 2), -4),
+    (lambda p: ival(p, "arith.floordivsi", "i64", 7, 2), 3),
+    (lambda p: ival(p, "arith.floordivsi", "i32", 7, -2), -4),
+    (lambda p: ival(p, "arith.ceildivsi", "i64", -7, 2), -3),
+    (lambda p: ival(p, "arith.ceildivsi", "i64", 7, 2), 4),
+    (lambda p: ival(p, "arith.floordivsi", "i64", -2 ** 63, -1), -2 ** 63),  # wraps
+    (lambda p: ival(p, "arith.shrsi", "i64", -9, 2), -3),
+    (lambda p: ival(p, "arith.shli", "i32", 1, 31), -2 ** 31),  # wraps
+    (lambda p: ival(p, "arith.maxsi", "i64", -3, 2), 2),
+    (lambda p: ival(p, "arith.minsi", "i32", -3, 2), -3),
     (lambda p: ival(p, "arith.muli", "i64", -3, 5), -15),
     (lambda p: ival(p, "arith.xori", "i64", 6, 3), 5),
     # i32 wraps at 32 bits; constants may be written unsigned.
@@ -333,7 +345,7 @@ def _op(i, **kw):
     (lambda j: j.update(ops=[{"op": "arith.constant", "type": "f32", "value": 1.0}] * 4097,
                         result=5), r"at most 4096 ops, got 4097 ops"),
     (lambda j: j["ops"].append(7), r"score_mod.ops\[4\] must be an object"),
-    (_op(1, op="arith.shli"), r"score_mod.ops\[1\].op: 'arith.shli' is not an op"),
+    (_op(1, op="arith.shrui"), r"score_mod.ops\[1\].op: 'arith.shrui' is not an op"),
     (_op(1, op="func.call"), r"ops\[1\].op: 'func.call' is not an op"),
     (_op(1, op=None), r"ops\[1\].op: None is not an op"),
     (_op(0, type="f16"), r"ops\[0\].type must be one of \['f32', 'i64', 'i32', 'index', "
@@ -497,9 +509,9 @@ def test_manifest_round_trip(tmp_path):
     assert bundle.parse_manifest(bundle.seal(raw, ptx)).attention.score_mod is None
     # A bad one is refused through the whole loader, the field named.
     raw["attention"]["score_mod"] = p.json(res)
-    raw["attention"]["score_mod"]["ops"][1]["op"] = "arith.shrsi"
+    raw["attention"]["score_mod"]["ops"][1]["op"] = "arith.shrui"
     with pytest.raises(BundleError, match=r"manifest \(kernel 'k'\): attention.score_mod"
-                       r".ops\[1\].op: 'arith.shrsi'"):
+                       r".ops\[1\].op: 'arith.shrui'"):
         bundle.parse_manifest(bundle.seal(raw, ptx))
     # num_args follows batch_dims.
     p3, res3 = softcap(30.0, r=3)

@@ -934,3 +934,177 @@ func.func @row_and_key_flags(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45x16xf32
   } -> tensor<2x4x37x8xf32>
   return %o : tensor<2x4x37x8xf32>
 }
+
+// -----
+
+// Chunked attention (Llama 4's local layers: HF's chunked_overlay anded
+// with causal): each query sees the keys of its own chunk of C = 8
+// positions, kv_idx // C == q_idx // C. Causal stays the attribute; the
+// chunk comparison goes into the region as position "segment ids"
+// (convert-attn-to-gpu then limits each query tile's keys to its chunks).
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @chunked_causal_llama4
+// CHECK: attn.attention
+// CHECK-SAME: causal
+// CHECK-SAME: score_mod {
+// CHECK-COUNT-2: arith.floordivsi
+// CHECK: arith.cmpi eq
+// CHECK: attn.yield
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, score_mod=select(cmpi(floordivsi(m, 8), floordivsi(n, 8)), s, -inf), causal=yes
+func.func @chunked_causal_llama4(%q: tensor<2x4x45x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>) -> tensor<2x4x45x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x45x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x45x45xf32>) -> tensor<2x4x45x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x45x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x45x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x45xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x4x45x45xf32>) outs(%e : tensor<2x4x45x45xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %mi = linalg.index 2 : index
+    %ni = linalg.index 3 : index
+    %c8 = arith.constant 8 : index
+    %cm = arith.floordivsi %mi, %c8 : index
+    %cn = arith.floordivsi %ni, %c8 : index
+    %same = arith.cmpi eq, %cm, %cn : index
+    %past = arith.cmpi ule, %ni, %mi : index
+    %keep = arith.andi %same, %past : i1
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = arith.select %keep, %y, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x45x45xf32>) outs(%e : tensor<2x4x45x45xf32>) -> tensor<2x4x45x45xf32>
+  %eo = tensor.empty() : tensor<2x4x45x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x45x8xf32>) -> tensor<2x4x45x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x45x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x45x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x8xf32>
+  return %o : tensor<2x4x45x8xf32>
+}
+
+// -----
+
+// The same chunks as JAX's jnp.floor_divide writes them on int32 positions
+// (lax.div, then one less where the remainder is nonzero and the signs
+// differ), non-causal, 37 queries against 45 keys: the region keeps JAX's
+// arithmetic as it is.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @chunked_jax_floor_divide
+// CHECK: attn.attention
+// CHECK-NOT: causal
+// CHECK-SAME: score_mod {
+// CHECK: arith.divsi
+// CHECK: arith.remsi
+// CHECK: attn.yield
+func.func @chunked_jax_floor_divide(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>) -> tensor<2x4x37x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x37x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x37x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x37x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %mi = linalg.index 2 : index
+    %ni = linalg.index 3 : index
+    %mq = arith.index_cast %mi : index to i32
+    %nk = arith.index_cast %ni : index to i32
+    %c6 = arith.constant 6 : i32
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %dq = arith.divsi %mq, %c6 : i32
+    %rq = arith.remsi %mq, %c6 : i32
+    %nzq = arith.cmpi ne, %rq, %c0 : i32
+    %negq = arith.cmpi slt, %mq, %c0 : i32
+    %adjq = arith.andi %nzq, %negq : i1
+    %dq1 = arith.subi %dq, %c1 : i32
+    %fq = arith.select %adjq, %dq1, %dq : i32
+    %dk = arith.divsi %nk, %c6 : i32
+    %rk = arith.remsi %nk, %c6 : i32
+    %nzk = arith.cmpi ne, %rk, %c0 : i32
+    %negk = arith.cmpi slt, %nk, %c0 : i32
+    %adjk = arith.andi %nzk, %negk : i1
+    %dk1 = arith.subi %dk, %c1 : i32
+    %fk = arith.select %adjk, %dk1, %dk : i32
+    %keep = arith.cmpi eq, %fq, %fk : i32
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = arith.select %keep, %y, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x37x45xf32>) outs(%e : tensor<2x4x37x45xf32>) -> tensor<2x4x37x45xf32>
+  %eo = tensor.empty() : tensor<2x4x37x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x37x8xf32>) -> tensor<2x4x37x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x37x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x8xf32>
+  return %o : tensor<2x4x37x8xf32>
+}
+
+// -----
+
+// Look-alike: chunks of a runtime width (a division by a value the program
+// reads) are not fused: the kernels divide only by constants (no score may
+// trap on a zero divisor).
+// EXEC: amp=2.0 nofuse arg3=lens:5
+// CHECK-LABEL: func.func @chunks_of_runtime_width
+// CHECK-NOT: attn.attention
+// EXPLAIN: remark: attention not fused: 'arith.floordivsi' in the score modification takes a constant positive divisor (got a runtime value or an out-of-range one)
+func.func @chunks_of_runtime_width(%q: tensor<2x4x45x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>, %w: tensor<2xi32>) -> tensor<2x4x45x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x45x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x45x45xf32>) -> tensor<2x4x45x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x45x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x45x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x45xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %w : tensor<2x4x45x45xf32>, tensor<2xi32>) outs(%e : tensor<2x4x45x45xf32>) {
+  ^bb0(%x: f32, %wi: i32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %mi = linalg.index 2 : index
+    %ni = linalg.index 3 : index
+    %c = arith.index_cast %wi : i32 to index
+    %cm = arith.floordivsi %mi, %c : index
+    %cn = arith.floordivsi %ni, %c : index
+    %keep = arith.cmpi eq, %cm, %cn : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = arith.select %keep, %y, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x45x45xf32>) outs(%e : tensor<2x4x45x45xf32>) -> tensor<2x4x45x45xf32>
+  %eo = tensor.empty() : tensor<2x4x45x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x45x8xf32>) -> tensor<2x4x45x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x45x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x45x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x8xf32>
+  return %o : tensor<2x4x45x8xf32>
+}

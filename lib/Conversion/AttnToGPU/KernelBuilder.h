@@ -248,6 +248,13 @@ std::string scoreModIneligibility(AttentionOp op);
 /// then see only keys whose id lies within their ids' [min, max].
 struct SegmentMatch {
   int rowOperand = -1, keyOperand = -1;
+  /// Ids the body computes (position chunks, m / C == n / C: Llama 4's
+  /// chunked attention): the compared values in the region, each a
+  /// function of its own position (and batch indices, constants, operands
+  /// indexed by that position alone); the operands above are then -1.
+  Value rowExpr = {}, keyExpr = {};
+  /// With keyExpr: the batch dims the key ids vary with (bit d: loop d).
+  uint64_t keyBatchDims = 0;
   bool zeroExtend = false; ///< the ids compare as unsigned (extui)
   bool int32 = true;       ///< both id tensors are i32 (else i64, saturated)
   /// The key ranges can be built: signed ids of either width, or unsigned
@@ -257,7 +264,7 @@ struct SegmentMatch {
   /// row and key of a tile has one id, the tile needs no body at all.
   bool pure = false;
   double fill = 0;
-  explicit operator bool() const { return rowOperand >= 0; }
+  explicit operator bool() const { return rowOperand >= 0 || rowExpr; }
   /// The ranges can drop keys: the ids give ranges, and keys causal or a
   /// window hide score the region's fill too (the mask value), so one fill
   /// folds every left-out key in after the loop.
@@ -792,6 +799,9 @@ struct TileKernel {
   /// saturated, which is monotone, so a key that matches a row still lies
   /// within the rows' [min, max] of ids.
   Value segmentId(int operand, unsigned dim, Value at);
+  /// The row (key: false/true) id of `seg` at position `at`: the operand
+  /// read as above, or the region's computed id evaluated there.
+  Value segmentId(const SegmentMatch &seg, bool key, Value at);
   /// loops[0..r) from the flattened batch index (grid y). Batch dims the
   /// mask tensor does not index vary fastest: blocks that read the same
   /// mask slice (a bias per head, shared by the batch) then run together

@@ -436,8 +436,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       return arith::ConstantIntOp::create(b, loc, v, 32).getResult();
     };
     // An id as i32 (64-bit ids saturated: TileKernel::segmentId).
-    auto idAt = [&](int operand, unsigned dim, Value at) -> Value {
-      return tk.segmentId(operand, dim, at);
+    auto idAt = [&](bool key, Value at) -> Value {
+      return tk.segmentId(seg, key, at);
     };
     const bool u = seg.zeroExtend;
     // Block-wide reductions: each warp's by redux.sync, combined through
@@ -486,7 +486,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value local =
           arith::MinUIOp::create(b, loc, tk.add(tid, i), kb.cIdx(BM - 1));
       Value id =
-          idAt(seg.rowOperand, r, tk.clamp(tk.add(blockRow, local), tk.Mv()));
+          idAt(/*key=*/false, tk.clamp(tk.add(blockRow, local), tk.Mv()));
       qlo = tk.reduxCombine(seg.minKind(), qlo, id);
       qhi = tk.reduxCombine(seg.maxKind(), qhi, id);
     }
@@ -501,7 +501,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
         b, loc, tk.add(lb, tid), ub, kb.cIdx(T),
         ValueRange{i32c(INT32_MAX), i32c(-1)},
         [&](OpBuilder &, Location, Value n, ValueRange st) {
-          Value id = idAt(seg.keyOperand, r + 1, n);
+          Value id = idAt(/*key=*/true, n);
           Value in = arith::AndIOp::create(b, loc, le(qlo, id), le(id, qhi));
           Value n32 = arith::IndexCastOp::create(b, loc, i32, n);
           scf::YieldOp::create(

@@ -223,6 +223,57 @@ SegmentMatch gpu_kernel::segmentMatch(AttentionOp op) {
     AffineMap m = op.getModOperandMap(i);
     return m.isFunctionOfDim(d) && !m.isFunctionOfDim(d == r ? r + 1 : r);
   };
+  // An id the body computes from one position (loop r: m, r + 1: n), batch
+  // indices, constants and operands that no other position indexes: that
+  // loop, or -1. `batch` gets the batch loops it varies with.
+  auto computedSide = [&](Value v, uint64_t &batch) -> int {
+    int side = -1;
+    batch = 0;
+    SmallVector<Value> work = {v};
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    while (!work.empty()) {
+      Value x = work.pop_back_val();
+      if (auto arg = dyn_cast<BlockArgument>(x)) {
+        if (arg.getOwner() != block)
+          return -1;
+        unsigned a = arg.getArgNumber();
+        int loop = -1;
+        if (a == 0)
+          return -1; // the score
+        if (a <= r) {
+          batch |= uint64_t(1) << (a - 1);
+          continue;
+        }
+        if (a <= r + 2) {
+          loop = a - 1;
+        } else {
+          int i = a - (r + 3);
+          AffineMap m = op.getModOperandMap(i);
+          bool onM = m.isFunctionOfDim(r), onN = m.isFunctionOfDim(r + 1);
+          if (onM == onN)
+            return -1;
+          loop = onM ? r : r + 1;
+          for (unsigned d = 0; d < r; ++d)
+            if (m.isFunctionOfDim(d))
+              batch |= uint64_t(1) << d;
+        }
+        if (side >= 0 && side != loop)
+          return -1;
+        side = loop;
+        continue;
+      }
+      Operation *d = x.getDefiningOp();
+      if (!d || d->getBlock() != block || d->getNumRegions() ||
+          d->getNumResults() != 1 || !isPure(d))
+        return -1;
+      if (!seen.insert(d).second)
+        continue;
+      if (seen.size() > 64)
+        return -1;
+      llvm::append_range(work, d->getOperands());
+    }
+    return side;
+  };
   // The yield through selects with one constant side (the fill), each
   // keeping the score where its condition holds (or fails): the conjuncts
   // of those conditions.
@@ -257,15 +308,41 @@ SegmentMatch gpu_kernel::segmentMatch(AttentionOp op) {
         continue;
       bool zu = false, zv = false;
       int u = operandOf(cmp.getLhs(), zu), v = operandOf(cmp.getRhs(), zv);
-      if (u < 0 || v < 0 || zu != zv)
+      Value kept = aConst ? sel.getFalseValue() : sel.getTrueValue();
+      bool pure = depth == 0 && sel.getCondition() == cmp.getResult() &&
+                  kept == block->getArgument(0);
+      if (u < 0 || v < 0) {
+        // Ids computed from positions (chunks), on integers of any width
+        // (i64 ones saturated to i32 as 64-bit id tensors are).
+        uint64_t bu = 0, bv = 0;
+        int su = computedSide(cmp.getLhs(), bu),
+            sv = computedSide(cmp.getRhs(), bv);
+        Type t = cmp.getLhs().getType();
+        if (su < 0 || sv < 0 || su == sv ||
+            !(t.isIndex() || t.isInteger(32) || t.isInteger(64)))
+          continue;
+        SegmentMatch sm;
+        sm.rowExpr = su == static_cast<int>(r) ? cmp.getLhs() : cmp.getRhs();
+        sm.keyExpr = su == static_cast<int>(r) ? cmp.getRhs() : cmp.getLhs();
+        sm.keyBatchDims = su == static_cast<int>(r) ? bv : bu;
+        sm.int32 = t.isInteger(32);
+        sm.pure = pure;
+        sm.fill = f;
+        return sm;
+      }
+      if (zu != zv)
         continue;
       if (rowOnly(v, r) && rowOnly(u, r + 1))
         std::swap(u, v);
       if (rowOnly(u, r) && rowOnly(v, r + 1)) {
-        Value kept = aConst ? sel.getFalseValue() : sel.getTrueValue();
-        bool pure = depth == 0 && sel.getCondition() == cmp.getResult() &&
-                    kept == block->getArgument(0);
-        return {u, v, zu, isI32(u) && isI32(v), pure, f};
+        SegmentMatch sm;
+        sm.rowOperand = u;
+        sm.keyOperand = v;
+        sm.zeroExtend = zu;
+        sm.int32 = isI32(u) && isI32(v);
+        sm.pure = pure;
+        sm.fill = f;
+        return sm;
       }
     }
     y = aConst ? sel.getFalseValue() : sel.getTrueValue();

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <cmath>
 #include <limits>
@@ -182,6 +183,55 @@ Value TileKernel::segmentId(int operand, unsigned dim, Value at) {
   Value v = kb.readScoreModOperand(operand, at2);
   if (v.getType().isInteger(32))
     return v;
+  auto c64 = [&](int64_t x) {
+    return arith::ConstantIntOp::create(b, loc, x, 64).getResult();
+  };
+  v = arith::MaxSIOp::create(b, loc,
+                             arith::MinSIOp::create(b, loc, v, c64(INT32_MAX)),
+                             c64(INT32_MIN));
+  return arith::TruncIOp::create(b, loc, b.getI32Type(), v);
+}
+
+Value TileKernel::segmentId(const SegmentMatch &seg, bool key, Value at) {
+  int operand = key ? seg.keyOperand : seg.rowOperand;
+  if (operand >= 0)
+    return segmentId(operand, key ? r + 1 : r, at);
+  // A computed id: its ops cloned with the position at `at` (the other
+  // position 0: the id does not read it), the batch indices of the current
+  // entry, and the operands it reads at those.
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value expr = key ? seg.keyExpr : seg.rowExpr;
+  Block *block = expr.getParentBlock();
+  llvm::SmallPtrSet<Operation *, 16> slice;
+  SmallVector<Value> work = {expr};
+  while (!work.empty()) {
+    Operation *d = work.pop_back_val().getDefiningOp();
+    if (d && slice.insert(d).second)
+      llvm::append_range(work, d->getOperands());
+  }
+  SmallVector<Value> at2(loops.begin(), loops.begin() + r + 2);
+  at2[r] = at2[r + 1] = idx(0);
+  at2[key ? r + 1 : r] = at;
+  IRMapping map;
+  for (unsigned d = 0; d < r + 2; ++d)
+    map.map(block->getArgument(1 + d), at2[d]);
+  for (unsigned i = r + 3; i < block->getNumArguments(); ++i)
+    if (!block->getArgument(i).use_empty())
+      for (Operation *user : block->getArgument(i).getUsers())
+        if (slice.contains(user) && !map.contains(block->getArgument(i)))
+          map.map(block->getArgument(i),
+                  kb.readScoreModOperand(i - (r + 3), at2));
+  for (Operation &o : *block)
+    if (slice.contains(&o))
+      b.clone(o, map);
+  Value v = map.lookup(expr);
+  if (v.getType().isIndex())
+    v = arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
+  if (v.getType().isInteger(32))
+    return v;
+  if (v.getType().getIntOrFloatBitWidth() < 32)
+    return arith::ExtSIOp::create(b, loc, b.getI32Type(), v);
   auto c64 = [&](int64_t x) {
     return arith::ConstantIntOp::create(b, loc, x, 64).getResult();
   };

@@ -2220,8 +2220,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     };
     // 64-bit ids saturated to i32 (TileKernel::segmentId); an interior
     // granule needs ids strictly inside i32 (below).
-    auto segRead = [&](int operand, unsigned dim, Value at) -> Value {
-      return tk.segmentId(operand, dim, at);
+    auto segRead = [&](bool key, Value at) -> Value {
+      return tk.segmentId(seg, key, at);
     };
     auto segMin = [&](Value x, Value y) {
       return tk.reduxCombine(seg.minKind(), x, y);
@@ -2247,9 +2247,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
             for (int64_t u = 0; u < 4; ++u) {
               // Past N: key N - 1 again (a granule past the keys then
               // meets a tile only where the last one does).
-              Value id =
-                  segRead(seg.keyOperand, r + 1,
-                          tk.clamp(tk.add(tk.add(start, k), u), tk.Nv()));
+              Value id = segRead(
+                  /*key=*/true, tk.clamp(tk.add(tk.add(start, k), u), tk.Nv()));
               lo = segMin(lo, id);
               hi = segMax(hi, id);
             }
@@ -2259,10 +2258,14 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     };
     // The batch entry the key ids are read at (their map's batch dims).
     auto segKey = [&]() {
-      AffineMap map = op.getModOperandMap(seg.keyOperand);
+      auto varies = [&](unsigned d) {
+        return seg.keyOperand >= 0
+                   ? op.getModOperandMap(seg.keyOperand).isFunctionOfDim(d)
+                   : (seg.keyBatchDims >> d & 1) != 0;
+      };
       Value key = c0;
       for (unsigned d = 0; d < r; ++d)
-        if (map.isFunctionOfDim(d))
+        if (varies(d))
           key = tk.add(arith::MulIOp::create(b, loc, key, tk.size(d)),
                        tk.loops[d]);
       return key;
@@ -2319,7 +2322,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value qhi = em.i32(seg.zeroExtend ? 0 : INT32_MIN);
       for (int64_t i = 0; i < BM; i += 128) {
         Value id =
-            segRead(seg.rowOperand, r,
+            segRead(/*key=*/false,
                     tk.clamp(tk.add(blockRow, tk.add(tk.tid, i)), tk.Mv()));
         qlo = segMin(qlo, id);
         qhi = segMax(qhi, id);

@@ -1887,6 +1887,76 @@ CASES.update({
 })
 
 
+# Chunked attention (Llama 4's local layers): the region keeps s where the
+# query's and the key's positions fall in the same chunk of C, m / C ==
+# n / C, written as torch does (floordivsi on the positions) or as JAX's
+# floor_divide (divsi, remsi and a correction); the kernels limit each
+# query tile's keys to the granules its chunks meet, the ids computed from
+# the positions (segmentMatch's rowExpr / keyExpr).
+def chunk_mask(c: int, fill: str = "0xFF800000", jax: bool = False) -> str:
+    if jax:
+        ids = "".join(f"""
+        %{x}i = arith.index_cast %{x} : index to i32
+        %{x}d = arith.divsi %{x}i, %c : i32
+        %{x}r = arith.remsi %{x}i, %c : i32
+        %{x}nz = arith.cmpi ne, %{x}r, %z : i32
+        %{x}ng = arith.cmpi slt, %{x}i, %z : i32
+        %{x}a = arith.andi %{x}nz, %{x}ng : i1
+        %{x}d1 = arith.subi %{x}d, %one : i32
+        %{x}c = arith.select %{x}a, %{x}d1, %{x}d : i32""" for x in "mn")
+        consts = f"""
+        %c = arith.constant {c} : i32
+        %z = arith.constant 0 : i32
+        %one = arith.constant 1 : i32"""
+        ty = "i32"
+    else:
+        ids = "".join(f"""
+        %{x}c = arith.floordivsi %{x}, %c : index""" for x in "mn")
+        consts = f"""
+        %c = arith.constant {c} : index"""
+        ty = "index"
+    return f"""score_mod {{
+      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index):{consts}{ids}
+        %eq = arith.cmpi eq, %mc, %nc : {ty}
+        %f = arith.constant {fill} : f32
+        %y = arith.select %eq, %x, %f : f32
+        attn.yield %y : f32
+      }}"""
+
+
+CASES.update({
+    # Causal, chunks that do not align with the 128-key granules; the
+    # persistent warp-specialized kernel.
+    "chunk_causal_bf16_n3000": Case("bfloat16", **bhsd(1, 4, 3000, 3000, 128),
+                                    causal=True, score_mod=chunk_mask(300)),
+    # Non-causal D = 64, JAX's spelling with more keys than queries.
+    "chunk_jax_f16_d64_m1500_n2600": Case("float16", **bhsd(2, 2, 1500, 2600, 64),
+                                          score_mod=chunk_mask(700, jax=True)),
+    # JAX's finite fill with more queries than keys: rows past the keys'
+    # last chunk see no key and average V (the keys left out folded in).
+    "chunk_jaxfill_bf16_m2600_n1500": Case("bfloat16", **bhsd(1, 2, 2600, 1500, 128),
+                                           score_mod=chunk_mask(512, "-2.38197633E+38")),
+    # mma.sync (the block's threads compute the key ids), its sm_80 PTX, and
+    # the f32 (3xTF32) kernel.
+    "chunk_mma_causal_f16_n2000": Case("float16", **bhsd(1, 4, 2000, 2000, 128),
+                                       causal=True, score_mod=chunk_mask(256),
+                                       flags=["--wgmma=0"]),
+    "chunk_sm80_bf16_n1800": Case("bfloat16", **bhsd(1, 2, 1800, 1800, 128),
+                                  score_mod=chunk_mask(384), flags=["--chip=sm_80"]),
+    "chunk_f32_n700": Case("float32", **bhsd(1, 2, 700, 700, 64), causal=True,
+                           score_mod=chunk_mask(100)),
+    # FP8 (V^T by the producer) and a block per query tile.
+    "chunk_fp8_causal_n2000": Case("float8_e4m3fn", **bhsd(1, 4, 2000, 2000, 128),
+                                   out_dtype="float16", causal=True,
+                                   score_mod=chunk_mask(512)),
+    "chunk_tile_f16_n2000": Case("float16", **bhsd(2, 2, 2000, 2000, 128),
+                                 score_mod=chunk_mask(640), flags=["--persistent=0"]),
+    # Dynamic sizes (one bundle, every size of dynamic_size_sets).
+    "dyn_chunk_causal_f16": Case("float16", **bhsd(-1, 2, -1, -1, 128), causal=True,
+                                 score_mod=chunk_mask(1000)),
+})
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)

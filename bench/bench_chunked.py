@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Chunked attention (Llama 4's local layers) against the peers, same
+inputs, one run.
+
+    python3 bench/bench_chunked.py --prepare DIR        # here (attn-bundle)
+    python3 bench/bench_chunked.py DIR --out OUT        # GPU
+
+The program is what the recognizer makes of Hugging Face's
+`and_masks(causal_mask_function, chunked_overlay(C))` (`kv_idx // C ==
+q_idx // C`): an attention whose score_mod region keeps s where the
+query's and the key's positions lie in the same chunk of C tokens,
+`floordivsi(m, C) == floordivsi(n, C)`, causal as the op's attribute. The
+kernels read no ids: each query tile's key range comes from its chunks.
+Rows: fp16 and bf16, D = 128, H = 16, [1, H, N, D], (N, C) in
+{(16384, 2048), (16384, 8192), (32768, 8192)} causal and (16384, 2048)
+non-causal. Timed (CUDA events, median of rounds of --reps launches):
+attn-opt's chunked bundle; FlexAttention (torch.compile of flex_attention
+with the same mask as its block_mask, built once outside the timing); SDPA
+with the mask materialized as a bool [1, 1, N, N] tensor (cuDNN and
+memory-efficient backends); and attn-opt's own causal (or plain) bundle at
+the same shape, whose time scaled by the fraction of the products the
+chunks need is what a perfect block-sparse kernel would take ("ideal").
+TFLOP/s count the products the chunks need; rel_err is against
+FlexAttention in fp32.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "python"))
+sys.path.insert(0, str(HERE))
+
+from bench_attention import timed_rounds, write_table  # noqa: E402
+
+H, D = 16, 128
+ROWS = [(16384, 2048, True), (16384, 8192, True), (32768, 8192, True),
+        (16384, 2048, False)]
+DTYPES = ("float16", "bfloat16")
+MLIR_DT = {"float16": "f16", "bfloat16": "bf16"}
+
+
+def program(dt: str, n: int, c: int, causal: bool) -> str:
+    """[1, H, N, D]; c > 0: the chunk region, else the plain (causal) op."""
+    t = f"tensor<1x{H}x{n}x{D}x{MLIR_DT[dt]}>"
+    m = "affine_map<(b, h, m, n, d, e) -> "
+    maps = [m + x + ">" for x in ("(b, h, m, d)", "(b, h, n, d)", "(b, h, n, e)",
+                                   "(b, h, m, e)")]
+    region = ""
+    if c:
+        region = f""" score_mod {{
+      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index):
+        %c = arith.constant {c} : index
+        %mc = arith.floordivsi %m, %c : index
+        %nc = arith.floordivsi %n, %c : index
+        %eq = arith.cmpi eq, %mc, %nc : index
+        %f = arith.constant 0xFF800000 : f32
+        %y = arith.select %eq, %x, %f : f32
+        attn.yield %y : f32
+      }}"""
+    return f"""func.func @attention(%q: {t}, %k: {t}, %v: {t}, %o: {t}) -> {t} {{
+  %s = arith.constant {1.0 / math.sqrt(D)!r} : f32
+  %r = attn.attention ins(%q, %k, %v : {t}, {t}, {t}) scale(%s) outs(%o : {t})
+      {"causal " if causal else ""}indexing_maps = [{", ".join(maps)}]{region} -> {t}
+  return %r : {t}
+}}
+"""
+
+
+def name(dt: str, n: int, c: int, causal: bool) -> str:
+    return f"{'chunk' + str(c) if c else 'plain'}_{dt}_n{n}_{'causal' if causal else 'full'}"
+
+
+def prepare(out: Path, attn_bundle: str) -> None:
+    jobs = sorted({(dt, n, c, causal) for n, c, causal in ROWS for dt in DTYPES} |
+                  {(dt, n, 0, causal) for n, _, causal in ROWS for dt in DTYPES})
+    with tempfile.TemporaryDirectory() as tmp:
+        for dt, n, c, causal in jobs:
+            src = Path(tmp) / "p.mlir"
+            src.write_text(program(dt, n, c, causal))
+            subprocess.run([attn_bundle, str(src), "-o", str(out / name(dt, n, c, causal)),
+                            "--chip=sm_90a"], check=True)
+            print("wrote", out / name(dt, n, c, causal), flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir", nargs="?")
+    ap.add_argument("--prepare", metavar="DIR")
+    ap.add_argument("--attn-bundle", default=str(HERE.parent / "build/bin/attn-bundle"))
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=5)
+    a = ap.parse_args()
+    if a.prepare:
+        prepare(Path(a.prepare), a.attn_bundle)
+        return
+    import torch
+    import attn_opt
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    torch._dynamo.config.cache_size_limit = 256
+    flex = torch.compile(flex_attention, dynamic=False)
+    root = Path(a.dir)
+
+    def timed(fn) -> float:
+        return timed_rounds(torch, fn, a.reps, a.rounds)
+
+    cols = ["D", "N", "C", "causal", "dtype", "ours_us", "flex_us", "sdpa_mask_us",
+            "plain_us", "ours_tflops", "flex_tflops", "flex/ours", "sdpa/ours",
+            "ideal/ours", "rel_err"]
+    lines = [",".join(cols)]
+    print(lines[0], flush=True)
+    for n, c, causal in ROWS:
+        for dt in DTYPES:
+            g = torch.Generator(device="cuda").manual_seed(n + c)
+            q, k, v = (torch.randn(1, H, n, D, device="cuda", dtype=getattr(torch, dt),
+                                   generator=g) for _ in range(3))
+            out = torch.empty_like(q)
+            t_ours = timed(attn_opt.load(root / name(dt, n, c, causal)).prepare(
+                q=q, k=k, v=v, out=out))
+            t_plain = timed(attn_opt.load(root / name(dt, n, 0, causal)).prepare(
+                q=q, k=k, v=v))
+
+            def chunk_mask(bb, h, qi, ki):
+                keep = (qi // c) == (ki // c)
+                return keep & (qi >= ki) if causal else keep
+            bm = create_block_mask(chunk_mask, 1, None, n, n)
+            t_fx = timed(lambda: flex(q, k, v, block_mask=bm))
+            pos = torch.arange(n, device="cuda")
+            keep = (pos[:, None] // c) == (pos[None, :] // c)
+            if causal:
+                keep &= pos[:, None] >= pos[None, :]
+            try:
+                with sdpa_kernel([SDPBackend.CUDNN_ATTENTION,
+                                  SDPBackend.EFFICIENT_ATTENTION]):
+                    t_sd = timed(lambda: torch.nn.functional.scaled_dot_product_attention(
+                        q, k, v, attn_mask=keep[None, None]))
+            except RuntimeError:
+                t_sd = float("nan")
+            del keep
+            chunks = n // c
+            per = c * c if not causal else c * (c + 1) / 2
+            full = n * n if not causal else n * (n + 1) / 2
+            flops = 4 * D * H * chunks * per
+            ideal = t_plain * chunks * per / full
+            ref = flex(q.float(), k.float(), v.float(), block_mask=bm)
+            err = float((out.float() - ref).norm() / ref.norm())
+            assert not out.isnan().any()
+            del ref
+            torch.cuda.empty_cache()
+            row = [str(D), str(n), str(c), str(causal), dt, f"{t_ours:.1f}", f"{t_fx:.1f}",
+                   f"{t_sd:.1f}", f"{t_plain:.1f}", f"{flops / t_ours / 1e6:.1f}",
+                   f"{flops / t_fx / 1e6:.1f}", f"{t_fx / t_ours:.3f}",
+                   f"{t_sd / t_ours:.3f}", f"{ideal / t_ours:.3f}", f"{err:.2e}"]
+            lines.append(",".join(row))
+            print(lines[-1], flush=True)
+    write_table(a.out, "bench_chunked.csv", lines)
+
+
+if __name__ == "__main__":
+    main()
