@@ -112,7 +112,8 @@ def with_softcap(text: str, softcap: Optional[float]) -> str:
     return _with_region(text, softcap, None)
 
 
-def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool]) -> str:
+def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
+                 chunk: int = 0) -> str:
     """`text` with a score_mod region: soft-capping (see with_softcap), then
     ALiBi's bias when `alibi` is not None (the program reads the slopes as
     its one score_mod operand: dense_program(alibi=True)). ALiBi, as
@@ -122,12 +123,18 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool]) -> 
     key index, which the tensor-core kernels take apart (no op per score).
     Without causal the Hopper kernel takes -slope * |m - n| apart on every
     key tile where n - m keeps its sign in each row, and applies it per
-    score on the diagonal's tiles."""
+    score on the diagonal's tiles. `chunk` > 0 (Llama 4's chunked attention)
+    then keeps a score only where query m and key n lie in the same chunk
+    of that many positions, m // chunk == n // chunk (-inf elsewhere): the
+    kernels bound each query tile's keys by its chunks."""
     cap = float(softcap or 0.0)
+    if not isinstance(chunk, int) or chunk < 0:
+        raise BundleError("attn_opt.ops: chunk_size must be a non-negative int "
+                          f"(0 for none), got {chunk!r}")
     if softcap and not (cap > 0 and math.isfinite(cap)):
         raise BundleError("attn_opt.ops: softcap must be a positive finite "
                           f"number (or 0 for none), got {softcap!r}")
-    if not cap and alibi is None:
+    if not cap and alibi is None and not chunk:
         return text
     at = text.index("indexing_maps = [affine_map<(")
     dims = text[at + len("indexing_maps = [affine_map<("):].split(")", 1)[0]
@@ -155,6 +162,14 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool]) -> 
                      "%al_b = arith.negf %al_p : f32"]
         body.append(f"%al_y = arith.addf {y}, %al_b : f32")
         y = "%al_y"
+    if chunk:
+        body += [f"%ch_c = arith.constant {chunk} : index",
+                 "%ch_m = arith.floordivsi %sc_m, %ch_c : index",
+                 "%ch_n = arith.floordivsi %sc_n, %ch_c : index",
+                 "%ch_eq = arith.cmpi eq, %ch_m, %ch_n : index",
+                 "%ch_f = arith.constant 0xFF800000 : f32",
+                 f"%ch_y = arith.select %ch_eq, {y}, %ch_f : f32"]
+        y = "%ch_y"
     region = (f" score_mod {{\n      ^bb0({args}):\n"
               + "".join(f"        {x}\n" for x in body)
               + f"        attn.yield {y} : f32\n      }}")
@@ -507,7 +522,7 @@ def _dense_text(hq: int, hkv: int, d: int, dtype: str, causal: bool,
                 scale: Optional[float], lse: bool, q_scale: float, k_scale: float,
                 v_scale: float, out_dtype: Optional[str],
                 runtime_scales: str = "", softcap: float = 0.0,
-                alibi: bool = False, window: int = 0) -> str:
+                alibi: bool = False, window: int = 0, chunk: int = 0) -> str:
     """dense_attention's program; FP8 folds the constant dequantization
     scales, and reads the `runtime_scales` ones ("qkv" letters) from
     tensors; then soft-capping and ALiBi as its region."""
@@ -523,7 +538,7 @@ def _dense_text(hq: int, hkv: int, d: int, dtype: str, causal: bool,
     else:
         text = dense_program(hq, hkv, d, dtype, causal, scale, lse, alibi=alibi,
                              window=window)
-    return _with_region(text, softcap, causal if alibi else None)
+    return _with_region(text, softcap, causal if alibi else None, chunk)
 
 
 def prepare_dense(hq: int, hkv: int, d: int, dtype: str = "float16",
@@ -533,7 +548,8 @@ def prepare_dense(hq: int, hkv: int, d: int, dtype: str = "float16",
                   q_scale: float = 1.0, k_scale: float = 1.0, v_scale: float = 1.0,
                   out_dtype: Optional[str] = None, runtime_scales: str = "",
                   softcap: float = 0.0, f32_precision: str = "3xtf32",
-                  alibi: bool = False, window_size: Any = (-1, -1)) -> Path:
+                  alibi: bool = False, window_size: Any = (-1, -1),
+                  chunk_size: int = 0) -> Path:
     """Compiles (or finds) the one bundle dense_attention uses for these
     heads and head dim, at every length (`runtime_scales`: the letters of
     "qkv" whose scales dense_attention gets as tensors; `alibi`: it takes
@@ -541,7 +557,7 @@ def prepare_dense(hq: int, hkv: int, d: int, dtype: str = "float16",
     window, causal = _window(window_size, causal)
     return _bundle(_dense_text(hq, hkv, d, dtype, causal, scale, return_lse, q_scale,
                                k_scale, v_scale, out_dtype, runtime_scales, softcap,
-                               alibi, window),
+                               alibi, window, chunk_size),
                    chip, cache_dir, launch=_f32_launch(dtype, f32_precision))
 
 
@@ -621,7 +637,8 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
                     q_scale: Any = 1.0, k_scale: Any = 1.0,
                     v_scale: Any = 1.0, out_dtype: Optional[str] = None,
                     softcap: float = 0.0, f32_precision: str = "3xtf32",
-                    alibi_slopes: Any = None, window_size: Any = (-1, -1)) -> Any:
+                    alibi_slopes: Any = None, window_size: Any = (-1, -1),
+                    chunk_size: int = 0) -> Any:
     """Attention of q [B, M, Hq, D] over k/v [B, N, Hkv, D] (see the module
     docstring); one bundle serves every B, M and N. `alibi_slopes`: float32
     [Hq] on the device (FlashAttention's argument): -slope_h * |m - n| is
@@ -637,7 +654,11 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
     NaN); the output is `out_dtype` (float16 by default, or bfloat16).
     float32: `f32_precision` "3xtf32" (f32-accurate, the default) or "tf32"
     (one TF32 product per multiply, about 4e-4 relative error: the Hopper
-    wgmma kernel, 1.4-1.5x the f32-accurate one's speed and more)."""
+    wgmma kernel, 1.4-1.5x the f32-accurate one's speed and more).
+    `chunk_size` > 0: chunked attention (Llama 4's local layers, Hugging
+    Face's chunked_overlay): query m sees key n only where m // chunk_size
+    == n // chunk_size (positions top-left, as the causal rule), with causal
+    or not; each query tile's keys are those of its chunks."""
     b, m, hq, d = q.shape
     _check_dense_layout("dense_attention", q, k, v)
     hkv = k.shape[2]
@@ -661,7 +682,7 @@ def dense_attention(q: Any, k: Any, v: Any, causal: bool = False,
         args["mod0"] = _slopes_arg(alibi_slopes, hq, hkv)
     window, causal = _window(window_size, causal)
     text = _dense_text(hq, hkv, d, dt, causal, scale, return_lse, *floats, out_dtype,
-                       runtime, softcap, alibi_slopes is not None, window)
+                       runtime, softcap, alibi_slopes is not None, window, chunk_size)
     kern = _kernel(text, chip, cache_dir, launch=_f32_launch(dt, f32_precision))
     res = kern(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v, **args)
     if return_lse:

@@ -112,6 +112,33 @@ def _dynamic(cfg):
     return dict(cfg, b=None, m=None, n=None)
 
 
+# Chunked attention (Llama 4): dense calls with chunk_size, causal GQA and
+# non-causal.
+CH_DENSE = dict(hq=8, hkv=2, d=128, causal=True, chunk_size=300)
+CH_DENSE_NC = dict(hq=4, hkv=4, d=64, dtype="bfloat16", chunk_size=128)
+
+
+def prepare_chunked(cache):
+    return [ops.prepare_dense(**CH_DENSE, cache_dir=cache),
+            ops.prepare_dense(**CH_DENSE_NC, cache_dir=cache)]
+
+
+@needs_attn_bundle
+def test_chunked_programs_compile(tmp_path):
+    """chunk_size's region: m // C == n // C on the positions, no operand;
+    the Hopper kernel bounds each query tile's keys by its chunks."""
+    for p, c in zip(prepare_chunked(tmp_path), (300, 128)):
+        man = bundle.read_manifest(p)
+        sm = man.attention.score_mod
+        assert [o.op for o in sm.ops].count("arith.floordivsi") == 2
+        assert any(o.op == "arith.constant" and o.value == c for o in sm.ops)
+        assert set(man.inputs) == {"q", "k", "v"}
+        assert "each tile's keys limited to those its segment ids match" \
+            in man.attention.kernel_choice
+    with pytest.raises(bundle.BundleError, match="chunk_size must be"):
+        ops.prepare_dense(**dict(CH_DENSE, chunk_size=-4), cache_dir=tmp_path)
+
+
 def prepare_document(cache):
     """The dynamic bundles document_attention uses (one per configuration,
     every shape), and DOC_MN's static one (dynamic=False)."""
@@ -623,6 +650,34 @@ def test_softcap_on_gpu():
 
 
 @needs_gpu
+def test_chunked_on_gpu():
+    """chunk_size on dense calls (causal GQA, and non-causal with M != N),
+    ragged, against an fp32 reference of the chunk mask."""
+    import torch
+    dev, gen = "cuda", torch.Generator(device="cuda").manual_seed(13)
+    for cfg, (b, m, n) in ((CH_DENSE, (2, 1000, 1000)), (CH_DENSE, (1, 700, 2100)),
+                           (CH_DENSE_NC, (2, 555, 555)), (CH_DENSE_NC, (1, 300, 900)),
+                           (CH_DENSE_NC, (1, 900, 300))):
+        hq, hkv, d, c = cfg["hq"], cfg["hkv"], cfg["d"], cfg["chunk_size"]
+        dt = getattr(torch, cfg.get("dtype", "float16"))
+        q = torch.randn(b, m, hq, d, generator=gen, device=dev, dtype=dt) * 2
+        k, v = (torch.randn(b, n, hkv, d, generator=gen, device=dev, dtype=dt)
+                for _ in range(2))
+        out = ops.dense_attention(q, k, v, causal=cfg.get("causal", False), chunk_size=c)
+        qi = torch.arange(m, device=dev)[:, None]
+        ki = torch.arange(n, device=dev)[None, :]
+        keep = (qi // c) == (ki // c)
+        if cfg.get("causal"):
+            keep &= ki <= qi
+        for i in range(b):
+            ref, _ = _ref(q[i].transpose(0, 1), k[i].transpose(0, 1), v[i].transpose(0, 1),
+                          keep)
+            rows = keep.any(1)
+            _close(out[i].transpose(0, 1)[:, rows], ref[:, rows])
+            assert not out[i][~rows].any()  # rows whose chunk has no key
+
+
+@needs_gpu
 def test_alibi_on_gpu():
     """alibi_slopes on dense calls (causal with GQA, and non-causal with
     softcap at M != N), ragged, against an fp32 reference; and the argument
@@ -819,7 +874,7 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--prepare":
         for p in prepare_all(sys.argv[2]) + prepare_softcap(sys.argv[2]) \
                 + prepare_alibi(sys.argv[2]) + prepare_window(sys.argv[2]) \
-                + prepare_document(sys.argv[2]):
+                + prepare_document(sys.argv[2]) + prepare_chunked(sys.argv[2]):
             print(p)
     else:
         print(__doc__)

@@ -718,6 +718,77 @@ func.func @document_ids(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf1
 
 // -----
 
+// Position chunks (Llama 4's chunked attention, m / C == n / C): ids the
+// region computes from the positions give the same key ranges, with no id
+// tensor: the producer evaluates floordivsi on the positions it scans.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: function = "position_chunks"
+// CHECK-SAME: each tile's keys limited to those its segment ids match
+// CHECK: gpu.launch
+// CHECK: arith.floordivsi %{{.*}}, %c300{{.*}} : index
+// CHECK: nvvm.redux.sync  min
+// CHECK: nvvm.redux.sync  max
+// CHECK: bar.sync 9, 128;
+// CHECK: arith.floordivsi
+// CHECK: arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// WHY: remark: GPU kernel: wgmma (sm_90a){{.*}}each tile's keys limited to those its segment ids match
+// SM80: function = "position_chunks"
+// SM80-SAME: each block's keys limited to those its segment ids match (its threads scan the key ids)
+// SM80: gpu.launch
+// SM80: arith.floordivsi %{{.*}}, %c300{{.*}} : index
+// SM80: nvvm.redux.sync  min
+func.func @position_chunks(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf16>, %v: tensor<1x4x2048x128xf16>, %o: tensor<1x4x2048x128xf16>) -> tensor<1x4x2048x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>) scale(%s)
+      outs(%o : tensor<1x4x2048x128xf16>) causal indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index):
+        %c = arith.constant 300 : index
+        %mc = arith.floordivsi %m, %c : index
+        %nc = arith.floordivsi %n, %c : index
+        %eq = arith.cmpi eq, %mc, %nc : index
+        %ninf = arith.constant 0xFF800000 : f32
+        %y = arith.select %eq, %x, %ninf : f32
+        attn.yield %y : f32
+      } -> tensor<1x4x2048x128xf16>
+  return %r : tensor<1x4x2048x128xf16>
+}
+
+// -----
+
+// Look-alike: a "chunk" of m + n is a function of both positions, not an
+// id per row and per key: no key ranges, the region per score.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: function = "chunk_of_both_positions"
+// CHECK-NOT: segment ids
+// CHECK: gpu.launch
+// CHECK-NOT: nvvm.redux.sync  min
+// CHECK: gpu.terminator
+// WHY: remark: GPU kernel: wgmma (sm_90a)
+// WHY-NOT: segment ids
+// SM80: function = "chunk_of_both_positions"
+func.func @chunk_of_both_positions(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf16>, %v: tensor<1x4x2048x128xf16>, %o: tensor<1x4x2048x128xf16>) -> tensor<1x4x2048x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>) scale(%s)
+      outs(%o : tensor<1x4x2048x128xf16>) causal indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index):
+        %c = arith.constant 300 : index
+        %mn = arith.addi %m, %n : index
+        %mc = arith.floordivsi %mn, %c : index
+        %nc = arith.floordivsi %n, %c : index
+        %eq = arith.cmpi eq, %mc, %nc : index
+        %ninf = arith.constant 0xFF800000 : f32
+        %y = arith.select %eq, %x, %ninf : f32
+        attn.yield %y : f32
+      } -> tensor<1x4x2048x128xf16>
+  return %r : tensor<1x4x2048x128xf16>
+}
+
+// -----
+
 // Look-alike: query ids at most the key's (not their equality) bound no
 // key range per tile: the region per score over every key.
 // CHECK-LABEL: module attributes
