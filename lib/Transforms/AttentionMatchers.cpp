@@ -654,14 +654,6 @@ static void mergeIndexMask(ScoreFacts &f, const IndexMask &im) {
         f.windowRel ? std::min(*f.windowRel, *im.windowRel) : *im.windowRel;
 }
 
-/// A mask condition that compares data read per query row with data read
-/// per key (JAX's segment ids, a document mask: seg_q[b, m] == seg_kv[b, n]):
-/// some tensor it reads is indexed by m, some by n, none by both, and no
-/// score. The kernels evaluate it per score, in the score_mod region,
-/// instead of reading the (m, n) tensor a program would materialize. Only
-/// static numeric tensors (what a region's runtime operand may be on the
-/// GPU): i1 ones (per-row and per-key padding flags) and dynamic ones stay
-/// with the materialized mask as before.
 /// Integer division, remainder and shifts: the ops that make position
 /// chunks (m / C) and their JAX and torch spellings.
 static bool isIndexDivision(StringRef name) {
@@ -671,9 +663,60 @@ static bool isIndexDivision(StringRef name) {
                             name);
 }
 
+/// Why the region cannot take division or shift term `t` ("" if it can):
+/// constant positive divisors only (no score may trap) and shifts within
+/// the width; a left shift only on 64-bit values (the region computes
+/// integers in i64, where a narrower one would not wrap).
+static std::string indexDivisionRefusal(const ScoreTracer &tr, const Term &t) {
+  std::optional<double> c = tr.constValue(t.kids[1]);
+  unsigned width = 64;
+  if (t.type && t.type.isIntOrFloat())
+    width = t.type.getIntOrFloatBitWidth();
+  bool shift = t.name.starts_with("arith.sh");
+  if (t.name == "arith.shli" && width < 64)
+    return llvm::formatv("'{0}' in the score modification shifts a {1}-bit "
+                         "value (the region shifts 64-bit ones only)",
+                         t.name, width)
+        .str();
+  if (!c || (shift ? (*c < 0 || *c > width - 1.0) : *c < 1))
+    return llvm::formatv("'{0}' in the score modification takes a constant "
+                         "{1} (got a runtime value or an out-of-range one)",
+                         t.name,
+                         shift ? "shift within the width" : "positive divisor")
+        .str();
+  return "";
+}
+
+/// The first division or shift in `cond` the region cannot take, or "".
+static std::string divisionRefusalIn(const ScoreTracer &tr, int cond) {
+  SmallVector<int> stack = {cond};
+  llvm::DenseSet<int> seen;
+  while (!stack.empty() && seen.size() < 256) {
+    int id = stack.pop_back_val();
+    if (!seen.insert(id).second)
+      continue;
+    const Term &t = tr.get(id);
+    if (t.kind == Term::Binary && isIndexDivision(t.name))
+      if (std::string no = indexDivisionRefusal(tr, t); !no.empty())
+        return no;
+    if (t.kind != Term::Leaf)
+      llvm::append_range(stack, t.kids);
+  }
+  return "";
+}
+
+/// A mask condition that compares data read per query row with data read
+/// per key (JAX's segment ids, a document mask: seg_q[b, m] == seg_kv[b, n]):
+/// some tensor it reads is indexed by m, some by n, none by both, and no
+/// score. The kernels evaluate it per score, in the score_mod region,
+/// instead of reading the (m, n) tensor a program would materialize. Only
+/// static numeric tensors (what a region's runtime operand may be on the
+/// GPU): i1 ones (per-row and per-key padding flags) and dynamic ones stay
+/// with the materialized mask as before.
 static bool isRowKeyDataCondition(const ScoreTracer &tr, int cond, int mDim,
                                   int nDim) {
-  bool row = false, key = false, data = false, chunks = false;
+  bool rowData = false, keyData = false, rowPos = false, keyPos = false;
+  bool chunks = false;
   SmallVector<int> stack = {cond};
   llvm::DenseSet<int> seen;
   while (!stack.empty()) {
@@ -686,15 +729,21 @@ static bool isRowKeyDataCondition(const ScoreTracer &tr, int cond, int mDim,
     if (t.kind == Term::Reduce || t.kind == Term::Softmax)
       return false;
     if (t.kind == Term::Index) {
-      // Positions: m and n themselves (chunks of them, below).
+      // Positions: m and n themselves (through a division, below).
       if (auto d = dyn_cast<AffineDimExpr>(t.index)) {
-        row |= static_cast<int>(d.getPosition()) == mDim;
-        key |= static_cast<int>(d.getPosition()) == nDim;
+        rowPos |= static_cast<int>(d.getPosition()) == mDim;
+        keyPos |= static_cast<int>(d.getPosition()) == nDim;
       }
       continue;
     }
     if (t.kind != Term::Leaf) {
-      chunks |= t.kind == Term::Binary && isIndexDivision(t.name);
+      if (t.kind == Term::Binary && isIndexDivision(t.name)) {
+        // The region takes constant divisors and shifts only; a chunk of a
+        // runtime width stays the program's materialized mask, if any.
+        if (!indexDivisionRefusal(tr, t).empty())
+          return false;
+        chunks = true;
+      }
       llvm::append_range(stack, t.kids);
       continue;
     }
@@ -709,14 +758,15 @@ static bool isRowKeyDataCondition(const ScoreTracer &tr, int cond, int mDim,
     bool m = t.access.isFunctionOfDim(mDim), n = t.access.isFunctionOfDim(nDim);
     if (m && n)
       return false;
-    row |= m;
-    key |= n;
-    data |= m || n;
+    rowData |= m;
+    keyData |= n;
   }
-  // Positions alone compare in the region only through a division (the
-  // affine comparisons of positions are causal and window rules, or
-  // refused with their own reason).
-  return row && key && (data || chunks);
+  // Row data against key data; positions count only through a division
+  // (position chunks: the affine comparisons of positions are causal and
+  // window rules, or refused with their own reason).
+  if (chunks)
+    return (rowData || rowPos) && (keyData || keyPos);
+  return rowData && keyData;
 }
 
 /// Splits a select condition into parts that each mask keys on their own
@@ -1296,7 +1346,11 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
           break;
         }
       }
-      if (c.kind == Term::Cmp && isName(c, "arith.cmpi"))
+      if (std::string no = divisionRefusalIn(tr, cond); !no.empty())
+        why = "the scores are masked by position chunks the region cannot "
+              "take: " +
+              no;
+      else if (c.kind == Term::Cmp && isName(c, "arith.cmpi"))
         why = "the scores are masked by an index comparison that is neither "
               "causal (n > m + K, K >= 0) nor a sliding window (m - n >= W)";
       else
@@ -1503,15 +1557,8 @@ private:
         // Position chunks (m / C == n / C, Llama 4's chunked attention):
         // integer division, remainder and shifts by constants only, so
         // that no score traps or shifts past the width.
-        std::optional<double> c = tr.constValue(t.kids[1]);
-        bool shift = name.starts_with("arith.sh");
-        if (!c || (shift ? (*c < 0 || *c > 62) : *c < 1)) {
-          why = llvm::formatv("'{0}' in the score modification takes a "
-                              "constant {1} (got a runtime value or an "
-                              "out-of-range one)",
-                              name,
-                              shift ? "shift in [0, 62]" : "positive divisor")
-                    .str();
+        if (std::string no = indexDivisionRefusal(tr, t); !no.empty()) {
+          why = no;
           return -1;
         }
         type = NodeType::I64;

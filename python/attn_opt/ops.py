@@ -54,6 +54,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import numbers
 import os
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple, Union
@@ -128,7 +129,7 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
     of that many positions, m // chunk == n // chunk (-inf elsewhere): the
     kernels bound each query tile's keys by its chunks."""
     cap = float(softcap or 0.0)
-    if not isinstance(chunk, int) or chunk < 0:
+    if isinstance(chunk, bool) or not isinstance(chunk, numbers.Integral) or chunk < 0:
         raise BundleError("attn_opt.ops: chunk_size must be a non-negative int "
                           f"(0 for none), got {chunk!r}")
     if softcap and not (cap > 0 and math.isfinite(cap)):
@@ -163,7 +164,7 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
         body.append(f"%al_y = arith.addf {y}, %al_b : f32")
         y = "%al_y"
     if chunk:
-        body += [f"%ch_c = arith.constant {chunk} : index",
+        body += [f"%ch_c = arith.constant {int(chunk)} : index",
                  "%ch_m = arith.floordivsi %sc_m, %ch_c : index",
                  "%ch_n = arith.floordivsi %sc_n, %ch_c : index",
                  "%ch_eq = arith.cmpi eq, %ch_m, %ch_n : index",

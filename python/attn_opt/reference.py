@@ -334,7 +334,9 @@ def _eval_op(ops: Any, o: ScoreModOp, a: List[Any], ta: List[str],
             # Rounded down (up); x / 0 (undefined) gives x, and -1 avoids
             # INT64_MIN / -1, as for divsi.
             y1 = xp.where((y == 0) | (y == -1), 1, y)
-            q = x // y1 if name == "arith.floordivsi" else -((-x) // y1)
+            q = x // y1
+            if name == "arith.ceildivsi":  # one more where inexact (no -x: INT64_MIN)
+                q = q + ((x - q * y1) != 0)
             return _wrap(xp.where(y == -1, -x, q), t)
         if name in ("arith.shrsi", "arith.shli"):
             # A shift past the width is undefined: taken as width - 1.

@@ -135,8 +135,9 @@ def test_chunked_programs_compile(tmp_path):
         assert set(man.inputs) == {"q", "k", "v"}
         assert "each tile's keys limited to those its segment ids match" \
             in man.attention.kernel_choice
-    with pytest.raises(bundle.BundleError, match="chunk_size must be"):
-        ops.prepare_dense(**dict(CH_DENSE, chunk_size=-4), cache_dir=tmp_path)
+    for bad in (-4, True, 2.5):
+        with pytest.raises(bundle.BundleError, match="chunk_size must be"):
+            ops.prepare_dense(**dict(CH_DENSE, chunk_size=bad), cache_dir=tmp_path)
 
 
 def prepare_document(cache):

@@ -757,6 +757,42 @@ func.func @position_chunks(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128
 
 // -----
 
+// A query id read from a tensor (torch's int64, compared as it is) against
+// a key id computed from the position: the kernel reads the one and
+// computes the other.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: function = "id_tensor_against_chunk"
+// CHECK-SAME: each tile's keys limited to those its segment ids match
+// CHECK: gpu.launch
+// CHECK: arith.floordivsi %{{.*}}, %c300{{.*}} : i64
+// CHECK: memref.load %{{.*}} : memref<1x2048xi64>
+// CHECK: arith.minsi %{{.*}}, %c2147483647_i64{{.*}} : i64
+// CHECK: nvvm.redux.sync  min
+// WHY: remark: GPU kernel: wgmma (sm_90a){{.*}}each tile's keys limited to those its segment ids match
+// SM80: function = "id_tensor_against_chunk"
+// SM80-SAME: each block's keys limited to those its segment ids match (its threads scan the key ids)
+func.func @id_tensor_against_chunk(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf16>, %v: tensor<1x4x2048x128xf16>, %sq: tensor<1x2048xi64>, %o: tensor<1x4x2048x128xf16>) -> tensor<1x4x2048x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>) scale(%s)
+      score_mod_operands(%sq : tensor<1x2048xi64>)
+      outs(%o : tensor<1x4x2048x128xf16>) causal indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>,
+        affine_map<(b, h, m, n, d, e) -> (b, m)>] score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %m: index, %n: index, %qi: i64):
+        %c = arith.constant 300 : i64
+        %n64 = arith.index_cast %n : index to i64
+        %nc = arith.floordivsi %n64, %c : i64
+        %eq = arith.cmpi eq, %qi, %nc : i64
+        %ninf = arith.constant 0xFF800000 : f32
+        %y = arith.select %eq, %x, %ninf : f32
+        attn.yield %y : f32
+      } -> tensor<1x4x2048x128xf16>
+  return %r : tensor<1x4x2048x128xf16>
+}
+
+// -----
+
 // Look-alike: a "chunk" of m + n is a function of both positions, not an
 // id per row and per key: no key ranges, the region per score.
 // CHECK-LABEL: module attributes

@@ -1069,7 +1069,7 @@ func.func @chunked_jax_floor_divide(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x45
 // EXEC: amp=2.0 nofuse arg3=lens:5
 // CHECK-LABEL: func.func @chunks_of_runtime_width
 // CHECK-NOT: attn.attention
-// EXPLAIN: remark: attention not fused: 'arith.floordivsi' in the score modification takes a constant positive divisor (got a runtime value or an out-of-range one)
+// EXPLAIN: remark: attention not fused: the scores are masked by position chunks the region cannot take: 'arith.floordivsi' in the score modification takes a constant positive divisor (got a runtime value or an out-of-range one)
 func.func @chunks_of_runtime_width(%q: tensor<2x4x45x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>, %w: tensor<2xi32>) -> tensor<2x4x45x8xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<2x4x45x45xf32>
@@ -1092,6 +1092,62 @@ func.func @chunks_of_runtime_width(%q: tensor<2x4x45x16xf32>, %k: tensor<2x4x45x
     %cm = arith.floordivsi %mi, %c : index
     %cn = arith.floordivsi %ni, %c : index
     %keep = arith.cmpi eq, %cm, %cn : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = arith.select %keep, %y, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x45x45xf32>) outs(%e : tensor<2x4x45x45xf32>) -> tensor<2x4x45x45xf32>
+  %eo = tensor.empty() : tensor<2x4x45x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x45x8xf32>) -> tensor<2x4x45x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x45x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x45x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x8xf32>
+  return %o : tensor<2x4x45x8xf32>
+}
+
+// -----
+
+// The same chunks of a runtime width materialized by the program as an i1
+// [B, M, N] tensor: that tensor is the op's boolean mask, as before chunks
+// went into regions.
+// EXEC: amp=2.0 arg3=lens:5
+// CHECK-LABEL: func.func @materialized_chunks_of_runtime_width
+// CHECK: attn.attention
+// CHECK-SAME: mask(%{{.*}} : tensor<2x45x45xi1>)
+// CHECK-NOT: score_mod {
+// EXPLAIN: remark: attention fused: scale=0.25, mask=boolean over (b0,m,n), causal=no
+func.func @materialized_chunks_of_runtime_width(%q: tensor<2x4x45x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>, %w: tensor<2xi32>) -> tensor<2x4x45x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x45x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x45x45xf32>) -> tensor<2x4x45x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x45x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x45x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x45xf32>
+  %me = tensor.empty() : tensor<2x45x45xi1>
+  %mask = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%w : tensor<2xi32>) outs(%me : tensor<2x45x45xi1>) {
+  ^bb0(%wi: i32, %o: i1):
+    %mi = linalg.index 1 : index
+    %ni = linalg.index 2 : index
+    %c = arith.index_cast %wi : i32 to index
+    %cm = arith.floordivsi %mi, %c : index
+    %cn = arith.floordivsi %ni, %c : index
+    %keep = arith.cmpi eq, %cm, %cn : index
+    linalg.yield %keep : i1
+  } -> tensor<2x45x45xi1>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x4x45x45xf32>, tensor<2x45x45xi1>) outs(%e : tensor<2x4x45x45xf32>) {
+  ^bb0(%x: f32, %keep: i1, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
     %ninf = arith.constant 0xFF800000 : f32
     %r = arith.select %keep, %y, %ninf : f32
     linalg.yield %r : f32

@@ -58,15 +58,25 @@ struct AttnGpuAlignSharedPass
 
     // One global per alignment and module (every kernel of the module may
     // share it: each one's dynamic shared memory starts there).
-    std::string name = "__attn_dynamic_shared_" + std::to_string(align);
-    auto global = module.lookupSymbol<LLVM::GlobalOp>(name);
-    if (!global) {
+    // A symbol of that name that is not such a global (the program's own)
+    // makes the name unique instead.
+    auto byteArray = LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), 0);
+    auto fits = [&](Operation *sym) {
+      auto g = dyn_cast_or_null<LLVM::GlobalOp>(sym);
+      return g && g.getAddrSpace() == kSharedSpace &&
+             g.getGlobalType() == byteArray &&
+             g.getAlignment().value_or(0) == static_cast<uint64_t>(align);
+    };
+    const std::string stem = "__attn_dynamic_shared_" + std::to_string(align);
+    std::string name = stem;
+    for (unsigned k = 0;
+         module.lookupSymbol(name) && !fits(module.lookupSymbol(name)); ++k)
+      name = stem + "_" + std::to_string(k);
+    if (!module.lookupSymbol(name)) {
       OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-      global = LLVM::GlobalOp::create(
-          mb, module.getLoc(),
-          LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), 0),
-          /*isConstant=*/false, LLVM::Linkage::Internal, name, Attribute(),
-          align, kSharedSpace);
+      LLVM::GlobalOp::create(mb, module.getLoc(), byteArray,
+                             /*isConstant=*/false, LLVM::Linkage::Internal,
+                             name, Attribute(), align, kSharedSpace);
     }
 
     // The memref descriptor convert-gpu-to-nvvm would build: both pointers

@@ -216,22 +216,23 @@ Value TileKernel::segmentId(const SegmentMatch &seg, bool key, Value at) {
   IRMapping map;
   for (unsigned d = 0; d < r + 2; ++d)
     map.map(block->getArgument(1 + d), at2[d]);
-  for (unsigned i = r + 3; i < block->getNumArguments(); ++i)
-    if (!block->getArgument(i).use_empty())
-      for (Operation *user : block->getArgument(i).getUsers())
-        if (slice.contains(user) && !map.contains(block->getArgument(i)))
-          map.map(block->getArgument(i),
-                  kb.readScoreModOperand(i - (r + 3), at2));
+  // Operands the id reads (or is: a bare id tensor of the right type).
+  for (unsigned i = r + 3; i < block->getNumArguments(); ++i) {
+    BlockArgument arg = block->getArgument(i);
+    if (arg == expr || llvm::any_of(arg.getUsers(), [&](Operation *user) {
+          return slice.contains(user);
+        }))
+      map.map(arg, kb.readScoreModOperand(i - (r + 3), at2));
+  }
   for (Operation &o : *block)
     if (slice.contains(&o))
       b.clone(o, map);
   Value v = map.lookup(expr);
   if (v.getType().isIndex())
     v = arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
+  // i32 or i64 (segmentMatch): i64 saturated as id tensors are.
   if (v.getType().isInteger(32))
     return v;
-  if (v.getType().getIntOrFloatBitWidth() < 32)
-    return arith::ExtSIOp::create(b, loc, b.getI32Type(), v);
   auto c64 = [&](int64_t x) {
     return arith::ConstantIntOp::create(b, loc, x, 64).getResult();
   };

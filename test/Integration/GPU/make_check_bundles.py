@@ -1893,7 +1893,8 @@ CASES.update({
 # floor_divide (divsi, remsi and a correction); the kernels limit each
 # query tile's keys to the granules its chunks meet, the ids computed from
 # the positions (segmentMatch's rowExpr / keyExpr).
-def chunk_mask(c: int, fill: str = "0xFF800000", jax: bool = False) -> str:
+def chunk_mask(c: int, fill: str = "0xFF800000", jax: bool = False,
+               op: str = "arith.floordivsi") -> str:
     if jax:
         ids = "".join(f"""
         %{x}i = arith.index_cast %{x} : index to i32
@@ -1911,7 +1912,7 @@ def chunk_mask(c: int, fill: str = "0xFF800000", jax: bool = False) -> str:
         ty = "i32"
     else:
         ids = "".join(f"""
-        %{x}c = arith.floordivsi %{x}, %c : index""" for x in "mn")
+        %{x}c = {op} %{x}, %c : index""" for x in "mn")
         consts = f"""
         %c = arith.constant {c} : index"""
         ty = "index"
@@ -1923,6 +1924,17 @@ def chunk_mask(c: int, fill: str = "0xFF800000", jax: bool = False) -> str:
         attn.yield %y : f32
       }}"""
 
+
+CASES_MIXED_REGION = """score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index, %qi: i64):
+        %c = arith.constant 100 : i64
+        %n64 = arith.index_cast %n : index to i64
+        %nc = arith.floordivsi %n64, %c : i64
+        %eq = arith.cmpi eq, %qi, %nc : i64
+        %f = arith.constant 0xFF800000 : f32
+        %y = arith.select %eq, %x, %f : f32
+        attn.yield %y : f32
+      }"""
 
 CASES.update({
     # Causal, chunks that do not align with the 128-key granules; the
@@ -1951,6 +1963,20 @@ CASES.update({
                                    score_mod=chunk_mask(512)),
     "chunk_tile_f16_n2000": Case("float16", **bhsd(2, 2, 2000, 2000, 128),
                                  score_mod=chunk_mask(640), flags=["--persistent=0"]),
+    # Ids from positions that are not sorted: strided attention (m % 4 ==
+    # n % 4, every key range the whole row) and chunks of 2^9 by a shift.
+    "chunk_strided_rem_f16_n1500": Case("float16", **bhsd(1, 2, 1500, 1500, 128),
+                                        causal=True, score_mod=chunk_mask(4, op="arith.remsi")),
+    "chunk_shift_bf16_n2200": Case("bfloat16", **bhsd(1, 2, 2200, 2200, 128),
+                                   score_mod=chunk_mask(9, op="arith.shrsi")),
+    # A query id read from an int64 tensor against the key's chunk of 100.
+    "chunk_mixed_i64_f16_n2000": Case("float16", **bhsd(1, 2, 2000, 2000, 128),
+                                      mods=[(["b", "m"], "int64")],
+                                      score_mod=CASES_MIXED_REGION),
+    "chunk_mixed_i64_mma_bf16_n1300": Case("bfloat16", **bhsd(1, 2, 1300, 1300, 64),
+                                           causal=True, mods=[(["b", "m"], "int64")],
+                                           score_mod=CASES_MIXED_REGION,
+                                           flags=["--wgmma=0"]),
     # Dynamic sizes (one bundle, every size of dynamic_size_sets).
     "dyn_chunk_causal_f16": Case("float16", **bhsd(-1, 2, -1, -1, 128), causal=True,
                                  score_mod=chunk_mask(1000)),
