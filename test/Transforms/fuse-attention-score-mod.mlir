@@ -1164,3 +1164,67 @@ func.func @materialized_chunks_of_runtime_width(%q: tensor<2x4x45x16xf32>, %k: t
   } -> tensor<2x4x45x8xf32>
   return %o : tensor<2x4x45x8xf32>
 }
+
+// -----
+
+// Chunks with causal materialized by the program as an i1 [B, M, N] tensor
+// (Hugging Face builds its chunked mask that way, on int64 positions, and
+// torch-mlir keeps the tensor): traced through the producer, the causal
+// part becomes the attribute and the chunk comparison the region (the
+// kernels' key ranges), no mask tensor.
+// EXEC: amp=2.0
+// CHECK-LABEL: func.func @materialized_chunks_hf
+// CHECK: attn.attention
+// CHECK-NOT: mask(
+// CHECK-SAME: causal
+// CHECK-SAME: score_mod {
+// CHECK: arith.floordivsi
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, score_mod=select(cmpi(floordivsi(m, 16), floordivsi(n, 16)), s, -inf), causal=yes
+func.func @materialized_chunks_hf(%q: tensor<2x4x45x16xf32>, %k: tensor<2x4x45x16xf32>, %v: tensor<2x4x45x8xf32>) -> tensor<2x4x45x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x45x45xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x45x45xf32>) -> tensor<2x4x45x45xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x45x16xf32>, tensor<2x4x45x16xf32>) outs(%z : tensor<2x4x45x45xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x45xf32>
+  %me = tensor.empty() : tensor<2x45x45xi1>
+  %mask = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      outs(%me : tensor<2x45x45xi1>) {
+  ^bb0(%o: i1):
+    %mi = linalg.index 1 : index
+    %ni = linalg.index 2 : index
+    %mq = arith.index_cast %mi : index to i64
+    %nk = arith.index_cast %ni : index to i64
+    %c = arith.constant 16 : i64
+    %cm = arith.floordivsi %mq, %c : i64
+    %cn = arith.floordivsi %nk, %c : i64
+    %same = arith.cmpi eq, %cm, %cn : i64
+    %past = arith.cmpi sle, %nk, %mq : i64
+    %keep = arith.andi %same, %past : i1
+    linalg.yield %keep : i1
+  } -> tensor<2x45x45xi1>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x4x45x45xf32>, tensor<2x45x45xi1>) outs(%e : tensor<2x4x45x45xf32>) {
+  ^bb0(%x: f32, %keep: i1, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = arith.select %keep, %y, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x45xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x4x45x45xf32>) outs(%e : tensor<2x4x45x45xf32>) -> tensor<2x4x45x45xf32>
+  %eo = tensor.empty() : tensor<2x4x45x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x45x8xf32>) -> tensor<2x4x45x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : tensor<2x4x45x45xf32>, tensor<2x4x45x8xf32>) outs(%zo : tensor<2x4x45x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x45x8xf32>
+  return %o : tensor<2x4x45x8xf32>
+}
