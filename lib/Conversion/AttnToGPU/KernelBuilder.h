@@ -802,6 +802,8 @@ struct TileKernel {
   /// The row (key: false/true) id of `seg` at position `at`: the operand
   /// read as above, or the region's computed id evaluated there.
   Value segmentId(const SegmentMatch &seg, bool key, Value at);
+  /// An i32 or i64 id as i32, i64 saturated (monotone).
+  Value idToI32(Value v);
   /// loops[0..r) from the flattened batch index (grid y). Batch dims the
   /// mask tensor does not index vary fastest: blocks that read the same
   /// mask slice (a bias per head, shared by the batch) then run together

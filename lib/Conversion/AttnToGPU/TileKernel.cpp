@@ -175,21 +175,10 @@ Value TileKernel::reduxCombine(NVVM::ReduxKind kind, Value x, Value y) {
 }
 
 Value TileKernel::segmentId(int operand, unsigned dim, Value at) {
-  OpBuilder &b = kb.b;
-  Location loc = kb.loc;
   SmallVector<Value> at2(loops.begin(), loops.begin() + r + 2);
   at2[r] = at2[r + 1] = idx(0);
   at2[dim] = at;
-  Value v = kb.readScoreModOperand(operand, at2);
-  if (v.getType().isInteger(32))
-    return v;
-  auto c64 = [&](int64_t x) {
-    return arith::ConstantIntOp::create(b, loc, x, 64).getResult();
-  };
-  v = arith::MaxSIOp::create(b, loc,
-                             arith::MinSIOp::create(b, loc, v, c64(INT32_MAX)),
-                             c64(INT32_MIN));
-  return arith::TruncIOp::create(b, loc, b.getI32Type(), v);
+  return idToI32(kb.readScoreModOperand(operand, at2));
 }
 
 Value TileKernel::segmentId(const SegmentMatch &seg, bool key, Value at) {
@@ -230,9 +219,14 @@ Value TileKernel::segmentId(const SegmentMatch &seg, bool key, Value at) {
   Value v = map.lookup(expr);
   if (v.getType().isIndex())
     v = arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
-  // i32 or i64 (segmentMatch): i64 saturated as id tensors are.
+  return idToI32(v); // i32 or i64 (segmentMatch)
+}
+
+Value TileKernel::idToI32(Value v) {
   if (v.getType().isInteger(32))
     return v;
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
   auto c64 = [&](int64_t x) {
     return arith::ConstantIntOp::create(b, loc, x, 64).getResult();
   };
