@@ -723,7 +723,7 @@ func.func @document_ids(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf1
 // tensor: the producer evaluates floordivsi on the positions it scans.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: function = "position_chunks"
-// CHECK-SAME: each tile's keys limited to those its segment ids match
+// CHECK-SAME: each tile's keys limited to those its segment ids match (ids computed from the positions)
 // CHECK: gpu.launch
 // CHECK: arith.floordivsi %{{.*}}, %c300{{.*}} : index
 // CHECK: nvvm.redux.sync  min
@@ -731,9 +731,9 @@ func.func @document_ids(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf1
 // CHECK: bar.sync 9, 128;
 // CHECK: arith.floordivsi
 // CHECK: arith.cmpi eq, %{{.*}}, %{{.*}} : index
-// WHY: remark: GPU kernel: wgmma (sm_90a){{.*}}each tile's keys limited to those its segment ids match
+// WHY: remark: GPU kernel: wgmma (sm_90a){{.*}}each tile's keys limited to those its segment ids match (ids computed from the positions)
 // SM80: function = "position_chunks"
-// SM80-SAME: each block's keys limited to those its segment ids match (its threads scan the key ids)
+// SM80-SAME: each block's keys limited to those its segment ids match (its threads scan the key ids, computed from the positions)
 // SM80: gpu.launch
 // SM80: arith.floordivsi %{{.*}}, %c300{{.*}} : index
 // SM80: nvvm.redux.sync  min
@@ -770,7 +770,7 @@ func.func @position_chunks(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128
 // CHECK: nvvm.redux.sync  min
 // WHY: remark: GPU kernel: wgmma (sm_90a){{.*}}each tile's keys limited to those its segment ids match
 // SM80: function = "id_tensor_against_chunk"
-// SM80-SAME: each block's keys limited to those its segment ids match (its threads scan the key ids)
+// SM80-SAME: each block's keys limited to those its segment ids match (its threads scan the key ids, computed from the positions)
 func.func @id_tensor_against_chunk(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf16>, %v: tensor<1x4x2048x128xf16>, %sq: tensor<1x2048xi64>, %o: tensor<1x4x2048x128xf16>) -> tensor<1x4x2048x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>) scale(%s)

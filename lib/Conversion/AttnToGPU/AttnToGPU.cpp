@@ -2003,7 +2003,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       if (wcfg.trims())
         d << ", keys past the mask's last kept key skipped";
       if (wcfg.segTrim)
-        d << ", each tile's keys limited to those its segment ids match";
+        d << ", each tile's keys limited to those its segment ids match"
+          << (segmentMatch(op).rowExpr ? " (ids computed from the positions)"
+                                       : "");
       if (wcfg.keyPosMma)
         d << ", the key-linear bias on the tensor cores";
       if (wcfg.pipeline)
@@ -2105,8 +2107,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // Segment ids compared per score (no key ranges): why, for the remark.
   SegmentMatch seg = segmentMatch(op);
   if (seg && useMma && cfg.segRanges) {
-    choice += "; each block's keys limited to those its segment ids match "
-              "(its threads scan the key ids)";
+    choice += seg.rowExpr
+                  ? "; each block's keys limited to those its segment ids "
+                    "match (its threads scan the key ids, computed from the "
+                    "positions)"
+                  : "; each block's keys limited to those its segment ids "
+                    "match (its threads scan the key ids)";
   } else if (seg && !(useWgmma && wcfg.segTrim)) {
     std::string why =
         !useWgmma && !useMma      ? "the key ranges need a tensor-core kernel"
