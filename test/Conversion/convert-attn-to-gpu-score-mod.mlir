@@ -926,6 +926,9 @@ func.func @document_ids_keypad(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048
 // CHECK-SAME: each tile's keys limited to those its segment ids match
 // CHECK-SAME: dynamic sizes (b0, m, n) as kernel parameters
 // CHECK: gpu.launch
+// Its shared memory is declared 1024-aligned (attn-gpu-align-shared), so
+// the swizzle's alignment pad folds (log step 191).
+// CHECK: gpu.dynamic_shared_memory {attn.align = 1024 : i64}
 // CHECK: %[[N:.*]] = arith.addi %{{.*}}, %c2047{{.*}} : index
 // CHECK: %[[G:.*]] = arith.divui %[[N]], %c2048{{.*}} : index
 // CHECK: arith.muli %[[G]], %c16{{.*}} : index

@@ -185,10 +185,12 @@ def AttnGpuAlignShared : Pass<"attn-gpu-align-shared", "::mlir::ModuleOp"> {
     zero-length workgroup global of that alignment in its `gpu.module`,
     `__attn_dynamic_shared_<align>`, instead of the 16-byte-aligned global
     that `convert-gpu-to-nvvm` would create. The Hopper kernel asks for
-    1024 bytes, the period of the 128-byte swizzle: LLVM then knows the
+    1024 bytes, the period of the 128-byte swizzle (where measured faster:
+    dynamic persistent kernels with segment-id ranges): LLVM then knows the
     address modulo 1024, so the kernel's alignment pad folds to a constant
     instead of a runtime value that ptxas keeps (or spills) through the
-    whole kernel.
+    whole kernel. A symbol of the global's name that is not such a global
+    makes the name unique.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

@@ -432,12 +432,14 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   Value smem = smemOp;
   // The swizzle pattern repeats every 1024 bytes of address: the buffers
   // start at the first 1024-aligned byte (sharedBytes has the slack).
-  // A persistent block over a runtime tile count: attn-gpu-align-shared
-  // declares the memory 1024-aligned, so the pad below folds to 0 instead
-  // of living in a register through the kernel (ptxas spilled it in the
-  // consumers; dynamic documents 1.00-1.03x). Elsewhere the fold measured
-  // 0.99-1.00x (static kernels do not spill it), so they keep their code.
-  if (dynTiles)
+  // Segment-id (document, chunk) ranges in a persistent block over a
+  // runtime tile count: attn-gpu-align-shared declares the memory
+  // 1024-aligned, so the pad below folds to 0 instead of living in a
+  // register through the kernel (ptxas spilled it in the consumers; those
+  // kernels 1.00-1.03x). Elsewhere the fold measured 0.99-1.00x (static and
+  // plain dynamic kernels) and 0.94-0.98x (a dynamic per-key bias: ptxas
+  // then spilled other values), so they keep their code (log step 191).
+  if (dynTiles && cfg.segTrim)
     smemOp->setAttr("attn.align", b.getI64IntegerAttr(1024));
   Value rawBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
   Value pad = tk.remu(
