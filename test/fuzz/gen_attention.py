@@ -4,7 +4,7 @@
 Each case is one function computing softmax(scale * Q K^T + mask) V in a
 randomly chosen upstream-linalg spelling (named/generic/contract
 contractions, linalg.softmax or a decomposed softmax, scale on the scores or
-on Q/K, additive/causal/boolean masks, f32/f16/mixed, ragged and dynamic
+on Q/K, additive/causal/window/position-chunk/boolean masks, f32/f16/mixed, ragged and dynamic
 shapes, batch dims 0-2 in [B,H,S,D] or [B,S,H,D] layouts). Every case must be
 fused by `attn-opt --attn-fuse` and must compute what the unfused program
 computes: the chunk (with an `// EXEC:` line, see test/lib/exec_check.py) is
@@ -984,7 +984,14 @@ class Case:
             if bool_dims is None and bias_kind != "mask":
                 # (a window plus a random mask could mask whole rows)
                 preds += ["window_keep_and", "window_mask_or", "window_only"]
+                if sizes["m"] <= sizes["n"]:
+                    # Position chunks (Llama 4): every row keeps its own
+                    # position's key.
+                    preds += ["chunk_keep_and", "chunk_only"]
             pred = self.pick("causal_pred", preds)
+            chunk_op = str(rng.choice(["arith.floordivsi", "arith.divsi", "arith.shrsi"]))
+            C = int(rng.choice([0, 1, 2, 3]) if chunk_op == "arith.shrsi"
+                    else rng.choice([1, 2, 3, 5, 8]))
             W = int(rng.choice([1, 2, 3, 7, 16]))
             # Every row keeps a key (with -inf a fully masked row is NaN in
             # the reference).
@@ -1016,6 +1023,20 @@ class Case:
                     else:  # mask n >= m + 1
                         ls.append(f"{c} = arith.cmpi sge, {j}, {i1} : {ity}")
                         keep = False
+                elif pred.startswith("chunk"):
+                    cc, qa, ka, same = (E.fresh("cc"), E.fresh("qa"), E.fresh("ka"),
+                                        E.fresh("same"))
+                    ls += [f"{cc} = arith.constant {C} : {ity}",
+                           f"{qa} = {chunk_op} {i}, {cc} : {ity}",
+                           f"{ka} = {chunk_op} {j}, {cc} : {ity}",
+                           f"{same} = arith.cmpi eq, {qa}, {ka} : {ity}"]
+                    if pred == "chunk_keep_and":  # keep n <= m && m / C == n / C
+                        past = E.fresh("past")
+                        ls += [f"{past} = arith.cmpi sle, {j}, {i} : {ity}",
+                               f"{c} = arith.andi {same}, {past} : i1"]
+                    else:
+                        ls.append(f"{c} = arith.andi {same}, {same} : i1")
+                    keep = True
                 elif pred.startswith("window"):
                     w, dd, near, past = (E.fresh("w"), E.fresh("dd"), E.fresh("near"),
                                          E.fresh("past"))
@@ -1054,6 +1075,8 @@ class Case:
                 return ls, s
             if pred.startswith("window"):
                 self.desc.append(f"window={W}")
+            if pred.startswith("chunk"):
+                self.desc.append(f"chunk={chunk_op}:{C}")
             return E.generic([(x, score, t)], score, t, loops, set(), body)
 
         def bool_mask(x):
