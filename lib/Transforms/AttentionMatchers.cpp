@@ -749,7 +749,8 @@ static bool isRowKeyDataCondition(const ScoreTracer &tr, int cond, int mDim,
     }
     auto type = dyn_cast<RankedTensorType>(t.leaf.getType());
     if (!type)
-      continue; // a runtime scalar
+      return false; // a runtime scalar: no region operand (the emitter refuses
+                    // it)
     Type elt = type.getElementType();
     if (isContractionResult(t.leaf) || !type.hasStaticShape() ||
         !(elt.isInteger(32) || elt.isInteger(64) || elt.isF32() ||

@@ -129,8 +129,9 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
     of that many positions, m // chunk == n // chunk (-inf elsewhere): the
     kernels bound each query tile's keys by its chunks."""
     cap = float(softcap or 0.0)
-    if isinstance(chunk, bool) or not isinstance(chunk, numbers.Integral) or chunk < 0:
-        raise BundleError("attn_opt.ops: chunk_size must be a non-negative int "
+    if isinstance(chunk, bool) or not isinstance(chunk, numbers.Integral) or \
+            not 0 <= chunk < 2 ** 62:
+        raise BundleError("attn_opt.ops: chunk_size must be an int in [0, 2^62) "
                           f"(0 for none), got {chunk!r}")
     if softcap and not (cap > 0 and math.isfinite(cap)):
         raise BundleError("attn_opt.ops: softcap must be a positive finite "

@@ -762,7 +762,7 @@ func.func @position_chunks(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128
 // computes the other.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: function = "id_tensor_against_chunk"
-// CHECK-SAME: each tile's keys limited to those its segment ids match
+// CHECK-SAME: each tile's keys limited to those its segment ids match (key ids computed from the positions)
 // CHECK: gpu.launch
 // CHECK: arith.floordivsi %{{.*}}, %c300{{.*}} : i64
 // CHECK: memref.load %{{.*}} : memref<1x2048xi64>

@@ -984,9 +984,10 @@ class Case:
             if bool_dims is None and bias_kind != "mask":
                 # (a window plus a random mask could mask whole rows)
                 preds += ["window_keep_and", "window_mask_or", "window_only"]
-                if sizes["m"] <= sizes["n"]:
+                if sizes["m"] <= sizes["n"] and (bias_dims is None or fv == NEG_INF[t]):
                     # Position chunks (Llama 4): every row keeps its own
-                    # position's key.
+                    # position's key. (Not under a bias with a finite fill,
+                    # which no region takes: fill + bias is not the fill.)
                     preds += ["chunk_keep_and", "chunk_only"]
             pred = self.pick("causal_pred", preds)
             chunk_op = str(rng.choice(["arith.floordivsi", "arith.divsi", "arith.shrsi"]))

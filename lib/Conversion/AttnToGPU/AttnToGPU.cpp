@@ -2002,10 +2002,16 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           << (wcfg.maskInRing() ? " (in the K/V stages)" : "");
       if (wcfg.trims())
         d << ", keys past the mask's last kept key skipped";
-      if (wcfg.segTrim)
+      if (wcfg.segTrim) {
+        SegmentMatch seg = segmentMatch(op);
         d << ", each tile's keys limited to those its segment ids match"
-          << (segmentMatch(op).rowExpr ? " (ids computed from the positions)"
-                                       : "");
+          << (seg.rowFromPositions && seg.keyFromPositions
+                  ? " (ids computed from the positions)"
+              : seg.keyFromPositions ? " (key ids computed from the positions)"
+              : seg.rowFromPositions
+                  ? " (query ids computed from the positions)"
+                  : "");
+      }
       if (wcfg.keyPosMma)
         d << ", the key-linear bias on the tensor cores";
       if (wcfg.pipeline)
@@ -2107,7 +2113,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // Segment ids compared per score (no key ranges): why, for the remark.
   SegmentMatch seg = segmentMatch(op);
   if (seg && useMma && cfg.segRanges) {
-    choice += seg.rowExpr
+    choice += seg.keyFromPositions
                   ? "; each block's keys limited to those its segment ids "
                     "match (its threads scan the key ids, computed from the "
                     "positions)"

@@ -255,6 +255,8 @@ struct SegmentMatch {
   Value rowExpr = {}, keyExpr = {};
   /// With keyExpr: the batch dims the key ids vary with (bit d: loop d).
   uint64_t keyBatchDims = 0;
+  /// Which computed ids read their position (the others read a tensor).
+  bool rowFromPositions = false, keyFromPositions = false;
   bool zeroExtend = false; ///< the ids compare as unsigned (extui)
   bool int32 = true;       ///< both id tensors are i32 (else i64, saturated)
   /// The key ranges can be built: signed ids of either width, or unsigned

@@ -226,9 +226,10 @@ SegmentMatch gpu_kernel::segmentMatch(AttentionOp op) {
   // An id the body computes from one position (loop r: m, r + 1: n), batch
   // indices, constants and operands that no other position indexes: that
   // loop, or -1. `batch` gets the batch loops it varies with.
-  auto computedSide = [&](Value v, uint64_t &batch) -> int {
+  auto computedSide = [&](Value v, uint64_t &batch, bool &position) -> int {
     int side = -1;
     batch = 0;
+    position = false;
     SmallVector<Value> work = {v};
     llvm::SmallPtrSet<Operation *, 16> seen;
     while (!work.empty()) {
@@ -246,6 +247,7 @@ SegmentMatch gpu_kernel::segmentMatch(AttentionOp op) {
         }
         if (a <= r + 2) {
           loop = a - 1;
+          position = true;
         } else {
           int i = a - (r + 3);
           AffineMap m = op.getModOperandMap(i);
@@ -315,8 +317,9 @@ SegmentMatch gpu_kernel::segmentMatch(AttentionOp op) {
         // Ids computed from positions (chunks), on integers of any width
         // (i64 ones saturated to i32 as 64-bit id tensors are).
         uint64_t bu = 0, bv = 0;
-        int su = computedSide(cmp.getLhs(), bu),
-            sv = computedSide(cmp.getRhs(), bv);
+        bool pu = false, pv = false;
+        int su = computedSide(cmp.getLhs(), bu, pu),
+            sv = computedSide(cmp.getRhs(), bv, pv);
         Type t = cmp.getLhs().getType();
         if (su < 0 || sv < 0 || su == sv ||
             !(t.isIndex() || t.isInteger(32) || t.isInteger(64)))
@@ -325,6 +328,8 @@ SegmentMatch gpu_kernel::segmentMatch(AttentionOp op) {
         sm.rowExpr = su == static_cast<int>(r) ? cmp.getLhs() : cmp.getRhs();
         sm.keyExpr = su == static_cast<int>(r) ? cmp.getRhs() : cmp.getLhs();
         sm.keyBatchDims = su == static_cast<int>(r) ? bv : bu;
+        sm.rowFromPositions = su == static_cast<int>(r) ? pu : pv;
+        sm.keyFromPositions = su == static_cast<int>(r) ? pv : pu;
         sm.int32 = t.isInteger(32);
         sm.pure = pure;
         sm.fill = f;
