@@ -149,6 +149,36 @@ def index_bundles(root: Optional[Path]) -> Dict[Tuple, Path]:
 # Timing
 # ---------------------------------------------------------------------------
 
+def prepare_parser(description: str) -> argparse.ArgumentParser:
+    """The arguments of a script that compiles its programs here
+    (`--prepare DIR`, with `--attn-bundle`) and times them on the GPU
+    (`DIR --out OUT`, `--reps` launches per round, `--rounds`)."""
+    ap = argparse.ArgumentParser(description=description,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir", nargs="?")
+    ap.add_argument("--prepare", metavar="DIR")
+    ap.add_argument("--attn-bundle", default=str(Path(__file__).resolve().parent.parent
+                                                 / "build/bin/attn-bundle"))
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=5)
+    return ap
+
+
+def compile_programs(out: Path, attn_bundle: str, programs: List[Tuple[str, str]],
+                     chip: str = "sm_90a") -> None:
+    """Each (name, MLIR text) compiled by attn-bundle into OUT/NAME."""
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "p.mlir"
+        for name, text in programs:
+            src.write_text(text)
+            subprocess.run([attn_bundle, str(src), "-o", str(out / name), f"--chip={chip}"],
+                           check=True)
+            print("wrote", out / name, flush=True)
+
+
 def write_table(out_dir: str, name: str, lines: List[str]) -> None:
     """The CSV `lines` (header first) as OUT_DIR/NAME, the directory made."""
     out = Path(out_dir)

@@ -25,18 +25,16 @@ FlexAttention in fp32.
 """
 from __future__ import annotations
 
-import argparse
 import math
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 sys.path.insert(0, str(HERE))
 
-from bench_attention import timed_rounds, write_table  # noqa: E402
+from bench_attention import (compile_programs, prepare_parser, timed_rounds,  # noqa: E402
+                             write_table)
 
 H, D = 16, 128
 ROWS = [(16384, 2048, True), (16384, 8192, True), (32768, 8192, True),
@@ -79,25 +77,12 @@ def name(dt: str, n: int, c: int, causal: bool) -> str:
 def prepare(out: Path, attn_bundle: str) -> None:
     jobs = sorted({(dt, n, c, causal) for n, c, causal in ROWS for dt in DTYPES} |
                   {(dt, n, 0, causal) for n, _, causal in ROWS for dt in DTYPES})
-    with tempfile.TemporaryDirectory() as tmp:
-        for dt, n, c, causal in jobs:
-            src = Path(tmp) / "p.mlir"
-            src.write_text(program(dt, n, c, causal))
-            subprocess.run([attn_bundle, str(src), "-o", str(out / name(dt, n, c, causal)),
-                            "--chip=sm_90a"], check=True)
-            print("wrote", out / name(dt, n, c, causal), flush=True)
+    compile_programs(out, attn_bundle, [(name(dt, n, c, causal), program(dt, n, c, causal))
+                                        for dt, n, c, causal in jobs])
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("dir", nargs="?")
-    ap.add_argument("--prepare", metavar="DIR")
-    ap.add_argument("--attn-bundle", default=str(HERE.parent / "build/bin/attn-bundle"))
-    ap.add_argument("--out", default=".")
-    ap.add_argument("--reps", type=int, default=10)
-    ap.add_argument("--rounds", type=int, default=5)
-    a = ap.parse_args()
+    a = prepare_parser(__doc__).parse_args()
     if a.prepare:
         prepare(Path(a.prepare), a.attn_bundle)
         return

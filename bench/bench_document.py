@@ -29,18 +29,16 @@ fp32 on the first batch entry.
 """
 from __future__ import annotations
 
-import argparse
 import math
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 sys.path.insert(0, str(HERE))
 
-from bench_attention import timed_rounds, write_table  # noqa: E402
+from bench_attention import (compile_programs, prepare_parser, timed_rounds,  # noqa: E402
+                             write_table)
 
 H, D = 16, 128  # --head-dim 64 / 256: H = 32 / 8 (model dim 2048)
 SHAPES = [(n, c, dt) for n in (4096, 16384) for c in (False, True)
@@ -86,28 +84,15 @@ def name(dt: str, n: int, causal: bool, doc: bool) -> str:
 
 
 def prepare(out: Path, attn_bundle: str) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        # (n = 0: the dynamic document bundle of each dtype and causal.)
-        jobs = [(n, c, dt, doc) for n, c, dt in SHAPES for doc in (True, False)]
-        jobs += sorted({(0, c, dt, True) for _, c, dt in SHAPES})
-        for n, c, dt, doc in jobs:
-            src = Path(tmp) / "p.mlir"
-            src.write_text(program(dt, n, c, doc))
-            subprocess.run([attn_bundle, str(src), "-o",
-                            str(out / name(dt, n, c, doc)), "--chip=sm_90a"],
-                           check=True)
-            print("wrote", out / name(dt, n, c, doc), flush=True)
+    # (n = 0: the dynamic document bundle of each dtype and causal.)
+    jobs = [(n, c, dt, doc) for n, c, dt in SHAPES for doc in (True, False)]
+    jobs += sorted({(0, c, dt, True) for _, c, dt in SHAPES})
+    compile_programs(out, attn_bundle, [(name(dt, n, c, doc), program(dt, n, c, doc))
+                                        for n, c, dt, doc in jobs])
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("dir", nargs="?")
-    ap.add_argument("--prepare", metavar="DIR")
-    ap.add_argument("--attn-bundle", default=str(HERE.parent / "build/bin/attn-bundle"))
-    ap.add_argument("--out", default=".")
-    ap.add_argument("--reps", type=int, default=10)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap = prepare_parser(__doc__)
     ap.add_argument("--head-dim", type=int, default=128, choices=(64, 128, 256))
     a = ap.parse_args()
     global H, D

@@ -253,7 +253,7 @@ struct SegmentMatch {
   /// function of its own position (and batch indices, constants, operands
   /// indexed by that position alone); the operands above are then -1.
   Value rowExpr = {}, keyExpr = {};
-  /// With keyExpr: the batch dims the key ids vary with (bit d: loop d).
+  /// The batch dims the key ids vary with (bit d: loop d).
   uint64_t keyBatchDims = 0;
   /// Which computed ids read their position (the others read a tensor).
   bool rowFromPositions = false, keyFromPositions = false;

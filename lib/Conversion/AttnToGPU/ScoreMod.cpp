@@ -343,6 +343,10 @@ SegmentMatch gpu_kernel::segmentMatch(AttentionOp op) {
         SegmentMatch sm;
         sm.rowOperand = u;
         sm.keyOperand = v;
+        AffineMap keyMap = op.getModOperandMap(v);
+        for (unsigned d = 0; d < r; ++d)
+          if (keyMap.isFunctionOfDim(d))
+            sm.keyBatchDims |= uint64_t(1) << d;
         sm.zeroExtend = zu;
         sm.int32 = isI32(u) && isI32(v);
         sm.pure = pure;

@@ -2258,16 +2258,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           });
       return {scan.getResult(0), scan.getResult(1)};
     };
-    // The batch entry the key ids are read at (their map's batch dims).
+    // The batch entry the key ids are read at (the batch dims they vary with).
     auto segKey = [&]() {
-      auto varies = [&](unsigned d) {
-        return seg.keyOperand >= 0
-                   ? op.getModOperandMap(seg.keyOperand).isFunctionOfDim(d)
-                   : (seg.keyBatchDims >> d & 1) != 0;
-      };
       Value key = c0;
       for (unsigned d = 0; d < r; ++d)
-        if (varies(d))
+        if (seg.keyBatchDims >> d & 1)
           key = tk.add(arith::MulIOp::create(b, loc, key, tk.size(d)),
                        tk.loops[d]);
       return key;
