@@ -252,6 +252,9 @@ class AttentionSpec:
     # attention.index_limit: a dynamic m and n must be below it (the
     # score_mod's index arithmetic is exact there); None: no limit.
     index_limit: Optional[int] = None
+    # attention.key_span: the most keys a query tile's segment ranges leave
+    # (chunked decode): the split rule's span at launch; None: n.
+    key_span: Optional[int] = None
 
 
 # attention.score_mod: the op's score modification region as a straight-line
@@ -1176,6 +1179,10 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                                     or not 1 <= index_limit <= 2 ** 31):
         raise BundleError(f"{where}: attention.index_limit must be an integer in "
                           f"[1, 2^31], got {_show(index_limit)}")
+    key_span = att.get("key_span")
+    if key_span is not None and (not _is_int(key_span) or not 1 <= key_span < 2 ** 31):
+        raise BundleError(f"{where}: attention.key_span must be an integer in "
+                          f"[1, 2^31), got {_show(key_span)}")
     persistent = att.get("persistent", 0)
     if not _is_int(persistent) or not 0 <= persistent <= GRID_MAX[0]:
         raise BundleError(f"{where}: attention.persistent must be an integer in "
@@ -1429,7 +1436,8 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                                          scale_factors=factor_lists["scale_factors"],
                                          value_scale_factors=factor_lists[
                                              "value_scale_factors"],
-                                         index_limit=index_limit),
+                                         index_limit=index_limit,
+                                         key_span=key_span),
                  path=path, sha256=tuple(sorted(sha.items())),
                  binding_sha256=binding)
     used_scales = set()
@@ -2049,6 +2057,8 @@ def specialize(man: Manifest, dims: Mapping[str, int],
         span = sizes["n"]
         if man.attention.window is not None:
             span = min(span, man.attention.window + tq)
+        if man.attention.key_span is not None:
+            span = min(span, man.attention.key_span)
         sms = multiprocessors or MULTIPROCESSORS.get(man.chip, 132)
         att = man.attention
         gz = split_count(span, gx * gy, att.tile_kv or 64, sms,

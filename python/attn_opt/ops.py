@@ -114,7 +114,7 @@ def with_softcap(text: str, softcap: Optional[float]) -> str:
 
 
 def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
-                 chunk: int = 0) -> str:
+                 chunk: int = 0, chunk_offset: int = 0) -> str:
     """`text` with a score_mod region: soft-capping (see with_softcap), then
     ALiBi's bias when `alibi` is not None (the program reads the slopes as
     its one score_mod operand: dense_program(alibi=True)). ALiBi, as
@@ -127,7 +127,9 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
     score on the diagonal's tiles. `chunk` > 0 (Llama 4's chunked attention)
     then keeps a score only where query m and key n lie in the same chunk
     of that many positions, m // chunk == n // chunk (-inf elsewhere): the
-    kernels bound each query tile's keys by its chunks."""
+    kernels bound each query tile's keys by its chunks. `chunk_offset`
+    places query m at key position m + chunk_offset for the chunks (decode:
+    the new tokens after the cache, as `query_offset`)."""
     cap = float(softcap or 0.0)
     if isinstance(chunk, bool) or not isinstance(chunk, numbers.Integral) or \
             not 0 <= chunk < 2 ** 62:
@@ -165,8 +167,13 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
         body.append(f"%al_y = arith.addf {y}, %al_b : f32")
         y = "%al_y"
     if chunk:
+        pos = "%sc_m"
+        if chunk_offset:
+            body += [f"%ch_o = arith.constant {int(chunk_offset)} : index",
+                     "%ch_p = arith.addi %sc_m, %ch_o : index"]
+            pos = "%ch_p"
         body += [f"%ch_c = arith.constant {int(chunk)} : index",
-                 "%ch_m = arith.floordivsi %sc_m, %ch_c : index",
+                 f"%ch_m = arith.floordivsi {pos}, %ch_c : index",
                  "%ch_n = arith.floordivsi %sc_n, %ch_c : index",
                  "%ch_eq = arith.cmpi eq, %ch_m, %ch_n : index",
                  "%ch_f = arith.constant 0xFF800000 : f32",
@@ -486,12 +493,15 @@ def _varlen_text(hq: int, hkv: int, d: int, bucket: int, dtype: str, causal: boo
 
 def _decode_text(m: int, hq: int, hkv: int, n: int, d: int, dtype: str, page_size: int,
                  pages: int, kv_lens: bool, causal: bool, scale: Optional[float],
-                 lse: bool, softcap: float, alibi: bool, window: int = 0) -> str:
+                 lse: bool, softcap: float, alibi: bool, window: int = 0,
+                 chunk: int = 0) -> str:
     """decode_attention's program. ALiBi as slope * (n - m): the keys a
     query sees are at or before it (causal, or one query token after its
     sequence's keys), so FlashAttention's -slope * |m + kv_len - M - n|
     is that plus a constant per row (which the output does not see; the
-    lse returned differs from FlashAttention's by it)."""
+    lse returned differs from FlashAttention's by it). `chunk` > 0: Llama
+    4's chunked attention, the new tokens at positions n - m.. n - 1 of the
+    cache (as causal places them), each seeing the keys of its own chunk."""
     if alibi and not causal and m > 1:
         raise BundleError("attn_opt.ops: decode_attention with alibi_slopes and "
                           "more than one query token needs causal=True (each "
@@ -500,9 +510,14 @@ def _decode_text(m: int, hq: int, hkv: int, n: int, d: int, dtype: str, page_siz
         raise BundleError("attn_opt.ops: decode_attention takes window_size "
                           "without kv_lens (each sequence's kv_len would place "
                           "its window; the bundle places it at the cache's end)")
+    if chunk and kv_lens:
+        raise BundleError("attn_opt.ops: decode_attention takes chunk_size "
+                          "without kv_lens (each sequence's kv_len would place "
+                          "its chunks; the bundle places them at the cache's "
+                          "end)")
     return _with_region(decode_program(None, m, hq, hkv, n, d, dtype, page_size, pages,
                                        kv_lens, causal, scale, lse, alibi, window),
-                        softcap, True if alibi else None)
+                        softcap, True if alibi else None, chunk, n - m)
 
 
 def prepare_varlen(hq: int, hkv: int, d: int, seqs: int,
@@ -570,13 +585,14 @@ def prepare_decode(b: Optional[int], m: int, hq: int, hkv: int, n: int, d: int,
                    chip: str = "sm_90a",
                    cache_dir: Optional[Union[str, Path]] = None,
                    softcap: float = 0.0, alibi: bool = False,
-                   window_size: Any = (-1, -1)) -> Path:
+                   window_size: Any = (-1, -1), chunk_size: int = 0) -> Path:
     """Compiles (or finds) the bundle decode_attention would use: one for
     every batch size (`b` is accepted for the call's shape and not part of
     the bundle; `alibi`: it takes `alibi_slopes`)."""
     window, causal = _window(window_size, causal)
     return _bundle(_decode_text(m, hq, hkv, n, d, dtype, page_size, pages, kv_lens,
-                                causal, scale, return_lse, softcap, alibi, window),
+                                causal, scale, return_lse, softcap, alibi, window,
+                                chunk_size),
                    chip, cache_dir)
 
 
@@ -764,10 +780,13 @@ def decode_attention(q: Any, k: Any, v: Any, block_table: Any = None,
                      chip: str = "sm_90a",
                      cache_dir: Optional[Union[str, Path]] = None,
                      softcap: float = 0.0, alibi_slopes: Any = None,
-                     window_size: Any = (-1, -1)) -> Any:
+                     window_size: Any = (-1, -1), chunk_size: int = 0) -> Any:
     """Decode against a (paged) KV cache (see the module docstring).
     `alibi_slopes`: float32 [Hq], FlashAttention's ALiBi (with M > 1 query
-    tokens under causal only)."""
+    tokens under causal only). `chunk_size` C > 0: Llama 4's chunked
+    attention, the M new tokens at the cache's last positions N - M..N - 1,
+    token p seeing only the keys n with n // C == p // C (with causal: n <=
+    p too); the kernel reads only those keys."""
     b, m, hq, d = q.shape
     if block_table is not None:
         pages, page_size, hkv, _ = k.shape
@@ -778,7 +797,7 @@ def decode_attention(q: Any, k: Any, v: Any, block_table: Any = None,
     window, causal = _window(window_size, causal)
     text = _decode_text(m, hq, hkv, n, d, dtype_name(q), page_size, pages,
                         kv_lens is not None, causal, scale, return_lse, softcap,
-                        alibi_slopes is not None, window)
+                        alibi_slopes is not None, window, chunk_size)
     kern = _kernel(text, chip, cache_dir)
     args: Dict[str, Any] = dict(q=q.view(b, m, hkv, hq // hkv, d), k=k, v=v)
     if alibi_slopes is not None:

@@ -245,6 +245,27 @@ def test_split_count_chosen_at_launch():
     assert bundle.split_count(8192, 32, 64, 132, one_wave=True) == 4
 
 
+def test_key_span_bounds_the_split():
+    """attention.key_span (chunked decode: the keys a tile's chunk ranges
+    leave) is the split rule's span: B = 1, N = 32768 over 1696 visible keys
+    takes 6 ranges of 320 keys, not the whole cache's 47; invalid values are
+    refused."""
+    m = split_manifest()
+    m["attention"]["key_span"] = 1696
+    m = bundle.parse_manifest(try_seal(m))
+    assert m.attention.key_span == 1696
+    at = bundle.specialize(m, {"b0": 1, "n": 32768}, multiprocessors=132)
+    assert at.grid == (1, 4, bundle.split_count(1696, 4, 64, 132)) == (1, 4, 6)
+    # Below the span: n itself.
+    assert bundle.specialize(m, {"b0": 1, "n": 1000}, 132).grid[2] == \
+        bundle.split_count(1000, 4, 64, 132)
+    for bad in (0, -3, 2 ** 31, 2.5, "n", True):
+        m = split_manifest()
+        m["attention"]["key_span"] = bad
+        with pytest.raises(BundleError, match="key_span must be an integer"):
+            bundle.parse_manifest(try_seal(m))
+
+
 @pytest.mark.parametrize("att, message", [
     (dict(tile_kv=None), "needs attention.tile_kv"),
     (dict(splits=1), "does not match the attention"),

@@ -118,16 +118,27 @@ CH_DENSE = dict(hq=8, hkv=2, d=128, causal=True, chunk_size=300)
 CH_DENSE_NC = dict(hq=4, hkv=4, d=64, dtype="bfloat16", chunk_size=128)
 
 
+# Chunked decode: Llama 4's GQA serving shape (M = 1, 32 query / 8 kv heads)
+# over more than two chunks, and 4 speculative tokens through 16-key pages
+# whose chunks straddle a boundary (positions 2060-2063 against 2062).
+CH_DEC = dict(b=3, m=1, hq=32, hkv=8, n=20000, d=128, dtype="bfloat16", chunk_size=8192)
+CH_DEC_PAGED = dict(b=2, m=4, hq=8, hkv=2, n=2064, d=64, page_size=16, pages=400,
+                    causal=True, chunk_size=1031)
+
+
 def prepare_chunked(cache):
     return [ops.prepare_dense(**CH_DENSE, cache_dir=cache),
-            ops.prepare_dense(**CH_DENSE_NC, cache_dir=cache)]
+            ops.prepare_dense(**CH_DENSE_NC, cache_dir=cache),
+            ops.prepare_decode(**CH_DEC, cache_dir=cache),
+            ops.prepare_decode(**CH_DEC_PAGED, cache_dir=cache)]
 
 
 @needs_attn_bundle
 def test_chunked_programs_compile(tmp_path):
     """chunk_size's region: m // C == n // C on the positions, no operand;
     the Hopper kernel bounds each query tile's keys by its chunks."""
-    for p, c in zip(prepare_chunked(tmp_path), (300, 128)):
+    paths = prepare_chunked(tmp_path)
+    for p, c in zip(paths, (300, 128)):
         man = bundle.read_manifest(p)
         sm = man.attention.score_mod
         assert [o.op for o in sm.ops].count("arith.floordivsi") == 2
@@ -135,6 +146,21 @@ def test_chunked_programs_compile(tmp_path):
         assert set(man.inputs) == {"q", "k", "v"}
         assert "each tile's keys limited to those its segment ids match" \
             in man.attention.kernel_choice
+    # Decode: the new tokens at n - m (an addi before the chunk), the keys by
+    # binary search, then split into ranges chosen at launch.
+    # key_span: the keys from the first one's 128-key tile to the last the
+    # chunks leave (16384..19999; 1024..2063 for chunks 1 and 2 of 1031).
+    for p, cfg, span in zip(paths[2:], (CH_DEC, CH_DEC_PAGED), (3616, 1040)):
+        man = bundle.read_manifest(p)
+        assert man.attention.key_span == span
+        ops_ = man.attention.score_mod.ops
+        assert any(o.op == "arith.constant" and o.value == cfg["n"] - cfg["m"] for o in ops_)
+        assert any(o.op == "arith.addi" for o in ops_)
+        assert "found by binary search, before the split into key ranges" \
+            in man.attention.kernel_choice
+        assert "GQA packing" in man.attention.kernel_choice
+    with pytest.raises(bundle.BundleError, match="chunk_size without kv_lens"):
+        ops.prepare_decode(**CH_DEC, kv_lens=True, cache_dir=tmp_path)
     for bad in (-4, True, 2.5):
         with pytest.raises(bundle.BundleError, match="chunk_size must be"):
             ops.prepare_dense(**dict(CH_DENSE, chunk_size=bad), cache_dir=tmp_path)
@@ -676,6 +702,45 @@ def test_chunked_on_gpu():
             rows = keep.any(1)
             _close(out[i].transpose(0, 1)[:, rows], ref[:, rows])
             assert not out[i][~rows].any()  # rows whose chunk has no key
+
+
+@needs_gpu
+def test_chunked_decode_on_gpu():
+    """chunk_size on decode calls (GQA over three chunks; speculative tokens
+    through pages, causal, straddling a chunk boundary) at two batch sizes,
+    against an fp32 reference of the chunk mask at positions n - m..n - 1."""
+    import torch
+    dev = "cuda"
+    for cfg, b in ((CH_DEC, CH_DEC["b"]), (CH_DEC, 17), (CH_DEC_PAGED, CH_DEC_PAGED["b"]),
+                   (CH_DEC_PAGED, 5)):
+        gen = torch.Generator(device=dev).manual_seed(14 + b)
+        dt = getattr(torch, cfg.get("dtype", "float16"))
+        m, hq, hkv, n, d, c = (cfg[x] for x in ("m", "hq", "hkv", "n", "d", "chunk_size"))
+        q = torch.randn(b, m, hq, d, generator=gen, device=dev, dtype=dt) * 2
+        table = None
+        if cfg.get("page_size"):
+            P, pages = cfg["page_size"], cfg["pages"]
+            kc, vc = (torch.randn(pages, P, hkv, d, generator=gen, device=dev, dtype=dt)
+                      for _ in range(2))
+            table = torch.stack([torch.randperm(pages, generator=gen, device=dev)[:n // P]
+                                 for _ in range(b)]).to(torch.int32)
+            k, v = (x[table.long()].reshape(b, n, hkv, d) for x in (kc, vc))
+            args = (kc, vc)
+        else:
+            k, v = (torch.randn(b, n, hkv, d, generator=gen, device=dev, dtype=dt)
+                    for _ in range(2))
+            args = (k, v)
+        out = ops.decode_attention(q, *args, block_table=table,
+                                   causal=cfg.get("causal", False), chunk_size=c)
+        qi = torch.arange(m, device=dev)[:, None] + (n - m)
+        ki = torch.arange(n, device=dev)[None, :]
+        keep = (qi // c) == (ki // c)
+        if cfg.get("causal"):
+            keep &= ki <= qi
+        for i in range(b):
+            ref, _ = _ref(q[i].transpose(0, 1), k[i].transpose(0, 1), v[i].transpose(0, 1),
+                          keep)
+            _close(out[i].transpose(0, 1), ref)
 
 
 @needs_gpu

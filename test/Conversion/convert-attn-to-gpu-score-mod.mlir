@@ -732,11 +732,23 @@ func.func @document_ids(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf1
 // CHECK: arith.floordivsi
 // CHECK: arith.cmpi eq, %{{.*}}, %{{.*}} : index
 // WHY: remark: GPU kernel: wgmma (sm_90a){{.*}}each tile's keys limited to those its segment ids match (ids computed from the positions)
+// On mma.sync the chunk of a key never decreases along the keys: a binary
+// search for the first key of the rows' lowest chunk and the first past
+// their highest, no scan of every key.
 // SM80: function = "position_chunks"
-// SM80-SAME: each block's keys limited to those its segment ids match (its threads scan the key ids, computed from the positions)
+// SM80-SAME: each block's keys limited to those its segment ids match (the key ids, computed from the positions, never decrease: found by binary search)
 // SM80: gpu.launch
 // SM80: arith.floordivsi %{{.*}}, %c300{{.*}} : index
 // SM80: nvvm.redux.sync  min
+// SM80: scf.while
+// SM80: arith.cmpi ult
+// SM80: scf.condition
+// SM80: arith.floordivsi %{{.*}}, %c300{{.*}} : index
+// SM80: arith.cmpi sle
+// SM80: scf.while
+// SM80: arith.cmpi slt
+// SM80-NOT: nvvm.redux.sync
+// SM80: scf.for
 func.func @position_chunks(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf16>, %v: tensor<1x4x2048x128xf16>, %o: tensor<1x4x2048x128xf16>) -> tensor<1x4x2048x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>) scale(%s)
@@ -770,7 +782,7 @@ func.func @position_chunks(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128
 // CHECK: nvvm.redux.sync  min
 // WHY: remark: GPU kernel: wgmma (sm_90a){{.*}}each tile's keys limited to those its segment ids match
 // SM80: function = "id_tensor_against_chunk"
-// SM80-SAME: each block's keys limited to those its segment ids match (its threads scan the key ids, computed from the positions)
+// SM80-SAME: each block's keys limited to those its segment ids match (the key ids, computed from the positions, never decrease: found by binary search)
 func.func @id_tensor_against_chunk(%q: tensor<1x4x2048x128xf16>, %k: tensor<1x4x2048x128xf16>, %v: tensor<1x4x2048x128xf16>, %sq: tensor<1x2048xi64>, %o: tensor<1x4x2048x128xf16>) -> tensor<1x4x2048x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>, tensor<1x4x2048x128xf16>) scale(%s)
@@ -1045,7 +1057,7 @@ func.func @key_bias_partly_dynamic(%q: tensor<?x4x256x128xf16>, %k: tensor<?x4x2
 // CHECK-SAME: function = "document_ids_decode"
 // SM80: function = "document_ids_decode"
 // SM80-SAME: split-KV: 32 key ranges
-// SM80-SAME: segment ids compared per score over every key (split-KV spreads the keys over blocks)
+// SM80-SAME: segment ids compared per score over every key (split-KV spreads the keys over blocks, and the key ids are not sorted by position)
 func.func @document_ids_decode(%q: tensor<1x4x1x128xf16>, %k: tensor<1x4x8192x128xf16>, %v: tensor<1x4x8192x128xf16>, %sq: tensor<1x1xi32>, %sk: tensor<1x8192xi32>, %o: tensor<1x4x1x128xf16>) -> tensor<1x4x1x128xf16> {
   %s = arith.constant 0.088 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<1x4x1x128xf16>, tensor<1x4x8192x128xf16>, tensor<1x4x8192x128xf16>) scale(%s)

@@ -239,3 +239,146 @@ func.func @gqa_score_mod_reads_group(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2
       } -> tensor<4x2x4x1x128xf16>
   return %r : tensor<4x2x4x1x128xf16>
 }
+
+// -----
+
+// Chunked decode (Llama 4's local layers): the new token at position
+// m + 19999 sees the keys of its chunk of 8192. The key chunk never
+// decreases along the keys, so each block finds the tile's keys by binary
+// search (scf.while, no scan) and splits those into its key ranges: the
+// range length comes from the keys found, not from N. The split count is
+// chosen for the 3616 keys the chunk leaves (16384..19999), evaluated here
+// from the region: 12 ranges, where N's 20000 keys would take 25.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: GQA packing: 4 query heads x 1 rows per kv head, split-KV: 12 key ranges of 320 keys per query tile
+// CHECK-SAME: each block's keys limited to those its segment ids match (the key ids, computed from the positions, never decrease: found by binary search, before the split into key ranges)
+// CHECK: gpu.launch
+// CHECK: nvvm.redux.sync  min
+// CHECK: scf.while
+// CHECK: arith.floordivsi %{{.*}}, %c8192{{.*}} : index
+// CHECK: arith.cmpi sle
+// CHECK: scf.while
+// CHECK: arith.cmpi slt
+// CHECK-NOT: nvvm.redux.sync
+// CHECK: arith.subi
+// CHECK: arith.ceildivui
+
+// NOSPLIT-LABEL: attn.bundle = {
+// NOSPLIT-SAME: found by binary search)
+
+// FORCED-LABEL: attn.bundle = {
+func.func @gqa_chunked(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2x20000x128xf16>, %v: tensor<4x2x20000x128xf16>, %o: tensor<4x2x4x1x128xf16>) -> tensor<4x2x4x1x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<4x2x4x1x128xf16>, tensor<4x2x20000x128xf16>, tensor<4x2x20000x128xf16>) scale(%s)
+      outs(%o : tensor<4x2x4x1x128xf16>) indexing_maps = [
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>]
+      score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %b2: index, %m: index, %n: index):
+        %off = arith.constant 19999 : index
+        %p = arith.addi %m, %off : index
+        %c = arith.constant 8192 : index
+        %pc = arith.floordivsi %p, %c : index
+        %nc = arith.floordivsi %n, %c : index
+        %eq = arith.cmpi eq, %pc, %nc : index
+        %f = arith.constant 0xFF800000 : f32
+        %y = arith.select %eq, %x, %f : f32
+        attn.yield %y : f32
+      } -> tensor<4x2x4x1x128xf16>
+  return %r : tensor<4x2x4x1x128xf16>
+}
+
+// -----
+
+// Look-alikes of the chunked decode, split but not ranged: JAX's finite
+// fill (a key range would have to count the keys the others leave out),
+// and strided ids (n % 4: not sorted along the keys, no binary search).
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: segment ids compared per score over every key (split-KV with a finite fill: a key range would not count the keys the others leave out)
+// CHECK-NOT: scf.while
+
+// NOSPLIT-LABEL: attn.bundle = {
+
+// FORCED-LABEL: attn.bundle = {
+func.func @gqa_chunked_finite_fill(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2x20000x128xf16>, %v: tensor<4x2x20000x128xf16>, %o: tensor<4x2x4x1x128xf16>) -> tensor<4x2x4x1x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<4x2x4x1x128xf16>, tensor<4x2x20000x128xf16>, tensor<4x2x20000x128xf16>) scale(%s)
+      outs(%o : tensor<4x2x4x1x128xf16>) indexing_maps = [
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>]
+      score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %b2: index, %m: index, %n: index):
+        %off = arith.constant 19999 : index
+        %p = arith.addi %m, %off : index
+        %c = arith.constant 8192 : index
+        %pc = arith.floordivsi %p, %c : index
+        %nc = arith.floordivsi %n, %c : index
+        %eq = arith.cmpi eq, %pc, %nc : index
+        %f = arith.constant -2.38197633E+38 : f32
+        %y = arith.select %eq, %x, %f : f32
+        attn.yield %y : f32
+      } -> tensor<4x2x4x1x128xf16>
+  return %r : tensor<4x2x4x1x128xf16>
+}
+
+// -----
+
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: segment ids compared per score over every key (split-KV spreads the keys over blocks, and the key ids are not sorted by position)
+// CHECK-NOT: scf.while
+
+// NOSPLIT-LABEL: attn.bundle = {
+
+// FORCED-LABEL: attn.bundle = {
+func.func @gqa_strided_ids(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2x20000x128xf16>, %v: tensor<4x2x20000x128xf16>, %o: tensor<4x2x4x1x128xf16>) -> tensor<4x2x4x1x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<4x2x4x1x128xf16>, tensor<4x2x20000x128xf16>, tensor<4x2x20000x128xf16>) scale(%s)
+      outs(%o : tensor<4x2x4x1x128xf16>) indexing_maps = [
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>]
+      score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %b2: index, %m: index, %n: index):
+        %off = arith.constant 19999 : index
+        %p = arith.addi %m, %off : index
+        %c = arith.constant 4 : index
+        %pc = arith.remsi %p, %c : index
+        %nc = arith.remsi %n, %c : index
+        %eq = arith.cmpi eq, %pc, %nc : index
+        %f = arith.constant 0xFF800000 : f32
+        %y = arith.select %eq, %x, %f : f32
+        attn.yield %y : f32
+      } -> tensor<4x2x4x1x128xf16>
+  return %r : tensor<4x2x4x1x128xf16>
+}
+
+// -----
+
+// A dynamic batch (one bundle for every B, the split count chosen at
+// launch): the manifest carries the keys the chunk leaves as key_span, the
+// launch rule's span instead of N.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: key_span = 3616
+// CHECK-SAME: with attention.key_span, the keys chunked ids leave: min(n, key_span)
+
+// NOSPLIT-LABEL: attn.bundle = {
+// NOSPLIT-NOT: key_span = 
+func.func @gqa_chunked_dynamic_batch(%q: tensor<?x2x4x1x128xf16>, %k: tensor<?x2x20000x128xf16>, %v: tensor<?x2x20000x128xf16>, %o: tensor<?x2x4x1x128xf16>) -> tensor<?x2x4x1x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<?x2x4x1x128xf16>, tensor<?x2x20000x128xf16>, tensor<?x2x20000x128xf16>) scale(%s)
+      outs(%o : tensor<?x2x4x1x128xf16>) indexing_maps = [
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>]
+      score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %b2: index, %m: index, %n: index):
+        %off = arith.constant 19999 : index
+        %p = arith.addi %m, %off : index
+        %c = arith.constant 8192 : index
+        %pc = arith.floordivsi %p, %c : index
+        %nc = arith.floordivsi %n, %c : index
+        %eq = arith.cmpi eq, %pc, %nc : index
+        %f = arith.constant 0xFF800000 : f32
+        %y = arith.select %eq, %x, %f : f32
+        attn.yield %y : f32
+      } -> tensor<?x2x4x1x128xf16>
+  return %r : tensor<?x2x4x1x128xf16>
+}

@@ -1770,6 +1770,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // score_mod region's values of the group index are per row (its query
   // and group member).
   int64_t packDim = -1, group = 1;
+  // Chunked decode (ids from the positions alone): the keys the tile's
+  // segment ranges leave, which the split count spreads instead of N (the
+  // manifest's key_span, for a count chosen at launch).
+  std::optional<int64_t> segKeySpan;
   if (useMma && decode && !varlen) {
     SmallVector<unsigned> groups;
     for (unsigned i = 0; i < r; ++i)
@@ -1799,6 +1803,13 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     int64_t span = sizes[r + 1];
     if (std::optional<int64_t> w = op.getWindow())
       span = std::min(span, *w + cfg.rowsPerBlock());
+    if (decode && !varlen && !dynDim[r] && !dynDim[r + 1] && !op.getMask())
+      if (SegmentMatch seg = segmentMatch(op);
+          seg && std::isinf(seg.fill) && seg.fill < 0 &&
+          seg.keysSkippable(op, kb.maskValue))
+        segKeySpan = segmentKeySpan(op, seg, M, sizes[r + 1], 128);
+    if (segKeySpan)
+      span = std::min(span, *segKeySpan);
     // Static decode without GQA packing, pages or varlen, no launch shape
     // given, at least 512 keys per block: 32-key tiles and two stages (39
     // KB of shared memory at D = 128 instead of 106: five one-warp blocks
@@ -1888,10 +1899,20 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     // threads scanning the key ids (no producer keeps granules here). Not
     // with split-KV, packed rows, pages or a mask tensor (which applies
     // after the region); keys left out score the region's fill, which
-    // causal/window must share.
-    if (SegmentMatch seg = segmentMatch(op))
-      cfg.segRanges = seg.keysSkippable(op, kb.maskValue) && !cfg.splitKV() &&
-                      packDim < 0 && !kPages && !op.getMask();
+    // causal/window must share. Key ids sorted by position (chunks) are
+    // found by binary search instead, before the split into key ranges:
+    // with split-KV (an infinite fill: a range does not know the others'
+    // hidden keys), packed rows (ids not of the group index) and pages.
+    if (SegmentMatch seg = segmentMatch(op)) {
+      bool skippable = seg.keysSkippable(op, kb.maskValue) && !op.getMask();
+      if (seg.keyMonotone)
+        cfg.segRanges =
+            skippable && (!cfg.splitKV() || std::isinf(seg.fill)) &&
+            !(packDim >= 0 &&
+              ((seg.rowBatchDims | seg.keyBatchDims) >> packDim & 1));
+      else
+        cfg.segRanges = skippable && !cfg.splitKV() && packDim < 0 && !kPages;
+    }
   }
   int64_t rowsPerBlock = useWgmma ? wcfg.rowsPerBlock()
                          : useMma ? cfg.rowsPerBlock()
@@ -2112,7 +2133,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   }
   // Segment ids compared per score (no key ranges): why, for the remark.
   SegmentMatch seg = segmentMatch(op);
-  if (seg && useMma && cfg.segRanges) {
+  if (seg && useMma && cfg.segRanges && seg.keyMonotone) {
+    choice += "; each block's keys limited to those its segment ids match "
+              "(the key ids, computed from the positions, never decrease: "
+              "found by binary search";
+    choice += cfg.splitKV() ? ", before the split into key ranges)" : ")";
+  } else if (seg && useMma && cfg.segRanges) {
     choice += seg.keyFromPositions
                   ? "; each block's keys limited to those its segment ids "
                     "match (its threads scan the key ids, computed from the "
@@ -2121,14 +2147,23 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                     "match (its threads scan the key ids)";
   } else if (seg && !(useWgmma && wcfg.segTrim)) {
     std::string why =
-        !useWgmma && !useMma      ? "the key ranges need a tensor-core kernel"
-        : !seg.rangeable()        ? "the ids are unsigned 64-bit"
-        : kb.varlenSeqs           ? "varlen sequences bound the keys instead"
-        : memArg("mask")          ? "a mask tensor applies after the region"
-        : useMma && op.getMask()  ? "per-sequence lengths bound the keys"
-        : useMma && cfg.splitKV() ? "split-KV spreads the keys over blocks"
-        : useMma && packDim >= 0  ? "grouped query heads are packed as rows"
-        : useMma && kPages        ? "K/V are paged"
+        !useWgmma && !useMma     ? "the key ranges need a tensor-core kernel"
+        : !seg.rangeable()       ? "the ids are unsigned 64-bit"
+        : kb.varlenSeqs          ? "varlen sequences bound the keys instead"
+        : memArg("mask")         ? "a mask tensor applies after the region"
+        : useMma && op.getMask() ? "per-sequence lengths bound the keys"
+        : useMma && !seg.keysSkippable(op, kb.maskValue)
+            ? "the region's fill is not the mask value"
+        : useMma && cfg.splitKV() && seg.keyMonotone
+            ? "split-KV with a finite fill: a key range would not count the "
+              "keys the others leave out"
+        : useMma && cfg.splitKV()
+            ? "split-KV spreads the keys over blocks, and the key ids are "
+              "not sorted by position"
+        : useMma && packDim >= 0 && seg.keyMonotone
+            ? "the ids read the group index of the packed query heads"
+        : useMma && packDim >= 0 ? "grouped query heads are packed as rows"
+        : useMma && kPages       ? "K/V are paged"
         : useWgmma && !wcfg.warpSpecialized
             ? "the key ranges need the Hopper kernel's producer warpgroup"
         : useWgmma && !wcfg.tma ? "K/V are not loaded by TMA"
@@ -2333,6 +2368,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     info.push_back(b.getNamedAttr("score_mod", scoreModInfo));
   // Its index arithmetic is exact below the limit (scoreModNeedsIndexLimit);
   // the loader refuses a dynamic m or n at or past it.
+  if (segKeySpan && useMma && cfg.segRanges && cfg.runtimeSplits)
+    info.push_back(
+        b.getNamedAttr("key_span", b.getI64IntegerAttr(*segKeySpan)));
   if (scoreModNeedsIndexLimit(op, sizes))
     info.push_back(b.getNamedAttr("index_limit",
                                   b.getI64IntegerAttr(kScoreModIndexLimit)));
@@ -2403,7 +2441,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           b.getStringAttr(
               "1 unless decode (m <= " + std::to_string(kDecodeRows) +
               ", mma.sync, no finite fill with causal/window): span = n "
-              "(with a window min(n, window + tile_q)); want = clamp(ceil(1.5 "
+              "(with a window min(n, window + tile_q); with "
+              "attention.key_span, "
+              "the keys chunked ids leave: min(n, key_span)); want = "
+              "clamp(ceil(1.5 "
               "* multiprocessors / (ceil(m * g / tile_q) * " +
               batchProduct + " / g)), 1, floor(span / " +
               std::to_string(kMinSplitKeys) +

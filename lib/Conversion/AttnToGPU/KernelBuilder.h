@@ -253,8 +253,13 @@ struct SegmentMatch {
   /// function of its own position (and batch indices, constants, operands
   /// indexed by that position alone); the operands above are then -1.
   Value rowExpr = {}, keyExpr = {};
-  /// The batch dims the key ids vary with (bit d: loop d).
-  uint64_t keyBatchDims = 0;
+  /// The batch dims the key ids vary with (bit d: loop d), and the row ids
+  /// (computed ids only).
+  uint64_t keyBatchDims = 0, rowBatchDims = 0;
+  /// A computed key id that never decreases along the keys (position
+  /// chunks): each block finds its keys by binary search, not by a scan, so
+  /// the ranges also serve split-KV, packed rows and pages.
+  bool keyMonotone = false;
   /// Which computed ids read their position (the others read a tensor).
   bool rowFromPositions = false, keyFromPositions = false;
   bool zeroExtend = false; ///< the ids compare as unsigned (extui)
@@ -283,6 +288,13 @@ struct SegmentMatch {
   }
 };
 SegmentMatch segmentMatch(AttentionOp op);
+/// Decode (every query of [0, M) in one tile): where the ids are computed
+/// from their positions and constants alone and the key ids never
+/// decrease, the keys the tile's segment ranges leave from the first one's
+/// `tile` (evaluated here, as the kernel's binary search would find them),
+/// at least 1; none otherwise.
+std::optional<int64_t> segmentKeySpan(AttentionOp op, const SegmentMatch &seg,
+                                      int64_t M, int64_t N, int64_t tile);
 /// The kernels apply a score_mod reading m or n as exact f32 sums of index
 /// terms below this bound (a dynamic m or n: the manifest's index_limit).
 constexpr int64_t kScoreModIndexLimit = int64_t(1) << 20;

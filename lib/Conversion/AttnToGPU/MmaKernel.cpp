@@ -400,28 +400,6 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // the keys of queries [0, M).
   Value firstQuery = tk.packDim < 0 ? blockRow : c0;
   auto [lb, ub] = tk.keyRange(firstQuery, tk.packDim < 0 ? BM : M);
-  Value split0;
-  if (cfg.splitKV()) {
-    Value z = launch.getBlockIds().z;
-    split0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, z, c0);
-    // A split count chosen at launch (grid z): chunks of
-    // ceil(ceil(span / splits) / tile) tiles over the span the pass would
-    // have used (the keys, or a window's width plus the block's rows).
-    Value chunk = kb.cIdx(cfg.chunk);
-    if (cfg.runtimeSplits) {
-      Value span = tk.Nv();
-      if (std::optional<int64_t> w = op.getWindow())
-        span = arith::MinUIOp::create(b, loc, span, kb.cIdx(*w + BM));
-      Value per = arith::CeilDivUIOp::create(b, loc, span,
-                                             launch.getGridSize().z);
-      chunk = tk.mul(arith::CeilDivUIOp::create(b, loc, per, kb.cIdx(BN)), BN);
-    }
-    Value from = arith::MinUIOp::create(
-        b, loc,
-        tk.add(lb, arith::MulIOp::create(b, loc, z, chunk).getResult()), ub);
-    ub = arith::MinUIOp::create(b, loc, tk.add(from, chunk), ub);
-    lb = from;
-  }
   // Packed documents (cfg.segRanges): the block's keys cut to those whose
   // segment id lies within its rows' [min, max] of ids. No producer keeps
   // granule tables here, so the block's threads scan the key ids (N / T
@@ -481,12 +459,14 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     };
     // The rows' [min, max] of ids.
     Value qlo = i32c(u ? -1 : INT32_MAX), qhi = i32c(u ? 0 : INT32_MIN);
-    // (Rows of this block only: more threads than rows read its last.)
-    for (int64_t i = 0; i < BM; i += T) {
+    // (Rows of this block only: more threads than rows read its last. With
+    // GQA packing, the queries of every group member.)
+    const int64_t queries = tk.packDim < 0 ? BM : M;
+    for (int64_t i = 0; i < queries; i += T) {
       Value local =
-          arith::MinUIOp::create(b, loc, tk.add(tid, i), kb.cIdx(BM - 1));
+          arith::MinUIOp::create(b, loc, tk.add(tid, i), kb.cIdx(queries - 1));
       Value id =
-          idAt(/*key=*/false, tk.clamp(tk.add(blockRow, local), tk.Mv()));
+          idAt(/*key=*/false, tk.clamp(tk.add(firstQuery, local), tk.Mv()));
       qlo = tk.reduxCombine(seg.minKind(), qlo, id);
       qhi = tk.reduxCombine(seg.maxKind(), qhi, id);
     }
@@ -497,25 +477,81 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
           b, loc, u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle, x,
           y);
     };
-    auto scan = scf::ForOp::create(
-        b, loc, tk.add(lb, tid), ub, kb.cIdx(T),
-        ValueRange{i32c(INT32_MAX), i32c(-1)},
-        [&](OpBuilder &, Location, Value n, ValueRange st) {
-          Value id = idAt(/*key=*/true, n);
-          Value in = arith::AndIOp::create(b, loc, le(qlo, id), le(id, qhi));
-          Value n32 = arith::IndexCastOp::create(b, loc, i32, n);
-          scf::YieldOp::create(
-              b, loc,
-              ValueRange{arith::SelectOp::create(
-                             b, loc, in,
-                             arith::MinSIOp::create(b, loc, st[0], n32), st[0]),
-                         arith::SelectOp::create(
-                             b, loc, in,
-                             arith::MaxSIOp::create(b, loc, st[1], n32),
-                             st[1])});
-        });
-    auto [kf, kl] =
-        reduce2(scan.getResult(0), RK::MIN, scan.getResult(1), RK::MAX);
+    Value kf, kl;
+    // One query position per block (M = 1) and a body that is the select
+    // alone with the -inf fill: the keys in [first, end) are exactly those
+    // it keeps, so the loop runs them alone (from the first, not from its
+    // tile; keys past the end masked as past the keys) and the region is
+    // left out of every score. Not with pages, whose copies take a tile's
+    // start to be a multiple of the tile.
+    const bool exactKeys = seg.keyMonotone && seg.pure && M == 1 &&
+                           std::isinf(seg.fill) && seg.fill < 0 &&
+                           !tk.keyLimit && tk.pageSize == 0;
+    Value exactFirst, exactEnd;
+    if (seg.keyMonotone) {
+      // Ids that never decrease along the keys: the first key whose id is
+      // at least qlo, and the first past qhi, by binary search (each
+      // thread alike; about log2 N ids evaluated, no loads).
+      Type idx = b.getIndexType();
+      Value keysEnd = ub;
+      auto lowerBound = [&](Value from, function_ref<Value(Value)> past) {
+        auto loop = scf::WhileOp::create(
+            b, loc, TypeRange{idx, idx}, ValueRange{from, keysEnd},
+            [&](OpBuilder &, Location, ValueRange st) {
+              scf::ConditionOp::create(
+                  b, loc,
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        st[0], st[1]),
+                  st);
+            },
+            [&](OpBuilder &, Location, ValueRange st) {
+              Value mid = tk.add(
+                  st[0],
+                  tk.divu(arith::SubIOp::create(b, loc, st[1], st[0]), 2));
+              Value p = past(idAt(/*key=*/true, mid));
+              scf::YieldOp::create(
+                  b, loc,
+                  ValueRange{
+                      arith::SelectOp::create(b, loc, p, st[0], tk.add(mid, 1)),
+                      arith::SelectOp::create(b, loc, p, mid, st[1])});
+            });
+        return loop.getResult(0);
+      };
+      auto toI32 = [&](Value v) {
+        return arith::IndexCastOp::create(b, loc, i32, v).getResult();
+      };
+      Value first = lowerBound(lb, [&](Value id) { return le(qlo, id); });
+      Value end = lowerBound(first, [&](Value id) {
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, qhi, id)
+            .getResult();
+      });
+      kf = toI32(first);
+      kl = arith::SubIOp::create(b, loc, toI32(end), i32c(1));
+      if (exactKeys) {
+        exactFirst = first;
+        exactEnd = end;
+      }
+    } else {
+      auto scan = scf::ForOp::create(
+          b, loc, tk.add(lb, tid), ub, kb.cIdx(T),
+          ValueRange{i32c(INT32_MAX), i32c(-1)},
+          [&](OpBuilder &, Location, Value n, ValueRange st) {
+            Value id = idAt(/*key=*/true, n);
+            Value in = arith::AndIOp::create(b, loc, le(qlo, id), le(id, qhi));
+            Value n32 = arith::IndexCastOp::create(b, loc, i32, n);
+            scf::YieldOp::create(
+                b, loc,
+                ValueRange{
+                    arith::SelectOp::create(
+                        b, loc, in, arith::MinSIOp::create(b, loc, st[0], n32),
+                        st[0]),
+                    arith::SelectOp::create(
+                        b, loc, in, arith::MaxSIOp::create(b, loc, st[1], n32),
+                        st[1])});
+          });
+      std::tie(kf, kl) =
+          reduce2(scan.getResult(0), RK::MIN, scan.getResult(1), RK::MAX);
+    }
     auto toIdx = [&](Value v) {
       return arith::IndexCastOp::create(b, loc, b.getIndexType(), v)
           .getResult();
@@ -524,15 +560,49 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     // loop (the region still applies per score on the tiles it runs). No
     // match: the first key alone, so that a row's state is that of a loop
     // that saw keys (all scoring the fill), the others folded in after it.
-    Value none =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kl, kf);
-    Value from = tk.add(
-        lb,
-        tk.mul(tk.divu(arith::SubIOp::create(b, loc, toIdx(kf), lb), BN), BN));
-    Value to = tk.add(toIdx(kl), 1);
-    lb = arith::SelectOp::create(b, loc, none, lb, from);
-    ub = arith::SelectOp::create(
-        b, loc, none, arith::MinUIOp::create(b, loc, ub, tk.add(lb, 1)), to);
+    if (exactKeys) {
+      lb = exactFirst;
+      ub = exactEnd;
+      tk.keyLimit = exactEnd;
+      tk.skipRegion = true;
+    } else {
+      Value none =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kl, kf);
+      Value from = tk.add(
+          lb, tk.mul(tk.divu(arith::SubIOp::create(b, loc, toIdx(kf), lb), BN),
+                     BN));
+      Value to = tk.add(toIdx(kl), 1);
+      lb = arith::SelectOp::create(b, loc, none, lb, from);
+      ub = arith::SelectOp::create(
+          b, loc, none, arith::MinUIOp::create(b, loc, ub, tk.add(lb, 1)), to);
+    }
+  }
+  Value split0;
+  if (cfg.splitKV()) {
+    Value z = launch.getBlockIds().z;
+    split0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, z, c0);
+    // A split count chosen at launch (grid z): chunks of
+    // ceil(ceil(span / splits) / tile) tiles over the span the pass would
+    // have used (the keys, or a window's width plus the block's rows).
+    // With segment ranges, the same over the keys they leave (every block
+    // of the tile finds the same ones).
+    Value chunk = kb.cIdx(cfg.chunk);
+    if (cfg.runtimeSplits || cfg.segRanges) {
+      Value span = tk.Nv();
+      if (cfg.segRanges)
+        span = arith::SubIOp::create(b, loc, ub, lb);
+      else if (std::optional<int64_t> w = op.getWindow())
+        span = arith::MinUIOp::create(b, loc, span, kb.cIdx(*w + BM));
+      Value per = arith::CeilDivUIOp::create(
+          b, loc, span,
+          cfg.runtimeSplits ? launch.getGridSize().z : kb.cIdx(cfg.splits));
+      chunk = tk.mul(arith::CeilDivUIOp::create(b, loc, per, kb.cIdx(BN)), BN);
+    }
+    Value from = arith::MinUIOp::create(
+        b, loc, tk.add(lb, arith::MulIOp::create(b, loc, z, chunk).getResult()),
+        ub);
+    ub = arith::MinUIOp::create(b, loc, tk.add(from, chunk), ub);
+    lb = from;
   }
   Value sinkOwner = split0;
   if (KW > 1) {

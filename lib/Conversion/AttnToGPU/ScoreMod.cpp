@@ -19,6 +19,8 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::gpu_kernel;
@@ -192,6 +194,435 @@ Value KernelBuilder::readScoreModOperand(unsigned i, ArrayRef<Value> loops) {
   return readTable(*this, i, loops);
 }
 
+namespace {
+/// What the monotonicity check knows of an integer the region computes: its
+/// signed range, whether it varies with the position, and if so whether it
+/// never decreases as the position grows. An i1 is a range within [0, 1].
+struct MonoValue {
+  __int128 lo = std::numeric_limits<int64_t>::min();
+  __int128 hi = std::numeric_limits<int64_t>::max();
+  bool varies = false, monotone = true;
+  static MonoValue exact(__int128 v) { return {v, v, false, true}; }
+  bool known() const { return lo == hi; }
+};
+} // namespace
+
+/// Positions (and batch indices) the kernels see are below 2^31.
+static constexpr int64_t kMonoPositionMax = INT32_MAX;
+
+/// Whether `expr`, an integer the score_mod body computes from the position
+/// `pos` (block argument), batch indices, constants and operands, never
+/// decreases as that position grows over [0, 2^31): a sorted key axis, whose
+/// key ranges a binary search finds. Tracks signed ranges, so that an
+/// operation that could wrap is not taken as monotone, and so that JAX's
+/// floor division (lax.div with a sign correction that is false for
+/// non-negative positions) folds to a plain division.
+static bool monotoneInPosition(AttentionOp op, Value expr, BlockArgument pos) {
+  unsigned r = op.getNumBatchDims();
+  unsigned loop = pos.getArgNumber() - 1; // r: m, r + 1: n
+  llvm::DenseMap<Value, MonoValue> memo;
+  Block *block = pos.getOwner();
+  std::function<MonoValue(Value, int)> eval = [&](Value v,
+                                                  int depth) -> MonoValue {
+    auto it = memo.find(v);
+    if (it != memo.end())
+      return it->second;
+    MonoValue res;
+    unsigned width =
+        v.getType().isIndex()
+            ? 64
+            : (v.getType().isIntOrIndex() ? v.getType().getIntOrFloatBitWidth()
+                                          : 0);
+    __int128 tmin = width == 1 ? 0 : -(__int128(1) << (width ? width - 1 : 63));
+    __int128 tmax =
+        width == 1 ? 1 : (__int128(1) << (width ? width - 1 : 63)) - 1;
+    // A result that may leave the type's range wraps: unknown, and not
+    // monotone where it varies.
+    auto fit = [&](MonoValue x) {
+      if (x.lo < tmin || x.hi > tmax)
+        return MonoValue{tmin, tmax, x.varies, !x.varies};
+      return x;
+    };
+    auto unknown = [&](bool varies) {
+      return MonoValue{tmin, tmax, varies, !varies};
+    };
+    APInt cst;
+    Operation *d = v.getDefiningOp();
+    if (width == 0 || depth > 64) {
+      res = unknown(true);
+    } else if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg == pos)
+        res = {0, kMonoPositionMax, true, true};
+      else if (arg.getOwner() == block && arg.getArgNumber() >= 1 &&
+               arg.getArgNumber() <= r + 2)
+        res = {0, kMonoPositionMax, false, true}; // a batch index
+      else if (arg.getOwner() == block && arg.getArgNumber() >= r + 3)
+        // An operand's element: read at the position, a table (no order).
+        res = unknown(op.getModOperandMap(arg.getArgNumber() - (r + 3))
+                          .isFunctionOfDim(loop));
+      else
+        res = unknown(true);
+    } else if (matchPattern(v, m_ConstantInt(&cst))) {
+      res = MonoValue::exact(width == 1 ? __int128(cst.getZExtValue())
+                                        : __int128(cst.getSExtValue()));
+    } else if (!d || d->getBlock() != block || d->getNumResults() != 1) {
+      res = unknown(true);
+    } else {
+      SmallVector<MonoValue, 3> x;
+      for (Value o : d->getOperands())
+        x.push_back(eval(o, depth + 1));
+      bool anyVaries =
+          llvm::any_of(x, [](const MonoValue &y) { return y.varies; });
+      // Monotone where each operand that varies is, and the others do not
+      // vary (by the op's direction in each operand).
+      auto upIn = [&](std::initializer_list<unsigned> up) {
+        for (auto [i, y] : llvm::enumerate(x))
+          if (y.varies && (!llvm::is_contained(up, unsigned(i)) || !y.monotone))
+            return false;
+        return true;
+      };
+      auto with = [&](__int128 lo, __int128 hi, bool mono) {
+        return fit(MonoValue{lo, hi, anyVaries, !anyVaries || mono});
+      };
+      auto div = [&](__int128 a, __int128 c,
+                     int mode) { // -1 floor, 0 trunc, 1 ceil
+        __int128 q = a / c, r = a % c;
+        if (r != 0 && mode < 0 && ((r < 0) != (c < 0)))
+          --q;
+        if (r != 0 && mode > 0 && ((r < 0) == (c < 0)))
+          ++q;
+        return q;
+      };
+      auto predicate = [&](arith::CmpIPredicate p, const MonoValue &a,
+                           const MonoValue &c) -> std::optional<bool> {
+        using P = arith::CmpIPredicate;
+        if (!(a.lo >= 0 && c.lo >= 0) &&
+            (p == P::ult || p == P::ule || p == P::ugt || p == P::uge))
+          return std::nullopt; // unsigned order of possibly negative values
+        switch (p) {
+        case P::eq:
+          if (a.known() && c.known())
+            return a.lo == c.lo;
+          if (a.hi < c.lo || c.hi < a.lo)
+            return false;
+          return std::nullopt;
+        case P::ne:
+          if (a.known() && c.known())
+            return a.lo != c.lo;
+          if (a.hi < c.lo || c.hi < a.lo)
+            return true;
+          return std::nullopt;
+        case P::slt:
+        case P::ult:
+          if (a.hi < c.lo)
+            return true;
+          if (a.lo >= c.hi)
+            return false;
+          return std::nullopt;
+        case P::sle:
+        case P::ule:
+          if (a.hi <= c.lo)
+            return true;
+          if (a.lo > c.hi)
+            return false;
+          return std::nullopt;
+        case P::sgt:
+        case P::ugt:
+          if (a.lo > c.hi)
+            return true;
+          if (a.hi <= c.lo)
+            return false;
+          return std::nullopt;
+        case P::sge:
+        case P::uge:
+          if (a.lo >= c.hi)
+            return true;
+          if (a.hi < c.lo)
+            return false;
+          return std::nullopt;
+        }
+        return std::nullopt;
+      };
+      bool fromI1 =
+          d->getNumOperands() && d->getOperand(0).getType().isInteger(1);
+      if (fromI1 && !isa<arith::ExtUIOp, arith::AndIOp, arith::OrIOp,
+                         arith::SelectOp, arith::CmpIOp>(d)) {
+        res = unknown(anyVaries); // i1 as a signed value (true is -1)
+      } else if (auto cmp = dyn_cast<arith::CmpIOp>(d)) {
+        std::optional<bool> p =
+            fromI1 && cmp.getPredicate() != arith::CmpIPredicate::eq &&
+                    cmp.getPredicate() != arith::CmpIPredicate::ne
+                ? std::nullopt
+                : predicate(cmp.getPredicate(), x[0], x[1]);
+        res = p ? MonoValue::exact(*p) : MonoValue{0, 1, anyVaries, !anyVaries};
+      } else if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(d)) {
+        res = fit(x[0]); // narrower: kept only where it fits
+      } else if (isa<arith::IndexCastUIOp, arith::ExtUIOp>(d)) {
+        res = x[0].lo >= 0 ? fit(x[0]) : unknown(x[0].varies);
+      } else if (isa<arith::AddIOp>(d)) {
+        res = with(x[0].lo + x[1].lo, x[0].hi + x[1].hi, upIn({0, 1}));
+      } else if (isa<arith::SubIOp>(d)) {
+        res = with(x[0].lo - x[1].hi, x[0].hi - x[1].lo, upIn({0}));
+      } else if (isa<arith::MulIOp>(d) && (x[0].known() || x[1].known()) &&
+                 (x[0].known() ? x[0] : x[1]).lo >= 0 &&
+                 (x[0].known() ? x[0] : x[1]).lo < (__int128(1) << 32) &&
+                 (x[0].known() ? x[1] : x[0]).lo > -(__int128(1) << 64) &&
+                 (x[0].known() ? x[1] : x[0]).hi < (__int128(1) << 64)) {
+        const MonoValue &c = x[0].known() ? x[0] : x[1];
+        const MonoValue &a = x[0].known() ? x[1] : x[0];
+        res = with(a.lo * c.lo, a.hi * c.lo, upIn({0, 1}));
+      } else if (isa<arith::DivSIOp, arith::FloorDivSIOp, arith::CeilDivSIOp>(
+                     d) &&
+                 x[1].known() && x[1].lo > 0) {
+        int mode = isa<arith::FloorDivSIOp>(d)  ? -1
+                   : isa<arith::CeilDivSIOp>(d) ? 1
+                                                : 0;
+        res = with(div(x[0].lo, x[1].lo, mode), div(x[0].hi, x[1].lo, mode),
+                   upIn({0}));
+      } else if (isa<arith::RemSIOp>(d) && x[1].known() && x[1].lo != 0) {
+        __int128 c = x[1].lo < 0 ? -x[1].lo : x[1].lo;
+        if (x[0].lo >= 0 && x[0].hi < c)
+          res = x[0]; // already below the divisor: itself
+        else
+          res = with(x[0].lo >= 0 ? 0 : -(c - 1), x[0].hi <= 0 ? 0 : c - 1,
+                     /*mono=*/false);
+      } else if (isa<arith::ShRSIOp>(d) && x[1].known() && x[1].lo >= 0 &&
+                 x[1].lo < width) {
+        int s = static_cast<int>(x[1].lo);
+        res = with(x[0].lo >> s, x[0].hi >> s, upIn({0}));
+      } else if (isa<arith::ShLIOp>(d) && x[1].known() && x[1].lo >= 0 &&
+                 x[1].lo < 32 && x[0].lo > -(__int128(1) << 64) &&
+                 x[0].hi < (__int128(1) << 64)) {
+        int s = static_cast<int>(x[1].lo);
+        res = with(x[0].lo * (__int128(1) << s), x[0].hi * (__int128(1) << s),
+                   upIn({0}));
+      } else if (isa<arith::MaxSIOp>(d)) {
+        res = with(std::max(x[0].lo, x[1].lo), std::max(x[0].hi, x[1].hi),
+                   upIn({0, 1}));
+      } else if (isa<arith::MinSIOp>(d)) {
+        res = with(std::min(x[0].lo, x[1].lo), std::min(x[0].hi, x[1].hi),
+                   upIn({0, 1}));
+      } else if (isa<arith::AndIOp, arith::OrIOp>(d) && width == 1) {
+        bool isAnd = isa<arith::AndIOp>(d);
+        __int128 absorb = isAnd ? 0 : 1;
+        if ((x[0].known() && x[0].lo == absorb) ||
+            (x[1].known() && x[1].lo == absorb))
+          res = MonoValue::exact(absorb);
+        else if (x[0].known() && x[1].known())
+          res = MonoValue::exact(1 - absorb);
+        else if (x[0].known() || x[1].known())
+          res = x[0].known() ? x[1] : x[0]; // the identity element
+        else
+          res = MonoValue{0, 1, anyVaries, !anyVaries};
+      } else if (isa<arith::SelectOp>(d)) {
+        if (x[0].known())
+          res = x[0].lo ? x[1] : x[2];
+        else
+          res = with(std::min(x[1].lo, x[2].lo), std::max(x[1].hi, x[2].hi),
+                     /*mono=*/false);
+      } else {
+        res = unknown(anyVaries);
+      }
+    }
+    memo[v] = res;
+    return res;
+  };
+  MonoValue result = eval(expr, 0);
+  return !result.varies || result.monotone;
+}
+
+/// The value of `expr` (an integer the score_mod body computes) at position
+/// `p` of `pos`, as MLIR's arith ops compute it (wrapping at the type's
+/// width); none where it reads anything but that position and constants,
+/// or an op would be poison or trap.
+static std::optional<int64_t> evalAtPosition(Value expr, BlockArgument pos,
+                                             int64_t p) {
+  llvm::DenseMap<Value, int64_t> memo;
+  auto widthOf = [](Type t) -> unsigned {
+    return t.isIndex() ? 64 : t.isIntOrIndex() ? t.getIntOrFloatBitWidth() : 0;
+  };
+  // Sign-extends the low `w` bits (i1: 0 or 1).
+  auto norm = [](uint64_t v, unsigned w) -> int64_t {
+    if (w == 1)
+      return v & 1;
+    if (w >= 64)
+      return static_cast<int64_t>(v);
+    uint64_t m = (uint64_t(1) << w) - 1;
+    v &= m;
+    return static_cast<int64_t>((v ^ (uint64_t(1) << (w - 1))) -
+                                (uint64_t(1) << (w - 1)));
+  };
+  std::function<std::optional<int64_t>(Value, int)> eval =
+      [&](Value v, int depth) -> std::optional<int64_t> {
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+    unsigned w = widthOf(v.getType());
+    if (!w || depth > 64)
+      return std::nullopt;
+    std::optional<int64_t> res;
+    APInt cst;
+    Operation *d = v.getDefiningOp();
+    if (v == pos) {
+      res = p;
+    } else if (matchPattern(v, m_ConstantInt(&cst))) {
+      res = norm(cst.getZExtValue(), w);
+    } else if (d && d->getBlock() == pos.getOwner() &&
+               d->getNumResults() == 1 && d->getNumOperands() <= 3) {
+      SmallVector<int64_t, 3> x;
+      for (Value o : d->getOperands()) {
+        std::optional<int64_t> y = eval(o, depth + 1);
+        if (!y)
+          return std::nullopt;
+        x.push_back(*y);
+      }
+      unsigned iw =
+          d->getNumOperands() ? widthOf(d->getOperand(0).getType()) : w;
+      auto u = [](int64_t a) { return static_cast<uint64_t>(a); };
+      auto unsignedOf = [&](int64_t a) {
+        return iw >= 64 ? u(a) : u(a) & ((uint64_t(1) << iw) - 1);
+      };
+      int64_t lo = w >= 64 ? INT64_MIN : -(int64_t(1) << (w - 1));
+      if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(d)) {
+        res = norm(u(x[0]), w);
+      } else if (isa<arith::IndexCastUIOp, arith::ExtUIOp>(d)) {
+        res = norm(unsignedOf(x[0]), w);
+      } else if (isa<arith::AddIOp>(d)) {
+        res = norm(u(x[0]) + u(x[1]), w);
+      } else if (isa<arith::SubIOp>(d)) {
+        res = norm(u(x[0]) - u(x[1]), w);
+      } else if (isa<arith::MulIOp>(d)) {
+        res = norm(u(x[0]) * u(x[1]), w);
+      } else if (isa<arith::DivSIOp, arith::FloorDivSIOp, arith::CeilDivSIOp,
+                     arith::RemSIOp>(d)) {
+        if (x[1] == 0 || (x[0] == lo && x[1] == -1))
+          return std::nullopt;
+        int64_t q = x[0] / x[1], r = x[0] % x[1];
+        if (isa<arith::RemSIOp>(d))
+          res = r;
+        else if (isa<arith::FloorDivSIOp>(d))
+          res = q - (r != 0 && ((r < 0) != (x[1] < 0)));
+        else if (isa<arith::CeilDivSIOp>(d))
+          res = q + (r != 0 && ((r < 0) == (x[1] < 0)));
+        else
+          res = q;
+      } else if (isa<arith::ShRSIOp, arith::ShLIOp>(d)) {
+        if (x[1] < 0 || u(x[1]) >= w)
+          return std::nullopt;
+        res = isa<arith::ShRSIOp>(d) ? x[0] >> x[1] : norm(u(x[0]) << x[1], w);
+      } else if (isa<arith::MaxSIOp>(d)) {
+        res = std::max(x[0], x[1]);
+      } else if (isa<arith::MinSIOp>(d)) {
+        res = std::min(x[0], x[1]);
+      } else if (auto cmp = dyn_cast<arith::CmpIOp>(d)) {
+        uint64_t a = unsignedOf(x[0]), c = unsignedOf(x[1]);
+        using P = arith::CmpIPredicate;
+        bool t = false;
+        switch (cmp.getPredicate()) {
+        case P::eq:
+          t = x[0] == x[1];
+          break;
+        case P::ne:
+          t = x[0] != x[1];
+          break;
+        case P::slt:
+          t = x[0] < x[1];
+          break;
+        case P::sle:
+          t = x[0] <= x[1];
+          break;
+        case P::sgt:
+          t = x[0] > x[1];
+          break;
+        case P::sge:
+          t = x[0] >= x[1];
+          break;
+        case P::ult:
+          t = a < c;
+          break;
+        case P::ule:
+          t = a <= c;
+          break;
+        case P::ugt:
+          t = a > c;
+          break;
+        case P::uge:
+          t = a >= c;
+          break;
+        }
+        res = t;
+      } else if (isa<arith::AndIOp>(d)) {
+        res = norm(u(x[0]) & u(x[1]), w);
+      } else if (isa<arith::OrIOp>(d)) {
+        res = norm(u(x[0]) | u(x[1]), w);
+      } else if (isa<arith::XOrIOp>(d)) {
+        res = norm(u(x[0]) ^ u(x[1]), w);
+      } else if (isa<arith::SelectOp>(d)) {
+        res = x[0] ? x[1] : x[2];
+      }
+    }
+    if (res)
+      memo[v] = *res;
+    return res;
+  };
+  return eval(expr, 0);
+}
+
+std::optional<int64_t> gpu_kernel::segmentKeySpan(AttentionOp op,
+                                                  const SegmentMatch &seg,
+                                                  int64_t M, int64_t N,
+                                                  int64_t tile) {
+  if (!seg.keyMonotone || !seg.rowExpr || M < 1 || N < 1 || M > 64)
+    return std::nullopt;
+  Block *block = op.getScoreModBlock();
+  unsigned r = op.getNumBatchDims();
+  BlockArgument mArg = block->getArgument(r + 1),
+                nArg = block->getArgument(r + 2);
+  // Ids as the kernels compare them: saturated to 32 bits.
+  auto sat = [](int64_t v) {
+    return std::clamp<int64_t>(v, INT32_MIN, INT32_MAX);
+  };
+  int64_t qlo = INT64_MAX, qhi = INT64_MIN;
+  for (int64_t m = 0; m < M; ++m) {
+    std::optional<int64_t> id = evalAtPosition(seg.rowExpr, mArg, m);
+    if (!id)
+      return std::nullopt;
+    qlo = std::min(qlo, sat(*id));
+    qhi = std::max(qhi, sat(*id));
+  }
+  // The keys the rows can see (TileKernel::keyRange over queries [0, M)).
+  int64_t off = op.getQueryOffsetOrZero(), lb = 0, ub = N;
+  if (op.getCausal())
+    ub = std::max<int64_t>(0, std::min(N, off + M));
+  if (std::optional<int64_t> w = op.getWindow())
+    lb = std::min(ub, std::max<int64_t>(0, off - (*w - 1)));
+  std::optional<int64_t> failed;
+  auto lowerBound = [&](int64_t from, auto past) -> std::optional<int64_t> {
+    int64_t lo = from, hi = ub;
+    while (lo < hi) {
+      int64_t mid = lo + (hi - lo) / 2;
+      std::optional<int64_t> id = evalAtPosition(seg.keyExpr, nArg, mid);
+      if (!id)
+        return failed;
+      if (past(sat(*id)))
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    return lo;
+  };
+  std::optional<int64_t> first =
+      lowerBound(lb, [&](int64_t id) { return id >= qlo; });
+  if (!first)
+    return std::nullopt;
+  std::optional<int64_t> end =
+      lowerBound(*first, [&](int64_t id) { return id > qhi; });
+  if (!end)
+    return std::nullopt;
+  // From the first key's tile (the kernels' start where not exact).
+  int64_t from = lb + (*first - lb) / tile * tile;
+  return std::clamp<int64_t>(*end - from, 1, N);
+}
+
 SegmentMatch gpu_kernel::segmentMatch(AttentionOp op) {
   Block *block = op.getScoreModBlock();
   if (!block)
@@ -328,6 +759,9 @@ SegmentMatch gpu_kernel::segmentMatch(AttentionOp op) {
         sm.rowExpr = su == static_cast<int>(r) ? cmp.getLhs() : cmp.getRhs();
         sm.keyExpr = su == static_cast<int>(r) ? cmp.getRhs() : cmp.getLhs();
         sm.keyBatchDims = su == static_cast<int>(r) ? bv : bu;
+        sm.rowBatchDims = su == static_cast<int>(r) ? bu : bv;
+        sm.keyMonotone =
+            monotoneInPosition(op, sm.keyExpr, block->getArgument(r + 2));
         sm.rowFromPositions = su == static_cast<int>(r) ? pu : pv;
         sm.keyFromPositions = su == static_cast<int>(r) ? pv : pu;
         sm.int32 = t.isInteger(32);

@@ -1894,10 +1894,15 @@ CASES.update({
 # query tile's keys to the granules its chunks meet, the ids computed from
 # the positions (segmentMatch's rowExpr / keyExpr).
 def chunk_mask(c: int, fill: str = "0xFF800000", jax: bool = False,
-               op: str = "arith.floordivsi") -> str:
+               op: str = "arith.floordivsi", batch: int = 2, offset: int = 0) -> str:
+    """`batch` batch dims; `offset`: query m at position m + offset (decode:
+    the new tokens after the cache, N - M)."""
+    pos = "%m"
+    if offset:
+        pos = "%mo"
     if jax:
         ids = "".join(f"""
-        %{x}i = arith.index_cast %{x} : index to i32
+        %{x}i = arith.index_cast {pos if x == "m" else "%n"} : index to i32
         %{x}d = arith.divsi %{x}i, %c : i32
         %{x}r = arith.remsi %{x}i, %c : i32
         %{x}nz = arith.cmpi ne, %{x}r, %z : i32
@@ -1912,12 +1917,17 @@ def chunk_mask(c: int, fill: str = "0xFF800000", jax: bool = False,
         ty = "i32"
     else:
         ids = "".join(f"""
-        %{x}c = {op} %{x}, %c : index""" for x in "mn")
+        %{x}c = {op} {pos if x == "m" else "%n"}, %c : index""" for x in "mn")
         consts = f"""
         %c = arith.constant {c} : index"""
         ty = "index"
+    if offset:
+        consts += f"""
+        %off = arith.constant {offset} : index
+        %mo = arith.addi %m, %off : index"""
+    args = "".join(f"%b{i}: index, " for i in range(batch))
     return f"""score_mod {{
-      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index):{consts}{ids}
+      ^bb0(%x: f32, {args}%m: index, %n: index):{consts}{ids}
         %eq = arith.cmpi eq, %mc, %nc : {ty}
         %f = arith.constant {fill} : f32
         %y = arith.select %eq, %x, %f : f32
@@ -1980,6 +1990,37 @@ CASES.update({
     # Dynamic sizes (one bundle, every size of dynamic_size_sets).
     "dyn_chunk_causal_f16": Case("float16", **bhsd(-1, 2, -1, -1, 128), causal=True,
                                  score_mod=chunk_mask(1000)),
+    # Decode (Llama 4's chunked layers serving): the new tokens at N - M..,
+    # each block's keys found by binary search over the key chunks, then
+    # split into ranges: GQA packing with the split count chosen by the
+    # pass; 16 packed queries whose chunks straddle a boundary (3994-4009
+    # against 4000: keys 3000-4009), bottom-right causal and the lse; no
+    # packing with 8 static ranges over 808 keys (some empty); paged
+    # 16-key pages; JAX's floor_divide spelling (its sign correction folds
+    # for positions >= 0); a dynamic batch (split count at launch); a
+    # finite fill (the ranges would not count each other's hidden keys:
+    # the region per score over every key instead).
+    "dec_chunk_bf16_gqa4_m1_n20000_c8192": Case(
+        "bfloat16", dims={"b": 2, "h": 2, "g": 4, "m": 1, "n": 20000, "d": 128, "e": 128},
+        score_mod=chunk_mask(8192, batch=3, offset=19999), **_gqa),
+    "dec_chunk_f16_gqa4_m16_straddle_lse": Case(
+        "float16", dims={"b": 2, "h": 2, "g": 4, "m": 16, "n": 4010, "d": 128, "e": 128},
+        causal=True, query_offset=3994, lse=True,
+        score_mod=chunk_mask(1000, batch=3, offset=3994), **_gqa),
+    "dec_chunk_f16_m1_h8_s8": Case("float16", **bhsd(2, 8, 1, 9000, 128),
+                                   score_mod=chunk_mask(4096, offset=8999),
+                                   flags=["--splits=8"]),
+    "dec_chunk_bf16_paged_gqa4_m1_p16": Case(
+        "bfloat16", dims={"b": 3, "h": 2, "g": 4, "m": 1, "n": 4000, "d": 128, "e": 128},
+        pages=(16, 800), score_mod=chunk_mask(1024, batch=3, offset=3999), **_gqa),
+    "dec_chunk_jax_f16_m1_d64": Case("float16", **bhsd(2, 4, 1, 6000, 64),
+                                     score_mod=chunk_mask(2048, jax=True, offset=5999)),
+    "dyn_dec_chunk_f16_gqa8_m1": Case(
+        "float16", dims={"b": -1, "h": 4, "g": 8, "m": 1, "n": 10000, "d": 128, "e": 128},
+        score_mod=chunk_mask(3000, batch=3, offset=9999), **_gqa),
+    "dec_chunk_jaxfill_bf16_m1": Case("bfloat16", **bhsd(2, 4, 1, 5000, 128),
+                                      score_mod=chunk_mask(1024, "-2.38197633E+38",
+                                                           offset=4999)),
 })
 
 
