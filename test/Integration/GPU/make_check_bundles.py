@@ -1995,7 +1995,7 @@ CASES.update({
     # split into ranges: GQA packing with the split count chosen by the
     # pass; 16 packed queries whose chunks straddle a boundary (3994-4009
     # against 4000: keys 3000-4009), bottom-right causal and the lse; no
-    # packing with 8 static ranges over 808 keys (some empty); paged
+    # packing with 8 ranges forced over the 808 keys left (7 of 128); paged
     # 16-key pages; JAX's floor_divide spelling (its sign correction folds
     # for positions >= 0); a dynamic batch (split count at launch); a
     # finite fill (the ranges would not count each other's hidden keys:
@@ -2021,6 +2021,19 @@ CASES.update({
     "dec_chunk_jaxfill_bf16_m1": Case("bfloat16", **bhsd(2, 4, 1, 5000, 128),
                                       score_mod=chunk_mask(1024, "-2.38197633E+38",
                                                            offset=4999)),
+    # One query position per block (M = 1) runs exactly its chunk's keys,
+    # from the first (not its tile), with no region per score: a query past
+    # the cache whose chunk holds no key (0 out, lse -inf); causal at
+    # position 3000 of chunks of 1000 (one key: 3000); a sink with the lse,
+    # split four ways over 1905 keys.
+    "dec_chunk_f16_m1_empty_lse": Case("float16", **bhsd(2, 4, 1, 3000, 128), lse=True,
+                                       score_mod=chunk_mask(1024, offset=5000)),
+    "dec_chunk_bf16_m1_causal_one_key": Case("bfloat16", **bhsd(2, 4, 1, 5000, 128),
+                                             causal=True, query_offset=3000,
+                                             score_mod=chunk_mask(1000, offset=3000)),
+    "dec_chunk_f16_m1_sink_lse_s4": Case("float16", **bhsd(2, 4, 1, 6001, 128), sink=["h"],
+                                         lse=True, flags=["--splits=4"],
+                                         score_mod=chunk_mask(2048, offset=6000)),
 })
 
 
