@@ -22,6 +22,15 @@ the same shape, whose time scaled by the fraction of the products the
 chunks need is what a perfect block-sparse kernel would take ("ideal").
 TFLOP/s count the products the chunks need; rel_err is against
 FlexAttention in fp32.
+
+Varlen rows (`varlen_attention(..., chunk_size=C)`: packed sequences, each
+run as plain varlen attention over its pieces within one chunk): bf16,
+H = 16, D = 128, causal, sequences of VARLEN_LENS tokens packed into one
+axis; timed per call (the host's piece tables included; the cu_seqlens
+tables given on the host, and on the GPU, which costs a wait for the
+device) against FlexAttention with the packed-document-and-chunk mask as
+its block_mask, and against attn-opt's plain causal varlen call at the
+same tokens (what the chunks save).
 """
 from __future__ import annotations
 
@@ -70,6 +79,24 @@ def program(dt: str, n: int, c: int, causal: bool) -> str:
 """
 
 
+VARLEN_LENS = [(16384, 16384, 8192), (8192, 20000, 4096, 1500, 30000), (4096,) * 16]
+VARLEN_C = 8192
+
+
+def varlen_configs():
+    """(name, lengths, seqs the call's tables need: pieces for chunks, the
+    sequences for the plain call)."""
+    from attn_opt.ops import chunk_virtual_tables
+    out = []
+    for lens in VARLEN_LENS:
+        cu = [0]
+        for x in lens:
+            cu.append(cu[-1] + x)
+        pieces = len(chunk_virtual_tables(cu, cu, VARLEN_C, True, False)[0]) - 1
+        out.append((f"varlen_{len(lens)}x{sum(lens) // len(lens)}", lens, pieces))
+    return out
+
+
 def name(dt: str, n: int, c: int, causal: bool) -> str:
     return f"{'chunk' + str(c) if c else 'plain'}_{dt}_n{n}_{'causal' if causal else 'full'}"
 
@@ -79,6 +106,14 @@ def prepare(out: Path, attn_bundle: str) -> None:
                   {(dt, n, 0, causal) for n, _, causal in ROWS for dt in DTYPES})
     compile_programs(out, attn_bundle, [(name(dt, n, c, causal), program(dt, n, c, causal))
                                         for dt, n, c, causal in jobs])
+    # Varlen: the cache the calls use, compiled here (attn-bundle).
+    import os
+    from attn_opt import ops
+    os.environ["ATTN_BUNDLE"] = attn_bundle
+    for _, lens, pieces in varlen_configs():
+        for seqs in (pieces, len(lens)):
+            print(ops.prepare_varlen(H, H, D, seqs, "bfloat16", causal=True,
+                                     cache_dir=out / "varlen_cache"), flush=True)
 
 
 def main() -> None:
@@ -147,6 +182,55 @@ def main() -> None:
             lines.append(",".join(row))
             print(lines[-1], flush=True)
     write_table(a.out, "bench_chunked.csv", lines)
+    # Varlen rows.
+    from attn_opt import ops
+    cache = root / "varlen_cache"
+    vcols = ["lengths", "C", "ours_us", "ours_gpu_tables_us", "flex_us", "plain_varlen_us",
+             "flex/ours", "plain/ours", "rel_err"]
+    vlines = [",".join(vcols)]
+    print(vlines[0], flush=True)
+    for nm, lens, _ in varlen_configs():
+        t = sum(lens)
+        g = torch.Generator(device="cuda").manual_seed(t)
+        q, k, v = (torch.randn(t, H, D, device="cuda", dtype=torch.bfloat16, generator=g)
+                   for _ in range(3))
+        cu_l = [0]
+        for x in lens:
+            cu_l.append(cu_l[-1] + x)
+        cu = torch.tensor(cu_l, dtype=torch.int32, device="cuda")
+        # The chunked call takes the tables on the host (no wait for the
+        # device); on the GPU they would cost one (column ours_gpu_tables_us).
+        cu_h = torch.tensor(cu_l, dtype=torch.int32)
+        out = ops.varlen_attention(q, k, v, cu_h, cu_h, causal=True, chunk_size=VARLEN_C,
+                                   cache_dir=cache)
+        t_ours = timed(lambda: ops.varlen_attention(q, k, v, cu_h, cu_h, causal=True,
+                                                    chunk_size=VARLEN_C, cache_dir=cache))
+        t_sync = timed(lambda: ops.varlen_attention(q, k, v, cu, cu, causal=True,
+                                                    chunk_size=VARLEN_C, cache_dir=cache))
+        t_plain = timed(lambda: ops.varlen_attention(q, k, v, cu, cu, causal=True,
+                                                     cache_dir=cache))
+        doc = torch.repeat_interleave(torch.arange(len(lens), device="cuda"),
+                                      torch.tensor(lens, device="cuda"))
+        pos = torch.arange(t, device="cuda") - cu[:-1].long()[doc]
+
+        def vmask(bb, h, qi, ki):
+            return (doc[qi] == doc[ki]) & (pos[qi] // VARLEN_C == pos[ki] // VARLEN_C) & \
+                (qi >= ki)
+        bm = create_block_mask(vmask, 1, None, t, t)
+        qh, kh, vh = (x.transpose(0, 1)[None] for x in (q, k, v))
+        t_fx = timed(lambda: flex(qh, kh, vh, block_mask=bm))
+        ref = flex(qh.float(), kh.float(), vh.float(), block_mask=bm)[0].transpose(0, 1)
+        err = float((out.float() - ref).norm() / ref.norm())
+        assert not out.isnan().any()
+        row = ["/".join(map(str, lens)), str(VARLEN_C), f"{t_ours:.1f}", f"{t_sync:.1f}",
+               f"{t_fx:.1f}",
+               f"{t_plain:.1f}", f"{t_fx / t_ours:.3f}", f"{t_plain / t_ours:.3f}",
+               f"{err:.2e}"]
+        vlines.append(",".join(row))
+        print(vlines[-1], flush=True)
+        del q, k, v, ref
+        torch.cuda.empty_cache()
+    write_table(a.out, "bench_chunked_varlen.csv", vlines)
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ import math
 import numbers
 import os
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .bundle import BundleError, Kernel, compile, dtype_name, load
 
@@ -113,6 +113,13 @@ def with_softcap(text: str, softcap: Optional[float]) -> str:
     return _with_region(text, softcap, None)
 
 
+def _check_chunk(chunk: Any) -> None:
+    if isinstance(chunk, bool) or not isinstance(chunk, numbers.Integral) or \
+            not 0 <= chunk < 2 ** 62:
+        raise BundleError("attn_opt.ops: chunk_size must be an int in [0, 2^62) "
+                          f"(0 for none), got {chunk!r}")
+
+
 def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
                  chunk: int = 0, chunk_offset: int = 0) -> str:
     """`text` with a score_mod region: soft-capping (see with_softcap), then
@@ -131,10 +138,7 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
     places query m at key position m + chunk_offset for the chunks (decode:
     the new tokens after the cache, as `query_offset`)."""
     cap = float(softcap or 0.0)
-    if isinstance(chunk, bool) or not isinstance(chunk, numbers.Integral) or \
-            not 0 <= chunk < 2 ** 62:
-        raise BundleError("attn_opt.ops: chunk_size must be an int in [0, 2^62) "
-                          f"(0 for none), got {chunk!r}")
+    _check_chunk(chunk)
     if softcap and not (cap > 0 and math.isfinite(cap)):
         raise BundleError("attn_opt.ops: softcap must be a positive finite "
                           f"number (or 0 for none), got {softcap!r}")
@@ -601,17 +605,25 @@ def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: An
                      scale: Optional[float] = None, return_lse: bool = False,
                      chip: str = "sm_90a",
                      cache_dir: Optional[Union[str, Path]] = None,
-                     softcap: float = 0.0, alibi_slopes: Any = None) -> Any:
+                     softcap: float = 0.0, alibi_slopes: Any = None,
+                     chunk_size: int = 0) -> Any:
     """Attention over packed sequences (see the module docstring).
     `alibi_slopes`: float32 [Hq], FlashAttention's ALiBi; without causal
-    each sequence must have as many queries as keys (equal tables)."""
+    each sequence must have as many queries as keys (equal tables).
+    `chunk_size` C > 0: chunked attention (Llama 4's local layers), each
+    sequence's query at position p (i, or lk - lq + i with `bottom_right`)
+    seeing only its sequence's keys n with n // C == p // C (and n <= p
+    with causal); run as varlen attention over each sequence's pieces
+    within one chunk (chunk_virtual_tables, on the host: tables given on
+    the GPU cost one wait for the device), so the kernel reads no key
+    outside a query's chunk."""
     tq, hq, d = q.shape
     tk, hkv, _ = k.shape
     seqs = int(cu_seqlens_q.shape[0]) - 1
     if tuple(cu_seqlens_k.shape) != (seqs + 1,) or seqs < 1:
         raise BundleError("attn_opt.ops: cu_seqlens_q and cu_seqlens_k must have "
                           "the same length (S + 1, S >= 1)")
-    bucket = seq_bucket(seqs)
+    _check_chunk(chunk_size)
     args: Dict[str, Any] = {}
     if alibi_slopes is not None:
         args["mod0"] = _slopes_arg(alibi_slopes, hq, hkv)
@@ -623,6 +635,20 @@ def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: An
                               "and no causal mask takes equal cu_seqlens_q and "
                               "cu_seqlens_k (FlashAttention aligns each "
                               "sequence's queries to the end of its keys)")
+    if chunk_size:
+        cq, ck = cu_seqlens_q.tolist(), cu_seqlens_k.tolist()
+        if len(cq) != seqs + 1 or cq[-1] != tq or ck[-1] != tk:
+            raise BundleError("attn_opt.ops: varlen_attention with chunk_size needs "
+                              "cu_seqlens tables that end at the token counts")
+        vq, vk = chunk_virtual_tables(cq, ck, chunk_size, causal, bottom_right)
+        # From pinned memory without a wait: tables given on the host (as
+        # serving schedulers keep them) cost the device nothing.
+        torch = __import__("torch")
+        cu_seqlens_q, cu_seqlens_k = (
+            torch.tensor(x, dtype=torch.int32).pin_memory().to(q.device, non_blocking=True)
+            for x in (vq, vk))
+        seqs = len(vq) - 1
+    bucket = seq_bucket(seqs)
     text = _varlen_text(hq, hkv, d, bucket, dtype_name(q), causal, bottom_right, scale,
                         return_lse, softcap, alibi_slopes is not None)
     kern = _kernel(text, chip, cache_dir)
@@ -637,6 +663,47 @@ def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: An
         out, lse = res
         return out.view(tq, hq, d), lse.view(tq, hq)
     return res.view(tq, hq, d)
+
+
+def chunk_virtual_tables(cu_q: Sequence[int], cu_k: Sequence[int], chunk: int,
+                         causal: bool, bottom_right: bool) -> Tuple[List[int], List[int]]:
+    """Chunked attention over packed sequences as plain varlen attention
+    over virtual sequences (vLLM's local-attention virtual batches): each
+    sequence's queries split where their positions (i, or lk - lq + i with
+    `bottom_right`) cross a multiple of `chunk`, each piece with the keys of
+    its chunk, up to the sequence's last key. A piece keeps the varlen rule
+    of the call: top-left pieces start at their chunk's first key (causal
+    offset 0), bottom-right ones end at it (offset lk' - lq' = their first
+    position - the chunk's start). Keys no piece reads (earlier chunks of a
+    cache, keys past the last query's chunk) become sequences without
+    queries, so that the key table stays contiguous. Returns the virtual
+    (cu_q, cu_k)."""
+    cq, ck = [int(x) for x in cu_q], [int(x) for x in cu_k]
+    if len(cq) != len(ck) or len(cq) < 2 or cq[0] != 0 or ck[0] != 0 or any(
+            x > y for c in (cq, ck) for x, y in zip(c, c[1:])):
+        raise BundleError("attn_opt.ops: chunk_size takes cu_seqlens tables that "
+                          "start at 0 and never decrease, of one length")
+    vq, vk = [0], [0]
+
+    def emit(q_end: int, k_end: int) -> None:
+        vq.append(q_end)
+        vk.append(max(k_end, vk[-1]))
+    for s in range(len(cq) - 1):
+        q0, q1, k0, k1 = cq[s], cq[s + 1], ck[s], ck[s + 1]
+        lq, lk = q1 - q0, k1 - k0
+        off = lk - lq if bottom_right else 0
+        if lq:
+            # Positions off .. off + lq - 1 (floor: a negative position's
+            # chunk holds no key).
+            for j in range(off // chunk, (off + lq - 1) // chunk + 1):
+                start = k0 + min(max(j * chunk, 0), lk)
+                if vk[-1] < start:  # keys before the chunk: read by nobody
+                    emit(vq[-1], start)
+                emit(q0 + min(lq, (j + 1) * chunk - off),
+                     k0 + max(min(lk, (j + 1) * chunk), 0))
+        if vk[-1] < k1 or vq[-1] < q1:  # keys after the last query's chunk
+            emit(q1, k1)
+    return vq, vk
 
 
 def _check_dense_layout(call: str, q: Any, k: Any, v: Any) -> None:

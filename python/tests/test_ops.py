@@ -4,6 +4,7 @@ an fp32 reference on a GPU (run there with ATTN_OPT_CACHE holding bundles
 that prepare_* compiled ahead, since the GPU machine has no attn-bundle:
 `python3 -m pytest python/tests/test_ops.py` after
 `python3 python/tests/test_ops.py --prepare DIR`)."""
+import itertools
 import math
 import os
 import sys
@@ -126,11 +127,34 @@ CH_DEC_PAGED = dict(b=2, m=4, hq=8, hkv=2, n=2064, d=64, page_size=16, pages=400
                     causal=True, chunk_size=1031)
 
 
+# Chunked varlen: fresh sequences (top-left causal, GQA, an empty one), and
+# bottom-right causal after caches (one cache spanning three chunks before
+# its queries, bf16, the lse); each runs as varlen over its pieces.
+CH_VARLEN = dict(hq=8, hkv=2, d=128, causal=True, chunk_size=256)
+CH_VARLEN_LENS = ([700, 0, 1000, 300], [700, 0, 1000, 300])
+CH_VARLEN_BR = dict(hq=4, hkv=4, d=64, dtype="bfloat16", causal=True, bottom_right=True,
+                    return_lse=True, chunk_size=300)
+CH_VARLEN_BR_LENS = ([100, 50, 333], [1000, 50, 900])
+
+
+def _ch_varlen_seqs(cfg, lens):
+    cq, ck = ([0] + list(itertools.accumulate(x)) for x in lens)
+    vq, _ = ops.chunk_virtual_tables(cq, ck, cfg["chunk_size"], cfg["causal"],
+                                     cfg.get("bottom_right", False))
+    return len(vq) - 1
+
+
 def prepare_chunked(cache):
+    vl = [{k: v for k, v in cfg.items() if k != "chunk_size"} for cfg in (CH_VARLEN,
+                                                                         CH_VARLEN_BR)]
     return [ops.prepare_dense(**CH_DENSE, cache_dir=cache),
             ops.prepare_dense(**CH_DENSE_NC, cache_dir=cache),
             ops.prepare_decode(**CH_DEC, cache_dir=cache),
-            ops.prepare_decode(**CH_DEC_PAGED, cache_dir=cache)]
+            ops.prepare_decode(**CH_DEC_PAGED, cache_dir=cache),
+            ops.prepare_varlen(**vl[0], seqs=_ch_varlen_seqs(CH_VARLEN, CH_VARLEN_LENS),
+                               cache_dir=cache),
+            ops.prepare_varlen(**vl[1], seqs=_ch_varlen_seqs(CH_VARLEN_BR, CH_VARLEN_BR_LENS),
+                               cache_dir=cache)]
 
 
 @needs_attn_bundle
@@ -741,6 +765,43 @@ def test_chunked_decode_on_gpu():
             ref, _ = _ref(q[i].transpose(0, 1), k[i].transpose(0, 1), v[i].transpose(0, 1),
                           keep)
             _close(out[i].transpose(0, 1), ref)
+
+
+@needs_gpu
+def test_chunked_varlen_on_gpu():
+    """chunk_size on varlen calls (fresh sequences top-left causal with GQA
+    and an empty one, tables on the GPU; bottom-right causal after caches
+    with the lse, tables on the host) against an fp32 reference of the
+    chunk rule per sequence."""
+    import torch
+    dev = "cuda"
+    for cfg, lens in ((CH_VARLEN, CH_VARLEN_LENS), (CH_VARLEN_BR, CH_VARLEN_BR_LENS)):
+        gen = torch.Generator(device=dev).manual_seed(15)
+        dt = getattr(torch, cfg.get("dtype", "float16"))
+        hq, hkv, d, c = cfg["hq"], cfg["hkv"], cfg["d"], cfg["chunk_size"]
+        br = cfg.get("bottom_right", False)
+        cq, ck = ([0] + list(itertools.accumulate(x)) for x in lens)
+        q = torch.randn(cq[-1], hq, d, generator=gen, device=dev, dtype=dt) * 2
+        k, v = (torch.randn(ck[-1], hkv, d, generator=gen, device=dev, dtype=dt)
+                for _ in range(2))
+        # Tables on the GPU, and on the host (no wait for the device).
+        cuq, cuk = (torch.tensor(x, dtype=torch.int32, device=None if br else dev)
+                    for x in (cq, ck))
+        res = ops.varlen_attention(q, k, v, cuq, cuk, causal=True, bottom_right=br,
+                                   return_lse=cfg.get("return_lse", False), chunk_size=c)
+        out, lse = res if cfg.get("return_lse") else (res, None)
+        keep = torch.zeros(cq[-1], ck[-1], dtype=torch.bool, device=dev)
+        for s in range(len(lens[0])):
+            lq, lk = lens[0][s], lens[1][s]
+            p = torch.arange(lq, device=dev)[:, None] + (lk - lq if br else 0)
+            n = torch.arange(lk, device=dev)[None, :]
+            keep[cq[s]:cq[s + 1], ck[s]:ck[s + 1]] = (n // c == p // c) & (n <= p)
+        ref, rlse = _ref(q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1), keep)
+        _close(out.transpose(0, 1), ref)
+        if lse is not None:
+            live = rlse.isfinite()
+            assert torch.equal(lse.transpose(0, 1).isfinite(), live)
+            assert torch.allclose(lse.transpose(0, 1)[live], rlse[live], atol=1e-2)
 
 
 @needs_gpu

@@ -183,3 +183,52 @@ def test_persistent_varlen(tmp_path, tokens):
     obj["grid"] = [slots - 2, 1, 1]
     with pytest.raises(BundleError, match=r"grid \[%d, 1, 1\] does not match" % (slots - 2)):
         bundle.parse_manifest(obj)
+
+
+def _chunk_keep(cq, ck, c, causal, bottom_right):
+    """The chunk rule per sequence, written out: query i of sequence s at
+    position p = i (+ lk - lq bottom-right) sees key n of s where n // c ==
+    p // c (and n <= p with causal)."""
+    keep = np.zeros((cq[-1], ck[-1]), bool)
+    for s in range(len(cq) - 1):
+        lq, lk = cq[s + 1] - cq[s], ck[s + 1] - ck[s]
+        off = lk - lq if bottom_right else 0
+        p = off + np.arange(lq)[:, None]
+        n = np.arange(lk)[None, :]
+        ok = (n // c) == (p // c)
+        if causal:
+            ok &= n <= p
+        keep[cq[s]:cq[s + 1], ck[s]:ck[s + 1]] = ok
+    return keep
+
+
+def test_chunk_virtual_tables_are_the_chunk_mask():
+    """varlen_attention(chunk_size=C) runs plain varlen attention over the
+    pieces of each sequence within one chunk: on random batches (empty
+    sequences, more queries than keys, caches before the queries, chunks
+    of 1 to 9) the pieces' varlen mask is exactly the chunk rule, the
+    tables cover every token, and each ends where the call's does."""
+    from attn_opt.ops import chunk_virtual_tables
+    rng = np.random.default_rng(52)
+    for _ in range(600):
+        s, c = int(rng.integers(1, 6)), int(rng.integers(1, 10))
+        causal, br = bool(rng.random() < 0.6), bool(rng.random() < 0.5)
+        lq = rng.integers(0, 20, s)
+        lk = np.maximum(lq, rng.integers(0, 25, s)) if br and causal else rng.integers(0, 25, s)
+        cq, ck = ([0] + np.cumsum(x).tolist() for x in (lq, lk))
+        vq, vk = chunk_virtual_tables(cq, ck, c, causal, br)
+        assert vq[0] == vk[0] == 0 and vq[-1] == cq[-1] and vk[-1] == ck[-1]
+        assert all(np.diff(vq) >= 0) and all(np.diff(vk) >= 0)
+        got = reference.varlen_keep(vq, vk, cq[-1], ck[-1], causal, br)
+        assert np.array_equal(got, _chunk_keep(cq, ck, c, causal, br)), (cq, ck, c)
+    # Llama 4's shape: two sequences of 20000 tokens over 8192-token chunks
+    # are 6 pieces; a cache of 9000 keys before 100 queries is one piece
+    # after a query-less one (the cache's first chunk).
+    assert chunk_virtual_tables([0, 20000, 40000], [0, 20000, 40000], 8192, True,
+                                False) == ([0, 8192, 16384, 20000, 28192, 36384, 40000],
+                                           [0, 8192, 16384, 20000, 28192, 36384, 40000])
+    assert chunk_virtual_tables([0, 100], [0, 9000], 8192, True, True) == \
+        ([0, 0, 100], [0, 8192, 9000])
+    for bad in (([0, 5, 3], [0, 5, 6]), ([1, 5], [0, 5]), ([0, 5], [0, 5, 9])):
+        with pytest.raises(BundleError, match="never decrease"):
+            chunk_virtual_tables(*bad, 4, True, False)
