@@ -459,6 +459,18 @@ def _close(out, ref):
     assert float((out.float() - ref).norm() / ref.norm()) < 1e-2
 
 
+def _check_varlen(out, lse, q, k, v, keep):
+    """A varlen call's out [Tq, Hq, D] (and lse [Tq, Hq] or None) against
+    the fp32 reference over the bool mask keep [Tq, Tk]."""
+    import torch
+    ref, rlse = _ref(q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1), keep)
+    _close(out.transpose(0, 1), ref)
+    if lse is not None:
+        live = rlse.isfinite()
+        assert torch.equal(lse.transpose(0, 1).isfinite(), live)
+        assert torch.allclose(lse.transpose(0, 1)[live], rlse[live], atol=1e-2)
+
+
 @needs_gpu
 def test_varlen_on_gpu():
     import torch
@@ -481,12 +493,7 @@ def test_varlen_on_gpu():
         keep = torch.as_tensor(varlen_keep(cuq.tolist(), cuk.tolist(), cfg["tq"], cfg["tk"],
                                            cfg["causal"], cfg.get("bottom_right", False)),
                                device="cuda")
-        ref, rlse = _ref(q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1), keep)
-        _close(out.transpose(0, 1), ref)
-        if lse is not None:
-            live = rlse.isfinite()
-            assert torch.equal(lse.transpose(0, 1).isfinite(), live)
-            assert torch.allclose(lse.transpose(0, 1)[live], rlse[live], atol=1e-2)
+        _check_varlen(out, lse, q, k, v, keep)
 
 
 @needs_gpu
@@ -619,20 +626,8 @@ def test_decode_on_gpu():
         g = torch.Generator(device="cuda").manual_seed(2 + b)
         m, hq, hkv, n, d = (cfg[x] for x in ("m", "hq", "hkv", "n", "d"))
         q = torch.randn(b, m, hq, d, generator=g, device="cuda", dtype=dt)
-        table = lens = None
-        if cfg.get("page_size"):
-            P, pages = cfg["page_size"], cfg["pages"]
-            kc, vc = (torch.randn(pages, P, hkv, d, generator=g, device="cuda", dtype=dt)
-                      for _ in range(2))
-            # Distinct pages within a sequence; sequences may share pages.
-            table = torch.stack([torch.randperm(pages, generator=g, device="cuda")[:n // P]
-                                 for _ in range(b)]).to(torch.int32)
-            k, v = (x[table.long()].reshape(b, n, hkv, d) for x in (kc, vc))
-            args = (kc, vc)
-        else:
-            k, v = (torch.randn(b, n, hkv, d, generator=g, device="cuda", dtype=dt)
-                    for _ in range(2))
-            args = (k, v)
+        lens = None
+        args, table, k, v = _decode_kv(cfg, b, g, dt)
         if cfg.get("kv_lens"):
             lens = torch.tensor(([0, n, 333] * b)[:b], dtype=torch.int32, device="cuda")
         res = ops.decode_attention(q, *args, block_table=table, kv_lens=lens,
@@ -715,17 +710,41 @@ def test_chunked_on_gpu():
         k, v = (torch.randn(b, n, hkv, d, generator=gen, device=dev, dtype=dt)
                 for _ in range(2))
         out = ops.dense_attention(q, k, v, causal=cfg.get("causal", False), chunk_size=c)
-        qi = torch.arange(m, device=dev)[:, None]
-        ki = torch.arange(n, device=dev)[None, :]
-        keep = (qi // c) == (ki // c)
-        if cfg.get("causal"):
-            keep &= ki <= qi
+        keep = _chunk_keep(m, n, c, cfg.get("causal"), 0, dev)
         for i in range(b):
             ref, _ = _ref(q[i].transpose(0, 1), k[i].transpose(0, 1), v[i].transpose(0, 1),
                           keep)
             rows = keep.any(1)
             _close(out[i].transpose(0, 1)[:, rows], ref[:, rows])
             assert not out[i][~rows].any()  # rows whose chunk has no key
+
+
+def _chunk_keep(m, n, c, causal, offset, dev):
+    """The chunk rule as a bool [m, n]: query i at position i + offset sees
+    key j where j // c equals its position // c (and j <= it with causal)."""
+    import torch
+    qi = torch.arange(m, device=dev)[:, None] + offset
+    ki = torch.arange(n, device=dev)[None, :]
+    keep = (qi // c) == (ki // c)
+    return keep & (ki <= qi) if causal else keep
+
+
+def _decode_kv(cfg, b, gen, dt, dev="cuda"):
+    """K/V for a decode call: contiguous [b, n, hkv, d], or paged caches
+    with a random table (pages distinct within a sequence, shared across
+    them). Returns (call args, table or None, k, v as [b, n, hkv, d])."""
+    import torch
+    n, hkv, d = cfg["n"], cfg["hkv"], cfg["d"]
+    if cfg.get("page_size"):
+        P, pages = cfg["page_size"], cfg["pages"]
+        kc, vc = (torch.randn(pages, P, hkv, d, generator=gen, device=dev, dtype=dt)
+                  for _ in range(2))
+        table = torch.stack([torch.randperm(pages, generator=gen, device=dev)[:n // P]
+                             for _ in range(b)]).to(torch.int32)
+        k, v = (x[table.long()].reshape(b, n, hkv, d) for x in (kc, vc))
+        return (kc, vc), table, k, v
+    k, v = (torch.randn(b, n, hkv, d, generator=gen, device=dev, dtype=dt) for _ in range(2))
+    return (k, v), None, k, v
 
 
 @needs_gpu
@@ -741,26 +760,10 @@ def test_chunked_decode_on_gpu():
         dt = getattr(torch, cfg.get("dtype", "float16"))
         m, hq, hkv, n, d, c = (cfg[x] for x in ("m", "hq", "hkv", "n", "d", "chunk_size"))
         q = torch.randn(b, m, hq, d, generator=gen, device=dev, dtype=dt) * 2
-        table = None
-        if cfg.get("page_size"):
-            P, pages = cfg["page_size"], cfg["pages"]
-            kc, vc = (torch.randn(pages, P, hkv, d, generator=gen, device=dev, dtype=dt)
-                      for _ in range(2))
-            table = torch.stack([torch.randperm(pages, generator=gen, device=dev)[:n // P]
-                                 for _ in range(b)]).to(torch.int32)
-            k, v = (x[table.long()].reshape(b, n, hkv, d) for x in (kc, vc))
-            args = (kc, vc)
-        else:
-            k, v = (torch.randn(b, n, hkv, d, generator=gen, device=dev, dtype=dt)
-                    for _ in range(2))
-            args = (k, v)
+        args, table, k, v = _decode_kv(cfg, b, gen, dt)
         out = ops.decode_attention(q, *args, block_table=table,
                                    causal=cfg.get("causal", False), chunk_size=c)
-        qi = torch.arange(m, device=dev)[:, None] + (n - m)
-        ki = torch.arange(n, device=dev)[None, :]
-        keep = (qi // c) == (ki // c)
-        if cfg.get("causal"):
-            keep &= ki <= qi
+        keep = _chunk_keep(m, n, c, cfg.get("causal"), n - m, dev)
         for i in range(b):
             ref, _ = _ref(q[i].transpose(0, 1), k[i].transpose(0, 1), v[i].transpose(0, 1),
                           keep)
@@ -793,15 +796,9 @@ def test_chunked_varlen_on_gpu():
         keep = torch.zeros(cq[-1], ck[-1], dtype=torch.bool, device=dev)
         for s in range(len(lens[0])):
             lq, lk = lens[0][s], lens[1][s]
-            p = torch.arange(lq, device=dev)[:, None] + (lk - lq if br else 0)
-            n = torch.arange(lk, device=dev)[None, :]
-            keep[cq[s]:cq[s + 1], ck[s]:ck[s + 1]] = (n // c == p // c) & (n <= p)
-        ref, rlse = _ref(q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1), keep)
-        _close(out.transpose(0, 1), ref)
-        if lse is not None:
-            live = rlse.isfinite()
-            assert torch.equal(lse.transpose(0, 1).isfinite(), live)
-            assert torch.allclose(lse.transpose(0, 1)[live], rlse[live], atol=1e-2)
+            keep[cq[s]:cq[s + 1], ck[s]:ck[s + 1]] = _chunk_keep(lq, lk, c, True,
+                                                                 lk - lq if br else 0, dev)
+        _check_varlen(out, lse, q, k, v, keep)
 
 
 @needs_gpu
