@@ -92,7 +92,7 @@ def varlen_configs():
         cu = [0]
         for x in lens:
             cu.append(cu[-1] + x)
-        pieces = len(chunk_virtual_tables(cu, cu, VARLEN_C, True, False)[0]) - 1
+        pieces = len(chunk_virtual_tables(cu, cu, VARLEN_C, False)[0]) - 1
         out.append((f"varlen_{len(lens)}x{sum(lens) // len(lens)}", lens, pieces))
     return out
 

@@ -532,7 +532,8 @@ def prepare_varlen(hq: int, hkv: int, d: int, seqs: int,
                    softcap: float = 0.0, alibi: bool = False) -> Path:
     """Compiles (or finds) the bundle varlen_attention uses for batches of
     up to seq_bucket(seqs) sequences, at every token count (`alibi`: it
-    takes `alibi_slopes`)."""
+    takes `alibi_slopes`; for a call with `chunk_size`, `seqs` counts its
+    pieces: len(chunk_virtual_tables(...)[0]) - 1)."""
     return _bundle(_varlen_text(hq, hkv, d, seq_bucket(seqs), dtype, causal, bottom_right,
                                 scale, return_lse, softcap, alibi),
                    chip, cache_dir)
@@ -640,7 +641,7 @@ def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: An
         if len(cq) != seqs + 1 or cq[-1] != tq or ck[-1] != tk:
             raise BundleError("attn_opt.ops: varlen_attention with chunk_size needs "
                               "cu_seqlens tables that end at the token counts")
-        vq, vk = chunk_virtual_tables(cq, ck, chunk_size, causal, bottom_right)
+        vq, vk = chunk_virtual_tables(cq, ck, chunk_size, bottom_right)
         # From pinned memory without a wait: tables given on the host (as
         # serving schedulers keep them) cost the device nothing.
         torch = __import__("torch")
@@ -666,15 +667,15 @@ def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: An
 
 
 def chunk_virtual_tables(cu_q: Sequence[int], cu_k: Sequence[int], chunk: int,
-                         causal: bool, bottom_right: bool) -> Tuple[List[int], List[int]]:
+                         bottom_right: bool) -> Tuple[List[int], List[int]]:
     """Chunked attention over packed sequences as plain varlen attention
     over virtual sequences (vLLM's local-attention virtual batches): each
     sequence's queries split where their positions (i, or lk - lq + i with
     `bottom_right`) cross a multiple of `chunk`, each piece with the keys of
     its chunk, up to the sequence's last key. A piece keeps the varlen rule
-    of the call: top-left pieces start at their chunk's first key (causal
-    offset 0), bottom-right ones end at it (offset lk' - lq' = their first
-    position - the chunk's start). Keys no piece reads (earlier chunks of a
+    of the call, causal or not: top-left pieces start at their chunk's
+    first key (causal offset 0), bottom-right ones end at its last (offset
+    lk' - lq' = their first position - the chunk's start). Keys no piece reads (earlier chunks of a
     cache, keys past the last query's chunk) become sequences without
     queries, so that the key table stays contiguous. Returns the virtual
     (cu_q, cu_k)."""

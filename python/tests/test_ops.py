@@ -139,7 +139,7 @@ CH_VARLEN_BR_LENS = ([100, 50, 333], [1000, 50, 900])
 
 def _ch_varlen_seqs(cfg, lens):
     cq, ck = ([0] + list(itertools.accumulate(x)) for x in lens)
-    vq, _ = ops.chunk_virtual_tables(cq, ck, cfg["chunk_size"], cfg["causal"],
+    vq, _ = ops.chunk_virtual_tables(cq, ck, cfg["chunk_size"],
                                      cfg.get("bottom_right", False))
     return len(vq) - 1
 

@@ -216,7 +216,7 @@ def test_chunk_virtual_tables_are_the_chunk_mask():
         lq = rng.integers(0, 20, s)
         lk = np.maximum(lq, rng.integers(0, 25, s)) if br and causal else rng.integers(0, 25, s)
         cq, ck = ([0] + np.cumsum(x).tolist() for x in (lq, lk))
-        vq, vk = chunk_virtual_tables(cq, ck, c, causal, br)
+        vq, vk = chunk_virtual_tables(cq, ck, c, br)
         assert vq[0] == vk[0] == 0 and vq[-1] == cq[-1] and vk[-1] == ck[-1]
         assert all(np.diff(vq) >= 0) and all(np.diff(vk) >= 0)
         got = reference.varlen_keep(vq, vk, cq[-1], ck[-1], causal, br)
@@ -224,11 +224,11 @@ def test_chunk_virtual_tables_are_the_chunk_mask():
     # Llama 4's shape: two sequences of 20000 tokens over 8192-token chunks
     # are 6 pieces; a cache of 9000 keys before 100 queries is one piece
     # after a query-less one (the cache's first chunk).
-    assert chunk_virtual_tables([0, 20000, 40000], [0, 20000, 40000], 8192, True,
+    assert chunk_virtual_tables([0, 20000, 40000], [0, 20000, 40000], 8192,
                                 False) == ([0, 8192, 16384, 20000, 28192, 36384, 40000],
                                            [0, 8192, 16384, 20000, 28192, 36384, 40000])
-    assert chunk_virtual_tables([0, 100], [0, 9000], 8192, True, True) == \
+    assert chunk_virtual_tables([0, 100], [0, 9000], 8192, True) == \
         ([0, 0, 100], [0, 8192, 9000])
     for bad in (([0, 5, 3], [0, 5, 6]), ([1, 5], [0, 5]), ([0, 5], [0, 5, 9])):
         with pytest.raises(BundleError, match="never decrease"):
-            chunk_virtual_tables(*bad, 4, True, False)
+            chunk_virtual_tables(*bad, 4, False)

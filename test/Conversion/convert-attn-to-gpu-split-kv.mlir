@@ -251,7 +251,7 @@ func.func @gqa_score_mod_reads_group(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2
 // from the region: 12 ranges, where N's 20000 keys would take 25.
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: GQA packing: 4 query heads x 1 rows per kv head, split-KV: 12 key ranges of 320 keys per query tile
-// CHECK-SAME: each block's keys limited to those its segment ids match (the key ids, computed from the positions, never decrease: found by binary search, before the split into key ranges)
+// CHECK-SAME: each block's keys limited to those its segment ids match (the key ids, computed from the positions, never decrease: found by binary search, before the split into key ranges; one query position: exactly those keys, no region per score)
 // CHECK: gpu.launch
 // CHECK: nvvm.redux.sync  min
 // CHECK: scf.while
@@ -264,7 +264,7 @@ func.func @gqa_score_mod_reads_group(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2
 // CHECK: arith.ceildivui
 
 // NOSPLIT-LABEL: attn.bundle = {
-// NOSPLIT-SAME: found by binary search)
+// NOSPLIT-SAME: found by binary search; one query position: exactly those keys, no region per score)
 
 // FORCED-LABEL: attn.bundle = {
 func.func @gqa_chunked(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2x20000x128xf16>, %v: tensor<4x2x20000x128xf16>, %o: tensor<4x2x4x1x128xf16>) -> tensor<4x2x4x1x128xf16> {
@@ -381,4 +381,41 @@ func.func @gqa_chunked_dynamic_batch(%q: tensor<?x2x4x1x128xf16>, %k: tensor<?x2
         attn.yield %y : f32
       } -> tensor<?x2x4x1x128xf16>
   return %r : tensor<?x2x4x1x128xf16>
+}
+
+// -----
+
+// Ids past 32 bits: the kernels compare ids saturated to i32, so where a
+// row's id could reach the bound (chunks offset by 2^31) a key's saturated
+// id could match it without being its own. The keys are still searched
+// (saturation keeps the order), but the region stays on every score.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: found by binary search, before the split into key ranges)
+
+// NOSPLIT-LABEL: attn.bundle = {
+// NOSPLIT-SAME: found by binary search)
+
+// FORCED-LABEL: attn.bundle = {
+func.func @gqa_chunked_ids_past_32_bits(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2x20000x128xf16>, %v: tensor<4x2x20000x128xf16>, %o: tensor<4x2x4x1x128xf16>) -> tensor<4x2x4x1x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<4x2x4x1x128xf16>, tensor<4x2x20000x128xf16>, tensor<4x2x20000x128xf16>) scale(%s)
+      outs(%o : tensor<4x2x4x1x128xf16>) indexing_maps = [
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>]
+      score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %b2: index, %m: index, %n: index):
+        %off = arith.constant 19999 : index
+        %p = arith.addi %m, %off : index
+        %c = arith.constant 128 : index
+        %big = arith.constant 2147483648 : index
+        %pc = arith.floordivsi %p, %c : index
+        %pb = arith.addi %pc, %big : index
+        %nc = arith.floordivsi %n, %c : index
+        %nb = arith.addi %nc, %big : index
+        %eq = arith.cmpi eq, %pb, %nb : index
+        %f = arith.constant 0xFF800000 : f32
+        %y = arith.select %eq, %x, %f : f32
+        attn.yield %y : f32
+      } -> tensor<4x2x4x1x128xf16>
+  return %r : tensor<4x2x4x1x128xf16>
 }

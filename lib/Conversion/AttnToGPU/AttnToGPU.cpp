@@ -2104,6 +2104,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           if (cfg.runtimeSplits)
             d << ", split-KV: the key ranges per query tile chosen at launch "
                  "(grid z, launch_rules.splits), merged by the last block";
+          else if (cfg.segRanges && !segKeySpan)
+            d << ", split-KV: " << cfg.splits
+              << " key ranges per query tile over the keys its segment ids "
+                 "leave, merged by the last block";
           else
             d << ", split-KV: " << cfg.splits << " key ranges of " << cfg.chunk
               << " keys per query tile, merged by the last block";
@@ -2137,7 +2141,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     choice += "; each block's keys limited to those its segment ids match "
               "(the key ids, computed from the positions, never decrease: "
               "found by binary search";
-    choice += cfg.splitKV() ? ", before the split into key ranges)" : ")";
+    choice += cfg.splitKV() ? ", before the split into key ranges" : "";
+    choice += exactSegmentKeys(seg, M, pageSize != 0)
+                  ? "; one query position: exactly those keys, no region per "
+                    "score)"
+                  : ")";
   } else if (seg && useMma && cfg.segRanges) {
     choice += seg.keyFromPositions
                   ? "; each block's keys limited to those its segment ids "
@@ -2154,14 +2162,15 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         : useMma && op.getMask() ? "per-sequence lengths bound the keys"
         : useMma && !seg.keysSkippable(op, kb.maskValue)
             ? "the region's fill is not the mask value"
+        : useMma && packDim >= 0 && seg.keyMonotone &&
+                ((seg.rowBatchDims | seg.keyBatchDims) >> packDim & 1)
+            ? "the ids read the group index of the packed query heads"
         : useMma && cfg.splitKV() && seg.keyMonotone
             ? "split-KV with a finite fill: a key range would not count the "
               "keys the others leave out"
         : useMma && cfg.splitKV()
             ? "split-KV spreads the keys over blocks, and the key ids are "
               "not sorted by position"
-        : useMma && packDim >= 0 && seg.keyMonotone
-            ? "the ids read the group index of the packed query heads"
         : useMma && packDim >= 0 ? "grouped query heads are packed as rows"
         : useMma && kPages       ? "K/V are paged"
         : useWgmma && !wcfg.warpSpecialized
@@ -2534,7 +2543,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           "paged", b.getDictionaryAttr(
                        {b.getNamedAttr("page_size", b.getI64IntegerAttr(pageSize)),
                         b.getNamedAttr("pages", b.getI64IntegerAttr(pages))})));
-    if (cfg.splits > 1)
+    // (With segment ranges each tile's ranges divide the keys its ids
+    // leave, at run time: no one length.)
+    if (cfg.splits > 1 && !cfg.segRanges)
       info.push_back(
           b.getNamedAttr("split_chunk", b.getI64IntegerAttr(cfg.chunk)));
   }

@@ -260,6 +260,10 @@ struct SegmentMatch {
   /// chunks): each block finds its keys by binary search, not by a scan, so
   /// the ranges also serve split-KV, packed rows and pages.
   bool keyMonotone = false;
+  /// The row ids never reach the bounds 32-bit saturation maps wider ids
+  /// to (i32 ids, or computed ones whose range stays inside): a key whose
+  /// saturated id equals a row's has that very id.
+  bool rowIdsUnsaturated = false;
   /// Which computed ids read their position (the others read a tensor).
   bool rowFromPositions = false, keyFromPositions = false;
   bool zeroExtend = false; ///< the ids compare as unsigned (extui)
@@ -288,6 +292,16 @@ struct SegmentMatch {
   }
 };
 SegmentMatch segmentMatch(AttentionOp op);
+/// mma.sync blocks with one query position (M = 1) whose sorted key ids and
+/// bare select with -inf make the binary-searched keys exactly those the
+/// region keeps: the loop runs them alone and leaves the region out. Not
+/// with pages (their copies take tile starts at multiples of the tile), nor
+/// where the row's id could saturate (a key's saturated id would match it
+/// without being its own).
+inline bool exactSegmentKeys(const SegmentMatch &seg, int64_t M, bool paged) {
+  return seg.keyMonotone && seg.pure && M == 1 && seg.rowIdsUnsaturated &&
+         std::isinf(seg.fill) && seg.fill < 0 && !paged;
+}
 /// Decode (every query of [0, M) in one tile): where the ids are computed
 /// from their positions and constants alone and the key ids never
 /// decrease, the keys the tile's segment ranges leave from the first one's

@@ -478,15 +478,11 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
           y);
     };
     Value kf, kl;
-    // One query position per block (M = 1) and a body that is the select
-    // alone with the -inf fill: the keys in [first, end) are exactly those
-    // it keeps, so the loop runs them alone (from the first, not from its
-    // tile; keys past the end masked as past the keys) and the region is
-    // left out of every score. Not with pages, whose copies take a tile's
-    // start to be a multiple of the tile.
-    const bool exactKeys = seg.keyMonotone && seg.pure && M == 1 &&
-                           std::isinf(seg.fill) && seg.fill < 0 &&
-                           !tk.keyLimit && tk.pageSize == 0;
+    // Exact keys (exactSegmentKeys): the loop runs [first, end) alone,
+    // from the first key, not from its tile, keys past the end masked as
+    // past the keys, and no region per score.
+    const bool exactKeys =
+        exactSegmentKeys(seg, M, tk.pageSize != 0) && !tk.keyLimit;
     Value exactFirst, exactEnd;
     if (seg.keyMonotone) {
       // Ids that never decrease along the keys: the first key whose id is

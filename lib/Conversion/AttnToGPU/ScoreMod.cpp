@@ -210,14 +210,16 @@ struct MonoValue {
 /// Positions (and batch indices) the kernels see are below 2^31.
 static constexpr int64_t kMonoPositionMax = INT32_MAX;
 
-/// Whether `expr`, an integer the score_mod body computes from the position
-/// `pos` (block argument), batch indices, constants and operands, never
-/// decreases as that position grows over [0, 2^31): a sorted key axis, whose
+/// What is known of `expr`, an integer the score_mod body computes from the
+/// position `pos` (block argument), batch indices, constants and operands,
+/// as that position ranges over [0, 2^31): its range, and (monotoneInPosition)
+/// whether it never decreases as the position grows: a sorted key axis, whose
 /// key ranges a binary search finds. Tracks signed ranges, so that an
 /// operation that could wrap is not taken as monotone, and so that JAX's
 /// floor division (lax.div with a sign correction that is false for
 /// non-negative positions) folds to a plain division.
-static bool monotoneInPosition(AttentionOp op, Value expr, BlockArgument pos) {
+static MonoValue analyzeInPosition(AttentionOp op, Value expr,
+                                   BlockArgument pos) {
   unsigned r = op.getNumBatchDims();
   unsigned loop = pos.getArgNumber() - 1; // r: m, r + 1: n
   llvm::DenseMap<Value, MonoValue> memo;
@@ -427,8 +429,12 @@ static bool monotoneInPosition(AttentionOp op, Value expr, BlockArgument pos) {
     memo[v] = res;
     return res;
   };
-  MonoValue result = eval(expr, 0);
-  return !result.varies || result.monotone;
+  return eval(expr, 0);
+}
+
+static bool monotoneInPosition(AttentionOp op, Value expr, BlockArgument pos) {
+  MonoValue v = analyzeInPosition(op, expr, pos);
+  return !v.varies || v.monotone;
 }
 
 /// The value of `expr` (an integer the score_mod body computes) at position
@@ -482,6 +488,18 @@ static std::optional<int64_t> evalAtPosition(Value expr, BlockArgument pos,
         return iw >= 64 ? u(a) : u(a) & ((uint64_t(1) << iw) - 1);
       };
       int64_t lo = w >= 64 ? INT64_MIN : -(int64_t(1) << (w - 1));
+      // i1 is kept as 0 / 1: where it would be a signed value (true is
+      // -1), no value.
+      bool fromI1 =
+          d->getNumOperands() && d->getOperand(0).getType().isInteger(1);
+      if (fromI1 &&
+          !isa<arith::ExtUIOp, arith::AndIOp, arith::OrIOp, arith::XOrIOp,
+               arith::SelectOp>(d) &&
+          !(isa<arith::CmpIOp>(d) && (cast<arith::CmpIOp>(d).getPredicate() ==
+                                          arith::CmpIPredicate::eq ||
+                                      cast<arith::CmpIOp>(d).getPredicate() ==
+                                          arith::CmpIPredicate::ne)))
+        return std::nullopt;
       if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(d)) {
         res = norm(u(x[0]), w);
       } else if (isa<arith::IndexCastUIOp, arith::ExtUIOp>(d)) {
@@ -765,6 +783,12 @@ SegmentMatch gpu_kernel::segmentMatch(AttentionOp op) {
         sm.rowFromPositions = su == static_cast<int>(r) ? pu : pv;
         sm.keyFromPositions = su == static_cast<int>(r) ? pv : pu;
         sm.int32 = t.isInteger(32);
+        // Ids past 32 bits saturate (TileKernel::idToI32): distinct ones
+        // at the bounds compare equal after it.
+        MonoValue rows =
+            analyzeInPosition(op, sm.rowExpr, block->getArgument(r + 1));
+        sm.rowIdsUnsaturated =
+            sm.int32 || (rows.lo > INT32_MIN && rows.hi < INT32_MAX);
         sm.pure = pure;
         sm.fill = f;
         return sm;

@@ -2031,6 +2031,24 @@ CASES.update({
     "dec_chunk_bf16_m1_causal_one_key": Case("bfloat16", **bhsd(2, 4, 1, 5000, 128),
                                              causal=True, query_offset=3000,
                                              score_mod=chunk_mask(1000, offset=3000)),
+    # Chunk ids offset by 2^31 (past 32 bits: the kernels compare ids
+    # saturated to i32, all equal here): the keys are searched, but the
+    # region stays on every score.
+    "dec_chunk_sat_f16_m1": Case("float16", **bhsd(2, 4, 1, 3000, 128), score_mod="""score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index):
+        %off = arith.constant 2999 : index
+        %p = arith.addi %m, %off : index
+        %c = arith.constant 128 : index
+        %big = arith.constant 2147483648 : index
+        %pc = arith.floordivsi %p, %c : index
+        %pb = arith.addi %pc, %big : index
+        %nc = arith.floordivsi %n, %c : index
+        %nb = arith.addi %nc, %big : index
+        %eq = arith.cmpi eq, %pb, %nb : index
+        %f = arith.constant 0xFF800000 : f32
+        %y = arith.select %eq, %x, %f : f32
+        attn.yield %y : f32
+      }"""),
     "dec_chunk_f16_m1_sink_lse_s4": Case("float16", **bhsd(2, 4, 1, 6001, 128), sink=["h"],
                                          lse=True, flags=["--splits=4"],
                                          score_mod=chunk_mask(2048, offset=6000)),
