@@ -26,6 +26,8 @@ B in {1, 16, 64}, N in {32768, 131072} (8192 visible keys) and N = 100000
 - flex: FlexAttention (torch.compile, its decode path) over the whole cache
   with the chunk mask as its block_mask (built once, outside the timing).
 GB/s count the visible K/V bytes; rel_err is against an fp32 reference.
+Paged rows (bf16): the same chunked decode through vLLM's 16-key pages in a
+random order against the contiguous bundle on the same values.
 """
 from __future__ import annotations
 
@@ -42,6 +44,10 @@ HQ, HKV, D, C = 40, 8, 128, 8192
 NS = (32768, 100000, 131072)
 BS = (1, 16, 64)
 DTYPES = ("bfloat16", "float16")
+
+
+PAGE = 16
+ROWS_PAGED = [(1, 32768), (16, 32768), (16, 131072), (1, 100000)]
 
 
 def visible(n: int) -> int:
@@ -64,6 +70,13 @@ def prepare(out: Path, attn_bundle: str) -> None:
             progs.append((name("full", dt, n),
                           ops._decode_text(1, HQ, HKV, n, D, dt, 0, 0, False, False, None,
                                            False, 0.0, False)))
+        # Paged (vLLM's 16-key pages, bf16): the cache holds B * N / 16
+        # pages, so a bundle per (B, N).
+        if dt == "bfloat16":
+            for b, n in ROWS_PAGED:
+                progs.append((f"paged_b{b}_n{n}",
+                              ops._decode_text(1, HQ, HKV, n, D, dt, PAGE, b * n // PAGE,
+                                               False, False, None, False, 0.0, False, 0, C)))
         for nv in sorted({visible(n) for n in NS}):
             progs.append((name("slice", dt, nv),
                           ops._decode_text(1, HQ, HKV, nv, D, dt, 0, 0, False, False, None,
@@ -167,6 +180,31 @@ def main() -> None:
                 lines.append(",".join(row))
                 print(lines[-1], flush=True)
     write_table(a.out, "bench_chunked_decode.csv", lines)
+    # Paged rows: the same cache through 16-key pages in a random order
+    # (vLLM's layout [pages, 16, Hkv, D]) against the contiguous bundle.
+    plines = ["B,N,visible,paged_us,contiguous_us,contiguous/paged,rel_diff"]
+    print(plines[0], flush=True)
+    for b, n in ROWS_PAGED:
+        gc.collect()
+        torch.cuda.empty_cache()
+        g = torch.Generator(device="cuda").manual_seed(7 * n + b)
+        q = torch.randn(b, 1, HQ, D, device="cuda", dtype=torch.bfloat16, generator=g)
+        pages = b * n // PAGE
+        kc, vc = (torch.randn(pages, PAGE, HKV, D, device="cuda", dtype=torch.bfloat16,
+                              generator=g) for _ in range(2))
+        table = torch.randperm(pages, device="cuda", generator=g).view(b, n // PAGE).int()
+        k, v = (x[table.long()].reshape(b, n, HKV, D) for x in (kc, vc))
+        q5 = q.view(b, 1, HKV, G, D)
+        out_p, out_c = torch.empty_like(q5), torch.empty_like(q5)
+        t_p = t(attn_opt.load(root / f"paged_b{b}_n{n}").prepare(
+            q=q5, block_table=table, k=kc, v=vc, out=out_p))
+        t_c = t(attn_opt.load(root / name("chunk", "bfloat16", n)).prepare(
+            q=q5, k=k, v=v, out=out_c))
+        diff = float((out_p.float() - out_c.float()).norm() / out_c.float().norm())
+        plines.append(f"{b},{n},{visible(n)},{t_p:.1f},{t_c:.1f},{t_c / t_p:.3f},{diff:.1e}")
+        print(plines[-1], flush=True)
+        del kc, vc, k, v
+    write_table(a.out, "bench_chunked_decode_paged.csv", plines)
 
 
 if __name__ == "__main__":
