@@ -232,3 +232,23 @@ def test_chunk_virtual_tables_are_the_chunk_mask():
     for bad in (([0, 5, 3], [0, 5, 6]), ([1, 5], [0, 5]), ([0, 5], [0, 5, 9])):
         with pytest.raises(BundleError, match="never decrease"):
             chunk_virtual_tables(*bad, 4, False)
+
+
+def test_varlen_chunk_size_checked():
+    """varlen_attention's chunk_size is checked before anything runs on the
+    device: not an int, negative, or tables that do not end at the token
+    counts or that decrease (numpy stands in for the tensors: the checks
+    read shapes and lists only)."""
+    from attn_opt import ops
+    q = np.zeros((10, 2, 64), np.float16)
+    k = v = np.zeros((12, 2, 64), np.float16)
+    cu_q, cu_k = np.array([0, 4, 10], np.int32), np.array([0, 5, 12], np.int32)
+    for bad in (-1, True, 2.5, "8"):
+        with pytest.raises(BundleError, match="chunk_size must be an int"):
+            ops.varlen_attention(q, k, v, cu_q, cu_k, causal=True, chunk_size=bad)
+    with pytest.raises(BundleError, match="end at the token counts"):
+        ops.varlen_attention(q, k, v, cu_q, np.array([0, 5, 11], np.int32), causal=True,
+                             chunk_size=4)
+    with pytest.raises(BundleError, match="never decrease"):
+        ops.varlen_attention(q, k, v, np.array([0, 11, 10], np.int32), cu_k, causal=True,
+                             chunk_size=4)
