@@ -121,7 +121,7 @@ def _check_chunk(chunk: Any) -> None:
 
 
 def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
-                 chunk: int = 0, chunk_offset: int = 0) -> str:
+                 chunk: int = 0, chunk_offset: int = 0, chunk_lens: bool = False) -> str:
     """`text` with a score_mod region: soft-capping (see with_softcap), then
     ALiBi's bias when `alibi` is not None (the program reads the slopes as
     its one score_mod operand: dense_program(alibi=True)). ALiBi, as
@@ -136,7 +136,9 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
     of that many positions, m // chunk == n // chunk (-inf elsewhere): the
     kernels bound each query tile's keys by its chunks. `chunk_offset`
     places query m at key position m + chunk_offset for the chunks (decode:
-    the new tokens after the cache, as `query_offset`)."""
+    the new tokens after the cache, as `query_offset`); `chunk_lens`: plus
+    the sequence's length, the region's one operand (an i32 per batch
+    entry: decode_attention's kv_lens)."""
     cap = float(softcap or 0.0)
     _check_chunk(chunk)
     if softcap and not (cap > 0 and math.isfinite(cap)):
@@ -149,7 +151,8 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
     batch = len(dims.split(",")) - 4  # the first map's (batch..., m, n, d, e)
     args = ", ".join(["%sc_s: f32"] + [f"%sc_b{i}: index" for i in range(batch)]
                      + ["%sc_m: index", "%sc_n: index"]
-                     + (["%al_sl: f32"] if alibi is not None else []))
+                     + (["%al_sl: f32"] if alibi is not None else [])
+                     + (["%ch_len: i32"] if chunk_lens else []))
     body, y = [], "%sc_s"
     if cap:
         body += [f"%sc_c = arith.constant {cap!r} : f32",
@@ -176,6 +179,10 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
             body += [f"%ch_o = arith.constant {int(chunk_offset)} : index",
                      "%ch_p = arith.addi %sc_m, %ch_o : index"]
             pos = "%ch_p"
+        if chunk_lens:
+            body += ["%ch_li = arith.index_cast %ch_len : i32 to index",
+                     f"%ch_q = arith.addi {pos}, %ch_li : index"]
+            pos = "%ch_q"
         body += [f"%ch_c = arith.constant {int(chunk)} : index",
                  f"%ch_m = arith.floordivsi {pos}, %ch_c : index",
                  "%ch_n = arith.floordivsi %sc_n, %ch_c : index",
@@ -514,14 +521,24 @@ def _decode_text(m: int, hq: int, hkv: int, n: int, d: int, dtype: str, page_siz
         raise BundleError("attn_opt.ops: decode_attention takes window_size "
                           "without kv_lens (each sequence's kv_len would place "
                           "its window; the bundle places it at the cache's end)")
+    text = decode_program(None, m, hq, hkv, n, d, dtype, page_size, pages, kv_lens,
+                          causal, scale, lse, alibi, window)
     if chunk and kv_lens:
-        raise BundleError("attn_opt.ops: decode_attention takes chunk_size "
-                          "without kv_lens (each sequence's kv_len would place "
-                          "its chunks; the bundle places them at the cache's "
-                          "end)")
-    return _with_region(decode_program(None, m, hq, hkv, n, d, dtype, page_size, pages,
-                                       kv_lens, causal, scale, lse, alibi, window),
-                        softcap, True if alibi else None, chunk, n - m)
+        # The token at its sequence's last position kv_len - 1: the lengths
+        # are also the region's operand (indexed by the batch).
+        if m != 1 or alibi:
+            raise BundleError("attn_opt.ops: decode_attention takes chunk_size "
+                              "with kv_lens for one new token per sequence, "
+                              "without alibi_slopes (several tokens are placed "
+                              "at the cache's end by the causal rule, not at "
+                              "each kv_len)")
+        text = text.replace("\n      outs(%o", " score_mod_operands(%lens : tensor<?xi32>)"
+                            "\n      outs(%o", 1)
+        at = text.index("indexing_maps = [")
+        end = text.index("] -> ", at)
+        text = text[:end] + ", affine_map<(b, h, g, m, n, d, e) -> (b)>" + text[end:]
+        return _with_region(text, softcap, None, chunk, -1, chunk_lens=True)
+    return _with_region(text, softcap, True if alibi else None, chunk, n - m)
 
 
 def prepare_varlen(hq: int, hkv: int, d: int, seqs: int,
@@ -852,9 +869,10 @@ def decode_attention(q: Any, k: Any, v: Any, block_table: Any = None,
     """Decode against a (paged) KV cache (see the module docstring).
     `alibi_slopes`: float32 [Hq], FlashAttention's ALiBi (with M > 1 query
     tokens under causal only). `chunk_size` C > 0: Llama 4's chunked
-    attention, the M new tokens at the cache's last positions N - M..N - 1,
-    token p seeing only the keys n with n // C == p // C (with causal: n <=
-    p too); the kernel reads only those keys."""
+    attention, the M new tokens at the cache's last positions N - M..N - 1
+    (with `kv_lens`, one token per sequence at kv_len - 1), token p seeing
+    only the keys n with n // C == p // C (with causal: n <= p too); the
+    kernel reads only those keys."""
     b, m, hq, d = q.shape
     if block_table is not None:
         pages, page_size, hkv, _ = k.shape
@@ -874,6 +892,8 @@ def decode_attention(q: Any, k: Any, v: Any, block_table: Any = None,
         args["block_table"] = block_table
     if kv_lens is not None:
         args["kv_lens"] = kv_lens
+        if chunk_size:  # the region reads the lengths too (_decode_text)
+            args["mod0"] = kv_lens
     res = kern(**args)
     if return_lse:
         out, lse = res

@@ -125,6 +125,8 @@ CH_DENSE_NC = dict(hq=4, hkv=4, d=64, dtype="bfloat16", chunk_size=128)
 CH_DEC = dict(b=3, m=1, hq=32, hkv=8, n=20000, d=128, dtype="bfloat16", chunk_size=8192)
 CH_DEC_PAGED = dict(b=2, m=4, hq=8, hkv=2, n=2064, d=64, page_size=16, pages=400,
                     causal=True, chunk_size=1031)
+# ... and with per-sequence lengths: each token at its kv_len - 1.
+CH_DEC_LENS = dict(b=6, m=1, hq=16, hkv=4, n=3000, d=128, kv_lens=True, chunk_size=512)
 
 
 # Chunked varlen: fresh sequences (top-left causal, GQA, an empty one), and
@@ -154,7 +156,8 @@ def prepare_chunked(cache):
             ops.prepare_varlen(**vl[0], seqs=_ch_varlen_seqs(CH_VARLEN, CH_VARLEN_LENS),
                                cache_dir=cache),
             ops.prepare_varlen(**vl[1], seqs=_ch_varlen_seqs(CH_VARLEN_BR, CH_VARLEN_BR_LENS),
-                               cache_dir=cache)]
+                               cache_dir=cache),
+            ops.prepare_decode(**CH_DEC_LENS, cache_dir=cache)]
 
 
 @needs_attn_bundle
@@ -183,8 +186,15 @@ def test_chunked_programs_compile(tmp_path):
         assert "found by binary search, before the split into key ranges" \
             in man.attention.kernel_choice
         assert "GQA packing" in man.attention.kernel_choice
-    with pytest.raises(bundle.BundleError, match="chunk_size without kv_lens"):
-        ops.prepare_decode(**CH_DEC, kv_lens=True, cache_dir=tmp_path)
+    with pytest.raises(bundle.BundleError, match="chunk_size with kv_lens for one new "
+                                                 "token per sequence"):
+        ops.prepare_decode(**CH_DEC_PAGED, kv_lens=True, cache_dir=tmp_path)
+    # One token per sequence at kv_len - 1: the lengths are the region's
+    # operand too.
+    man = bundle.read_manifest(paths[6])
+    assert {"kv_lens", "mod0"} <= set(man.inputs)
+    assert "exactly those keys" in man.attention.kernel_choice
+    assert any(o.op == "arith.index_cast" for o in man.attention.score_mod.ops)
     for bad in (-4, True, 2.5):
         with pytest.raises(bundle.BundleError, match="chunk_size must be"):
             ops.prepare_dense(**dict(CH_DENSE, chunk_size=bad), cache_dir=tmp_path)
@@ -765,6 +775,33 @@ def test_chunked_decode_on_gpu():
                                    causal=cfg.get("causal", False), chunk_size=c)
         keep = _chunk_keep(m, n, c, cfg.get("causal"), n - m, dev)
         for i in range(b):
+            ref, _ = _ref(q[i].transpose(0, 1), k[i].transpose(0, 1), v[i].transpose(0, 1),
+                          keep)
+            _close(out[i].transpose(0, 1), ref)
+
+
+@needs_gpu
+def test_chunked_decode_lens_on_gpu():
+    """chunk_size with kv_lens: each sequence's token at kv_len - 1 sees its
+    own chunk's keys below kv_len (lengths 0, full, at a chunk boundary and
+    random), at two batch sizes, against an fp32 reference."""
+    import torch
+    dev, cfg = "cuda", CH_DEC_LENS
+    m, hq, hkv, n, d, c = (cfg[x] for x in ("m", "hq", "hkv", "n", "d", "chunk_size"))
+    for b in (cfg["b"], 11):
+        gen = torch.Generator(device=dev).manual_seed(16 + b)
+        q = torch.randn(b, m, hq, d, generator=gen, device=dev, dtype=torch.float16) * 2
+        k, v = (torch.randn(b, n, hkv, d, generator=gen, device=dev, dtype=torch.float16)
+                for _ in range(2))
+        lens = torch.randint(1, n + 1, (b,), generator=gen, device=dev, dtype=torch.int32)
+        lens[:4] = torch.tensor([0, n, 2 * c, 2 * c + 1], device=dev, dtype=torch.int32)
+        out = ops.decode_attention(q, k, v, kv_lens=lens, chunk_size=c)
+        for i in range(b):
+            keep = _chunk_keep(m, n, c, False, int(lens[i]) - 1, dev) & \
+                (torch.arange(n, device=dev)[None, :] < lens[i])
+            if not keep.any():  # kv_len 0: no key, 0 out
+                assert not out[i].any()
+                continue
             ref, _ = _ref(q[i].transpose(0, 1), k[i].transpose(0, 1), v[i].transpose(0, 1),
                           keep)
             _close(out[i].transpose(0, 1), ref)

@@ -1904,7 +1904,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     // with split-KV (an infinite fill: a range does not know the others'
     // hidden keys), packed rows (ids not of the group index) and pages.
     if (SegmentMatch seg = segmentMatch(op)) {
-      bool skippable = seg.keysSkippable(op, kb.maskValue) && !op.getMask();
+      // Per-sequence lengths (cfg.lenDim) bound each block's keys before
+      // the search: sorted ids keep their ranges beside them.
+      bool skippable = seg.keysSkippable(op, kb.maskValue) &&
+                       (!op.getMask() || (seg.keyMonotone && lenDim >= 0));
       if (seg.keyMonotone)
         cfg.segRanges =
             skippable && (!cfg.splitKV() || std::isinf(seg.fill)) &&

@@ -480,9 +480,9 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     Value kf, kl;
     // Exact keys (exactSegmentKeys): the loop runs [first, end) alone,
     // from the first key, not from its tile, keys past the end masked as
-    // past the keys, and no region per score.
-    const bool exactKeys =
-        exactSegmentKeys(seg, M, tk.pageSize != 0) && !tk.keyLimit;
+    // past the keys (end is within a sequence's length, where one bounds
+    // the keys), and no region per score.
+    const bool exactKeys = exactSegmentKeys(seg, M, tk.pageSize != 0);
     Value exactFirst, exactEnd;
     if (seg.keyMonotone) {
       // Ids that never decrease along the keys: the first key whose id is

@@ -701,12 +701,16 @@ SegmentMatch gpu_kernel::segmentMatch(AttentionOp op) {
           int i = a - (r + 3);
           AffineMap m = op.getModOperandMap(i);
           bool onM = m.isFunctionOfDim(r), onN = m.isFunctionOfDim(r + 1);
-          if (onM == onN)
+          if (onM && onN)
             return -1;
-          loop = onM ? r : r + 1;
           for (unsigned d = 0; d < r; ++d)
             if (m.isFunctionOfDim(d))
               batch |= uint64_t(1) << d;
+          // Indexed by batch dims alone (a sequence's length): a value of
+          // the batch, as a batch index is.
+          if (!onM && !onN)
+            continue;
+          loop = onM ? r : r + 1;
         }
         if (side >= 0 && side != loop)
           return -1;

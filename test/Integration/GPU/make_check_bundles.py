@@ -1935,6 +1935,28 @@ def chunk_mask(c: int, fill: str = "0xFF800000", jax: bool = False,
       }}"""
 
 
+def chunk_by_batch_offset(c: int, batch: int = 2) -> str:
+    """Chunks of c where query m sits at m + 1000 * off[b] + 500 (off: an
+    int32 score_mod operand indexed by the batch)."""
+    args = "".join(f"%b{i}: index, " for i in range(batch))
+    return f"""score_mod {{
+      ^bb0(%x: f32, {args}%m: index, %n: index, %off: i32):
+        %bo = arith.index_cast %off : i32 to index
+        %bk = arith.constant 1000 : index
+        %bok = arith.muli %bo, %bk : index
+        %bh = arith.constant 500 : index
+        %bp0 = arith.addi %m, %bok : index
+        %bp = arith.addi %bp0, %bh : index
+        %c = arith.constant {c} : index
+        %pc = arith.floordivsi %bp, %c : index
+        %nc = arith.floordivsi %n, %c : index
+        %eq = arith.cmpi eq, %pc, %nc : index
+        %f = arith.constant 0xFF800000 : f32
+        %y = arith.select %eq, %x, %f : f32
+        attn.yield %y : f32
+      }}"""
+
+
 CASES_MIXED_REGION = """score_mod {
       ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index, %qi: i64):
         %c = arith.constant 100 : i64
@@ -2049,6 +2071,23 @@ CASES.update({
         %y = arith.select %eq, %x, %f : f32
         attn.yield %y : f32
       }"""),
+    # Chunks placed per sequence: the row's position offset by a value read
+    # per batch entry (kv_len - 1 in decode_attention's serving call; here
+    # 1000 x a small id + 500), next to per-sequence lengths (the length
+    # mask bounds the keys the search runs over), GQA packing, the split
+    # count chosen by the pass; and on prefill (causal) through the Hopper
+    # kernel's producer and through mma.sync.
+    "dec_chunk_lens_bf16_gqa4_m1": Case(
+        "bfloat16", dims={"b": 5, "h": 2, "g": 4, "m": 1, "n": 4000, "d": 128, "e": 128},
+        mask=["b", "n"], kv_lens=True, mods=[(["b"], "int32")],
+        score_mod=chunk_by_batch_offset(1024, batch=3), **_gqa),
+    "chunk_batch_offset_bf16_n2000": Case("bfloat16", **bhsd(3, 2, 2000, 2000, 128), causal=True,
+                                          mods=[(["b"], "int32")],
+                                          score_mod=chunk_by_batch_offset(700)),
+    "chunk_batch_offset_mma_f16_n1500": Case("float16", **bhsd(3, 2, 1500, 1500, 64),
+                                             mods=[(["b"], "int32")],
+                                             score_mod=chunk_by_batch_offset(400),
+                                             flags=["--wgmma=0"]),
     "dec_chunk_f16_m1_sink_lse_s4": Case("float16", **bhsd(2, 4, 1, 6001, 128), sink=["h"],
                                          lse=True, flags=["--splits=4"],
                                          score_mod=chunk_mask(2048, offset=6000)),
