@@ -458,3 +458,41 @@ func.func @gqa_chunked_kv_lens(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2x20000
       } -> tensor<4x2x4x1x128xf16>
   return %r : tensor<4x2x4x1x128xf16>
 }
+
+// -----
+
+// The same with a finite fill: the keys left out of the ranges would be
+// folded in up to N, past each sequence's length, so no ranges beside the
+// length mask.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: segment ids compared per score over every key (per-sequence lengths bound the keys)
+
+// NOSPLIT-LABEL: attn.bundle = {
+// NOSPLIT-SAME: segment ids compared per score over every key (per-sequence lengths bound the keys)
+
+// FORCED-LABEL: attn.bundle = {
+func.func @gqa_chunked_kv_lens_finite_fill(%q: tensor<4x2x4x1x128xf16>, %k: tensor<4x2x20000x128xf16>, %v: tensor<4x2x20000x128xf16>, %lens: tensor<4xi32>, %o: tensor<4x2x4x1x128xf16>) -> tensor<4x2x4x1x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %mask = attn.length_mask %lens : tensor<4xi32> -> tensor<4x20000xi1>
+  %r = attn.attention ins(%q, %k, %v : tensor<4x2x4x1x128xf16>, tensor<4x2x20000x128xf16>, tensor<4x2x20000x128xf16>) scale(%s)
+      mask(%mask : tensor<4x20000xi1>) score_mod_operands(%lens : tensor<4xi32>)
+      outs(%o : tensor<4x2x4x1x128xf16>) indexing_maps = [
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, n)>, affine_map<(b, h, g, m, n, d, e) -> (b)>]
+      score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %b2: index, %m: index, %n: index, %len: i32):
+        %l = arith.index_cast %len : i32 to index
+        %one = arith.constant 1 : index
+        %p0 = arith.addi %m, %l : index
+        %p = arith.subi %p0, %one : index
+        %c = arith.constant 8192 : index
+        %pc = arith.floordivsi %p, %c : index
+        %nc = arith.floordivsi %n, %c : index
+        %eq = arith.cmpi eq, %pc, %nc : index
+        %f = arith.constant -1.0e+04 : f32
+        %y = arith.select %eq, %x, %f : f32
+        attn.yield %y : f32
+      } -> tensor<4x2x4x1x128xf16>
+  return %r : tensor<4x2x4x1x128xf16>
+}

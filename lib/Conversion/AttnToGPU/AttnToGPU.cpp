@@ -1905,9 +1905,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     // hidden keys), packed rows (ids not of the group index) and pages.
     if (SegmentMatch seg = segmentMatch(op)) {
       // Per-sequence lengths (cfg.lenDim) bound each block's keys before
-      // the search: sorted ids keep their ranges beside them.
-      bool skippable = seg.keysSkippable(op, kb.maskValue) &&
-                       (!op.getMask() || (seg.keyMonotone && lenDim >= 0));
+      // the search: sorted ids keep their ranges beside them, with the -inf
+      // fill (a finite one is folded in for keys up to N, past the length).
+      bool skippable =
+          seg.keysSkippable(op, kb.maskValue) &&
+          (!op.getMask() || (seg.keyMonotone && lenDim >= 0 &&
+                             std::isinf(seg.fill) && seg.fill < 0));
       if (seg.keyMonotone)
         cfg.segRanges =
             skippable && (!cfg.splitKV() || std::isinf(seg.fill)) &&
