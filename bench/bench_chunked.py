@@ -53,48 +53,20 @@ MLIR_DT = {"float16": "f16", "bfloat16": "bf16"}
 
 
 def program(dt: str, n: int, c: int, causal: bool) -> str:
-    """[1, H, N, D]; c > 0: the chunk region, else the plain (causal) op."""
+    """[1, H, N, D]; c > 0: the chunk region (dense_attention's), else the
+    plain (causal) op."""
+    from attn_opt.ops import _with_region
     t = f"tensor<1x{H}x{n}x{D}x{MLIR_DT[dt]}>"
     m = "affine_map<(b, h, m, n, d, e) -> "
     maps = [m + x + ">" for x in ("(b, h, m, d)", "(b, h, n, d)", "(b, h, n, e)",
                                    "(b, h, m, e)")]
-    region = ""
-    if c:
-        region = f""" score_mod {{
-      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index):
-        %c = arith.constant {c} : index
-        %mc = arith.floordivsi %m, %c : index
-        %nc = arith.floordivsi %n, %c : index
-        %eq = arith.cmpi eq, %mc, %nc : index
-        %f = arith.constant 0xFF800000 : f32
-        %y = arith.select %eq, %x, %f : f32
-        attn.yield %y : f32
-      }}"""
-    return f"""func.func @attention(%q: {t}, %k: {t}, %v: {t}, %o: {t}) -> {t} {{
+    return _with_region(f"""func.func @attention(%q: {t}, %k: {t}, %v: {t}, %o: {t}) -> {t} {{
   %s = arith.constant {1.0 / math.sqrt(D)!r} : f32
   %r = attn.attention ins(%q, %k, %v : {t}, {t}, {t}) scale(%s) outs(%o : {t})
-      {"causal " if causal else ""}indexing_maps = [{", ".join(maps)}]{region} -> {t}
+      {"causal " if causal else ""}indexing_maps = [{", ".join(maps)}] -> {t}
   return %r : {t}
 }}
-"""
-
-
-VARLEN_LENS = [(16384, 16384, 8192), (8192, 20000, 4096, 1500, 30000), (4096,) * 16]
-VARLEN_C = 8192
-
-
-def varlen_configs():
-    """(name, lengths, seqs the call's tables need: pieces for chunks, the
-    sequences for the plain call)."""
-    from attn_opt.ops import chunk_virtual_tables
-    out = []
-    for lens in VARLEN_LENS:
-        cu = [0]
-        for x in lens:
-            cu.append(cu[-1] + x)
-        pieces = len(chunk_virtual_tables(cu, cu, VARLEN_C, False)[0]) - 1
-        out.append((f"varlen_{len(lens)}x{sum(lens) // len(lens)}", lens, pieces))
-    return out
+""", None, None, c)
 
 
 def name(dt: str, n: int, c: int, causal: bool) -> str:

@@ -1894,9 +1894,11 @@ CASES.update({
 # query tile's keys to the granules its chunks meet, the ids computed from
 # the positions (segmentMatch's rowExpr / keyExpr).
 def chunk_mask(c: int, fill: str = "0xFF800000", jax: bool = False,
-               op: str = "arith.floordivsi", batch: int = 2, offset: int = 0) -> str:
+               op: str = "arith.floordivsi", batch: int = 2, offset: int = 0,
+               id_offset: int = 0) -> str:
     """`batch` batch dims; `offset`: query m at position m + offset (decode:
-    the new tokens after the cache, N - M)."""
+    the new tokens after the cache, N - M); `id_offset`: added to both ids
+    (index ids only)."""
     pos = "%m"
     if offset:
         pos = "%mo"
@@ -1925,6 +1927,11 @@ def chunk_mask(c: int, fill: str = "0xFF800000", jax: bool = False,
         consts += f"""
         %off = arith.constant {offset} : index
         %mo = arith.addi %m, %off : index"""
+    if id_offset:  # the ids above renamed %mc0 / %nc0, then offset
+        ids = ids.replace("c = ", "c0 = ") + "".join(f"""
+        %{x}c = arith.addi %{x}c0, %big : index""" for x in "mn")
+        consts += f"""
+        %big = arith.constant {id_offset} : index"""
     args = "".join(f"%b{i}: index, " for i in range(batch))
     return f"""score_mod {{
       ^bb0(%x: f32, {args}%m: index, %n: index):{consts}{ids}
@@ -2056,21 +2063,8 @@ CASES.update({
     # Chunk ids offset by 2^31 (past 32 bits: the kernels compare ids
     # saturated to i32, all equal here): the keys are searched, but the
     # region stays on every score.
-    "dec_chunk_sat_f16_m1": Case("float16", **bhsd(2, 4, 1, 3000, 128), score_mod="""score_mod {
-      ^bb0(%x: f32, %b0: index, %b1: index, %m: index, %n: index):
-        %off = arith.constant 2999 : index
-        %p = arith.addi %m, %off : index
-        %c = arith.constant 128 : index
-        %big = arith.constant 2147483648 : index
-        %pc = arith.floordivsi %p, %c : index
-        %pb = arith.addi %pc, %big : index
-        %nc = arith.floordivsi %n, %c : index
-        %nb = arith.addi %nc, %big : index
-        %eq = arith.cmpi eq, %pb, %nb : index
-        %f = arith.constant 0xFF800000 : f32
-        %y = arith.select %eq, %x, %f : f32
-        attn.yield %y : f32
-      }"""),
+    "dec_chunk_sat_f16_m1": Case("float16", **bhsd(2, 4, 1, 3000, 128),
+                                 score_mod=chunk_mask(128, offset=2999, id_offset=1 << 31)),
     # Chunks placed per sequence: the row's position offset by a value read
     # per batch entry (kv_len - 1 in decode_attention's serving call; here
     # 1000 x a small id + 500), next to per-sequence lengths (the length
