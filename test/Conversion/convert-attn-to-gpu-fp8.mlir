@@ -3,7 +3,8 @@
 // transposed by the producer), with the value's scale in the manifest; what
 // it cannot take is an error at the attention (FP8 has no other kernel).
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a" | FileCheck %s
-// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a tile-kv=64" 2>&1 | FileCheck %s --check-prefix=TKV
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a tile-kv=96" 2>&1 | FileCheck %s --check-prefix=TKV
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a tile-kv=64" | FileCheck %s --check-prefix=KV64
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="chip=sm_90a warp-specialize=0" 2>&1 | FileCheck %s --check-prefix=NOWS
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu 2>&1 | FileCheck %s --check-prefix=SM80
 
@@ -18,7 +19,9 @@
 // ptxas serialize the products: test/Integration/GPU/fp8-ptxas.mlir).
 // CHECK: nvvm.convert.f32x2.to.f8x2 {{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
 // CHECK-NOT: cvt.rn.satfinite.e4m3x2.f32
-// TKV: error: FP8 attention takes tile-kv = 128 (the rows of V^T in shared memory), got 64
+// TKV: error: FP8 attention takes tile-kv a multiple of 64 up to 256 (the producer transposes V in blocks of 64 keys), got 96
+// KV64: 64-key tiles, 3 stages
+// KV64: wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3
 // NOWS: error: FP8 attention runs on the warp-specialized kernel; warp-specialize=0 excludes it
 // SM80: error: FP8 attention runs on the Hopper kernel (warp-specialized wgmma with TMA) only: chip=sm_80 (needs sm_90a)
 func.func @fp8_e4m3(%q: tensor<2x4x1024x128xf8E4M3FN>, %k: tensor<2x4x1024x128xf8E4M3FN>, %v: tensor<2x4x1024x128xf8E4M3FN>, %o: tensor<2x4x1024x128xf16>) -> tensor<2x4x1024x128xf16> {
@@ -120,4 +123,20 @@ func.func @fp8_runtime_scales(%qs: tensor<f32>, %ks: tensor<2xf16>, %vsc: tensor
       outs(%o : tensor<2x4x1024x128xf16>) indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
                        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x1024x128xf16>
   return %r : tensor<2x4x1024x128xf16>
+}
+
+// -----
+
+// Non-causal at D = 128 from N = 4096: 192-key tiles (V^T's last panel of
+// 64 keys in the 64-byte swizzle) with two staging buffers.
+// CHECK: attn.bundle = {args = [{dtype = "float8_e4m3fn"
+// CHECK-SAME: 192-key tiles, 3 stages, Q/K/V by TMA, pipelined, persistent
+// CHECK-SAME: shared_bytes = 214112
+// CHECK: wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3
+func.func @fp8_wide_keys(%q: tensor<2x4x4096x128xf8E4M3FN>, %k: tensor<2x4x4096x128xf8E4M3FN>, %v: tensor<2x4x4096x128xf8E4M3FN>, %o: tensor<2x4x4096x128xf16>) -> tensor<2x4x4096x128xf16> {
+  %s = arith.constant 0.0883883461 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x4x4096x128xf8E4M3FN>, tensor<2x4x4096x128xf8E4M3FN>, tensor<2x4x4096x128xf8E4M3FN>) scale(%s)
+      outs(%o : tensor<2x4x4096x128xf16>) indexing_maps = [affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<2x4x4096x128xf16>
+  return %r : tensor<2x4x4096x128xf16>
 }

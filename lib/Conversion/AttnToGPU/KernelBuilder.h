@@ -499,8 +499,9 @@ struct WgmmaConfig {
   /// FP8 (8-bit Q, K, V): a 128-byte panel row holds 128 elements; the
   /// layout is that of 16-bit operands with half the head dim (cols2). V
   /// arrives row-major in a staging buffer and is transposed by the
-  /// producer into its stage, E rows of 128 keys (K-major, as FP8 wgmma
-  /// reads B); keyTile is 128.
+  /// producer into its stage, E rows of keys (K-major, as FP8 wgmma reads
+  /// B) in panels of 128 keys (128-byte swizzle), the last one of 64 keys
+  /// (64-byte swizzle) where keyTile is an odd multiple of 64.
   bool fp8 = false;
   /// TF32 (f32 Q, K, V, f32-precision=tf32): k8 wgmma on 32-bit operands,
   /// which read B K-major only too: the layout of 16-bit operands with
@@ -527,9 +528,12 @@ struct WgmmaConfig {
   int64_t kBytes(int64_t D) const {
     return stages * keyTile * panelCols(cols2(D)) * 2;
   }
-  int64_t vBytes(int64_t E) const {
-    return stages * keyTile * panelCols(cols2(E)) * 2;
+  /// A stage's V (FP8: V^T, whose panels of 128 keys are E * 128 bytes and
+  /// a last one of 64 keys E * 64: keyTile * E bytes either way).
+  int64_t vStageBytes(int64_t E) const {
+    return keyTile * panelCols(cols2(E)) * 2;
   }
+  int64_t vBytes(int64_t E) const { return stages * vStageBytes(E); }
   /// FP8: V's staging buffers (two: tile t + 1's V lands while the
   /// producer transposes tile t's), each with its mbarrier.
   int64_t stagingBufs = 1;

@@ -687,9 +687,13 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     baseField = arith::TruncIOp::create(b, loc, i32, addrField(base64));
   // `bytes` (a value, the same for a tile's k-steps) + `constBytes`.
   // `swizzle`: the 128-byte swizzle (1 in bits 62-63), else none (0).
+  // swizzle: the 128-byte pattern; swizzle64: the 64-byte one (FP8's last
+  // V^T panel of 64 keys).
   auto desc = [&](Value bytes, int64_t constBytes, int64_t lbo, int64_t sbo,
-                  bool swizzle = true) -> Value {
-    const int64_t layout = swizzle ? int64_t(1) << 62 : 0;
+                  bool swizzle = true, bool swizzle64 = false) -> Value {
+    const int64_t layout = swizzle64 ? int64_t(2) << 62
+                           : swizzle ? int64_t(1) << 62
+                                     : 0;
     if (!narrowDesc) {
       Value off = bytes ? tk.add(bytes, constBytes) : tk.idx(constBytes);
       Value field = addrField(arith::AddIOp::create(
@@ -748,7 +752,12 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   auto vDesc = [&](Value buf, int64_t kk) {
     // FP8, TF32: V^T (K-major, E rows of 128-byte panels of keys, panels
     // E * 128 bytes apart): k-step kk is bytes (kk % 4) * 32 into the rows
-    // of panel kk / 4, like K's.
+    // of panel kk / 4, like K's. FP8's last panel of 64 keys (BN % 128):
+    // 64-byte rows in the 64-byte swizzle, 8-row atoms 512 bytes apart.
+    if (vT && fp8 && BN % 128 && kk / 4 == BN / 128)
+      return desc(tk.mul(buf, cfg.vStageBytes(E)),
+                  vOff + (kk / 4) * E * 128 + (kk % 4) * 32, 16, 512,
+                  /*swizzle=*/true, /*swizzle64=*/true);
     if (vT)
       return desc(tk.mul(buf, BN * Ep * 2),
                   vOff + (kk / 4) * E * 128 + (kk % 4) * 32, 16, 1024);
@@ -2482,14 +2491,38 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       Value dstBase =
           tk.add(tk.add(tk.add(base, vOff), tk.mul(stage, BN * Ep * 2)),
                  tk.mul(dstRow, 128));
-      // Units: 8 key blocks of 16 x E / 32 column blocks; warp w takes key
-      // blocks 2w, 2w + 1.
-      const int64_t colBlocks = E / 32;
-      for (int64_t kb2 = 0; kb2 < 2; ++kb2) {
-        Value kblk = tk.add(tk.mul(pw, 2), kb2);
+      // Units: BN / 16 key blocks of 16 x E / 32 column blocks. Key block k
+      // is chunk k % 8 of V^T's panel k / 8 (panels E * 128 bytes apart).
+      // Whole panels: warp w takes key blocks w BN / 64 .. (BN / 64 each);
+      // with a last panel of 64 keys (64-byte rows, chunk c at
+      // c ^ (row / 2) % 4), warp w takes blocks w, w + 4, .., so that each
+      // step's panel is a constant.
+      const int64_t colBlocks = E / 32, perWarp = BN / 64;
+      const bool halfPanel = BN % 128 != 0;
+      for (int64_t kb2 = 0; kb2 < perWarp; ++kb2) {
+        Value kblk =
+            halfPanel ? tk.add(pw, 4 * kb2) : tk.add(tk.mul(pw, perWarp), kb2);
         Value src0 = tk.add(srcBase, tk.mul(kblk, 16 * 128));
-        Value dstChunk = arith::XOrIOp::create(b, loc, kblk, dstSwz);
-        Value dst0 = tk.add(dstBase, tk.mul(dstChunk, 16));
+        const bool half = halfPanel && 4 * kb2 >= BN / 128 * 8;
+        // Row pitch of this step's panel, and its start.
+        const int64_t pitch = half ? 64 : 128;
+        Value dst0;
+        if (half) {
+          // dstBase holds row * 128: the 64-byte rows take row * 64.
+          Value swz = tk.remu(tk.divu(dstRow, 2), 4);
+          Value chunk = arith::XOrIOp::create(b, loc, pw, swz);
+          dst0 = tk.add(tk.add(dstBase, BN / 128 * E * 128),
+                        tk.add(tk.mul(dstRow, -64), tk.mul(chunk, 16)));
+        } else if (BN == 128) {
+          Value dstChunk = arith::XOrIOp::create(b, loc, kblk, dstSwz);
+          dst0 = tk.add(dstBase, tk.mul(dstChunk, 16));
+        } else {
+          Value dstChunk =
+              arith::XOrIOp::create(b, loc, tk.remu(kblk, 8), dstSwz);
+          Value panel = halfPanel ? tk.idx(4 * kb2 / 8) : tk.divu(kblk, 8);
+          dst0 = tk.add(tk.add(dstBase, tk.mul(panel, E * 128)),
+                        tk.mul(dstChunk, 16));
+        }
         for (int64_t cbi = 0; cbi < colBlocks; ++cbi) {
           // Columns 32 cbi..: panel cbi / 4, chunks 2 (cbi % 4) + j / 2.
           Value chunk =
@@ -2516,7 +2549,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           // x[2], x[3]: the same of columns c + 16...
           Value y[4] = {prmt(x[0], x[1], 0x6420), prmt(x[0], x[1], 0x7531),
                         prmt(x[2], x[3], 0x6420), prmt(x[2], x[3], 0x7531)};
-          Value dst = tk.add(dst0, cbi * 32 * 128);
+          Value dst = tk.add(dst0, cbi * 32 * pitch);
           em.asmCall("stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, "
                      "$2, $3, $4};",
                      {toI32(dst), y[0], y[1], y[2], y[3]}, "r,r,r,r,r", {}, "",

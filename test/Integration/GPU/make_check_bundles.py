@@ -1756,6 +1756,30 @@ CASES.update({
     "fp8_block_per_tile": Case(E4, **bhsd(2, 2, 640, 3000, 128), out_dtype="float16",
                                flags=["--persistent=0"]),
     "fp8_dyn": Case(E4, **bhsd(-1, 2, -1, -1, 128), causal=True, out_dtype="float16"),
+    # Wider key tiles (tile-kv = 192: V^T in two 128-key panels, one
+    # staging buffer; 256: two stages; 64: half a panel): ragged keys,
+    # causal, the lse, masks, dynamic sizes, three warpgroups at D = 64.
+    "fp8_kv192_causal_ragged": Case(E4, **bhsd(1, 4, 1000, 1000, 128), causal=True,
+                                    out_dtype="float16", scale=0.07, value_scale=0.3,
+                                    flags=["--tile-kv=192"]),
+    "fp8_kv192_long": Case(E4, **bhsd(1, 2, 300, 16500, 128), out_dtype="bfloat16",
+                           flags=["--tile-kv=192"]),
+    "fp8_kv192_br_lse": Case(E4, **bhsd(1, 4, 200, 2000, 128), causal=True,
+                             query_offset=1800, lse=True, out_dtype="float16",
+                             flags=["--tile-kv=192"]),
+    "fp8_kv192_keypad": Case(E4, **bhsd(3, 2, 300, 1000, 128), mask=["b", "n"],
+                             out_dtype="bfloat16", flags=["--tile-kv=192"]),
+    "fp8_kv192_bias_causal": Case(E4, **bhsd(2, 3, 700, 700, 128), causal=True,
+                                  mask=["h", "m", "n"], mask_dtype="float16",
+                                  out_dtype="float16", flags=["--tile-kv=192"]),
+    "fp8_kv192_dyn": Case(E4, **bhsd(-1, 2, -1, -1, 128), causal=True,
+                          out_dtype="float16", flags=["--tile-kv=192"]),
+    "fp8_kv192_d64_w12": Case(E4, **bhsd(1, 2, 4100, 4100, 64), causal=True,
+                              out_dtype="float16", flags=["--tile-kv=192"]),
+    "fp8_kv256_persistent": Case(E4, **bhsd(1, 2, 3000, 3000, 128), causal=True,
+                                 out_dtype="bfloat16", flags=["--tile-kv=256"]),
+    "fp8_kv64_ragged": Case(E5, **bhsd(2, 3, 333, 1111, 128), out_dtype="float16",
+                            flags=["--tile-kv=64"]),
     # Runtime per-tensor scales (tensors the kernel reads): persistent
     # causal D = 128, three warpgroups at D = 64, dynamic sizes, and a
     # 16-bit attention whose scale is a runtime value (the same rule).
