@@ -121,7 +121,8 @@ def _check_chunk(chunk: Any) -> None:
 
 
 def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
-                 chunk: int = 0, chunk_offset: int = 0, chunk_lens: bool = False) -> str:
+                 chunk: int = 0, chunk_offset: int = 0, chunk_lens: bool = False,
+                 lens_causal: int = 0) -> str:
     """`text` with a score_mod region: soft-capping (see with_softcap), then
     ALiBi's bias when `alibi` is not None (the program reads the slopes as
     its one score_mod operand: dense_program(alibi=True)). ALiBi, as
@@ -137,14 +138,17 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
     kernels bound each query tile's keys by its chunks. `chunk_offset`
     places query m at key position m + chunk_offset for the chunks (decode:
     the new tokens after the cache, as `query_offset`); `chunk_lens`: plus
-    the sequence's length, the region's one operand (an i32 per batch
-    entry: decode_attention's kv_lens)."""
+    the sequence's length, the region's last operand (an i32 per batch
+    entry: decode_attention's kv_lens). `lens_causal` M > 0: causal per
+    sequence, query m at position len - M + m of its sequence (the length
+    the same operand): keys n > len - M + m score -inf (FlashAttention's
+    bottom-right rule with cache_seqlens)."""
     cap = float(softcap or 0.0)
     _check_chunk(chunk)
     if softcap and not (cap > 0 and math.isfinite(cap)):
         raise BundleError("attn_opt.ops: softcap must be a positive finite "
                           f"number (or 0 for none), got {softcap!r}")
-    if not cap and alibi is None and not chunk:
+    if not cap and alibi is None and not chunk and not lens_causal:
         return text
     at = text.index("indexing_maps = [affine_map<(")
     dims = text[at + len("indexing_maps = [affine_map<("):].split(")", 1)[0]
@@ -152,7 +156,7 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
     args = ", ".join(["%sc_s: f32"] + [f"%sc_b{i}: index" for i in range(batch)]
                      + ["%sc_m: index", "%sc_n: index"]
                      + (["%al_sl: f32"] if alibi is not None else [])
-                     + (["%ch_len: i32"] if chunk_lens else []))
+                     + (["%ch_len: i32"] if chunk_lens or lens_causal else []))
     body, y = [], "%sc_s"
     if cap:
         body += [f"%sc_c = arith.constant {cap!r} : f32",
@@ -173,6 +177,15 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
                      "%al_b = arith.negf %al_p : f32"]
         body.append(f"%al_y = arith.addf {y}, %al_b : f32")
         y = "%al_y"
+    if lens_causal:
+        body += ["%lc_li = arith.index_cast %ch_len : i32 to index",
+                 "%lc_p = arith.addi %sc_m, %lc_li : index",
+                 f"%lc_c = arith.constant {-int(lens_causal)} : index",
+                 "%lc_q = arith.addi %lc_p, %lc_c : index",
+                 "%lc_ok = arith.cmpi sle, %sc_n, %lc_q : index",
+                 "%lc_f = arith.constant 0xFF800000 : f32",
+                 f"%lc_y = arith.select %lc_ok, {y}, %lc_f : f32"]
+        y = "%lc_y"
     if chunk:
         pos = "%sc_m"
         if chunk_offset:
@@ -512,7 +525,8 @@ def _decode_text(m: int, hq: int, hkv: int, n: int, d: int, dtype: str, page_siz
     is that plus a constant per row (which the output does not see; the
     lse returned differs from FlashAttention's by it). `chunk` > 0: Llama
     4's chunked attention, the new tokens at positions n - m.. n - 1 of the
-    cache (as causal places them), each seeing the keys of its own chunk."""
+    cache (as causal places them; with kv_lens at kv_len - m..kv_len - 1 of
+    their sequence), each seeing the keys of its own chunk."""
     if alibi and not causal and m > 1:
         raise BundleError("attn_opt.ops: decode_attention with alibi_slopes and "
                           "more than one query token needs causal=True (each "
@@ -521,23 +535,31 @@ def _decode_text(m: int, hq: int, hkv: int, n: int, d: int, dtype: str, page_siz
         raise BundleError("attn_opt.ops: decode_attention takes window_size "
                           "without kv_lens (each sequence's kv_len would place "
                           "its window; the bundle places it at the cache's end)")
+    # With kv_lens, several causal tokens sit at the end of their own
+    # sequence (positions kv_len - m..kv_len - 1, FlashAttention's
+    # bottom-right rule with cache_seqlens): a region over the lengths, not
+    # the op's causal attribute, which would place them at the cache's end.
+    lens_causal = kv_lens and causal and m > 1
     text = decode_program(None, m, hq, hkv, n, d, dtype, page_size, pages, kv_lens,
-                          causal, scale, lse, alibi, window)
-    if chunk and kv_lens:
-        # The token at its sequence's last position kv_len - 1: the lengths
-        # are also the region's operand (indexed by the batch).
-        if m != 1 or alibi:
-            raise BundleError("attn_opt.ops: decode_attention takes chunk_size "
-                              "with kv_lens for one new token per sequence, "
-                              "without alibi_slopes (several tokens are placed "
-                              "at the cache's end by the causal rule, not at "
-                              "each kv_len)")
-        text = text.replace("\n      outs(%o", " score_mod_operands(%lens : tensor<?xi32>)"
-                            "\n      outs(%o", 1)
+                          causal and not lens_causal, scale, lse, alibi, window)
+    if kv_lens and (chunk or lens_causal):
+        # Each sequence's tokens at kv_len - m.. : the lengths are also the
+        # region's last operand (indexed by the batch).
+        lens_t = "tensor<?xi32>"
+        if " score_mod_operands(%al : " in text:  # ALiBi's slopes first
+            at = text.index(" score_mod_operands(%al : ")
+            end = text.index(")\n      outs(%o", at)
+            ts = text[at + len(" score_mod_operands(%al : "):end]
+            text = (text[:at] + f" score_mod_operands(%al, %lens : {ts}, {lens_t})"
+                    + text[end + 1:])
+        else:
+            text = text.replace("\n      outs(%o", f" score_mod_operands(%lens : {lens_t})"
+                                "\n      outs(%o", 1)
         at = text.index("indexing_maps = [")
         end = text.index("] -> ", at)
         text = text[:end] + ", affine_map<(b, h, g, m, n, d, e) -> (b)>" + text[end:]
-        return _with_region(text, softcap, None, chunk, -1, chunk_lens=True)
+        return _with_region(text, softcap, True if alibi else None, chunk, -m,
+                            chunk_lens=bool(chunk), lens_causal=m if lens_causal else 0)
     return _with_region(text, softcap, True if alibi else None, chunk, n - m)
 
 
@@ -868,11 +890,13 @@ def decode_attention(q: Any, k: Any, v: Any, block_table: Any = None,
                      window_size: Any = (-1, -1), chunk_size: int = 0) -> Any:
     """Decode against a (paged) KV cache (see the module docstring).
     `alibi_slopes`: float32 [Hq], FlashAttention's ALiBi (with M > 1 query
-    tokens under causal only). `chunk_size` C > 0: Llama 4's chunked
-    attention, the M new tokens at the cache's last positions N - M..N - 1
-    (with `kv_lens`, one token per sequence at kv_len - 1), token p seeing
-    only the keys n with n // C == p // C (with causal: n <= p too); the
-    kernel reads only those keys."""
+    tokens under causal only). With `kv_lens` the M new tokens of sequence
+    b sit at its positions kv_lens[b] - M..kv_lens[b] - 1 (with causal,
+    token i sees the keys n <= kv_lens[b] - M + i: FlashAttention's
+    bottom-right rule with cache_seqlens), else at the cache's last
+    positions N - M..N - 1. `chunk_size` C > 0: Llama 4's chunked
+    attention, token p seeing only the keys n with n // C == p // C (with
+    causal: n <= p too); the kernel reads only those keys."""
     b, m, hq, d = q.shape
     if block_table is not None:
         pages, page_size, hkv, _ = k.shape
@@ -892,8 +916,9 @@ def decode_attention(q: Any, k: Any, v: Any, block_table: Any = None,
         args["block_table"] = block_table
     if kv_lens is not None:
         args["kv_lens"] = kv_lens
-        if chunk_size:  # the region reads the lengths too (_decode_text)
-            args["mod0"] = kv_lens
+        # The region reads the lengths too (_decode_text), after the slopes.
+        if chunk_size or (causal and m > 1):
+            args["mod1" if alibi_slopes is not None else "mod0"] = kv_lens
     res = kern(**args)
     if return_lse:
         out, lse = res

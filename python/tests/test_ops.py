@@ -129,6 +129,39 @@ CH_DEC_PAGED = dict(b=2, m=4, hq=8, hkv=2, n=2064, d=64, page_size=16, pages=400
 CH_DEC_LENS = dict(b=6, m=1, hq=16, hkv=4, n=3000, d=128, kv_lens=True, chunk_size=512)
 
 
+# Several new tokens per sequence with kv_lens under causal: token i of
+# sequence b at kv_lens[b] - M + i (FlashAttention's cache_seqlens rule):
+# GQA with the lse; ALiBi's slopes through 64-key pages; and Llama 4's
+# chunks through 16-key pages (the region's lengths after no slopes).
+SPEC_LENS = dict(b=5, m=4, hq=8, hkv=2, n=700, d=64, dtype="bfloat16", causal=True,
+                 kv_lens=True, return_lse=True)
+SPEC_LENS_ALIBI = dict(b=3, m=3, hq=16, hkv=2, n=1024, d=128, page_size=64, pages=60,
+                       causal=True, kv_lens=True, alibi=True)
+SPEC_LENS_CHUNK = dict(CH_DEC_PAGED, kv_lens=True)
+
+
+def prepare_spec_lens(cache):
+    return [ops.prepare_decode(**SPEC_LENS, cache_dir=cache),
+            ops.prepare_decode(**SPEC_LENS_ALIBI, cache_dir=cache),
+            ops.prepare_decode(**SPEC_LENS_CHUNK, cache_dir=cache)]
+
+
+@needs_attn_bundle
+def test_spec_lens_programs_compile(tmp_path):
+    """kv_lens with several causal tokens: no causal attribute (it would
+    place them at the cache's end) but a region over the lengths (the last
+    score_mod operand), n <= len - M + m."""
+    plain, alibi, chunk = (bundle.read_manifest(p) for p in prepare_spec_lens(tmp_path))
+    for man, lens_arg in ((plain, "mod0"), (alibi, "mod1"), (chunk, "mod0")):
+        assert {"kv_lens", lens_arg} <= set(man.inputs)
+        assert not man.attention.causal
+        ops_ = man.attention.score_mod.ops
+        assert any(o.op == "arith.cmpi" and o.predicate == "sle" for o in ops_)
+        assert "per-sequence key counts" in man.attention.kernel_choice
+    assert "mod0" in alibi.inputs  # the slopes
+    assert "found by binary search" in chunk.attention.kernel_choice
+
+
 # Chunked varlen: fresh sequences (top-left causal, GQA, an empty one), and
 # bottom-right causal after caches (one cache spanning three chunks before
 # its queries, bf16, the lse); each runs as varlen over its pieces.
@@ -186,9 +219,6 @@ def test_chunked_programs_compile(tmp_path):
         assert "found by binary search, before the split into key ranges" \
             in man.attention.kernel_choice
         assert "GQA packing" in man.attention.kernel_choice
-    with pytest.raises(bundle.BundleError, match="chunk_size with kv_lens for one new "
-                                                 "token per sequence"):
-        ops.prepare_decode(**CH_DEC_PAGED, kv_lens=True, cache_dir=tmp_path)
     # One token per sequence at kv_len - 1: the lengths are the region's
     # operand too.
     man = bundle.read_manifest(paths[6])
@@ -808,6 +838,58 @@ def test_chunked_decode_lens_on_gpu():
 
 
 @needs_gpu
+def test_spec_lens_on_gpu():
+    """kv_lens with several causal tokens per sequence: token i of sequence
+    b sees keys n <= kv_lens[b] - M + i (lengths 0, below M, exactly M,
+    full and random; GQA with the lse; ALiBi through pages at
+    FlashAttention's distances; chunks through pages) at two batch sizes,
+    against an fp32 reference."""
+    import torch
+    dev = "cuda"
+    for cfg in (SPEC_LENS, SPEC_LENS_ALIBI, SPEC_LENS_CHUNK):
+        for b in (cfg["b"], 9):
+            gen = torch.Generator(device=dev).manual_seed(40 + b)
+            dt = getattr(torch, cfg.get("dtype", "float16"))
+            m, hq, hkv, n, d = (cfg[x] for x in ("m", "hq", "hkv", "n", "d"))
+            q = torch.randn(b, m, hq, d, generator=gen, device=dev, dtype=dt) * 2
+            args, table, k, v = _decode_kv(cfg, b, gen, dt)
+            lens = torch.randint(1, n + 1, (b,), generator=gen, device=dev,
+                                 dtype=torch.int32)
+            edge = torch.tensor([0, m - 2, m, n], device=dev, dtype=torch.int32)
+            lens[:min(b, 4)] = edge[:b]
+            sl = (torch.tensor(alibi_slopes(hq), device=dev) if cfg.get("alibi")
+                  else None)
+            c = cfg.get("chunk_size", 0)
+            res = ops.decode_attention(q, *args, block_table=table, kv_lens=lens,
+                                       causal=True, return_lse=cfg.get("return_lse", False),
+                                       alibi_slopes=sl, chunk_size=c)
+            out, lse = res if cfg.get("return_lse") else (res, None)
+            for i in range(b):
+                L = int(lens[i])
+                pos = torch.arange(m, device=dev)[:, None] + L - m
+                keys = torch.arange(L, device=dev)[None, :]
+                keep = keys <= pos
+                if c:
+                    keep &= torch.div(keys, c, rounding_mode="floor") == \
+                        torch.div(pos, c, rounding_mode="floor")
+                if L == 0:  # no key: 0 out, lse -inf
+                    assert not out[i].any()
+                    continue
+                ref = _ref_softcap(q[i].transpose(0, 1), k[i, :L].transpose(0, 1),
+                                   v[i, :L].transpose(0, 1), keep, 0.0, sl, offset=L - m)
+                rows = keep.any(1)
+                _close(out[i][rows].transpose(0, 1), ref[:, rows])
+                assert not out[i][~rows].any()  # tokens before any key: 0
+                if lse is not None:
+                    _, rl = _ref(q[i].transpose(0, 1), k[i, :L].transpose(0, 1),
+                                 v[i, :L].transpose(0, 1), keep)
+                    got = lse[i].transpose(0, 1)
+                    assert torch.isneginf(got[:, ~rows]).all()
+                    torch.testing.assert_close(got[:, rows], rl[:, rows], atol=2e-3,
+                                               rtol=1e-3)
+
+
+@needs_gpu
 def test_chunked_varlen_on_gpu():
     """chunk_size on varlen calls (fresh sequences top-left causal with GQA
     and an empty one, tables on the GPU; bottom-right causal after caches
@@ -1035,7 +1117,8 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--prepare":
         for p in prepare_all(sys.argv[2]) + prepare_softcap(sys.argv[2]) \
                 + prepare_alibi(sys.argv[2]) + prepare_window(sys.argv[2]) \
-                + prepare_document(sys.argv[2]) + prepare_chunked(sys.argv[2]):
+                + prepare_document(sys.argv[2]) + prepare_chunked(sys.argv[2]) \
+                + prepare_spec_lens(sys.argv[2]):
             print(p)
     else:
         print(__doc__)
