@@ -162,6 +162,19 @@ std::optional<LinearSize> eval(Value v, int depth) {
     auto l = eval(sub.getLhs(), depth + 1), r = eval(sub.getRhs(), depth + 1);
     return l && r ? combine(*l, *r, -1) : std::nullopt;
   }
+  if (auto mul = dyn_cast<arith::MulIOp>(def)) {
+    // By a constant only (a product of two sizes is not linear).
+    auto l = eval(mul.getLhs(), depth + 1), r = eval(mul.getRhs(), depth + 1);
+    if (!l || !r || (l->a && r->a))
+      return std::nullopt;
+    const LinearSize &k = l->a ? *r : *l;
+    LinearSize out = l->a ? *l : *r;
+    out.a *= k.c;
+    out.c *= k.c;
+    if (!small(k.c) || !small(out.a) || !small(out.c))
+      return std::nullopt;
+    return out;
+  }
   if (isa<arith::MinSIOp, arith::MaxSIOp>(def)) {
     auto l = eval(def->getOperand(0), depth + 1);
     auto r = eval(def->getOperand(1), depth + 1);

@@ -214,6 +214,52 @@ int ScoreTracer::trace(Value t, AffineMap access) {
 /// `jnp.arange` folded to a constant, then broadcast): the index d of the
 /// score point, as linalg.index would give it. Values stay far below 2^31,
 /// so the element type does not matter.
+/// A linalg.softmax whose output (init) is provably not its input's shape:
+/// the program is undefined at run time (e.g. the init of a sink's softmax
+/// one column short), so it is not traced. Sizes that do not reduce to one
+/// a * x + c each keep the benefit of the doubt.
+static bool softmaxShapesDiffer(linalg::SoftmaxOp sm) {
+  auto in = cast<RankedTensorType>(sm.getInput().getType());
+  auto out = cast<RankedTensorType>(sm.getOutput().getType());
+  if (in.getRank() != out.getRank())
+    return true;
+  // Dim d of a tensor as a * x + c, through a concatenation along d (a
+  // sink's column): the operands' sizes summed where they share x.
+  auto size = [](Value v, int64_t d) -> std::optional<LinearSize> {
+    auto cat = v.getDefiningOp<tensor::ConcatOp>();
+    if (!cat || static_cast<int64_t>(cat.getDim()) != d)
+      return evalDimSize(v, d);
+    LinearSize sum;
+    for (Value x : cat.getInputs()) {
+      std::optional<LinearSize> s = evalDimSize(x, d);
+      if (!s || (s->a && sum.a && !s->sameSymbol(sum)))
+        return std::nullopt;
+      if (s->a) {
+        sum.src = s->src;
+        sum.dim = s->dim;
+      }
+      sum.a += s->a;
+      sum.c += s->c;
+    }
+    return sum;
+  };
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    if (!in.isDynamicDim(d) && !out.isDynamicDim(d)) {
+      if (in.getDimSize(d) != out.getDimSize(d))
+        return true;
+      continue;
+    }
+    // The same multiple of one size plus different constants: never equal.
+    // (Not upstream value bounds: they crash on a tensor.dim out of range.)
+    std::optional<LinearSize> x = size(sm.getInput(), d),
+                              y = evalDimSize(sm.getOutput(), d);
+    if (x && y && x->a == y->a && (x->a == 0 || x->sameSymbol(*y)) &&
+        x->c != y->c)
+      return true;
+  }
+  return false;
+}
+
 static std::optional<AffineExpr> constantIota(Value t, AffineMap access) {
   DenseIntElementsAttr attr;
   if (!matchPattern(t, m_Constant(&attr)) || attr.isSplat() ||
@@ -261,6 +307,11 @@ int ScoreTracer::attempt(Value t, AffineMap access,
     auto dim = dyn_cast<AffineDimExpr>(access.getResult(sm.getDimension()));
     if (!dim)
       return add(leaf);
+    if (softmaxShapesDiffer(sm)) {
+      why = "the softmax's output is not its input's shape (a column short "
+            "or long: undefined at run time)";
+      return -1;
+    }
     int kid = lookup(sm.getInput(), access, missing);
     if (kid < 0)
       return kid;

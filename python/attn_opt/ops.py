@@ -125,7 +125,7 @@ def _with_region(text: str, softcap: Optional[float], alibi: Optional[bool],
                  lens_causal: int = 0) -> str:
     """`text` with a score_mod region: soft-capping (see with_softcap), then
     ALiBi's bias when `alibi` is not None (the program reads the slopes as
-    its one score_mod operand: dense_program(alibi=True)). ALiBi, as
+    its first score_mod operand: dense_program(alibi=True)). ALiBi, as
     FlashAttention's `alibi_slopes`, adds -slope * |m - n| to the scaled
     (and capped) score of query m and key n; under causal (alibi True) the
     keys a query sees have n <= m, so it is slope * (n - m): linear in the
@@ -399,10 +399,17 @@ def decode_program(b: Union[int, str, None], m: int, hq: int, hkv: int, n: int, 
     """Decode as MLIR: q [b, m, hq, d] (viewed [b, m, hkv, g, d]); k/v
     [b, n, hkv, d], or caches [pages, page_size, hkv, d] read through a
     table [b, n / page_size]; kv_lens [b] masks keys n >= kv_lens[b];
-    causal: the m new tokens are the last (bottom-right). b None (or "?"):
+    causal: the m new tokens are the cache's last (bottom-right; with
+    kv_lens and m > 1 refused: _decode_text writes that rule). b None (or "?"):
     a dynamic batch, one bundle for every batch size. `alibi`: ALiBi's
     slopes %al [hkv, g] as its score_mod operand. `window` W > 0: each new
     token (at n - m + its index) sees the W keys up to its position."""
+    if kv_lens and causal and m > 1:
+        raise BundleError("attn_opt.ops: decode_program's causal attribute "
+                          "places several new tokens at the cache's end; with "
+                          "kv_lens each sequence's kv_len places them "
+                          "(prepare_decode and decode_attention add that rule "
+                          "as a region over the lengths)")
     g, t, scale = _common(hq, hkv, d, dtype, scale)
     b = "?" if b is None else b
     tqt = f"tensor<{b}x{m}x{hkv}x{g}x{d}x{t}>"

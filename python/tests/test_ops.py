@@ -138,12 +138,20 @@ SPEC_LENS = dict(b=5, m=4, hq=8, hkv=2, n=700, d=64, dtype="bfloat16", causal=Tr
 SPEC_LENS_ALIBI = dict(b=3, m=3, hq=16, hkv=2, n=1024, d=128, page_size=64, pages=60,
                        causal=True, kv_lens=True, alibi=True)
 SPEC_LENS_CHUNK = dict(CH_DEC_PAGED, kv_lens=True)
+# ... soft-capping (its region before the lengths'); and chunks without
+# causal (each token sees its chunk's keys below kv_len, later new tokens
+# too).
+SPEC_LENS_CAP = dict(b=4, m=5, hq=8, hkv=8, n=900, d=128, causal=True, kv_lens=True,
+                     softcap=30.0)
+SPEC_LENS_CHUNK_NC = dict(CH_DEC_LENS, m=3)
 
 
 def prepare_spec_lens(cache):
     return [ops.prepare_decode(**SPEC_LENS, cache_dir=cache),
             ops.prepare_decode(**SPEC_LENS_ALIBI, cache_dir=cache),
-            ops.prepare_decode(**SPEC_LENS_CHUNK, cache_dir=cache)]
+            ops.prepare_decode(**SPEC_LENS_CHUNK, cache_dir=cache),
+            ops.prepare_decode(**SPEC_LENS_CAP, cache_dir=cache),
+            ops.prepare_decode(**SPEC_LENS_CHUNK_NC, cache_dir=cache)]
 
 
 @needs_attn_bundle
@@ -151,8 +159,9 @@ def test_spec_lens_programs_compile(tmp_path):
     """kv_lens with several causal tokens: no causal attribute (it would
     place them at the cache's end) but a region over the lengths (the last
     score_mod operand), n <= len - M + m."""
-    plain, alibi, chunk = (bundle.read_manifest(p) for p in prepare_spec_lens(tmp_path))
-    for man, lens_arg in ((plain, "mod0"), (alibi, "mod1"), (chunk, "mod0")):
+    plain, alibi, chunk, cap, chunk_nc = (bundle.read_manifest(p)
+                                          for p in prepare_spec_lens(tmp_path))
+    for man, lens_arg in ((plain, "mod0"), (alibi, "mod1"), (chunk, "mod0"), (cap, "mod0")):
         assert {"kv_lens", lens_arg} <= set(man.inputs)
         assert not man.attention.causal
         ops_ = man.attention.score_mod.ops
@@ -160,6 +169,15 @@ def test_spec_lens_programs_compile(tmp_path):
         assert "per-sequence key counts" in man.attention.kernel_choice
     assert "mod0" in alibi.inputs  # the slopes
     assert "found by binary search" in chunk.attention.kernel_choice
+    assert any(o.op == "math.tanh" for o in cap.attention.score_mod.ops)
+    # Chunks without causal: the lengths place the chunks, no causal select.
+    assert {"kv_lens", "mod0"} <= set(chunk_nc.inputs)
+    assert not any(o.op == "arith.cmpi" and o.predicate == "sle"
+                   for o in chunk_nc.attention.score_mod.ops)
+    # decode_program alone writes the op's causal rule (the cache's end):
+    # refused with kv_lens and several tokens.
+    with pytest.raises(bundle.BundleError, match="each sequence's kv_len places them"):
+        ops.decode_program(None, 4, 8, 2, 700, 64, kv_lens=True, causal=True)
 
 
 # Chunked varlen: fresh sequences (top-left causal, GQA, an empty one), and
@@ -842,11 +860,13 @@ def test_spec_lens_on_gpu():
     """kv_lens with several causal tokens per sequence: token i of sequence
     b sees keys n <= kv_lens[b] - M + i (lengths 0, below M, exactly M,
     full and random; GQA with the lse; ALiBi through pages at
-    FlashAttention's distances; chunks through pages) at two batch sizes,
-    against an fp32 reference."""
+    FlashAttention's distances; chunks through pages; soft-capping), and
+    chunks without causal, at two batch sizes, against an fp32 reference."""
     import torch
     dev = "cuda"
-    for cfg in (SPEC_LENS, SPEC_LENS_ALIBI, SPEC_LENS_CHUNK):
+    for cfg in (SPEC_LENS, SPEC_LENS_ALIBI, SPEC_LENS_CHUNK, SPEC_LENS_CAP,
+                SPEC_LENS_CHUNK_NC):
+        causal = cfg.get("causal", False)
         for b in (cfg["b"], 9):
             gen = torch.Generator(device=dev).manual_seed(40 + b)
             dt = getattr(torch, cfg.get("dtype", "float16"))
@@ -861,22 +881,26 @@ def test_spec_lens_on_gpu():
                   else None)
             c = cfg.get("chunk_size", 0)
             res = ops.decode_attention(q, *args, block_table=table, kv_lens=lens,
-                                       causal=True, return_lse=cfg.get("return_lse", False),
-                                       alibi_slopes=sl, chunk_size=c)
+                                       causal=causal, return_lse=cfg.get("return_lse", False),
+                                       alibi_slopes=sl, chunk_size=c,
+                                       softcap=cfg.get("softcap", 0.0))
             out, lse = res if cfg.get("return_lse") else (res, None)
             for i in range(b):
                 L = int(lens[i])
                 pos = torch.arange(m, device=dev)[:, None] + L - m
                 keys = torch.arange(L, device=dev)[None, :]
-                keep = keys <= pos
+                keep = keys <= pos if causal else torch.ones_like(keys <= pos)
                 if c:
                     keep &= torch.div(keys, c, rounding_mode="floor") == \
                         torch.div(pos, c, rounding_mode="floor")
                 if L == 0:  # no key: 0 out, lse -inf
                     assert not out[i].any()
+                    if lse is not None:
+                        assert torch.isneginf(lse[i]).all()
                     continue
                 ref = _ref_softcap(q[i].transpose(0, 1), k[i, :L].transpose(0, 1),
-                                   v[i, :L].transpose(0, 1), keep, 0.0, sl, offset=L - m)
+                                   v[i, :L].transpose(0, 1), keep, cfg.get("softcap", 0.0),
+                                   sl, offset=L - m)
                 rows = keep.any(1)
                 _close(out[i][rows].transpose(0, 1), ref[:, rows])
                 assert not out[i][~rows].any()  # tokens before any key: 0

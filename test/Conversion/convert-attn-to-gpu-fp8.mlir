@@ -19,7 +19,7 @@
 // ptxas serialize the products: test/Integration/GPU/fp8-ptxas.mlir).
 // CHECK: nvvm.convert.f32x2.to.f8x2 {{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
 // CHECK-NOT: cvt.rn.satfinite.e4m3x2.f32
-// TKV: error: FP8 attention takes tile-kv a multiple of 64 up to 256 (the producer transposes V in blocks of 64 keys), got 96
+// TKV: error: FP8 attention takes tile-kv a multiple of 64 up to 256 (V^T's panels of 128 keys and a last one of 64), got 96
 // KV64: 64-key tiles, 3 stages
 // KV64: wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3
 // NOWS: error: FP8 attention runs on the warp-specialized kernel; warp-specialize=0 excludes it

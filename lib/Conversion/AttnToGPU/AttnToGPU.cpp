@@ -493,8 +493,8 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
                           "kernel; warp-specialize=0 excludes it");
     if (opts.tileKV && (opts.tileKV % 64 != 0 || opts.tileKV > 256))
       return op.emitError("FP8 attention takes tile-kv a multiple of 64 up "
-                          "to 256 (the producer transposes V in blocks of "
-                          "64 keys), got ")
+                          "to 256 (V^T's panels of 128 keys and a last one "
+                          "of 64), got ")
              << opts.tileKV;
     cfg.fp8 = true;
     cfg.warpSpecialized = true;
@@ -525,13 +525,16 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
                           std::max(D, E) <= 128;
     shaped.tileKV = opts.tileKV ? opts.tileKV : wideKeys ? 192 : 128;
     // Wider key tiles: one staging buffer where two would leave no room
-    // for three stages (tile-kv = 256 at D = 128).
+    // for three stages but one does (else two stages keep two buffers).
     if (cfg.stagingBufs == 2) {
       WgmmaConfig probe = cfg;
       probe.keyTile = shaped.tileKV;
       probe.stages = 3;
-      if (probe.sharedBytes(D, E) > 227 * 1024)
-        cfg.stagingBufs = 1;
+      if (probe.sharedBytes(D, E) > 227 * 1024) {
+        probe.stagingBufs = 1;
+        if (probe.sharedBytes(D, E) <= 227 * 1024)
+          cfg.stagingBufs = 1;
+      }
     }
     // Head dims to 64: three computing warpgroups (152 registers each, no
     // spills; more warps to hide the softmax's latency): 1.16-1.33x two at

@@ -529,7 +529,8 @@ struct WgmmaConfig {
     return stages * keyTile * panelCols(cols2(D)) * 2;
   }
   /// A stage's V (FP8: V^T, whose panels of 128 keys are E * 128 bytes and
-  /// a last one of 64 keys E * 64: keyTile * E bytes either way).
+  /// a last one of 64 keys E * 64: keyTile * E bytes where E is a multiple
+  /// of 128, more where rows are padded to whole panels).
   int64_t vStageBytes(int64_t E) const {
     return keyTile * panelCols(cols2(E)) * 2;
   }

@@ -659,7 +659,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
 
   // Matrix descriptors (PTX ISA, "matrix-descriptor-format"): start
   // address >> 4 in bits 0-13, leading byte offset >> 4 in 16-29, stride
-  // byte offset >> 4 in 32-45, 128-byte swizzle (1) in 62-63.
+  // byte offset >> 4 in 32-45, the layout in 62-63 (1: 128-byte swizzle,
+  // 2: 64-byte).
   // Two forms of the same descriptors. By default a 64-bit add, shift,
   // mask and OR per descriptor. Narrow: the start address field as 32-bit
   // arithmetic, the buffers' base field once, then (offset >> 4) and the
@@ -687,8 +688,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     baseField = arith::TruncIOp::create(b, loc, i32, addrField(base64));
   // `bytes` (a value, the same for a tile's k-steps) + `constBytes`.
   // `swizzle`: the 128-byte swizzle (1 in bits 62-63), else none (0).
-  // swizzle: the 128-byte pattern; swizzle64: the 64-byte one (FP8's last
-  // V^T panel of 64 keys).
+  // swizzle64: the 64-byte pattern instead (FP8's last V^T panel of 64
+  // keys).
   auto desc = [&](Value bytes, int64_t constBytes, int64_t lbo, int64_t sbo,
                   bool swizzle = true, bool swizzle64 = false) -> Value {
     const int64_t layout = swizzle64 ? int64_t(2) << 62
@@ -2434,8 +2435,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       }
     };
     // FP8: tile t's V (row-major in the staging buffer, 128-byte swizzle)
-    // into stage `stage` as V^T, E rows of 128 keys in the 128-byte
-    // swizzle, the keys of each 16 in the order P's A fragments hold them
+    // into stage `stage` as V^T, E rows of keys in panels of 128 in the
+    // 128-byte swizzle (a last one of 64 in the 64-byte swizzle), the keys
+    // of each 16 in the order P's A fragments hold them
     // (positions 4t..4t+3: keys 2t, 2t+1, 8+2t, 9+2t). A unit is 16 keys x
     // 32 columns: one ldmatrix.x4.trans reads it as four 8 x 8 matrices of
     // byte pairs (keys 0-7 and 8-15 of columns c..c+15, then of c+16..c+31),

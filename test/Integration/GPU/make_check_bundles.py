@@ -1756,9 +1756,10 @@ CASES.update({
     "fp8_block_per_tile": Case(E4, **bhsd(2, 2, 640, 3000, 128), out_dtype="float16",
                                flags=["--persistent=0"]),
     "fp8_dyn": Case(E4, **bhsd(-1, 2, -1, -1, 128), causal=True, out_dtype="float16"),
-    # Wider key tiles (tile-kv = 192: V^T in two 128-key panels, one
-    # staging buffer; 256: two stages; 64: half a panel): ragged keys,
-    # causal, the lse, masks, dynamic sizes, three warpgroups at D = 64.
+    # Wider key tiles (tile-kv = 192: V^T in a 128-key panel and a 64-key
+    # one in the 64-byte swizzle; 256: two stages; 64: one 64-key panel):
+    # ragged keys, causal, the lse, masks, dynamic sizes, three warpgroups
+    # at D = 64.
     "fp8_kv192_causal_ragged": Case(E4, **bhsd(1, 4, 1000, 1000, 128), causal=True,
                                     out_dtype="float16", scale=0.07, value_scale=0.3,
                                     flags=["--tile-kv=192"]),
