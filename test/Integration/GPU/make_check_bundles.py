@@ -2067,6 +2067,16 @@ CASES.update({
     "dec_chunk_bf16_paged_gqa4_m1_p16": Case(
         "bfloat16", dims={"b": 3, "h": 2, "g": 4, "m": 1, "n": 4000, "d": 128, "e": 128},
         pages=(16, 800), score_mod=chunk_mask(1024, batch=3, offset=3999), **_gqa),
+    # Chunks through pages from a key that starts neither a tile nor a
+    # page (chunks of 1031: keys 3093..4111 of the last one), split into
+    # ranges and GQA-packed (pages keep tile-aligned starts and the region
+    # per score; exact keys through pages measured 0.92-0.98x: log step 200).
+    "dec_chunk_f16_paged_m1_p16_unaligned": Case(
+        "float16", dims={"b": 3, "h": 2, "g": 4, "m": 1, "n": 4112, "d": 128, "e": 128},
+        pages=(16, 900), score_mod=chunk_mask(1031, batch=3, offset=4111), **_gqa),
+    "dec_chunk_bf16_paged_m1_p64_unaligned_d64": Case(
+        "bfloat16", dims={"b": 2, "h": 4, "g": 2, "m": 1, "n": 2560, "d": 64, "e": 64},
+        pages=(64, 100), score_mod=chunk_mask(700, batch=3, offset=2559), **_gqa),
     "dec_chunk_jax_f16_m1_d64": Case("float16", **bhsd(2, 4, 1, 6000, 64),
                                      score_mod=chunk_mask(2048, jax=True, offset=5999)),
     "dyn_dec_chunk_f16_gqa8_m1": Case(
