@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -154,6 +155,11 @@ std::optional<LinearSize> eval(Value v, int depth) {
       (def->getResult(0).getType().isIndex() ||
        def->getResult(0).getType().getIntOrFloatBitWidth() >= 64))
     return eval(def->getOperand(0), depth + 1); // value-preserving
+  // Sums, differences and products in fewer than 64 bits wrap at their
+  // width, which a * x + c does not model: unknown.
+  if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def) &&
+      !v.getType().isIndex() && v.getType().getIntOrFloatBitWidth() < 64)
+    return std::nullopt;
   if (auto add = dyn_cast<arith::AddIOp>(def)) {
     auto l = eval(add.getLhs(), depth + 1), r = eval(add.getRhs(), depth + 1);
     return l && r ? combine(*l, *r, 1) : std::nullopt;
@@ -169,9 +175,8 @@ std::optional<LinearSize> eval(Value v, int depth) {
       return std::nullopt;
     const LinearSize &k = l->a ? *r : *l;
     LinearSize out = l->a ? *l : *r;
-    out.a *= k.c;
-    out.c *= k.c;
-    if (!small(k.c) || !small(out.a) || !small(out.c))
+    if (llvm::MulOverflow(out.a, k.c, out.a) ||
+        llvm::MulOverflow(out.c, k.c, out.c) || !small(out.a) || !small(out.c))
       return std::nullopt;
     return out;
   }
@@ -237,9 +242,9 @@ std::optional<LinearSize> eval(Value v, int depth) {
       if (!part || !small(coeff))
         return std::nullopt;
       LinearSize scaled = *part;
-      scaled.a *= coeff;
-      scaled.c *= coeff;
-      if (!small(scaled.a) || !small(scaled.c))
+      if (llvm::MulOverflow(scaled.a, coeff, scaled.a) ||
+          llvm::MulOverflow(scaled.c, coeff, scaled.c) || !small(scaled.a) ||
+          !small(scaled.c))
         return std::nullopt;
       std::optional<LinearSize> sum = combine(acc, scaled, 1);
       if (!sum)

@@ -210,10 +210,6 @@ int ScoreTracer::trace(Value t, AffineMap access) {
   return memo.lookup({t, access});
 }
 
-/// A constant integer tensor whose element at (i0, ..., ik) is i_d (JAX's
-/// `jnp.arange` folded to a constant, then broadcast): the index d of the
-/// score point, as linalg.index would give it. Values stay far below 2^31,
-/// so the element type does not matter.
 /// A linalg.softmax whose output (init) is provably not its input's shape:
 /// the program is undefined at run time (e.g. the init of a sink's softmax
 /// one column short), so it is not traced. Sizes that do not reduce to one
@@ -260,6 +256,10 @@ static bool softmaxShapesDiffer(linalg::SoftmaxOp sm) {
   return false;
 }
 
+/// A constant integer tensor whose element at (i0, ..., ik) is i_d (JAX's
+/// `jnp.arange` folded to a constant, then broadcast): the index d of the
+/// score point, as linalg.index would give it. Values stay far below 2^31,
+/// so the element type does not matter.
 static std::optional<AffineExpr> constantIota(Value t, AffineMap access) {
   DenseIntElementsAttr attr;
   if (!matchPattern(t, m_Constant(&attr)) || attr.isSplat() ||

@@ -1238,6 +1238,46 @@ func.func @attention_sink_init_short(%q: tensor<4x?x16xf32>, %k: tensor<4x?x16xf
 
 // -----
 
+// A look-alike: the slice's size is computed in i16 (32767 + 32767 wraps
+// to -2, + 3: one column), so it is not N = 65537 columns; sums in fewer
+// than 64 bits are not evaluated as sizes. Not fused.
+// CHECK-LABEL: func.func @attention_sink_slice_i16_wrap
+// CHECK-NOT: attn.attention
+// EXPLAIN: remark: attention not fused: the scores get an extra column that is not an attention sink sliced off before P·V
+func.func @attention_sink_slice_i16_wrap(%q: tensor<1x1x16xf32>, %k: tensor<1x65537x16xf32>, %v: tensor<1x65537x8xf32>, %sinks: tensor<1xf32>) -> tensor<1x1x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x1x65537xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x1x65537xf32>) -> tensor<1x1x65537xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<1x1x16xf32>, tensor<1x65537x16xf32>) outs(%z : tensor<1x1x65537xf32>) -> tensor<1x1x65537xf32>
+  %es = tensor.empty() : tensor<1x1x1xf32>
+  %sb = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b)>, affine_map<(b, m, n) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%sinks : tensor<1xf32>) outs(%es : tensor<1x1x1xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<1x1x1xf32>
+  %cat = tensor.concat dim(2) %s, %sb : (tensor<1x1x65537xf32>, tensor<1x1x1xf32>) -> tensor<1x1x65538xf32>
+  %e22 = tensor.empty() : tensor<1x1x65538xf32>
+  %p = linalg.softmax dimension(2) ins(%cat : tensor<1x1x65538xf32>) outs(%e22 : tensor<1x1x65538xf32>) -> tensor<1x1x65538xf32>
+  %a = arith.constant 32767 : i16
+  %w0 = arith.addi %a, %a : i16
+  %w1 = arith.extsi %w0 : i16 to i64
+  %one = arith.constant 3 : i64
+  %w2 = arith.addi %w1, %one : i64
+  %sz = arith.index_cast %w2 : i64 to index
+  %pk = tensor.extract_slice %p[0, 0, 0] [1, 1, %sz] [1, 1, 1] : tensor<1x1x65538xf32> to tensor<1x1x?xf32>
+  %vk = tensor.extract_slice %v[0, 0, 0] [1, %sz, 8] [1, 1, 1] : tensor<1x65537x8xf32> to tensor<1x?x8xf32>
+  %eo = tensor.empty() : tensor<1x1x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x1x8xf32>) -> tensor<1x1x8xf32>
+  %o = linalg.batch_matmul ins(%pk, %vk : tensor<1x1x?xf32>, tensor<1x?x8xf32>) outs(%zo : tensor<1x1x8xf32>) -> tensor<1x1x8xf32>
+  return %o : tensor<1x1x8xf32>
+}
+
+// -----
+
 // Look-alike for reading repeated K/V unrepeated: repeat_kv's reshape by a
 // shape of constants. The constants fit only one batch and length, so the
 // reshape is not proven to be the collapse of the two head dims: K and V
