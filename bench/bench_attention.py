@@ -165,6 +165,16 @@ def prepare_parser(description: str) -> argparse.ArgumentParser:
     return ap
 
 
+def compiled_flex(torch: Any) -> Any:
+    """torch.compile(flex_attention), one compile per shape and modification:
+    dynamo's recompile limits raised (past them it would silently run
+    eager)."""
+    from torch.nn.attention.flex_attention import flex_attention
+    torch._dynamo.config.cache_size_limit = 256
+    torch._dynamo.config.accumulated_cache_size_limit = 1024
+    return torch.compile(flex_attention, dynamic=False)
+
+
 def compile_programs(out: Path, attn_bundle: str, programs: List[Tuple[str, str]],
                      chip: str = "sm_90a") -> None:
     """Each (name, MLIR text) compiled by attn-bundle into OUT/NAME."""

@@ -42,8 +42,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 sys.path.insert(0, str(HERE))
 
-from bench_attention import (compile_programs, prepare_parser, timed_rounds,  # noqa: E402
-                             write_table)
+from bench_attention import (compile_programs, compiled_flex, prepare_parser,  # noqa: E402
+                             timed_rounds, write_table)
 
 H, D = 16, 128
 ROWS = [(16384, 2048, True), (16384, 8192, True), (32768, 8192, True),
@@ -67,6 +67,24 @@ def program(dt: str, n: int, c: int, causal: bool) -> str:
   return %r : {t}
 }}
 """, None, None, c)
+
+
+VARLEN_LENS = [(16384, 16384, 8192), (8192, 20000, 4096, 1500, 30000), (4096,) * 16]
+VARLEN_C = 8192
+
+
+def varlen_configs():
+    """(name, lengths, seqs the call's tables need: pieces for chunks, the
+    sequences for the plain call)."""
+    from attn_opt.ops import chunk_virtual_tables
+    out = []
+    for lens in VARLEN_LENS:
+        cu = [0]
+        for x in lens:
+            cu.append(cu[-1] + x)
+        pieces = len(chunk_virtual_tables(cu, cu, VARLEN_C, False)[0]) - 1
+        out.append((f"varlen_{len(lens)}x{sum(lens) // len(lens)}", lens, pieces))
+    return out
 
 
 def name(dt: str, n: int, c: int, causal: bool) -> str:
@@ -96,9 +114,8 @@ def main() -> None:
     import torch
     import attn_opt
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-    torch._dynamo.config.cache_size_limit = 256
-    flex = torch.compile(flex_attention, dynamic=False)
+    from torch.nn.attention.flex_attention import create_block_mask
+    flex = compiled_flex(torch)
     root = Path(a.dir)
 
     def timed(fn) -> float:

@@ -38,7 +38,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 sys.path.insert(0, str(HERE))
 
-from bench_attention import compile_programs, prepare_parser, write_table  # noqa: E402
+from bench_attention import compile_programs, compiled_flex, prepare_parser, write_table  # noqa: E402
 
 HQ, HKV, D, C = 40, 8, 128, 8192
 NS = (32768, 100000, 131072)
@@ -95,12 +95,11 @@ def main() -> None:
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    from torch.nn.attention.flex_attention import create_block_mask
 
     import attn_opt
     from bench_decode import timed
-    torch._dynamo.config.cache_size_limit = 256
-    flex = torch.compile(flex_attention, dynamic=False)
+    flex = compiled_flex(torch)
     root = Path(a.dir)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     G = HQ // HKV

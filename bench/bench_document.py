@@ -37,8 +37,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 sys.path.insert(0, str(HERE))
 
-from bench_attention import (compile_programs, prepare_parser, timed_rounds,  # noqa: E402
-                             write_table)
+from bench_attention import (compile_programs, compiled_flex, prepare_parser,  # noqa: E402
+                             timed_rounds, write_table)
 
 H, D = 16, 128  # --head-dim 64 / 256: H = 32 / 8 (model dim 2048)
 SHAPES = [(n, c, dt) for n in (4096, 16384) for c in (False, True)
@@ -104,10 +104,8 @@ def main() -> None:
     import torch
     import attn_opt
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-    torch._dynamo.config.cache_size_limit = 256
-    torch._dynamo.config.accumulated_cache_size_limit = 1024
-    flex = torch.compile(flex_attention, dynamic=False)
+    from torch.nn.attention.flex_attention import create_block_mask
+    flex = compiled_flex(torch)
     root = Path(a.dir)
 
     def timed(fn) -> float:
