@@ -753,6 +753,12 @@ struct TileKernel {
   /// The cache page the block table names at `column` of this sequence's
   /// row, clamped to the cache's pages.
   Value pageAt(Value column);
+  /// Paged K/V: the raw table entries of the pages a copy of `count` key
+  /// rows from `row0` spans, as copyRows reads them up front (empty where it
+  /// reads them per chunk instead). A loop may read them an iteration ahead
+  /// and hand them to setPageEntries before the copy.
+  SmallVector<Value> loadPageEntries(Value row0, int64_t count);
+  void setPageEntries(Value row0, ValueRange entries);
 
   static bool naturalScores(KernelBuilder &kb, MemArgFn memArg);
   TileKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,

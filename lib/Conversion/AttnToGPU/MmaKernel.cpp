@@ -666,6 +666,14 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       for (int64_t ks = 0; ks < D / kStep; ++ks)
         qFrag[i].push_back(loadQ(i, ks));
   }
+  // Paged K/V: the table entries of each iteration's copies are read an
+  // iteration ahead and carried by the loop, so that the copies issued
+  // after the barrier do not wait on the table's load (log step 202).
+  SmallVector<Value> pagesAhead;
+  if (tk.pageSize > 0 && !cfg.pipeline)
+    pagesAhead = tk.loadPageEntries(tk.add(lb, (S - 1) * BN), BN);
+  const int64_t P = pagesAhead.size();
+  init.append(pagesAhead.begin(), pagesAhead.end());
   init.push_back(c0); // the buffer holding the current tile
 
   // S = Q K^T for the key tile in buffer `buf`: one accumulator per (row
@@ -916,9 +924,16 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
     nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
                                      b.getI32IntegerAttr(S - 2));
     gpu::BarrierOp::create(b, loc);
-    issue(tk.add(n0, (S - 1) * BN), tk.remu(tk.add(buf, S - 1), S));
+    Value row0 = tk.add(n0, (S - 1) * BN);
+    if (P)
+      tk.setPageEntries(row0, st.drop_back().take_back(P));
+    issue(row0, tk.remu(tk.add(buf, S - 1), S));
+    SmallVector<Value> ahead =
+        P ? tk.loadPageEntries(tk.add(n0, S * BN), BN) : SmallVector<Value>();
     SmallVector<Value> acc = computeS(buf);
-    SmallVector<Value> next = softmaxPV(acc, n0, buf, st.drop_back(), withMask);
+    SmallVector<Value> next =
+        softmaxPV(acc, n0, buf, st.drop_back(1 + P), withMask);
+    next.append(ahead.begin(), ahead.end());
     next.push_back(tk.remu(tk.add(buf, 1), S));
     scf::YieldOp::create(b, loc, next);
   };

@@ -407,14 +407,45 @@ Value TileKernel::lastKeptKey(llvm::function_ref<void()> between) {
       i32c(-1));
 }
 
-Value TileKernel::pageAt(Value column) {
-  OpBuilder &b = kb.b;
-  Location loc = kb.loc;
-  Value entry = memref::LoadOp::create(b, loc, memArg("block_table"),
-                                       ValueRange{loops[seqDim], column});
+/// The i32 entry of the block table at `column` of this sequence's row.
+static Value tableEntry(TileKernel &tk, Value column) {
+  return memref::LoadOp::create(tk.kb.b, tk.kb.loc, tk.memArg("block_table"),
+                                ValueRange{tk.loops[tk.seqDim], column});
+}
+
+/// A table entry as a cache page, clamped to the cache's pages.
+static Value clampedPage(TileKernel &tk, Value entry) {
+  OpBuilder &b = tk.kb.b;
+  Location loc = tk.kb.loc;
   Value page = arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
   return arith::MaxSIOp::create(
-      b, loc, arith::MinSIOp::create(b, loc, page, idx(pages - 1)), idx(0));
+      b, loc, arith::MinSIOp::create(b, loc, page, tk.idx(tk.pages - 1)),
+      tk.idx(0));
+}
+
+Value TileKernel::pageAt(Value column) {
+  return clampedPage(*this, tableEntry(*this, column));
+}
+
+SmallVector<Value> TileKernel::loadPageEntries(Value row0, int64_t count) {
+  SmallVector<Value> out;
+  int64_t spanned = pageSize > 0 ? (count + pageSize - 1) / pageSize + 1 : 0;
+  if (!spanned || spanned > 8)
+    return out;
+  int64_t perSeq =
+      cast<MemRefType>(memArg("block_table").getType()).getDimSize(1);
+  Value first = divu(row0, pageSize);
+  for (int64_t j = 0; j < spanned; ++j)
+    out.push_back(tableEntry(*this, clamp(add(first, j), perSeq)));
+  return out;
+}
+
+void TileKernel::setPageEntries(Value row0, ValueRange entries) {
+  pageRow0 = row0;
+  pageFirst = divu(row0, pageSize);
+  pageEntries.clear();
+  for (Value e : entries)
+    pageEntries.push_back(clampedPage(*this, e));
 }
 
 SmallVector<Value> TileKernel::indices(StringRef name) {
@@ -577,13 +608,7 @@ void TileKernel::copyRows(StringRef name, Value tile, int64_t count,
   bool paged = pageSize > 0 && (name == "k" || name == "v");
   int64_t spanned = paged ? (count + pageSize - 1) / pageSize + 1 : 0;
   if (paged && spanned <= 8 && pageRow0 != row0) {
-    int64_t perSeq = cast<MemRefType>(memArg("block_table").getType())
-                         .getDimSize(1);
-    pageRow0 = row0;
-    pageFirst = divu(row0, pageSize);
-    pageEntries.clear();
-    for (int64_t j = 0; j < spanned; ++j)
-      pageEntries.push_back(pageAt(clamp(add(pageFirst, j), perSeq)));
+    setPageEntries(row0, loadPageEntries(row0, count));
   } else if (paged && spanned > 8) {
     pageRow0 = Value();
   }
