@@ -17,6 +17,15 @@
 // CHECK: arith.maxsi
 // CHECK: memref.extract_aligned_pointer_as_index {{.*}} : memref<300x16x8x128xf16> -> index
 // CHECK: llvm.inline_asm has_side_effects {{.*}}"cp.async.cg.shared.global.L2::128B [$0], [$1], 16;"
+// The table entries of an iteration's copies were read an iteration
+// earlier (i32 loop state): none is read between the barrier and the
+// copies it would hold up; the next ones are read after them.
+// CHECK: scf.for {{.*}} -> ({{.*}}, i32, i32, i32, i32, i32, index) {
+// CHECK-NEXT: nvgpu.device_async_wait
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: memref<4x100xi32>
+// CHECK: nvgpu.device_async_create_group
+// CHECK: memref.load {{.*}} : memref<4x100xi32>
 // CHECK-NOT: attn.page_gather
 
 // WGMMA: error: paged K/V runs on the mma.sync kernel; it cannot be combined with wgmma=1
