@@ -341,7 +341,8 @@ def auto_splits(m: int, b: int, n: int, hkv: int, hq: int = 32) -> int:
 # Paged rows (bench_decode.py times each against the contiguous row of the
 # same shape): vLLM's cache layout [pages, page, Hkv, D], page sizes 16/256.
 DECODE_PAGED = [(p, "float16", 1, 16, 8192, hkv) for p in (16, 256) for hkv in (32, 8)] + \
-    [(16, "float16", 16, 64, 8192, 8), (16, "float16", 1, 1, 32768, 8)]
+    [(16, "float16", 16, 64, 8192, 8), (16, "float16", 16, 16, 8192, 8),
+     (16, "float16", 1, 1, 32768, 8)]
 
 
 # Per-sequence lengths (bench_decode.py: the lens rows against the same
