@@ -43,6 +43,25 @@ func.func @paged(%q: tensor<4x8x4x1x128xf16>, %kc: tensor<300x16x8x128xf16>, %vc
 
 // -----
 
+// A window with a finite fill: the keys it hides from the block are folded
+// in after the key loop, reading V through the table there (not through the
+// loop's page entries, which do not dominate it).
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: paged K/V (pages of 16 keys), GQA packing: 4 query heads x 2 rows per kv head, no split-KV (a finite fill with causal/window
+func.func @paged_window_fill(%q: tensor<4x8x4x2x128xf16>, %kc: tensor<300x16x8x128xf16>, %vc: tensor<300x16x8x128xf16>, %t: tensor<4x100xi32>, %o: tensor<4x8x4x2x128xf16>) -> tensor<4x8x4x2x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %k = attn.page_gather %kc[%t] seq_dim = 0 token_dim = 1 : tensor<300x16x8x128xf16>, tensor<4x100xi32> -> tensor<4x1600x8x128xf16>
+  %v = attn.page_gather %vc[%t] seq_dim = 0 token_dim = 1 : tensor<300x16x8x128xf16>, tensor<4x100xi32> -> tensor<4x1600x8x128xf16>
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8x4x2x128xf16>, tensor<4x1600x8x128xf16>, tensor<4x1600x8x128xf16>) scale(%s)
+      outs(%o : tensor<4x8x4x2x128xf16>) window = 100 mask_value = -1.0e4
+      indexing_maps = [affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, n, h, d)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, n, h, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>]
+      -> tensor<4x8x4x2x128xf16>
+  return %r : tensor<4x8x4x2x128xf16>
+}
+
+// -----
+
 // Only K is paged: the kernel reads both through one table or neither.
 // CHECK: error: paged K/V: the GPU kernels read K and V through one block table (both attn.page_gather of the same table)
 func.func @k_only(%q: tensor<2x4x1x64xf16>, %kc: tensor<10x4x16x64xf16>, %v: tensor<2x4x64x64xf16>, %t: tensor<2x4xi32>, %o: tensor<2x4x1x64xf16>) -> tensor<2x4x1x64xf16> {

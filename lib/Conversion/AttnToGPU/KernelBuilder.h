@@ -699,6 +699,9 @@ struct TileKernel {
   // A chunk's page and slot when copyRows knows them (page-aligned whole
   // tiles: the entry by the chunk's static row), read by indices().
   Value pageOverride, slotOverride;
+  // The page and slot of key limit - 1, which the rows of a ragged last
+  // tile read (hoistLastPage: computed once, before the key loop).
+  Value lastPageLimit, lastPage, lastSlot;
   // Per-sequence key counts (attn.length_mask masks): the block's keys end
   // at keyLimit (an index in [0, N]); null: at N.
   Value keyLimit;
@@ -759,6 +762,10 @@ struct TileKernel {
   /// and hand them to setPageEntries before the copy.
   SmallVector<Value> loadPageEntries(Value row0, int64_t count);
   void setPageEntries(Value row0, ValueRange entries);
+  /// Paged K/V: the page and slot of key `limit` - 1 here, for copyRows'
+  /// ragged last tiles (inside the key loop they would wait on the table
+  /// after the barrier, every tile).
+  void hoistLastPage(Value limit);
 
   static bool naturalScores(KernelBuilder &kb, MemArgFn memArg);
   TileKernel(KernelBuilder &kb, MemArgFn memArg, MapOfFn mapOf,

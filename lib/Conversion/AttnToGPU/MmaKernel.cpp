@@ -670,8 +670,10 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // iteration ahead and carried by the loop, so that the copies issued
   // after the barrier do not wait on the table's load (log step 202).
   SmallVector<Value> pagesAhead;
-  if (tk.pageSize > 0 && !cfg.pipeline)
+  if (tk.pageSize > 0 && !cfg.pipeline) {
     pagesAhead = tk.loadPageEntries(tk.add(lb, (S - 1) * BN), BN);
+    tk.hoistLastPage(tk.Nv());
+  }
   const int64_t P = pagesAhead.size();
   init.append(pagesAhead.begin(), pagesAhead.end());
   init.push_back(c0); // the buffer holding the current tile

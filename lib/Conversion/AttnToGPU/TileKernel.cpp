@@ -440,6 +440,22 @@ SmallVector<Value> TileKernel::loadPageEntries(Value row0, int64_t count) {
   return out;
 }
 
+void TileKernel::hoistLastPage(Value limit) {
+  Value last = add(limit, -1);
+  lastPageLimit = limit;
+  lastPage = pageAt(divu(last, pageSize));
+  lastSlot = remu(last, pageSize);
+}
+
+/// The same index value: one SSA value or equal constants.
+static bool sameIndex(Value a, Value b) {
+  if (a == b)
+    return true;
+  std::optional<int64_t> ca = getConstantIntValue(a),
+                         cb = getConstantIntValue(b);
+  return ca && cb && *ca == *cb;
+}
+
 void TileKernel::setPageEntries(Value row0, ValueRange entries) {
   pageRow0 = row0;
   pageFirst = divu(row0, pageSize);
@@ -626,9 +642,14 @@ void TileKernel::copyRows(StringRef name, Value tile, int64_t count,
     threadRow = divu(tid, perRow);
     int64_t n = kb.isDynamic(r + 1) ? -1 : sizes[r + 1];
     if (n < 0 || n % count != 0) {
-      Value last = add(limit, -1);
-      lastPage = pageAt(divu(last, pageSize));
-      lastSlot = remu(last, pageSize);
+      if (lastPageLimit && sameIndex(limit, lastPageLimit)) {
+        lastPage = this->lastPage;
+        lastSlot = this->lastSlot;
+      } else {
+        Value last = add(limit, -1);
+        lastPage = pageAt(divu(last, pageSize));
+        lastSlot = remu(last, pageSize);
+      }
       ragged = arith::CmpIOp::create(kb.b, kb.loc, arith::CmpIPredicate::ugt,
                                      add(row0, count), limit);
     }
@@ -976,6 +997,9 @@ void TileKernel::foldHiddenKeys(Value lb, Value ub, int64_t tile,
   float fillValue = hiddenFill ? *hiddenFill : kb.maskValue;
   if (std::isinf(fillValue) || (!causal && !window && !hiddenFill))
     return;
+  // Paged V below is read through the table here: the key loop's page
+  // entries were defined inside it.
+  pageRow0 = lastPageLimit = Value();
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   Type f32 = b.getF32Type();

@@ -1133,6 +1133,15 @@ CASES.update({
                                                                 "n": 2048, "d": 128, "e": 128},
                                                mask=["b", "n"], causal=True, query_offset=2046,
                                                pages=(64, 100), **_gqa),
+    # Paged with a window and a finite fill (the keys the window hides from
+    # a block folded in after the loop, V read through the table there) and
+    # ragged last tiles (their rows' page hoisted before the key loop).
+    "paged_f16_gqa4_m2_window_fill_p16": Case("float16", dims={"b": 3, "h": 2, "g": 4, "m": 2,
+                                                               "n": 1616, "d": 128, "e": 128},
+                                              causal=True, query_offset=1614, window=100,
+                                              mask_value=-1.0e4, pages=(16, 320), **_gqa),
+    "paged_bf16_m3_ragged_s3_p16": Case("bfloat16", **bhsd(3, 4, 3, 1040, 64),
+                                        pages=(16, 200), flags=["--splits=3"]),
     # Per-sequence key counts (attn.length_mask): an empty sequence, a full
     # one, random lengths; with GQA packing and split-KV, paged, a prefill
     # chunk with bottom-right causal on the non-decode kernel.
