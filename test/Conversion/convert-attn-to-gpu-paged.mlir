@@ -43,6 +43,30 @@ func.func @paged(%q: tensor<4x8x4x1x128xf16>, %kc: tensor<300x16x8x128xf16>, %vc
 
 // -----
 
+// A ragged last key tile (1616 keys, 64-key tiles): the page its rows past
+// the keys read is found before the loop, so no table load sits between
+// the loop's barrier and its copies here either.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: shape = array<i64: 4, 101>
+// CHECK: scf.for {{.*}} -> ({{.*}}, i32, i32, i32, i32, i32, index) {
+// CHECK-NEXT: nvgpu.device_async_wait
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: memref<4x101xi32>
+// CHECK: nvgpu.device_async_create_group
+func.func @paged_ragged(%q: tensor<4x8x4x1x128xf16>, %kc: tensor<404x16x8x128xf16>, %vc: tensor<404x16x8x128xf16>, %t: tensor<4x101xi32>, %o: tensor<4x8x4x1x128xf16>) -> tensor<4x8x4x1x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %k = attn.page_gather %kc[%t] seq_dim = 0 token_dim = 1 : tensor<404x16x8x128xf16>, tensor<4x101xi32> -> tensor<4x1616x8x128xf16>
+  %v = attn.page_gather %vc[%t] seq_dim = 0 token_dim = 1 : tensor<404x16x8x128xf16>, tensor<4x101xi32> -> tensor<4x1616x8x128xf16>
+  %r = attn.attention ins(%q, %k, %v : tensor<4x8x4x1x128xf16>, tensor<4x1616x8x128xf16>, tensor<4x1616x8x128xf16>) scale(%s)
+      outs(%o : tensor<4x8x4x1x128xf16>)
+      indexing_maps = [affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, n, h, d)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, n, h, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>]
+      -> tensor<4x8x4x1x128xf16>
+  return %r : tensor<4x8x4x1x128xf16>
+}
+
+// -----
+
 // A window with a finite fill: the keys it hides from the block are folded
 // in after the key loop, reading V through the table there (not through the
 // loop's page entries, which do not dominate it).

@@ -945,6 +945,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   SmallVector<Value> finalState;
   if (!cfg.pipeline) {
     finalState = tk.tileLoops(lb, split, ub, BN, init, tileBody);
+    // The copies' page state was defined inside the loops.
+    tk.pageRow0 = Value();
   } else {
     // Software-pipelined: iteration t issues S = Q K^T of tile t + 1 before
     // the softmax and P V of tile t, so that the tensor cores work while the
@@ -1012,6 +1014,7 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
       scf::YieldOp::create(b, loc, st.take_front(coreSize));
     }
     finalState.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+    tk.pageRow0 = Value();
   }
   // No copy may still be writing shared memory when the block exits.
   nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));

@@ -424,7 +424,11 @@ static Value clampedPage(TileKernel &tk, Value entry) {
 }
 
 Value TileKernel::pageAt(Value column) {
-  return clampedPage(*this, tableEntry(*this, column));
+  // The column clamped too: a key past the table (limit - 1 of an empty
+  // key range wraps around) reads its last entry.
+  int64_t perSeq =
+      cast<MemRefType>(memArg("block_table").getType()).getDimSize(1);
+  return clampedPage(*this, tableEntry(*this, clamp(column, perSeq)));
 }
 
 SmallVector<Value> TileKernel::loadPageEntries(Value row0, int64_t count) {

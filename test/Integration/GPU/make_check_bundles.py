@@ -1134,8 +1134,9 @@ CASES.update({
                                                mask=["b", "n"], causal=True, query_offset=2046,
                                                pages=(64, 100), **_gqa),
     # Paged with a window and a finite fill (the keys the window hides from
-    # a block folded in after the loop, V read through the table there) and
-    # ragged last tiles (their rows' page hoisted before the key loop).
+    # a block folded in after the loop, V read through the table there);
+    # paged with ragged last tiles (1040 keys: their rows' page hoisted
+    # before the key loop).
     "paged_f16_gqa4_m2_window_fill_p16": Case("float16", dims={"b": 3, "h": 2, "g": 4, "m": 2,
                                                                "n": 1616, "d": 128, "e": 128},
                                               causal=True, query_offset=1614, window=100,
