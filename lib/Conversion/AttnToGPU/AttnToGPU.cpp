@@ -1850,6 +1850,18 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
             512;
     if (smallDecodeTiles)
       cfg.keyTile = 32;
+    // GQA-packed decode in one-warp blocks over a full grid (no split) of
+    // at most 4096 keys: 32-key tiles and three stages (~52 KB at D = 128:
+    // four blocks per multiprocessor instead of two, the grid in fewer
+    // waves). H200: 1.02-1.09x at N = 1024-4096 (B = 32-128, 8 kv heads,
+    // M = 1-4); 0.99-1.02x at N = 8192-32768, so not there (log step 205).
+    const bool packedSmallTiles =
+        decode && !dynamic && !varlen && packDim >= 0 && !pageSize &&
+        cfg.warps == 1 && !cfg.tf32 && !opts.tileKV && !opts.stages &&
+        !opts.pipeline && opts.splits < 1 && std::max(D, E) <= 128 &&
+        span <= 4096 && decodeSplits(opts.chip, gridQ * launchBatch, span) <= 1;
+    if (packedSmallTiles)
+      cfg.keyTile = 32;
     // Decode may take two key warps by default (log steps 118, 122).
     const bool keyWarpsOk =
         decode && !opts.keyWarps && !cfg.tf32 && cfg.keyTile % 32 == 0;
@@ -1906,6 +1918,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     }
     if (smallDecodeTiles)
       cfg.stages = 2;
+    else if (packedSmallTiles)
+      cfg.stages = 3;
     else if (decode && !opts.stages && !opts.pipeline)
       cfg.stages = decodeStages(cfg, gridQ * launchBatch * cfg.splits,
                                 multiprocessors(opts.chip), D, E, packDim >= 0);
