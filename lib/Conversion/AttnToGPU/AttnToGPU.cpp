@@ -1850,17 +1850,27 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
             512;
     if (smallDecodeTiles)
       cfg.keyTile = 32;
-    // GQA-packed decode in one-warp blocks over a full grid (no split) of
-    // at most 4096 keys: 32-key tiles and three stages (~52 KB at D = 128:
-    // four blocks per multiprocessor instead of two, the grid in fewer
-    // waves). H200: 1.02-1.09x at N = 1024-4096 (B = 32-128, 8 kv heads,
-    // M = 1-4); 0.99-1.02x at N = 8192-32768, so not there (log step 205).
-    const bool packedSmallTiles =
+    // GQA-packed decode over a full grid (one key range per query tile, one
+    // key warp) at 64 < D <= 128, H200 (log steps 205, 206), default ÷
+    // variant by time:
+    // - one-warp blocks (M x G <= 16 rows) of at most 4096 keys: 32-key
+    //   tiles, three stages (~52 KB at D = 128: four blocks per
+    //   multiprocessor instead of two): 1.02-1.09x at N = 1024-4096;
+    //   0.99-1.02x at N = 8192-32768, so not there;
+    // - four-warp blocks (64 packed rows): 32-key tiles, four stages (the
+    //   bytes of two 64-key stages, more of them in flight): 1.01-1.13x at
+    //   N = 1024-32768; not with two or three row warps (0.86-1.0x) nor
+    //   where the grid takes two key warps (0.78-0.95x).
+    const bool packedOneRange =
         decode && !dynamic && !varlen && packDim >= 0 && !pageSize &&
-        cfg.warps == 1 && !cfg.tf32 && !opts.tileKV && !opts.stages &&
-        !opts.pipeline && opts.splits < 1 && std::max(D, E) <= 128 &&
-        span <= 4096 && decodeSplits(opts.chip, gridQ * launchBatch, span) <= 1;
-    if (packedSmallTiles)
+        !cfg.tf32 && !opts.tileKV && !opts.stages && !opts.pipeline &&
+        !opts.keyWarps && opts.splits < 1 && std::max(D, E) > 64 &&
+        std::max(D, E) <= 128 &&
+        decodeSplits(opts.chip, gridQ * launchBatch, span) <= 1;
+    const bool packedSmallTiles =
+        packedOneRange && cfg.warps == 1 && span <= 4096;
+    const bool packedDeepTiles = packedOneRange && cfg.warps == 4;
+    if (packedSmallTiles || packedDeepTiles)
       cfg.keyTile = 32;
     // Decode may take two key warps by default (log steps 118, 122).
     const bool keyWarpsOk =
@@ -1920,6 +1930,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       cfg.stages = 2;
     else if (packedSmallTiles)
       cfg.stages = 3;
+    else if (packedDeepTiles)
+      cfg.stages = 4;
     else if (decode && !opts.stages && !opts.pipeline)
       cfg.stages = decodeStages(cfg, gridQ * launchBatch * cfg.splits,
                                 multiprocessors(opts.chip), D, E, packDim >= 0);

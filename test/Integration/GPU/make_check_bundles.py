@@ -1052,14 +1052,18 @@ CASES.update({
     "dec_bf16_m1_lse_auto": Case("bfloat16", **bhsd(1, 8, 1, 5000, 128), lse=True),
     "dec_f16_gqa_m1_auto": Case("float16", dims={"b": 2, "h": 4, "g": 8, "m": 1, "n": 4000,
                                                  "d": 128, "e": 128}, **_gqa),
-    # GQA packing over a full grid of short key ranges: 32-key tiles, three
-    # stages (ragged N; M = 3 bottom-right causal with the lse).
+    # GQA packing over a full grid: one-warp blocks of short key ranges
+    # take 32-key tiles and three stages, four-warp blocks 32-key tiles and
+    # four (ragged N; bottom-right causal, the lse).
     "dec_f16_gqa4_m1_full_grid_n1000": Case("float16", dims={"b": 64, "h": 4, "g": 4, "m": 1,
                                                              "n": 1000, "d": 128, "e": 128},
                                             **_gqa),
     "dec_bf16_gqa4_m3_full_grid_br_lse": Case("bfloat16", dims={"b": 96, "h": 4, "g": 4, "m": 3,
-                                                                "n": 2050, "d": 64, "e": 64},
+                                                                "n": 2050, "d": 128, "e": 128},
                                               causal=True, query_offset=2047, lse=True, **_gqa),
+    "dec_f16_gqa4_m16_full_grid_br_ragged": Case("float16", dims={"b": 96, "h": 4, "g": 4, "m": 16,
+                                                                   "n": 3001, "d": 128, "e": 128},
+                                                 causal=True, query_offset=2985, **_gqa),
     # GQA packing: a kv head's query heads x M queries share a block's rows.
     "dec_bf16_gqa4_m16_br_causal_lse": Case("bfloat16", dims={"b": 3, "h": 2, "g": 4, "m": 16,
                                                              "n": 2500, "d": 128, "e": 128},
