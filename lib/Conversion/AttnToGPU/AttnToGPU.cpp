@@ -1850,22 +1850,24 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
             512;
     if (smallDecodeTiles)
       cfg.keyTile = 32;
-    // GQA-packed decode over a full grid (one key range per query tile, one
-    // key warp) at 64 < D <= 128, H200 (log steps 205, 206), default ÷
+    // GQA-packed decode over a full grid (at least a block per
+    // multiprocessor, one key range per query tile, one key warp) at
+    // 64 < D <= 128; measured on the H200 (log steps 205, 206), default ÷
     // variant by time:
     // - one-warp blocks (M x G <= 16 rows) of at most 4096 keys: 32-key
-    //   tiles, three stages (~52 KB at D = 128: four blocks per
+    //   tiles, three stages (~55 KB with Q at D = 128: four blocks per
     //   multiprocessor instead of two): 1.02-1.09x at N = 1024-4096;
     //   0.99-1.02x at N = 8192-32768, so not there;
-    // - four-warp blocks (64 packed rows): 32-key tiles, four stages (the
-    //   bytes of two 64-key stages, more of them in flight): 1.01-1.13x at
-    //   N = 1024-32768; not with two or three row warps (0.86-1.0x) nor
-    //   where the grid takes two key warps (0.78-0.95x).
+    // - four row warps (49-64 packed rows): 32-key tiles, four stages (the
+    //   bytes of two 64-key stages, more of them in flight): 1.01-1.13x
+    //   with 64 rows at N = 1024-32768; not with two or three row warps
+    //   (0.86-1.0x) nor where the grid takes two key warps (0.78-0.95x).
     const bool packedOneRange =
         decode && !dynamic && !varlen && packDim >= 0 && !pageSize &&
         !cfg.tf32 && !opts.tileKV && !opts.stages && !opts.pipeline &&
         !opts.keyWarps && opts.splits < 1 && std::max(D, E) > 64 &&
         std::max(D, E) <= 128 &&
+        gridQ * launchBatch >= multiprocessors(opts.chip) &&
         decodeSplits(opts.chip, gridQ * launchBatch, span) <= 1;
     const bool packedSmallTiles =
         packedOneRange && cfg.warps == 1 && span <= 4096;
