@@ -496,3 +496,57 @@ func.func @gqa_chunked_kv_lens_finite_fill(%q: tensor<4x2x4x1x128xf16>, %k: tens
       } -> tensor<4x2x4x1x128xf16>
   return %r : tensor<4x2x4x1x128xf16>
 }
+
+// -----
+
+// GQA packing over a full grid (512 one-warp blocks) of few keys: 32-key
+// tiles and three stages (four blocks per multiprocessor); with a launch
+// option given (splits=1) the default shape.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: 1 warps x 1 x 16 query rows, 32-key tiles, 3 stages, GQA packing: 4 query heads x 1 rows per kv head, no split-KV
+// NOSPLIT-LABEL: attn.bundle = {
+// NOSPLIT-SAME: 1 warps x 1 x 16 query rows, 64-key tiles, 3 stages, GQA packing
+func.func @gqa_full_grid_short(%q: tensor<64x8x4x1x128xf16>, %k: tensor<64x8x1024x128xf16>, %v: tensor<64x8x1024x128xf16>, %o: tensor<64x8x4x1x128xf16>) -> tensor<64x8x4x1x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<64x8x4x1x128xf16>, tensor<64x8x1024x128xf16>, tensor<64x8x1024x128xf16>) scale(%s)
+      outs(%o : tensor<64x8x4x1x128xf16>)
+      indexing_maps = [affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>]
+      -> tensor<64x8x4x1x128xf16>
+  return %r : tensor<64x8x4x1x128xf16>
+}
+
+// -----
+
+// Four row warps (64 packed rows) over a full grid: 32-key tiles, four
+// stages.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: 4 warps x 1 x 16 query rows, 32-key tiles, 4 stages, GQA packing: 4 query heads x 16 rows per kv head, no split-KV
+// NOSPLIT-LABEL: attn.bundle = {
+// NOSPLIT-SAME: 4 warps x 1 x 16 query rows, 64-key tiles, 2 stages, GQA packing
+func.func @gqa_full_grid_m16(%q: tensor<64x8x4x16x128xf16>, %k: tensor<64x8x1024x128xf16>, %v: tensor<64x8x1024x128xf16>, %o: tensor<64x8x4x16x128xf16>) -> tensor<64x8x4x16x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<64x8x4x16x128xf16>, tensor<64x8x1024x128xf16>, tensor<64x8x1024x128xf16>) scale(%s)
+      outs(%o : tensor<64x8x4x16x128xf16>)
+      indexing_maps = [affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>]
+      -> tensor<64x8x4x16x128xf16>
+  return %r : tensor<64x8x4x16x128xf16>
+}
+
+// -----
+
+// One-warp blocks past 4096 keys keep 64-key tiles.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: 1 warps x 1 x 16 query rows, 64-key tiles, 3 stages, GQA packing
+// NOSPLIT-LABEL: attn.bundle = {
+// NOSPLIT-SAME: 1 warps x 1 x 16 query rows, 64-key tiles, 3 stages, GQA packing
+func.func @gqa_full_grid_long(%q: tensor<64x8x4x1x128xf16>, %k: tensor<64x8x8192x128xf16>, %v: tensor<64x8x8192x128xf16>, %o: tensor<64x8x4x1x128xf16>) -> tensor<64x8x4x1x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<64x8x4x1x128xf16>, tensor<64x8x8192x128xf16>, tensor<64x8x8192x128xf16>) scale(%s)
+      outs(%o : tensor<64x8x4x1x128xf16>)
+      indexing_maps = [affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>]
+      -> tensor<64x8x4x1x128xf16>
+  return %r : tensor<64x8x4x1x128xf16>
+}
