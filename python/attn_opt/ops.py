@@ -579,7 +579,8 @@ def prepare_varlen(hq: int, hkv: int, d: int, seqs: int,
     """Compiles (or finds) the bundle varlen_attention uses for batches of
     up to seq_bucket(seqs) sequences, at every token count (`alibi`: it
     takes `alibi_slopes`; for a call with `chunk_size`, `seqs` counts its
-    pieces: len(chunk_virtual_tables(...)[0]) - 1)."""
+    pieces: len(chunk_virtual_tables(...)[0]) - 1 for tables on the host,
+    chunk_table_bound(S, T, C) for tables on the GPU)."""
     return _bundle(_varlen_text(hq, hkv, d, seq_bucket(seqs), dtype, causal, bottom_right,
                                 scale, return_lse, softcap, alibi),
                    chip, cache_dir)
@@ -661,9 +662,10 @@ def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: An
     sequence's query at position p (i, or lk - lq + i with `bottom_right`)
     seeing only its sequence's keys n with n // C == p // C (and n <= p
     with causal); run as varlen attention over each sequence's pieces
-    within one chunk (chunk_virtual_tables, on the host: tables given on
-    the GPU cost one wait for the device), so the kernel reads no key
-    outside a query's chunk."""
+    within one chunk, so the kernel reads no key outside a query's chunk:
+    tables on the host are split there (chunk_virtual_tables, checked),
+    tables on the GPU on the GPU (chunk_virtual_tables_on, no wait for the
+    device, a bundle for seq_bucket(chunk_table_bound(S, T, C)) pieces)."""
     tq, hq, d = q.shape
     tk, hkv, _ = k.shape
     seqs = int(cu_seqlens_q.shape[0]) - 1
@@ -682,7 +684,14 @@ def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: An
                               "and no causal mask takes equal cu_seqlens_q and "
                               "cu_seqlens_k (FlashAttention aligns each "
                               "sequence's queries to the end of its keys)")
-    if chunk_size:
+    if chunk_size and getattr(getattr(cu_seqlens_q, "device", None), "type", "cpu") != "cpu":
+        # Tables on the device: the pieces computed there, at the size
+        # chunk_table_bound gives (no wait for the device; not checked).
+        cu_seqlens_q, cu_seqlens_k = chunk_virtual_tables_on(
+            cu_seqlens_q, cu_seqlens_k.to(cu_seqlens_q.device), chunk_size,
+            bottom_right, tq)
+        seqs = int(cu_seqlens_q.shape[0]) - 1
+    elif chunk_size:
         cq, ck = cu_seqlens_q.tolist(), cu_seqlens_k.tolist()
         if len(cq) != seqs + 1 or cq[-1] != tq or ck[-1] != tk:
             raise BundleError("attn_opt.ops: varlen_attention with chunk_size needs "
@@ -751,6 +760,67 @@ def chunk_virtual_tables(cu_q: Sequence[int], cu_k: Sequence[int], chunk: int,
         if vk[-1] < k1 or vq[-1] < q1:  # keys after the last query's chunk
             emit(q1, k1)
     return vq, vk
+
+
+def chunk_table_bound(seqs: int, tokens: int, chunk: int) -> int:
+    """How many virtual sequences chunk_virtual_tables_on can make for `seqs`
+    sequences of `tokens` queries in all: a sequence of lq queries is at
+    most lq // chunk + 2 pieces, one query-less sequence before them and one
+    after (seq_bucket of it is the bundle a call with tables on the device
+    takes)."""
+    return 4 * int(seqs) + int(tokens) // int(chunk)
+
+
+def chunk_virtual_tables_on(cu_q: Any, cu_k: Any, chunk: int, bottom_right: bool,
+                            tokens: int, xp: Any = None) -> Tuple[Any, Any]:
+    """chunk_virtual_tables computed where the tables are (torch tensors on
+    the GPU: no wait for the device; or numpy arrays, `xp` = numpy), at a
+    size known without reading them: chunk_table_bound(S, tokens, chunk)
+    virtual sequences. Each sequence takes a fixed run of entries (the
+    query-less one before its first piece, its pieces, the query-less one
+    after it), each emitted whether or not it holds anything; the key table
+    is its running maximum as in chunk_virtual_tables, so an entry that
+    holds nothing is an empty sequence, and the entries past the last
+    sequence repeat the token counts. Tables are not checked (they are on
+    the device): bad ones give empty or clamped sequences, as plain varlen
+    calls. Returns int32 (cu_q, cu_k) of bound + 1 entries."""
+    if xp is None:
+        xp = __import__("torch")
+    is_np = xp.__name__ == "numpy"
+    cq = cu_q.astype(xp.int64) if is_np else cu_q.to(xp.int64)
+    ck = cu_k.astype(xp.int64) if is_np else cu_k.to(xp.int64)
+    s = int(cq.shape[0]) - 1
+    bound = chunk_table_bound(s, tokens, chunk)
+    q0, q1, k0, k1 = cq[:-1], cq[1:], ck[:-1], ck[1:]
+    lq, lk = q1 - q0, k1 - k0
+    off = lk - lq if bottom_right else lq * 0
+    jfirst = off // chunk
+    pieces = xp.where(lq > 0, (off + lq - 1) // chunk - jfirst + 1, lq * 0)
+    ends = (pieces + 2).cumsum(0)
+    i = xp.arange(bound) if is_np else xp.arange(bound, device=cq.device)
+    # Entry i belongs to sequence seq (S: past the last), run position t.
+    seq = (xp.searchsorted(ends, i, side="right") if is_np
+           else xp.searchsorted(ends, i, right=True))
+    live = seq < s
+    sc = xp.minimum(seq, seq * 0 + (s - 1))
+    t = i - (ends[sc] - (pieces[sc] + 2))
+    q0s, q1s, k0s, k1s = q0[sc], q1[sc], k0[sc], k1[sc]
+    lqs, lks, offs = lq[sc], lk[sc], off[sc]
+    zero = lqs * 0
+    j = jfirst[sc] + t - 1
+    piece_q = q0s + xp.minimum(lqs, (j + 1) * chunk - offs)
+    piece_k = k0s + xp.maximum(xp.minimum(lks, (j + 1) * chunk), zero)
+    first_k = k0s + xp.minimum(xp.maximum(jfirst[sc] * chunk, zero), lks)
+    pre_k = xp.where(pieces[sc] > 0, first_k, k0s)
+    is_pre, is_post = t == 0, t == pieces[sc] + 1
+    vq = xp.where(is_pre, q0s, xp.where(is_post, q1s, piece_q))
+    vk = xp.where(is_pre, pre_k, xp.where(is_post, k1s, piece_k))
+    vq = xp.where(live, vq, cq[-1] + zero)
+    vk = xp.where(live, vk, ck[-1] + zero)
+    vk = xp.maximum.accumulate(vk) if is_np else xp.cummax(vk, 0).values
+    head = zero[:1]
+    out = [xp.concatenate([head, x]) if is_np else xp.cat([head, x]) for x in (vq, vk)]
+    return tuple(x.astype(xp.int32) if is_np else x.to(xp.int32) for x in out)
 
 
 def _check_dense_layout(call: str, q: Any, k: Any, v: Any) -> None:

@@ -190,8 +190,12 @@ CH_VARLEN_BR = dict(hq=4, hkv=4, d=64, dtype="bfloat16", causal=True, bottom_rig
 CH_VARLEN_BR_LENS = ([100, 50, 333], [1000, 50, 900])
 
 
-def _ch_varlen_seqs(cfg, lens):
+def _ch_varlen_seqs(cfg, lens, on_device=False):
+    """The pieces of a chunked varlen call: with tables on the host as
+    chunk_virtual_tables splits them, on the GPU chunk_table_bound's."""
     cq, ck = ([0] + list(itertools.accumulate(x)) for x in lens)
+    if on_device:
+        return ops.chunk_table_bound(len(lens[0]), cq[-1], cfg["chunk_size"])
     vq, _ = ops.chunk_virtual_tables(cq, ck, cfg["chunk_size"],
                                      cfg.get("bottom_right", False))
     return len(vq) - 1
@@ -208,7 +212,12 @@ def prepare_chunked(cache):
                                cache_dir=cache),
             ops.prepare_varlen(**vl[1], seqs=_ch_varlen_seqs(CH_VARLEN_BR, CH_VARLEN_BR_LENS),
                                cache_dir=cache),
-            ops.prepare_decode(**CH_DEC_LENS, cache_dir=cache)]
+            ops.prepare_decode(**CH_DEC_LENS, cache_dir=cache),
+            ops.prepare_varlen(**vl[0], seqs=_ch_varlen_seqs(CH_VARLEN, CH_VARLEN_LENS, True),
+                               cache_dir=cache),
+            ops.prepare_varlen(**vl[1], seqs=_ch_varlen_seqs(CH_VARLEN_BR, CH_VARLEN_BR_LENS,
+                                                              True),
+                               cache_dir=cache)]
 
 
 @needs_attn_bundle
@@ -916,9 +925,9 @@ def test_spec_lens_on_gpu():
 @needs_gpu
 def test_chunked_varlen_on_gpu():
     """chunk_size on varlen calls (fresh sequences top-left causal with GQA
-    and an empty one, tables on the GPU; bottom-right causal after caches
-    with the lse, tables on the host) against an fp32 reference of the
-    chunk rule per sequence."""
+    and an empty one; bottom-right causal after caches with the lse), each
+    with its tables on the host (split there) and on the GPU (split there),
+    against an fp32 reference of the chunk rule per sequence."""
     import torch
     dev = "cuda"
     for cfg, lens in ((CH_VARLEN, CH_VARLEN_LENS), (CH_VARLEN_BR, CH_VARLEN_BR_LENS)):
@@ -930,18 +939,18 @@ def test_chunked_varlen_on_gpu():
         q = torch.randn(cq[-1], hq, d, generator=gen, device=dev, dtype=dt) * 2
         k, v = (torch.randn(ck[-1], hkv, d, generator=gen, device=dev, dtype=dt)
                 for _ in range(2))
-        # Tables on the GPU, and on the host (no wait for the device).
-        cuq, cuk = (torch.tensor(x, dtype=torch.int32, device=None if br else dev)
-                    for x in (cq, ck))
-        res = ops.varlen_attention(q, k, v, cuq, cuk, causal=True, bottom_right=br,
-                                   return_lse=cfg.get("return_lse", False), chunk_size=c)
-        out, lse = res if cfg.get("return_lse") else (res, None)
         keep = torch.zeros(cq[-1], ck[-1], dtype=torch.bool, device=dev)
         for s in range(len(lens[0])):
             lq, lk = lens[0][s], lens[1][s]
             keep[cq[s]:cq[s + 1], ck[s]:ck[s + 1]] = _chunk_keep(lq, lk, c, True,
                                                                  lk - lq if br else 0, dev)
-        _check_varlen(out, lse, q, k, v, keep)
+        # Tables on the host (no wait for the device), and on the GPU.
+        for where in (None, dev):
+            cuq, cuk = (torch.tensor(x, dtype=torch.int32, device=where) for x in (cq, ck))
+            res = ops.varlen_attention(q, k, v, cuq, cuk, causal=True, bottom_right=br,
+                                       return_lse=cfg.get("return_lse", False), chunk_size=c)
+            out, lse = res if cfg.get("return_lse") else (res, None)
+            _check_varlen(out, lse, q, k, v, keep)
 
 
 @needs_gpu

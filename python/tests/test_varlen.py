@@ -234,6 +234,61 @@ def test_chunk_virtual_tables_are_the_chunk_mask():
             chunk_virtual_tables(*bad, 4, False)
 
 
+def test_chunk_virtual_tables_on_the_device_agree():
+    """chunk_virtual_tables_on (the pieces computed where the tables are,
+    at chunk_table_bound's size, no wait for the device; numpy stands in
+    for torch here): on random batches its tables are the host's once
+    entries that hold nothing are dropped, they end at the token counts,
+    never decrease, and have bound + 1 entries."""
+    from attn_opt.ops import chunk_table_bound, chunk_virtual_tables, \
+        chunk_virtual_tables_on
+
+    def held(vq, vk):
+        out = [(0, 0)]
+        for a, b in zip(vq[1:], vk[1:]):
+            if (int(a), int(b)) != out[-1]:
+                out.append((int(a), int(b)))
+        return out
+    rng = np.random.default_rng(54)
+    for _ in range(2000):
+        s, c = int(rng.integers(1, 7)), int(rng.integers(1, 12))
+        br = bool(rng.random() < 0.5)
+        lq, lk = rng.integers(0, 30, s), rng.integers(0, 30, s)
+        cq, ck = ([0] + np.cumsum(x).tolist() for x in (lq, lk))
+        hq, hk = chunk_virtual_tables(cq, ck, c, br)
+        dq, dk = chunk_virtual_tables_on(np.array(cq, np.int32), np.array(ck, np.int32),
+                                         c, br, cq[-1], xp=np)
+        assert dq.dtype == dk.dtype == np.int32
+        assert len(dq) == len(dk) == chunk_table_bound(s, cq[-1], c) + 1
+        assert dq[-1] == cq[-1] and dk[-1] == ck[-1]
+        assert all(np.diff(dq) >= 0) and all(np.diff(dk) >= 0)
+        assert held(dq, dk) == held(hq, hk), (cq, ck, c, br)
+    # Llama 4's shape: 6 pieces among chunk_table_bound(2, 40000, 8192) = 12.
+    dq, dk = chunk_virtual_tables_on(np.array([0, 20000, 40000]), np.array([0, 20000, 40000]),
+                                     8192, False, 40000, xp=np)
+    assert held(dq, dk) == [(0, 0), (8192, 8192), (16384, 16384), (20000, 20000),
+                            (28192, 28192), (36384, 36384), (40000, 40000)]
+
+
+def test_chunk_virtual_tables_on_torch():
+    """The same on torch tensors (the GPU path's code, run here on the CPU
+    where torch is installed): equal to the numpy result entry for entry."""
+    torch = pytest.importorskip("torch")
+    from attn_opt.ops import chunk_virtual_tables_on
+    rng = np.random.default_rng(55)
+    for _ in range(400):
+        s, c = int(rng.integers(1, 7)), int(rng.integers(1, 12))
+        br = bool(rng.random() < 0.5)
+        lq, lk = rng.integers(0, 30, s), rng.integers(0, 30, s)
+        cq, ck = (np.array([0] + np.cumsum(x).tolist(), np.int32) for x in (lq, lk))
+        want = chunk_virtual_tables_on(cq, ck, c, br, int(cq[-1]), xp=np)
+        got = chunk_virtual_tables_on(torch.from_numpy(cq), torch.from_numpy(ck), c, br,
+                                      int(cq[-1]))
+        for g, w in zip(got, want):
+            assert g.dtype == torch.int32
+            assert g.tolist() == w.tolist(), (cq, ck, c, br)
+
+
 def test_varlen_chunk_size_checked():
     """varlen_attention's chunk_size is checked before anything runs on the
     device: not an int, negative, or tables that do not end at the token
