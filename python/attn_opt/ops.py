@@ -685,11 +685,15 @@ def varlen_attention(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: An
                               "cu_seqlens_k (FlashAttention aligns each "
                               "sequence's queries to the end of its keys)")
     if chunk_size and getattr(getattr(cu_seqlens_q, "device", None), "type", "cpu") != "cpu":
-        # Tables on the device: the pieces computed there, at the size
-        # chunk_table_bound gives (no wait for the device; not checked).
+        # Tables on the device: the pieces computed on q's device, at the
+        # size chunk_table_bound gives (no wait for the device; not checked).
+        # A key table on the host comes through pinned memory.
+        ck_dev = cu_seqlens_k
+        if getattr(getattr(ck_dev, "device", None), "type", "cpu") == "cpu":
+            ck_dev = ck_dev.pin_memory()
         cu_seqlens_q, cu_seqlens_k = chunk_virtual_tables_on(
-            cu_seqlens_q, cu_seqlens_k.to(cu_seqlens_q.device), chunk_size,
-            bottom_right, tq)
+            cu_seqlens_q.to(q.device, non_blocking=True),
+            ck_dev.to(q.device, non_blocking=True), chunk_size, bottom_right, tq)
         seqs = int(cu_seqlens_q.shape[0]) - 1
     elif chunk_size:
         cq, ck = cu_seqlens_q.tolist(), cu_seqlens_k.tolist()
