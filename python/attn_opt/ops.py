@@ -803,8 +803,7 @@ def chunk_virtual_tables_on(cu_q: Any, cu_k: Any, chunk: int, bottom_right: bool
     ends = (pieces + 2).cumsum(0)
     i = xp.arange(bound) if is_np else xp.arange(bound, device=cq.device)
     # Entry i belongs to sequence seq (S: past the last), run position t.
-    seq = (xp.searchsorted(ends, i, side="right") if is_np
-           else xp.searchsorted(ends, i, right=True))
+    seq = xp.searchsorted(ends, i, side="right")
     live = seq < s
     sc = xp.minimum(seq, seq * 0 + (s - 1))
     t = i - (ends[sc] - (pieces[sc] + 2))
@@ -823,7 +822,7 @@ def chunk_virtual_tables_on(cu_q: Any, cu_k: Any, chunk: int, bottom_right: bool
     vk = xp.where(live, vk, ck[-1] + zero)
     vk = xp.maximum.accumulate(vk) if is_np else xp.cummax(vk, 0).values
     head = zero[:1]
-    out = [xp.concatenate([head, x]) if is_np else xp.cat([head, x]) for x in (vq, vk)]
+    out = [xp.concatenate([head, x]) for x in (vq, vk)]
     return tuple(x.astype(xp.int32) if is_np else x.to(xp.int32) for x in out)
 
 

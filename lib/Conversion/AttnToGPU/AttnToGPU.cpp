@@ -473,11 +473,13 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // keys, pipelined, where they fit beside Q and the staging buffer; else
   // two, not pipelined (unless the options say: stages=2 is not pipelined
   // either).
-  auto threeStagesIfFit = [&] {
-    WgmmaConfig probe = cfg;
+  auto threeStagesFit = [&](WgmmaConfig probe) {
     probe.keyTile = shaped.tileKV;
     probe.stages = 3;
-    const bool three = probe.sharedBytes(D, E) <= 227 * 1024;
+    return probe.sharedBytes(D, E) <= 227 * 1024;
+  };
+  auto threeStagesIfFit = [&] {
+    const bool three = threeStagesFit(cfg);
     if (!opts.stages)
       shaped.stages = three ? 3 : 2;
     if (!opts.pipeline && three && shaped.stages >= 3)
@@ -526,15 +528,11 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
     shaped.tileKV = opts.tileKV ? opts.tileKV : wideKeys ? 192 : 128;
     // Wider key tiles: one staging buffer where two would leave no room
     // for three stages but one does (else two stages keep two buffers).
-    if (cfg.stagingBufs == 2) {
-      WgmmaConfig probe = cfg;
-      probe.keyTile = shaped.tileKV;
-      probe.stages = 3;
-      if (probe.sharedBytes(D, E) > 227 * 1024) {
-        probe.stagingBufs = 1;
-        if (probe.sharedBytes(D, E) <= 227 * 1024)
-          cfg.stagingBufs = 1;
-      }
+    if (cfg.stagingBufs == 2 && !threeStagesFit(cfg)) {
+      WgmmaConfig one = cfg;
+      one.stagingBufs = 1;
+      if (threeStagesFit(one))
+        cfg.stagingBufs = 1;
     }
     // Head dims to 64: three computing warpgroups (152 registers each, no
     // spills; more warps to hide the softmax's latency): 1.16-1.33x two at

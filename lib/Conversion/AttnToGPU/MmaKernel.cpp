@@ -945,7 +945,8 @@ void gpu_kernel::buildMmaKernel(KernelBuilder &kb, MemArgFn memArg,
   SmallVector<Value> finalState;
   if (!cfg.pipeline) {
     finalState = tk.tileLoops(lb, split, ub, BN, init, tileBody);
-    // The copies' page state was defined inside the loops.
+    // The copies' page entries were defined inside the loops (V is read
+    // through the table after them: foldHiddenKeys).
     tk.pageRow0 = Value();
   } else {
     // Software-pipelined: iteration t issues S = Q K^T of tile t + 1 before

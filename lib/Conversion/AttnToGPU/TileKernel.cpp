@@ -444,11 +444,14 @@ SmallVector<Value> TileKernel::loadPageEntries(Value row0, int64_t count) {
   return out;
 }
 
+/// The cache page and slot of key `key` of this sequence.
+static std::pair<Value, Value> pageSlotOf(TileKernel &tk, Value key) {
+  return {tk.pageAt(tk.divu(key, tk.pageSize)), tk.remu(key, tk.pageSize)};
+}
+
 void TileKernel::hoistLastPage(Value limit) {
-  Value last = add(limit, -1);
   lastPageLimit = limit;
-  lastPage = pageAt(divu(last, pageSize));
-  lastSlot = remu(last, pageSize);
+  std::tie(lastPage, lastSlot) = pageSlotOf(*this, add(limit, -1));
 }
 
 /// The same index value: one SSA value or equal constants.
@@ -488,9 +491,7 @@ SmallVector<Value> TileKernel::indices(StringRef name) {
           pageEntries[j], page);
     slot = remu(key, pageSize);
   } else if (paged) {
-    Value key = loops[r + 1];
-    page = pageAt(divu(key, pageSize));
-    slot = remu(key, pageSize);
+    std::tie(page, slot) = pageSlotOf(*this, loops[r + 1]);
   }
   // Varlen: positions within the sequence, offset to its packed rows.
   bool rowsPacked = qBase && (name == "q" || name == "out" || name == "lse");
@@ -646,14 +647,10 @@ void TileKernel::copyRows(StringRef name, Value tile, int64_t count,
     threadRow = divu(tid, perRow);
     int64_t n = kb.isDynamic(r + 1) ? -1 : sizes[r + 1];
     if (n < 0 || n % count != 0) {
-      if (lastPageLimit && sameIndex(limit, lastPageLimit)) {
-        lastPage = this->lastPage;
-        lastSlot = this->lastSlot;
-      } else {
-        Value last = add(limit, -1);
-        lastPage = pageAt(divu(last, pageSize));
-        lastSlot = remu(last, pageSize);
-      }
+      std::tie(lastPage, lastSlot) =
+          lastPageLimit && sameIndex(limit, lastPageLimit)
+              ? std::make_pair(this->lastPage, this->lastSlot)
+              : pageSlotOf(*this, add(limit, -1));
       ragged = arith::CmpIOp::create(kb.b, kb.loc, arith::CmpIPredicate::ugt,
                                      add(row0, count), limit);
     }
@@ -1001,9 +998,6 @@ void TileKernel::foldHiddenKeys(Value lb, Value ub, int64_t tile,
   float fillValue = hiddenFill ? *hiddenFill : kb.maskValue;
   if (std::isinf(fillValue) || (!causal && !window && !hiddenFill))
     return;
-  // Paged V below is read through the table here: the key loop's page
-  // entries were defined inside it.
-  pageRow0 = lastPageLimit = Value();
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   Type f32 = b.getF32Type();
