@@ -328,6 +328,9 @@ class Manifest:
     path: Optional[Path] = None  # the manifest.json it was read from
     sha256: Tuple[Tuple[str, str], ...] = ()  # (file name, hex) of every file named
     binding_sha256: str = ""
+    # Launch variants: (dir, rule, binding_sha256, kernel_choice), each a
+    # whole bundle in DIR/<dir> that a launch takes where its rule holds.
+    variants: Tuple[Tuple[str, str, str, str], ...] = ()
 
     def arg(self, name: str) -> Optional[ArgSpec]:
         for a in self.args:
@@ -891,8 +894,10 @@ def binding_text(manifest_obj: Mapping[str, Any], ptx_sha: Optional[str],
         block <x> <y> <z>
         shared_bytes <n>
         arg <name> <dtype> [<d0>,<d1>,...] <map>[ constant <file> <sha256>]
+        variant <dir> <when> <binding_sha256>
 
-    one `arg` line per entry of "args", in manifest order; the shape has no
+    one `arg` line per entry of "args", in manifest order, then one
+    `variant` line per entry of "variants" (none when absent); the shape has no
     spaces ("[2,2,128,64]", "[]" for rank 0); <map> is the argument's "map"
     string verbatim, or "-" when it has none; a constant argument adds its
     file and that file's "sha256" entry ("-" when there is none). Integers
@@ -945,6 +950,14 @@ def binding_text(manifest_obj: Mapping[str, Any], ptx_sha: Optional[str],
             sha = shas.get(text("constant", a)) if isinstance(shas, Mapping) else None
             line += f" constant {text('constant', a)} {sha if isinstance(sha, str) else '-'}"
         lines.append(line)
+    variants = manifest_obj.get("variants", [])
+    if not isinstance(variants, (list, tuple)):
+        raise fail(f"'variants' must be a list, got {_show(variants)}")
+    for x in variants:
+        if not isinstance(x, Mapping):
+            raise fail(f"an entry of 'variants' is not an object: {_show(x)}")
+        lines.append(f"variant {text('dir', x)} {text('when', x)} "
+                     f"{text('binding_sha256', x)}")
     return "".join(line + "\n" for line in lines)
 
 
@@ -1009,6 +1022,45 @@ def _constant_of(a: Mapping[str, Any], name: str, shape: Sequence[int],
         raise BundleError(f"{where}: the constant '{name}' has a dynamic shape "
                           f"{_show(list(shape))}")
     return constant
+
+
+# Launch variants' rules (attn-bundle's kVariantRules), evaluated at launch
+# by _variant_applies.
+VARIANT_RULES = ("full_grid_one_range",)
+MAX_VARIANTS = 8
+_VARIANT_RE = re.compile(r"v[0-9]{1,3}")
+
+
+def _parse_variants(x: Any, where: str) -> Tuple[Tuple[str, str, str, str], ...]:
+    """The manifest's "variants" (absent: none): at most MAX_VARIANTS
+    objects, each a v<digits> directory (once), a rule of VARIANT_RULES, the
+    variant's binding_sha256 and its kernel_choice."""
+    if x is None:
+        return ()
+    if not isinstance(x, list) or not 1 <= len(x) <= MAX_VARIANTS:
+        raise BundleError(f"{where}: 'variants' must be a list of 1 to "
+                          f"{MAX_VARIANTS} entries, got {_show(x)}")
+    out, seen = [], set()
+    for i, v in enumerate(x):
+        at = f"{where}: variants[{i}]"
+        if not isinstance(v, dict):
+            raise BundleError(f"{at} must be an object")
+        d, when, sha, choice = (v.get(k) for k in ("dir", "when", "binding_sha256",
+                                                   "kernel_choice"))
+        if not isinstance(d, str) or not _VARIANT_RE.fullmatch(d) or d in seen:
+            raise BundleError(f"{at}.dir must be 'v<digits>' (each once), got {_show(d)}")
+        seen.add(d)
+        if when not in VARIANT_RULES:
+            raise BundleError(f"{at}.when must be one of {list(VARIANT_RULES)}, "
+                              f"got {_show(when)}")
+        if not isinstance(sha, str) or not _HEX64.fullmatch(sha):
+            raise BundleError(f"{at}.binding_sha256 must be 64 lowercase hex "
+                              f"digits, got {_show(sha)}")
+        if not isinstance(choice, str) or len(choice) > 4096:
+            raise BundleError(f"{at}.kernel_choice must be a string of at most "
+                              f"4096 characters")
+        out.append((d, when, sha, choice))
+    return tuple(out)
 
 
 def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
@@ -1422,6 +1474,7 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
     if not isinstance(binding, str) or not _HEX64.fullmatch(binding):
         raise BundleError(f"{where}: 'binding_sha256' must be 64 lowercase hex "
                           f"digits, got {_show(binding)}")
+    variants = _parse_variants(obj.get("variants"), where)
 
     m = Manifest(kernel=kernel, chip=chip, ptx=ptx, cubin=cubin,
                  args=tuple(args), grid=grid, block=block, shared_bytes=shared,
@@ -1439,7 +1492,11 @@ def parse_manifest(obj: Any, path: Optional[Path] = None) -> Manifest:
                                          index_limit=index_limit,
                                          key_span=key_span),
                  path=path, sha256=tuple(sorted(sha.items())),
-                 binding_sha256=binding)
+                 binding_sha256=binding, variants=variants)
+    if variants and m.splits != -1:
+        raise BundleError(f"{where}: 'variants' (rule "
+                          f"{variants[0][1]!r}) need a split count chosen at launch "
+                          "(attention.splits -1)")
     used_scales = set()
     for arg_name, index, _ in (m.attention.scale_factors
                                + m.attention.value_scale_factors):
@@ -1807,9 +1864,42 @@ class Bundle:
     ptx: Optional[bytes]
     cubin: Optional[bytes]
     constants: Tuple[Tuple[str, bytes], ...] = ()  # (arg name, data)
+    # The manifest's launch variants, opened: (rule, bundle).
+    variants: Tuple[Tuple[str, "Bundle"], ...] = ()
 
 
-def open_bundle(bundle_dir: Union[str, Path], check_params: bool = True) -> Bundle:
+def _open_variant(d: Path, man: Manifest, entry: Tuple[str, str, str, str],
+                  check_params: bool) -> "Bundle":
+    """A launch variant of the bundle in `d`: a directory inside it holding
+    a whole bundle whose binding the manifest lists, with no variants of its
+    own, taking the same inputs (names, dtypes, dims) and dynamic dims."""
+    name, when, sha, _ = entry
+    where = f"{man._where()}: variant {name}"
+    sub = d / name
+    try:
+        real_dir, real = os.path.realpath(d), os.path.realpath(sub)
+        inside = real != real_dir and os.path.commonpath([real, real_dir]) == real_dir
+    except (OSError, ValueError) as e:
+        raise BundleError(f"{where}: cannot resolve it: {e}") from None
+    if not inside or not os.path.isdir(real):
+        raise BundleError(f"{where}: not a directory inside the bundle")
+    b = open_bundle(sub, check_params, variants=False)
+    vm = b.manifest
+    if vm.binding_sha256 != sha:
+        raise BundleError(f"{where}: its manifest's binding_sha256 is not the "
+                          "one the bundle lists (edited, or another bundle's)")
+    if vm.variants:
+        raise BundleError(f"{where}: a variant has no variants of its own")
+    def sig(m: Manifest) -> Any:
+        return [(n, m.arg(n).dtype, m.arg(n).dims) for n in m.inputs], m.dynamic_dims
+    if sig(vm) != sig(man) or vm.chip != man.chip:
+        raise BundleError(f"{where}: takes other inputs than the bundle "
+                          f"({sig(vm)} against {sig(man)})")
+    return b
+
+
+def open_bundle(bundle_dir: Union[str, Path], check_params: bool = True,
+                variants: bool = True) -> Bundle:
     """Reads and checks a bundle directory (no CUDA): the manifest
     (read_manifest), and every kernel file it names that is there against
     the manifest's sha256 (a named file may be missing when another image
@@ -1849,7 +1939,9 @@ def open_bundle(bundle_dir: Union[str, Path], check_params: bool = True) -> Bund
                 f"pointer per argument {names} ({len(names)}); launching would "
                 "pass the wrong parameters (load with check_params=False to "
                 "force)")
-    return Bundle(d, man, ptx, cubin, constants)
+    opened = tuple((e[1], _open_variant(d, man, e, check_params))
+                   for e in man.variants) if variants else ()
+    return Bundle(d, man, ptx, cubin, constants, opened)
 
 
 def read_constant_bytes(man: Manifest, spec: ArgSpec,
@@ -2004,6 +2096,34 @@ def split_count(span: int, blocks: int, tile_kv: int, multiprocessors: int,
     return max(1, -(-span // chunk))
 
 
+def _split_span(man: Manifest, n: int, tq: int) -> int:
+    """The keys a query tile's key ranges divide: N, or with a window its
+    width plus the tile's rows, or the keys a chunked region leaves."""
+    span = n
+    if man.attention.window is not None:
+        span = min(span, man.attention.window + tq)
+    if man.attention.key_span is not None:
+        span = min(span, man.attention.key_span)
+    return span
+
+
+def _variant_applies(when: str, man: Manifest, at: Manifest,
+                     multiprocessors: int) -> bool:
+    """Whether a launch variant's rule holds for the launch of `man` that
+    `at` (its specialization) describes. "full_grid_one_range": at least a
+    query tile per multiprocessor and one key range by the decode rule's
+    first count (split_count without one_wave): what a static bundle of
+    those sizes compiles without split-KV."""
+    if when == "full_grid_one_range":
+        blocks = at.grid[0] * at.grid[1]
+        tq = man.attention.tile_q if man.attention.tile_q is not None else man.block[0]
+        span = _split_span(man, at.sizes()["n"], tq)
+        return (blocks >= multiprocessors and
+                split_count(span, blocks, man.attention.tile_kv or 64,
+                            multiprocessors) == 1)
+    raise BundleError(f"{man._where()}: unknown variant rule {when!r}")
+
+
 def specialize(man: Manifest, dims: Mapping[str, int],
                multiprocessors: Optional[int] = None) -> Manifest:
     """A dynamic bundle's manifest at the sizes `dims` ({"m": 1000, "n": 77,
@@ -2054,11 +2174,7 @@ def specialize(man: Manifest, dims: Mapping[str, int],
     gx, gy = _grid_xy(sizes, man.batch_names, tq, group, man.attention.varlen)
     gz = man.grid[2]
     if gz == -1:
-        span = sizes["n"]
-        if man.attention.window is not None:
-            span = min(span, man.attention.window + tq)
-        if man.attention.key_span is not None:
-            span = min(span, man.attention.key_span)
+        span = _split_span(man, sizes["n"], tq)
         sms = multiprocessors or MULTIPROCESSORS.get(man.chip, 132)
         att = man.attention
         gz = split_count(span, gx * gy, att.tile_kv or 64, sms,
@@ -2346,6 +2462,9 @@ _SPECIALIZED = 256
 class Kernel:
     """A loaded bundle: `kernel(q, k, v, [mask], [sink], out=None) -> out`."""
 
+    # Launch variants (rule, kernel): none unless __init__ loads some.
+    _variants: Sequence[Tuple[str, "Kernel"]] = ()
+
     def __init__(self, bundle: Bundle, device: int) -> None:
         self.bundle = bundle
         self.manifest = bundle.manifest
@@ -2396,6 +2515,9 @@ class Kernel:
             drv.check(drv.lib.cuFuncSetAttribute(
                 self._function, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 self.manifest.shared_bytes), f"{where}: cuFuncSetAttribute")
+        # Launch variants (rule, kernel), and the one each size took.
+        self._variants = tuple((when, Kernel(vb, device)) for when, vb in bundle.variants)
+        self._chosen: Dict[Tuple[Tuple[str, int], ...], Optional["Kernel"]] = {}
 
     def __repr__(self) -> str:
         return (f"Kernel({self.manifest.kernel!r}, {self.bundle.dir}, "
@@ -2443,6 +2565,8 @@ class Kernel:
         the tile counter) after a launch that did not finish; waits for the
         device first, so that no launch still runs on them."""
         import torch
+        for _, k in self._variants:
+            k.reset_workspace()
         bufs = [buf for (_, name), buf in self._workspaces.items()
                 if name in ("locks", "tile_counter")]
         if not bufs:
@@ -2456,6 +2580,8 @@ class Kernel:
         """Drops the workspace of `stream` (default: every stream's), e.g.
         when a caller that made a stream per request is done with it; the
         next launch on that stream allocates a new one."""
+        for _, k in self._variants:
+            k.free_workspace(stream)
         if stream is None:
             self._workspaces.clear()
             return
@@ -2497,6 +2623,10 @@ class Kernel:
             self._multiprocessors = torch.cuda.get_device_properties(
                 self.device).multi_processor_count
         at = self._specialize(dims)
+        if self._variants:
+            other = self.variant_for(dims)
+            if other is not None:
+                return other._bind(args, kwargs, stream)
         for name in OUTPUTS:
             if name in bound and bound[name] is None:
                 bound[name] = self.empty_out(name, at)
@@ -2541,6 +2671,24 @@ class Kernel:
         if "lse" in bound:
             return launch, (bound["out"], bound["lse"])
         return launch, bound["out"]
+
+    def variant_for(self, dims: Dict[str, int]) -> Optional["Kernel"]:
+        """The launch variant that a launch at the dynamic sizes `dims`
+        takes (the first whose rule holds), or None for this kernel."""
+        key = tuple(sorted(dims.items()))
+        if key not in self._chosen:
+            if self._multiprocessors is None:
+                import torch
+                self._multiprocessors = torch.cuda.get_device_properties(
+                    self.device).multi_processor_count
+            at = self._specialize(dims)
+            self._chosen[key] = next(
+                (k for when, k in self._variants
+                 if _variant_applies(when, self.manifest, at, self._multiprocessors)),
+                None)
+            if len(self._chosen) > _SPECIALIZED:
+                self._chosen.pop(next(iter(self._chosen)))
+        return self._chosen[key]
 
     def _specialize(self, dims: Dict[str, int]) -> Manifest:
         """specialize() at `dims`, remembered for up to _SPECIALIZED sizes,
@@ -2592,6 +2740,8 @@ class Kernel:
         return buf
 
     def close(self) -> None:
+        for _, k in self._variants:
+            k.close()
         if self._module:
             self._drv.make_current(self._ctx)
             self._drv.check(self._drv.lib.cuModuleUnload(self._module),

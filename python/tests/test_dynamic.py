@@ -342,3 +342,76 @@ def test_frontend_program_with_dynamic_lengths(tmp_path):
     assert set(m.dynamic_dims) == {"b0", "m", "n"}
     assert m.attention.kernel_choice.startswith("wgmma (sm_90a)")
     assert m.attention.scale == 1.0 and m.arg("q").shape == (-1, -1, 64)
+
+
+DECODE_PACKED = """
+func.func @decode_packed(%q: tensor<?x8x4x16x128xf16>, %k: tensor<?x8x?x128xf16>, %v: tensor<?x8x?x128xf16>, %o: tensor<?x8x4x16x128xf16>) -> tensor<?x8x4x16x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<?x8x4x16x128xf16>, tensor<?x8x?x128xf16>, tensor<?x8x?x128xf16>) scale(%s)
+      outs(%o : tensor<?x8x4x16x128xf16>) indexing_maps = [
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>] -> tensor<?x8x4x16x128xf16>
+  return %r : tensor<?x8x4x16x128xf16>
+}
+"""
+
+
+def _reseal(d, edit):
+    """Rewrites d/manifest.json through `edit` (no new binding)."""
+    p = d / "manifest.json"
+    obj = json.loads(p.read_text())
+    edit(obj)
+    p.write_text(json.dumps(obj))
+
+
+@needs_attn_bundle
+def test_launch_variant_bundle(tmp_path):
+    """A dynamic decode of four row warps (M = 16, 4 query heads per kv head)
+    carries a variant for full grids with one key range: one key warp,
+    32-key tiles, four stages, no split-KV, as the static bundle of those
+    sizes; the rule picks it at launch, the bundle's kernel elsewhere."""
+    d = attn_opt.compile_bundle(DECODE_PACKED, tmp_path / "d")
+    b = bundle.open_bundle(d)
+    m = b.manifest
+    assert m.splits == -1 and "2 key warps" in m.attention.kernel_choice
+    assert [(v[0], v[1]) for v in m.variants] == [("v1", "full_grid_one_range")]
+    (when, vb), = b.variants
+    vm = vb.manifest
+    assert vm.splits == 1 and not vm.variants and vm.dynamic_dims == m.dynamic_dims
+    assert "32-key tiles, 4 stages" in vm.attention.kernel_choice
+    assert "key warps" not in vm.attention.kernel_choice
+    assert m.variants[0][3] == vm.attention.kernel_choice
+    for dims, takes in (({"b0": 64, "n": 4096}, True),    # 512 tiles: full, one range
+                        ({"b0": 25, "n": 4096}, True),    # 200 >= 198
+                        ({"b0": 24, "n": 4096}, False),   # 192: two ranges wanted
+                        ({"b0": 16, "n": 8192}, False),   # 128 < 132 multiprocessors
+                        ({"b0": 1, "n": 32768}, False),   # split
+                        ({"b0": 8, "n": 300}, False)):    # one range, grid short
+        at = bundle.specialize(m, dims, multiprocessors=132)
+        assert bundle._variant_applies(when, m, at, 132) == takes, dims
+    # The variant's manifest is bound to the bundle's: an edited rule, a
+    # swapped variant or a variant with variants is refused.
+    _reseal(d, lambda o: o["variants"][0].update(when="always"))
+    with pytest.raises(BundleError, match="variants\\[0\\].when must be one of"):
+        bundle.open_bundle(d)
+    _reseal(d, lambda o: o["variants"][0].update(when="full_grid_one_range",
+                                                 binding_sha256="0" * 64))
+    with pytest.raises(BundleError, match="binding_sha256 mismatch"):
+        bundle.open_bundle(d)
+
+
+@needs_attn_bundle
+def test_launch_variant_checked(tmp_path):
+    """A variant directory that is not the one listed, or takes other inputs,
+    is refused when the bundle is opened."""
+    d = attn_opt.compile_bundle(DECODE_PACKED, tmp_path / "d")
+    other = attn_opt.compile_bundle(DECODE, tmp_path / "o")
+    import shutil
+    shutil.rmtree(d / "v1")
+    with pytest.raises(BundleError, match="variant v1: not a directory"):
+        bundle.open_bundle(d)
+    shutil.copytree(other, d / "v1")
+    with pytest.raises(BundleError, match="not the one the bundle lists"):
+        bundle.open_bundle(d)
+    # Without variants (a one-warp decode: 32-key tiles serve every grid).
+    assert bundle.open_bundle(other).manifest.variants == ()

@@ -93,7 +93,8 @@ func.func @causal_bias(%q: tensor<8x?x64xf16>, %k: tensor<8x?x64xf16>, %v: tenso
 // mma.sync decode kernel with 16-row warps and split-KV whose count is
 // chosen at launch (grid z -1, splits -1): the workspace is sized by grid
 // z and y, each block's chunk computed from gridDim.z, and a launch with
-// one split takes the plain epilogue. One row warp: two key warps.
+// one split takes the plain epilogue. One row warp at 64 < D <= 128: two
+// key warps over 32-key tiles (16 keys each), three stages.
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: name = "size_b0"
 // CHECK-SAME: name = "size_n"
@@ -102,11 +103,11 @@ func.func @causal_bias(%q: tensor<8x?x64xf16>, %k: tensor<8x?x64xf16>, %v: tenso
 // CHECK-SAME: {dtype = "int32", map = "workspace", name = "locks", shape = array<i64: -1, 1>}
 // CHECK-SAME: block = array<i64: 64, 1, 1>
 // CHECK-SAME: grid = array<i64: 1, -1, -1>
-// CHECK-SAME: kernel_choice = "mma.sync m16n8k16, 1 warps x 1 x 16 query rows
-// CHECK-SAME: 2 key warps per row tile
+// CHECK-SAME: kernel_choice = "mma.sync m16n8k16, 1 warps x 1 x 16 query rows, 32-key tiles, 3 stages, 2 key warps per row tile (16 keys of each tile each
 // CHECK-SAME: split-KV: the key ranges per query tile chosen at launch
 // CHECK-SAME: key_warps = 2
 // CHECK-SAME: splits = -1
+// CHECK-NOT: variants
 // CHECK: func.func @attn_fwd({{.*}}, %[[Z:.*]]: index)
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}}, %[[GZ:.*]] = %[[Z]])
 // CHECK: arith.ceildivui %{{.*}}, %[[GZ]]
@@ -134,18 +135,37 @@ func.func @decode(%q: tensor<?x32x1x128xf16>, %k: tensor<?x32x?x128xf16>, %v: te
 
 // -----
 
+// The same decode at D = 64 keeps 64-key tiles (32-key ones measured
+// 0.97-1.04x there: no gain).
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: kernel_choice = "mma.sync m16n8k16, 1 warps x 1 x 16 query rows, 64-key tiles, {{[23]}} stages, 2 key warps per row tile (32 keys of each tile each
+// SM80-LABEL: attn.bundle = {
+func.func @decode_d64(%q: tensor<?x32x1x64xf16>, %k: tensor<?x32x?x64xf16>, %v: tensor<?x32x?x64xf16>, %o: tensor<?x32x1x64xf16>) -> tensor<?x32x1x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<?x32x1x64xf16>, tensor<?x32x?x64xf16>, tensor<?x32x?x64xf16>) scale(%s)
+      outs(%o : tensor<?x32x1x64xf16>) indexing_maps = [
+        affine_map<(b, h, m, n, d, e) -> (b, h, m, d)>, affine_map<(b, h, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, d, e) -> (b, h, m, e)>] -> tensor<?x32x1x64xf16>
+  return %r : tensor<?x32x1x64xf16>
+}
+
+// -----
+
 // Speculative decode with GQA packing (64 rows, four row warps): two key
 // warps and three stages, as a static bundle (the launch rule then aims at
 // one wave of ranges); the merge of a run-time split count is shared by the
 // last 8 blocks from 8 ranges (a check at run time; fewer, and the last
 // block runs the 8 slices). A block counts itself started only where grid
 // z has several ranges (a launch with one takes the plain epilogue and
-// never resets the counter).
+// never resets the counter). Where the launch's grid is full with one key
+// range, a variant attn-bundle compiles takes it: one key warp, 32-key
+// tiles, four stages, no split (what a static bundle of those sizes gets).
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: block = array<i64: 256, 1, 1>
 // CHECK-SAME: 4 warps x 1 x 16 query rows, 64-key tiles, 3 stages, 2 key warps per row tile
 // CHECK-SAME: merged by the last blocks to finish from 8 ranges (8, a slice of rows each)
 // CHECK-SAME: key_warps = 2
+// CHECK-SAME: variants = [{key_warps = 1 : i64, splits = 1 : i64, stages = 4 : i64, tile_kv = 32 : i64, when = "full_grid_one_range"}]
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}}, %[[GZ:arg[0-9]+]] = %{{[a-z0-9_]+}}) threads
 // CHECK: %[[SEVERAL:.*]] = arith.cmpi ugt, %[[GZ]], %c1
 // CHECK: %[[AND:.*]] = arith.andi %{{.*}}, %[[SEVERAL]]
@@ -166,6 +186,25 @@ func.func @decode_packed(%q: tensor<?x8x4x16x128xf16>, %k: tensor<?x8x?x128xf16>
       outs(%o : tensor<?x8x4x16x128xf16>) indexing_maps = [
         affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
         affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>] -> tensor<?x8x4x16x128xf16>
+  return %r : tensor<?x8x4x16x128xf16>
+}
+
+// -----
+
+// The same through 64-key pages with a dynamic batch: the variant keeps
+// the default tiles (one key warp, no split).
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: a full grid with one key range takes variant v1 (one key warp, no split)
+// CHECK-SAME: variants = [{key_warps = 1 : i64, splits = 1 : i64, when = "full_grid_one_range"}]
+// SM80-LABEL: attn.bundle = {
+func.func @decode_packed_paged(%q: tensor<?x8x4x16x128xf16>, %kc: tensor<1000x64x8x128xf16>, %vc: tensor<1000x64x8x128xf16>, %t: tensor<?x64xi32>, %o: tensor<?x8x4x16x128xf16>) -> tensor<?x8x4x16x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %k = attn.page_gather %kc[%t] seq_dim = 0 token_dim = 1 : tensor<1000x64x8x128xf16>, tensor<?x64xi32> -> tensor<?x4096x8x128xf16>
+  %v = attn.page_gather %vc[%t] seq_dim = 0 token_dim = 1 : tensor<1000x64x8x128xf16>, tensor<?x64xi32> -> tensor<?x4096x8x128xf16>
+  %r = attn.attention ins(%q, %k, %v : tensor<?x8x4x16x128xf16>, tensor<?x4096x8x128xf16>, tensor<?x4096x8x128xf16>) scale(%s)
+      outs(%o : tensor<?x8x4x16x128xf16>) indexing_maps = [
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, n, h, d)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, n, h, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>] -> tensor<?x8x4x16x128xf16>
   return %r : tensor<?x8x4x16x128xf16>
 }
 

@@ -164,9 +164,12 @@ static cl::opt<int64_t> minBlocks(
 /// Runs the GPU pipeline on `module` and returns the kernel object bytes;
 /// `paramOrder` receives, for each kernel parameter, the host argument
 /// (q, k, v, ...) it is: outlining orders parameters by first use.
+/// `variant`: launch-shape options of a variant the pass asked for
+/// (key_warps, tile_kv, stages, splits), over the command line's.
 static FailureOr<std::string> compile(ModuleOp module, StringRef format,
                                       SmallVectorImpl<int64_t> &paramOrder,
-                                      bool explain, int64_t attention) {
+                                      bool explain, int64_t attention,
+                                      DictionaryAttr variant = {}) {
   attn::GpuPipelineOptions options;
   options.attention = attention;
   options.chip = chip;
@@ -192,6 +195,16 @@ static FailureOr<std::string> compile(ModuleOp module, StringRef format,
   options.persistent = persistent;
   options.shiftV = shiftV;
   options.explain = explain;
+  if (variant) {
+    auto get = [&](StringRef key, auto &option) {
+      if (auto a = variant.getAs<IntegerAttr>(key))
+        option = a.getInt();
+    };
+    get("key_warps", options.keyWarps);
+    get("tile_kv", options.tileKV);
+    get("stages", options.stages);
+    get("splits", options.splits);
+  }
   PassManager kernelPm(module.getContext());
   attn::buildAttnGpuKernelPipeline(kernelPm, options);
   if (failed(kernelPm.run(module)))
@@ -311,6 +324,14 @@ static std::string bindingText(const llvm::json::Object &m, StringRef ptxSha,
       }
       os << "\n";
     }
+  // Launch variants: each one's directory, rule and own binding.
+  if (const llvm::json::Array *vars = m.getArray("variants"))
+    for (const llvm::json::Value &x : *vars) {
+      const llvm::json::Object *o = x.getAsObject();
+      os << "variant " << o->getString("dir").value_or("") << " "
+         << o->getString("when").value_or("") << " "
+         << o->getString("binding_sha256").value_or("") << "\n";
+    }
   return text;
 }
 
@@ -331,6 +352,16 @@ static bool isConstantArg(StringRef name) {
 static bool isConstantFile(StringRef name) {
   return name.consume_back(".bin") && isConstantArg(name);
 }
+
+/// "v<digits>": a launch variant of a bundle (or of a set's member).
+static bool isVariantName(StringRef name) {
+  return name.consume_front("v") && !name.empty() &&
+         llvm::all_of(name, llvm::isDigit) && name.size() <= 3;
+}
+
+/// Launch variants' rules the loader evaluates (python/attn_opt/bundle.py,
+/// VARIANT_RULES).
+static const char *const kVariantRules[] = {"full_grid_one_range"};
 
 /// The schema the Python loader enforces, checked on what is about to be
 /// written: a manifest the loader would reject is never produced.
@@ -452,6 +483,23 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
   for (StringRef need : {"q", "k", "v", "out"})
     if (!names.contains(need))
       return fail("argument '" + need + "' is not a kernel parameter");
+  if (const llvm::json::Value *vs = m.get("variants")) {
+    const llvm::json::Array *arr = vs->getAsArray();
+    if (!arr || arr->empty() || arr->size() > 8)
+      return fail("variants is not a list of 1 to 8 entries");
+    for (const llvm::json::Value &x : *arr) {
+      const llvm::json::Object *o = x.getAsObject();
+      std::optional<StringRef> dir = o ? o->getString("dir") : std::nullopt;
+      std::optional<StringRef> when = o ? o->getString("when") : std::nullopt;
+      std::optional<StringRef> sha =
+          o ? o->getString("binding_sha256") : std::nullopt;
+      if (!dir || !isVariantName(*dir) || !when ||
+          !llvm::is_contained(kVariantRules, *when) || !sha ||
+          sha->size() != 64 || !o->getString("kernel_choice"))
+        return fail("a variant lacks its v<digits> dir, a known rule, its "
+                    "binding_sha256 or its kernel_choice");
+    }
+  }
   return success();
 }
 
@@ -487,8 +535,8 @@ static bool isMemberName(StringRef name) {
 }
 
 /// Removes a bundle directory: only the bundle's own files (a symlink is
-/// removed, not followed) and, for a set, its member directories, then the
-/// directory.
+/// removed, not followed), its variants' directories and, for a set, its
+/// member directories, then the directory.
 static void removeBundleDir(StringRef dir, bool members = true) {
   for (const char *name : kBundleFiles) {
     SmallString<256> p(dir);
@@ -504,7 +552,8 @@ static void removeBundleDir(StringRef dir, bool members = true) {
     bool isDir = it->type() == llvm::sys::fs::file_type::directory_file;
     if (isConstantFile(entry) && !isDir)
       files.push_back(it->path());
-    else if (members && isMemberName(entry) && isDir)
+    else if (((members && isMemberName(entry)) || isVariantName(entry)) &&
+             isDir)
       subs.push_back(it->path());
   }
   for (const std::string &f : files)
@@ -515,7 +564,8 @@ static void removeBundleDir(StringRef dir, bool members = true) {
 }
 
 /// True if `dir` holds nothing but bundle files (and, one level down, set
-/// members holding nothing but bundle files); else says what it holds.
+/// members and variants holding nothing but bundle files); else says what
+/// it holds.
 static bool onlyBundleFiles(StringRef dir, bool members, std::string &what) {
   namespace fs = llvm::sys::fs;
   std::error_code ec;
@@ -524,7 +574,7 @@ static bool onlyBundleFiles(StringRef dir, bool members, std::string &what) {
     StringRef entry = llvm::sys::path::filename(it->path());
     if (llvm::is_contained(kBundleFiles, entry) || isConstantFile(entry))
       continue;
-    if (members && isMemberName(entry) &&
+    if (((members && isMemberName(entry)) || isVariantName(entry)) &&
         it->type() == fs::file_type::directory_file &&
         onlyBundleFiles(it->path(), /*members=*/false, what))
       continue;
@@ -589,14 +639,15 @@ static LogicalResult writeBundleAtomically(
   for (auto &[file, bytes] : files) {
     SmallString<256> p(tmpDir);
     llvm::sys::path::append(p, file);
-    // A set member's directory ("attn3/kernel.ptx"), created fresh.
+    // A set member's or variant's directory ("attn3/kernel.ptx",
+    // "attn3/v1/kernel.ptx"), created fresh.
     StringRef sub = llvm::sys::path::parent_path(file);
     if (!sub.empty()) {
       SmallString<256> d(tmpDir);
       llvm::sys::path::append(d, sub);
-      if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) {
+      if (std::error_code ec = fs::create_directories(d)) {
         llvm::errs() << "attn-bundle: cannot create " << d << ": "
-                     << std::strerror(errno) << "\n";
+                     << ec.message() << "\n";
         removeBundleDir(tmpDir);
         return failure();
       }
@@ -676,16 +727,20 @@ static std::string constantBytes(ElementsAttr value) {
 
 /// Compiles attention `index` of `source` (-1: its only one) into a
 /// bundle's files, under `member/` when it is a member of a set; `entry`
-/// receives the set index's line for it.
+/// receives the set index's line for it. `variant`: the options of a launch
+/// variant the pass asked for (then `member` is its directory); the pass's
+/// variants of this kernel are built under `member/v1`, `member/v2`, ...
 static LogicalResult buildBundle(ModuleOp source, int64_t index,
                                  StringRef member, BundleFiles &files,
-                                 llvm::json::Object &entry) {
+                                 llvm::json::Object &entry,
+                                 DictionaryAttr variant = {},
+                                 std::string *bindingOut = nullptr) {
   OwningOpRef<ModuleOp> module = source.clone();
   OwningOpRef<ModuleOp> forCubin = source.clone();
 
   SmallVector<int64_t> paramOrder, cubinOrder;
-  FailureOr<std::string> ptx =
-      compile(*module, "isa", paramOrder, explainKernel, index);
+  FailureOr<std::string> ptx = compile(
+      *module, "isa", paramOrder, explainKernel && !variant, index, variant);
   if (failed(ptx))
     return failure();
   auto info = (*module)->getAttrOfType<DictionaryAttr>("attn.bundle");
@@ -702,7 +757,8 @@ static LogicalResult buildBundle(ModuleOp source, int64_t index,
   // it rejects the PTX, the driver would too: an error, not a bundle.
   FailureOr<std::string> cubin = failure();
   if (ptxasAvailable()) {
-    cubin = compile(*forCubin, "bin", cubinOrder, /*explain=*/false, index);
+    cubin = compile(*forCubin, "bin", cubinOrder, /*explain=*/false, index,
+                    variant);
     if (failed(cubin)) {
       llvm::errs() << "attn-bundle: ptxas rejected the kernel's PTX (see "
                       "above); no bundle written\n";
@@ -722,9 +778,14 @@ static LogicalResult buildBundle(ModuleOp source, int64_t index,
   std::string prefix = member.empty() ? "" : member.str() + "/";
   // Constant arguments' files: (name, bytes).
   BundleFiles constantFiles;
+  ArrayAttr variants;
   for (NamedAttribute n : info) {
     StringRef k = n.getName().getValue();
-    if (k == "args") {
+    if (k == "variants") {
+      // A variant's own compile asks for none (its options are given).
+      if (!variant)
+        variants = cast<ArrayAttr>(n.getValue());
+    } else if (k == "args") {
       // In kernel parameter order; a constant's data goes to its file.
       auto args = cast<ArrayAttr>(n.getValue());
       llvm::json::Array ordered;
@@ -757,6 +818,26 @@ static LogicalResult buildBundle(ModuleOp source, int64_t index,
     attention["window"] = nullptr;
   llvm::json::Object attentionCopy = attention;
   manifest["attention"] = std::move(attention);
+  // The variants: whole bundles in v1, v2, ... beside this one's files,
+  // each listed with its launch rule and binding.
+  if (variants) {
+    llvm::json::Array list;
+    for (auto [i, a] : llvm::enumerate(variants)) {
+      auto opts = cast<DictionaryAttr>(a);
+      std::string dir = "v" + std::to_string(i + 1);
+      llvm::json::Object sub;
+      std::string subBinding;
+      if (failed(buildBundle(source, index, prefix + dir, files, sub, opts,
+                             &subBinding)))
+        return failure();
+      list.push_back(llvm::json::Object{
+          {"dir", dir},
+          {"when", opts.getAs<StringAttr>("when").getValue().str()},
+          {"kernel_choice", sub.getString("kernel_choice").value_or("").str()},
+          {"binding_sha256", subBinding}});
+    }
+    manifest["variants"] = std::move(list);
+  }
 
   std::string ptxSha = sha256Hex(*ptx);
   std::string cubinSha = haveCubin ? sha256Hex(*cubin) : std::string();
@@ -767,8 +848,10 @@ static LogicalResult buildBundle(ModuleOp source, int64_t index,
   for (auto &[file, bytes] : constantFiles)
     hashes[file] = sha256Hex(bytes);
   manifest["sha256"] = std::move(hashes);
-  manifest["binding_sha256"] =
-      sha256Hex(bindingText(manifest, ptxSha, cubinSha));
+  std::string bindingSha = sha256Hex(bindingText(manifest, ptxSha, cubinSha));
+  manifest["binding_sha256"] = bindingSha;
+  if (bindingOut)
+    *bindingOut = bindingSha;
 
   std::string why;
   if (failed(validateManifest(manifest, why))) {

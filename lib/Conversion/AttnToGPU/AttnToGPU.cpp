@@ -1791,6 +1791,15 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // score_mod region's values of the group index are per row (its query
   // and group member).
   int64_t packDim = -1, group = 1;
+  // A dynamic decode of four row warps keeps two key warps for the key
+  // ranges chosen at launch; where the launch's grid is full with one range
+  // a static bundle takes one key warp (with 32-key tiles and four stages
+  // where K/V are not paged: log step 206). That kernel is a variant of the
+  // bundle (the manifest's `variants`), compiled by attn-bundle with those
+  // options and chosen at launch. Static ÷ dynamic on the H200 there
+  // (B = 64, N = 4096, 8 kv heads): 0.87-0.89x without it, 1.02-1.03x with
+  // it (log step 208).
+  bool fullGridVariant = false;
   // Chunked decode (ids from the positions alone): the keys the tile's
   // segment ranges leave, which the split count spreads instead of N (the
   // manifest's key_span, for a count chosen at launch).
@@ -1870,7 +1879,18 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     const bool packedSmallTiles =
         packedOneRange && cfg.warps == 1 && span <= 4096;
     const bool packedDeepTiles = packedOneRange && cfg.warps == 4;
-    if (packedSmallTiles || packedDeepTiles)
+    // Dynamic decode (key ranges chosen at launch) in one-warp blocks at
+    // 64 < D <= 128: 32-key tiles and three stages, as step 205's static
+    // rule, whatever the launch's grid. Static time ÷ dynamic on the H200
+    // (log step 207): 0.97-1.04x on 16 rows (B = 1-64, N = 1024-32768, 8
+    // and 32 kv heads, M = 1-4, 16- and 64-key pages) against 0.87-1.04x
+    // with 64-key tiles; not with two or four row warps (0.85-0.94x).
+    const bool dynamicSmallTiles =
+        decode && dynamic && !varlen && splitWhy.empty() && cfg.warps == 1 &&
+        !cfg.tf32 && !opts.tileKV && !opts.stages && !opts.pipeline &&
+        !opts.keyWarps && opts.splits < 1 && std::max(D, E) > 64 &&
+        std::max(D, E) <= 128;
+    if (packedSmallTiles || packedDeepTiles || dynamicSmallTiles)
       cfg.keyTile = 32;
     // Decode may take two key warps by default (log steps 118, 122).
     const bool keyWarpsOk =
@@ -1887,6 +1907,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       // static ones (log step 135).
       if (cfg.runtimeSplits && keyWarpsOk)
         cfg.keyWarps = 2;
+      fullGridVariant = cfg.runtimeSplits && cfg.keyWarps == 2 &&
+                        cfg.warps == 4 && packDim >= 0 && !cfg.tf32 &&
+                        std::max(D, E) > 64 && std::max(D, E) <= 128 &&
+                        !opts.tileKV && !opts.stages && !opts.pipeline &&
+                        !opts.keyWarps && opts.splits < 1;
     } else if (opts.splits >= 1)
       cfg.setSplits(opts.splits, span);
     else if (decode && splitWhy.empty() && !varlen) {
@@ -1928,7 +1953,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     }
     if (smallDecodeTiles)
       cfg.stages = 2;
-    else if (packedSmallTiles)
+    else if (packedSmallTiles || dynamicSmallTiles)
       cfg.stages = 3;
     else if (packedDeepTiles)
       cfg.stages = 4;
@@ -2177,6 +2202,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
             d << "s to finish";
           if (k > 1)
             d << " (" << k << ", a slice of rows each)";
+          if (fullGridVariant)
+            d << "; a full grid with one key range takes variant v1 (one "
+                 "key warp, "
+              << (pageSize ? "" : "32-key tiles, 4 stages, ") << "no split)";
         } else if (decode)
           d << ", no split-KV ("
             << (splitWhy.empty() ? "the grid is full or the keys few"
@@ -2603,6 +2632,20 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (cfg.splits > 1 && !cfg.segRanges)
       info.push_back(
           b.getNamedAttr("split_chunk", b.getI64IntegerAttr(cfg.chunk)));
+    if (fullGridVariant) {
+      SmallVector<NamedAttribute> v = {
+          b.getNamedAttr("when", b.getStringAttr("full_grid_one_range")),
+          b.getNamedAttr("key_warps", b.getI64IntegerAttr(1)),
+          b.getNamedAttr("splits", b.getI64IntegerAttr(1))};
+      // Paged: the default tiles (1.034x against 1.020x with 32-key tiles
+      // and four stages).
+      if (!pageSize) {
+        v.push_back(b.getNamedAttr("tile_kv", b.getI64IntegerAttr(32)));
+        v.push_back(b.getNamedAttr("stages", b.getI64IntegerAttr(4)));
+      }
+      info.push_back(
+          b.getNamedAttr("variants", b.getArrayAttr({b.getDictionaryAttr(v)})));
+    }
   }
   // Where the attention came from: a module with many (one per layer)
   // gives one kernel each, told apart by these.

@@ -1681,6 +1681,13 @@ CASES.update({
     "dyn_f16_paged_lens_gqa_m1": Case("float16", dims={"b": -1, "h": 4, "g": 8, "m": 1,
                                                        "n": 2048, "d": 128, "e": 128},
                                       mask=["b", "n"], kv_lens=True, pages=(16, 700), **_gqa),
+    # 64 packed rows through 64-key pages, bottom-right causal: at the
+    # harness's batch of 40 (320 query tiles, one key range) the bundle's
+    # launch variant runs (one key warp, no split; log step 208).
+    "dyn_bf16_paged_lens_gqa4_m16": Case("bfloat16", dims={"b": -1, "h": 8, "g": 4, "m": 16,
+                                                          "n": 1024, "d": 128, "e": 128},
+                                         mask=["b", "n"], kv_lens=True, pages=(64, 700),
+                                         causal=True, query_offset=1008, **_gqa),
     "dyn_bf16_lens_m4_causal": Case("bfloat16", **bhsd(-1, 8, 4, 1500, 64), mask=["b", "n"],
                                     kv_lens=True, causal=True, query_offset=1496),
     "dyn_f32_paged_m1": Case("float32", **bhsd(-1, 4, 1, 704, 64), pages=(16, 300)),

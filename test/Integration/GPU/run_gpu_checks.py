@@ -196,6 +196,12 @@ def check_bundle(d: Path, torch: Any, ops: Any, args: argparse.Namespace) -> Dic
         variants = [B.specialize(man, dims) for dims in dynamic_size_sets(man)]
         row["note"] = "; ".join(filter(None, [row.get("note", ""), "dynamic, checked at " + ", ".join(
             "/".join(f"{k}={v}" for k, v in dims.items()) for dims in dynamic_size_sets(man))]))
+        # Launch variants (the manifest's "variants"): which sizes took one.
+        took = [("/".join(f"{k}={v}" for k, v in dims.items()), kernel.variant_for(dims))
+                for dims in dynamic_size_sets(man)] if man.variants else []
+        if took:
+            row["note"] += "; launch variants: " + ", ".join(
+                f"{where} -> {k.bundle.dir.name if k else 'main'}" for where, k in took)
     problems: List[str] = []
     worst: Dict[str, Any] = {}
     for at in variants:
