@@ -1026,7 +1026,7 @@ def _constant_of(a: Mapping[str, Any], name: str, shape: Sequence[int],
 
 # Launch variants' rules (attn-bundle's kVariantRules), evaluated at launch
 # by _variant_applies.
-VARIANT_RULES = ("full_grid_one_range",)
+VARIANT_RULES = ("full_grid_one_range", "one_range")
 MAX_VARIANTS = 8
 _VARIANT_RE = re.compile(r"v[0-9]{1,3}")
 
@@ -1890,11 +1890,21 @@ def _open_variant(d: Path, man: Manifest, entry: Tuple[str, str, str, str],
                           "one the bundle lists (edited, or another bundle's)")
     if vm.variants:
         raise BundleError(f"{where}: a variant has no variants of its own")
+    if vm.attention.kernel_choice != entry[3]:
+        raise BundleError(f"{where}: its kernel_choice is not the one the "
+                          "bundle lists")
+    # The same computation on the same arguments: every argument but the
+    # workspace (name, dtype, shape, dims, constant), in order, and the
+    # attention but for its launch shape.
     def sig(m: Manifest) -> Any:
-        return [(n, m.arg(n).dtype, m.arg(n).dims) for n in m.inputs], m.dynamic_dims
-    if sig(vm) != sig(man) or vm.chip != man.chip:
-        raise BundleError(f"{where}: takes other inputs than the bundle "
-                          f"({sig(vm)} against {sig(man)})")
+        return [a for a in m.args if a.name not in WORKSPACE], m.dynamic_dims, m.chip
+    if sig(vm) != sig(man):
+        raise BundleError(f"{where}: takes other arguments than the bundle "
+                          f"({_show(sig(vm), 300)} against {_show(sig(man), 300)})")
+    shape = dict(kernel_choice="", tile_q=None, tile_kv=None, warps=None, key_warps=1,
+                 persistent=0, tensor_cores=False)
+    if replace(vm.attention, **shape) != replace(man.attention, **shape):
+        raise BundleError(f"{where}: computes another attention than the bundle's")
     return b
 
 
@@ -2113,7 +2123,10 @@ def _variant_applies(when: str, man: Manifest, at: Manifest,
     `at` (its specialization) describes. "full_grid_one_range": at least a
     query tile per multiprocessor and one key range by the decode rule's
     first count (split_count without one_wave): what a static bundle of
-    those sizes compiles without split-KV."""
+    those sizes compiles without split-KV. "one_range": the launch's split
+    count (chosen at launch) is 1."""
+    if when == "one_range":
+        return at.grid[2] == 1
     if when == "full_grid_one_range":
         blocks = at.grid[0] * at.grid[1]
         tq = man.attention.tile_q if man.attention.tile_q is not None else man.block[0]
@@ -2516,7 +2529,19 @@ class Kernel:
                 self._function, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 self.manifest.shared_bytes), f"{where}: cuFuncSetAttribute")
         # Launch variants (rule, kernel), and the one each size took.
-        self._variants = tuple((when, Kernel(vb, device)) for when, vb in bundle.variants)
+        variants: List[Tuple[str, Kernel]] = []
+        try:
+            for when, vb in bundle.variants:
+                variants.append((when, Kernel(vb, device)))
+        except BaseException:
+            for _, k in variants:
+                k.close()
+            self._variants = ()
+            self.close()
+            raise
+        self._variants = tuple(variants)
+        for when, k in self._variants:
+            self.load_notes += [f"{k.bundle.dir.name}: {n}" for n in k.load_notes]
         self._chosen: Dict[Tuple[Tuple[str, int], ...], Optional["Kernel"]] = {}
 
     def __repr__(self) -> str:

@@ -369,26 +369,35 @@ def test_launch_variant_bundle(tmp_path):
     """A dynamic decode of four row warps (M = 16, 4 query heads per kv head)
     carries a variant for full grids with one key range: one key warp,
     32-key tiles, four stages, no split-KV, as the static bundle of those
-    sizes; the rule picks it at launch, the bundle's kernel elsewhere."""
+    sizes; a second for other launches with one range (its own launch
+    shape, no count chosen at launch); the rules pick them at launch, the
+    bundle's kernel where the keys are split."""
     d = attn_opt.compile_bundle(DECODE_PACKED, tmp_path / "d")
     b = bundle.open_bundle(d)
     m = b.manifest
     assert m.splits == -1 and "2 key warps" in m.attention.kernel_choice
-    assert [(v[0], v[1]) for v in m.variants] == [("v1", "full_grid_one_range")]
-    (when, vb), = b.variants
-    vm = vb.manifest
+    assert [(v[0], v[1]) for v in m.variants] == [("v1", "full_grid_one_range"),
+                                                  ("v2", "one_range")]
+    (when, vb), (when2, vb2) = b.variants
+    vm, vm2 = vb.manifest, vb2.manifest
+    assert vm2.splits == 1 and "64-key tiles, 3 stages, 2 key warps" in vm2.attention.kernel_choice
     assert vm.splits == 1 and not vm.variants and vm.dynamic_dims == m.dynamic_dims
     assert "32-key tiles, 4 stages" in vm.attention.kernel_choice
     assert "key warps" not in vm.attention.kernel_choice
     assert m.variants[0][3] == vm.attention.kernel_choice
-    for dims, takes in (({"b0": 64, "n": 4096}, True),    # 512 tiles: full, one range
-                        ({"b0": 25, "n": 4096}, True),    # 200 >= 198
-                        ({"b0": 24, "n": 4096}, False),   # 192: two ranges wanted
-                        ({"b0": 16, "n": 8192}, False),   # 128 < 132 multiprocessors
-                        ({"b0": 1, "n": 32768}, False),   # split
-                        ({"b0": 8, "n": 300}, False)):    # one range, grid short
+    # Which kernel: v1, v2 or the bundle's (None).
+    for dims, takes in (({"b0": 64, "n": 4096}, 1),    # 512 tiles: full, one range
+                        ({"b0": 25, "n": 4096}, 1),    # 200 >= 198
+                        ({"b0": 24, "n": 4096}, 2),    # 192: two wanted, one wave
+                        ({"b0": 20, "n": 400}, 1),     # 160 tiles, too few keys to split
+                        ({"b0": 16, "n": 8192}, 2),    # 128 < 132 multiprocessors
+                        ({"b0": 1, "n": 32768}, None),  # split 16 ways
+                        ({"b0": 2, "n": 4096}, None),   # 16 tiles: split
+                        ({"b0": 8, "n": 300}, 2)):     # one range, grid short
         at = bundle.specialize(m, dims, multiprocessors=132)
-        assert bundle._variant_applies(when, m, at, 132) == takes, dims
+        got = next((i + 1 for i, (w, _) in enumerate(b.variants)
+                    if bundle._variant_applies(w, m, at, 132)), None)
+        assert got == takes, (dims, got, at.grid)
     # The variant's manifest is bound to the bundle's: an edited rule, a
     # swapped variant or a variant with variants is refused.
     _reseal(d, lambda o: o["variants"][0].update(when="always"))
@@ -415,3 +424,37 @@ def test_launch_variant_checked(tmp_path):
         bundle.open_bundle(d)
     # Without variants (a one-warp decode: 32-key tiles serve every grid).
     assert bundle.open_bundle(other).manifest.variants == ()
+
+
+@needs_attn_bundle
+def test_launch_variant_must_match(tmp_path):
+    """A variant listed with its true binding (the bundle's manifest sealed
+    again) is still refused where it computes another attention, has
+    variants of its own, or is listed with another kernel_choice."""
+    import shutil
+    d = attn_opt.compile_bundle(DECODE_PACKED, tmp_path / "d")
+    other = attn_opt.compile_bundle(DECODE_PACKED.replace("0.088", "0.1"), tmp_path / "o")
+
+    def relist(src, choice=None):
+        obj = json.loads((src / "manifest.json").read_text())
+        shutil.rmtree(d / "v1")
+        shutil.copytree(src, d / "v1")
+        p = d / "manifest.json"
+        top = json.loads(p.read_text())
+        top["variants"][0].update(binding_sha256=obj["binding_sha256"],
+                                  kernel_choice=choice or obj["attention"]["kernel_choice"])
+        bundle.seal(top, (d / "kernel.ptx").read_bytes(), (d / "kernel.cubin").read_bytes()
+                    if (d / "kernel.cubin").exists() else None)
+        p.write_text(json.dumps(top))
+
+    relist(other / "v1")  # another scale
+    with pytest.raises(BundleError, match="computes another attention"):
+        bundle.open_bundle(d)
+    relist(other)  # a bundle with variants
+    with pytest.raises(BundleError, match="no variants of its own"):
+        bundle.open_bundle(d)
+    relist(tmp_path / "d" / "v2", choice="something else")
+    with pytest.raises(BundleError, match="kernel_choice is not the one"):
+        bundle.open_bundle(d)
+    relist(tmp_path / "d" / "v2")  # v2 as v1 too: the same attention, loads
+    assert bundle.open_bundle(d).variants[0][1].manifest.splits == 1

@@ -159,13 +159,15 @@ func.func @decode_d64(%q: tensor<?x32x1x64xf16>, %k: tensor<?x32x?x64xf16>, %v: 
 // z has several ranges (a launch with one takes the plain epilogue and
 // never resets the counter). Where the launch's grid is full with one key
 // range, a variant attn-bundle compiles takes it: one key warp, 32-key
-// tiles, four stages, no split (what a static bundle of those sizes gets).
+// tiles, four stages, no split (what a static bundle of those sizes gets);
+// any other launch with one range takes a second: this launch shape
+// without a count chosen at launch.
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: block = array<i64: 256, 1, 1>
 // CHECK-SAME: 4 warps x 1 x 16 query rows, 64-key tiles, 3 stages, 2 key warps per row tile
 // CHECK-SAME: merged by the last blocks to finish from 8 ranges (8, a slice of rows each)
 // CHECK-SAME: key_warps = 2
-// CHECK-SAME: variants = [{key_warps = 1 : i64, splits = 1 : i64, stages = 4 : i64, tile_kv = 32 : i64, when = "full_grid_one_range"}]
+// CHECK-SAME: variants = [{key_warps = 1 : i64, splits = 1 : i64, stages = 4 : i64, tile_kv = 32 : i64, when = "full_grid_one_range"}, {key_warps = 2 : i64, splits = 1 : i64, when = "one_range"}]
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}}, %[[GZ:arg[0-9]+]] = %{{[a-z0-9_]+}}) threads
 // CHECK: %[[SEVERAL:.*]] = arith.cmpi ugt, %[[GZ]], %c1
 // CHECK: %[[AND:.*]] = arith.andi %{{.*}}, %[[SEVERAL]]
@@ -194,8 +196,8 @@ func.func @decode_packed(%q: tensor<?x8x4x16x128xf16>, %k: tensor<?x8x?x128xf16>
 // The same through 64-key pages with a dynamic batch: the variant keeps
 // the default tiles (one key warp, no split).
 // CHECK-LABEL: attn.bundle = {
-// CHECK-SAME: a full grid with one key range takes variant v1 (one key warp, no split)
-// CHECK-SAME: variants = [{key_warps = 1 : i64, splits = 1 : i64, when = "full_grid_one_range"}]
+// CHECK-SAME: a full grid with one key range takes variant v1 (one key warp, no split), another launch with one key range v2
+// CHECK-SAME: variants = [{key_warps = 1 : i64, splits = 1 : i64, when = "full_grid_one_range"}, {key_warps = 2 : i64, splits = 1 : i64, when = "one_range"}]
 // SM80-LABEL: attn.bundle = {
 func.func @decode_packed_paged(%q: tensor<?x8x4x16x128xf16>, %kc: tensor<1000x64x8x128xf16>, %vc: tensor<1000x64x8x128xf16>, %t: tensor<?x64xi32>, %o: tensor<?x8x4x16x128xf16>) -> tensor<?x8x4x16x128xf16> {
   %s = arith.constant 0.088 : f32

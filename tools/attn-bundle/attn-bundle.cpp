@@ -361,7 +361,7 @@ static bool isVariantName(StringRef name) {
 
 /// Launch variants' rules the loader evaluates (python/attn_opt/bundle.py,
 /// VARIANT_RULES).
-static const char *const kVariantRules[] = {"full_grid_one_range"};
+static const char *const kVariantRules[] = {"full_grid_one_range", "one_range"};
 
 /// The schema the Python loader enforces, checked on what is about to be
 /// written: a manifest the loader would reject is never produced.
@@ -487,18 +487,31 @@ static LogicalResult validateManifest(const llvm::json::Object &m,
     const llvm::json::Array *arr = vs->getAsArray();
     if (!arr || arr->empty() || arr->size() > 8)
       return fail("variants is not a list of 1 to 8 entries");
+    llvm::StringSet<> dirs;
     for (const llvm::json::Value &x : *arr) {
       const llvm::json::Object *o = x.getAsObject();
       std::optional<StringRef> dir = o ? o->getString("dir") : std::nullopt;
       std::optional<StringRef> when = o ? o->getString("when") : std::nullopt;
       std::optional<StringRef> sha =
           o ? o->getString("binding_sha256") : std::nullopt;
+      std::optional<StringRef> choice =
+          o ? o->getString("kernel_choice") : std::nullopt;
       if (!dir || !isVariantName(*dir) || !when ||
           !llvm::is_contained(kVariantRules, *when) || !sha ||
-          sha->size() != 64 || !o->getString("kernel_choice"))
+          sha->size() != 64 ||
+          !llvm::all_of(*sha,
+                        [](char c) {
+                          return llvm::isDigit(c) || (c >= 'a' && c <= 'f');
+                        }) ||
+          !choice || choice->size() > 4096)
         return fail("a variant lacks its v<digits> dir, a known rule, its "
                     "binding_sha256 or its kernel_choice");
+      if (!dirs.insert(*dir).second)
+        return fail("variant directory '" + *dir + "' appears twice");
     }
+    const llvm::json::Object *a = m.getObject("attention");
+    if (!a || a->getInteger("splits") != -1)
+      return fail("variants need a split count chosen at launch");
   }
   return success();
 }
@@ -537,7 +550,8 @@ static bool isMemberName(StringRef name) {
 /// Removes a bundle directory: only the bundle's own files (a symlink is
 /// removed, not followed), its variants' directories and, for a set, its
 /// member directories, then the directory.
-static void removeBundleDir(StringRef dir, bool members = true) {
+static void removeBundleDir(StringRef dir, bool members = true,
+                            bool variants = true) {
   for (const char *name : kBundleFiles) {
     SmallString<256> p(dir);
     llvm::sys::path::append(p, name);
@@ -546,27 +560,34 @@ static void removeBundleDir(StringRef dir, bool members = true) {
   // Constants' files, and (for a set) its member directories.
   std::error_code ec;
   SmallVector<std::string> files, subs;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end;
-       it.increment(ec)) {
+  SmallVector<std::string> memberDirs;
+  for (llvm::sys::fs::directory_iterator it(dir, ec, /*follow_symlinks=*/false),
+       end;
+       !ec && it != end; it.increment(ec)) {
     StringRef entry = llvm::sys::path::filename(it->path());
     bool isDir = it->type() == llvm::sys::fs::file_type::directory_file;
     if (isConstantFile(entry) && !isDir)
       files.push_back(it->path());
-    else if (((members && isMemberName(entry)) || isVariantName(entry)) &&
-             isDir)
+    else if (members && isMemberName(entry) && isDir)
+      memberDirs.push_back(it->path());
+    else if (variants && isVariantName(entry) && isDir)
       subs.push_back(it->path());
   }
   for (const std::string &f : files)
     ::unlink(f.c_str());
+  // A member has variants; a variant has neither members nor variants.
+  for (const std::string &sub : memberDirs)
+    removeBundleDir(sub, /*members=*/false, /*variants=*/true);
   for (const std::string &sub : subs)
-    removeBundleDir(sub, /*members=*/false);
+    removeBundleDir(sub, /*members=*/false, /*variants=*/false);
   ::rmdir(dir.str().c_str());
 }
 
 /// True if `dir` holds nothing but bundle files (and, one level down, set
 /// members and variants holding nothing but bundle files); else says what
 /// it holds.
-static bool onlyBundleFiles(StringRef dir, bool members, std::string &what) {
+static bool onlyBundleFiles(StringRef dir, bool members, std::string &what,
+                            bool variants = true) {
   namespace fs = llvm::sys::fs;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec, /*follow_symlinks=*/false), end;
@@ -574,9 +595,13 @@ static bool onlyBundleFiles(StringRef dir, bool members, std::string &what) {
     StringRef entry = llvm::sys::path::filename(it->path());
     if (llvm::is_contained(kBundleFiles, entry) || isConstantFile(entry))
       continue;
-    if (((members && isMemberName(entry)) || isVariantName(entry)) &&
-        it->type() == fs::file_type::directory_file &&
+    bool isDir = it->type() == fs::file_type::directory_file;
+    if (members && isMemberName(entry) && isDir &&
         onlyBundleFiles(it->path(), /*members=*/false, what))
+      continue;
+    if (variants && isVariantName(entry) && isDir &&
+        onlyBundleFiles(it->path(), /*members=*/false, what,
+                        /*variants=*/false))
       continue;
     if (what.empty())
       what = entry.str();
@@ -685,6 +710,21 @@ static LogicalResult writeBundleAtomically(
   return success();
 }
 
+/// The arguments a caller binds (all but the workspace), as text: a launch
+/// variant must take exactly its bundle's (the loader checks it too).
+static std::string callerArgs(const llvm::json::Array *args) {
+  llvm::json::Array kept;
+  if (args)
+    for (const llvm::json::Value &a : *args)
+      if (const llvm::json::Object *o = a.getAsObject();
+          o && o->getString("map") != "workspace")
+        kept.push_back(a);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(std::move(kept));
+  return text;
+}
+
 /// Whether the GPU pipeline will find ptxas: on PATH or under
 /// /usr/local/cuda/bin (MLIR's default toolkit path).
 static bool ptxasAvailable() {
@@ -730,11 +770,11 @@ static std::string constantBytes(ElementsAttr value) {
 /// receives the set index's line for it. `variant`: the options of a launch
 /// variant the pass asked for (then `member` is its directory); the pass's
 /// variants of this kernel are built under `member/v1`, `member/v2`, ...
-static LogicalResult buildBundle(ModuleOp source, int64_t index,
-                                 StringRef member, BundleFiles &files,
-                                 llvm::json::Object &entry,
-                                 DictionaryAttr variant = {},
-                                 std::string *bindingOut = nullptr) {
+static LogicalResult
+buildBundle(ModuleOp source, int64_t index, StringRef member,
+            BundleFiles &files, llvm::json::Object &entry,
+            DictionaryAttr variant = {}, std::string *bindingOut = nullptr,
+            const llvm::json::Array *parentArgs = nullptr) {
   OwningOpRef<ModuleOp> module = source.clone();
   OwningOpRef<ModuleOp> forCubin = source.clone();
 
@@ -816,6 +856,12 @@ static LogicalResult buildBundle(ModuleOp source, int64_t index,
   }
   if (!attention.get("window"))
     attention["window"] = nullptr;
+  if (variant &&
+      callerArgs(manifest.getArray("args")) != callerArgs(parentArgs)) {
+    llvm::errs() << "attn-bundle: internal error: launch variant " << member
+                 << " takes other arguments than its bundle; nothing written\n";
+    return failure();
+  }
   llvm::json::Object attentionCopy = attention;
   manifest["attention"] = std::move(attention);
   // The variants: whole bundles in v1, v2, ... beside this one's files,
@@ -828,7 +874,7 @@ static LogicalResult buildBundle(ModuleOp source, int64_t index,
       llvm::json::Object sub;
       std::string subBinding;
       if (failed(buildBundle(source, index, prefix + dir, files, sub, opts,
-                             &subBinding)))
+                             &subBinding, manifest.getArray("args"))))
         return failure();
       list.push_back(llvm::json::Object{
           {"dir", dir},

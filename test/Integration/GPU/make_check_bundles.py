@@ -1688,6 +1688,13 @@ CASES.update({
                                                           "n": 1024, "d": 128, "e": 128},
                                          mask=["b", "n"], kv_lens=True, pages=(64, 700),
                                          causal=True, query_offset=1008, **_gqa),
+    # The same over 256 keys: one key range at every batch, so the small
+    # batches take the second variant (the bundle's launch shape, no count
+    # chosen at launch) and 40 the first.
+    "dyn_bf16_paged_lens_gqa4_m16_short": Case("bfloat16", dims={"b": -1, "h": 8, "g": 4, "m": 16,
+                                                                "n": 256, "d": 128, "e": 128},
+                                               mask=["b", "n"], kv_lens=True, pages=(64, 200),
+                                               causal=True, query_offset=240, **_gqa),
     "dyn_bf16_lens_m4_causal": Case("bfloat16", **bhsd(-1, 8, 4, 1500, 64), mask=["b", "n"],
                                     kv_lens=True, causal=True, query_offset=1496),
     "dyn_f32_paged_m1": Case("float32", **bhsd(-1, 4, 1, 704, 64), pages=(16, 300)),

@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import os
 import sys
 import traceback
@@ -79,7 +80,10 @@ def find_bundles(paths: List[str]) -> List[Path]:
         if (p / "manifest.json").is_file():
             found.append(p)
         elif p.is_dir():
-            found.extend(sorted(m.parent for m in p.rglob("manifest.json")))
+            # A bundle's launch variants (DIR/v1, ...) run through it.
+            found.extend(sorted(m.parent for m in p.rglob("manifest.json")
+                                if not (re.fullmatch(r"v[0-9]{1,3}", m.parent.name)
+                                        and (m.parent.parent / "manifest.json").is_file())))
         else:
             print(f"warning: {p} is neither a bundle nor a directory", file=sys.stderr)
     return found
