@@ -25,7 +25,9 @@ decode bundle of each shape and SDPA flash/cuDNN, each launch after a
 256 MB L2 flush (bench_decode's timer); `gbps` is K/V bytes over time.
 Serving rows (serve_paged_lens_*) at the same shapes: paged K/V (64-key
 pages of one 4096-page cache) with kv_lens, the bundle with a dynamic
-batch against the static bundle of each B.
+batch against the static bundle of each B. Speculative rows (spec_m16_*):
+16 new tokens per sequence, bottom-right causal, 8 kv heads, the bundle
+with a dynamic batch (launch variants) against the static one.
 
 Writes OUT/dynamic.csv and prints one line per row.
 """
@@ -225,6 +227,8 @@ def decode_rows(a: Any, torch: Any, F: Any, SDPBackend: Any, sdpa_kernel: Any,
             failures += finish_rows(rows, times, w, fh)
             static.close()
             failures += serve_rows(a, torch, root, w, fh, flush, hkv, b, n)
+            if hkv == 8:
+                failures += spec_rows(a, torch, root, w, fh, flush, b, n)
         dyn.close()
     return failures
 
@@ -268,6 +272,42 @@ def serve_rows(a: Any, torch: Any, root: Path, w: Any, fh: Any, flush: Any,
             kern.close()
             continue
         rows.append(check_and_time(a, torch, flush, row, launch, lambda: out, ref,
+                                   kv_bytes, times))
+        kern.close()
+    return finish_rows(rows, times, w, fh)
+
+
+def spec_rows(a: Any, torch: Any, root: Path, w: Any, fh: Any, flush: Any,
+              b: int, n: int) -> int:
+    """Speculative decode at (B, N): 16 new tokens per sequence
+    (bottom-right causal), 32 query heads over 8 kv heads (64 packed rows),
+    the bundle with a dynamic batch (its launch variants: log steps 208,
+    209) against the static one of this B."""
+    pdyn = root / f"decsdyn_float16_m16_n{n}_hkv8"
+    pst = root / f"decsst_float16_m16_b{b}_n{n}_hkv8"
+    if not (pdyn.is_dir() and pst.is_dir()):
+        return 0
+    D, g, M, hkv = 128, 4, 16, 8
+    gen = torch.Generator(device="cuda").manual_seed(11 * n + b)
+    q = torch.randn(b, hkv, g, M, D, generator=gen, device="cuda", dtype=torch.float16)
+    k, v = (torch.randn(b, hkv, n, D, generator=gen, device="cuda", dtype=torch.float16)
+            for _ in range(2))
+    s = q[0].float() @ k[0, :, None].float().transpose(-1, -2) / math.sqrt(D)
+    keep = (torch.arange(n, device="cuda")[None, :] <=
+            torch.arange(M, device="cuda")[:, None] + (n - M))
+    ref = torch.softmax(s.masked_fill(~keep, float("-inf")), -1) @ v[0, :, None].float()
+    kv_bytes = 2 * k.numel() * 2
+    times: Dict[str, float] = {}
+    rows = []
+    for name, path in (("attn-opt-static", pst), ("attn-opt-dynamic", pdyn)):
+        kern = B.load(path)
+        out = torch.full_like(q, float("nan"))
+        chosen = kern.variant_for({"b0": b}) if kern.manifest.variants else None
+        row: Dict[str, Any] = dict(config="spec_m16_hkv8", n=n, b=b, kernel=name,
+                                   note=(f"variant {chosen.bundle.dir.name}: " if chosen else "")
+                                   + (chosen or kern).manifest.attention.kernel_choice[:110])
+        rows.append(check_and_time(a, torch, flush, row,
+                                   kern.prepare(q=q, k=k, v=v, out=out), lambda: out, ref,
                                    kv_bytes, times))
         kern.close()
     return finish_rows(rows, times, w, fh)

@@ -509,6 +509,13 @@ def main() -> int:
                                  decode_program("float16", 1, bb, n, hkv, page=64,
                                                 lens="lens", cache_pages=SERVE_PAGES),
                                  a.flags.split()))
+                # Speculative decode (M = 16, bottom-right causal): the
+                # batch dynamic (one bundle per N), against the static one.
+                if hkv == 8:
+                    jobs.append((out / f"decsst_float16_m16_b{b}_n{n}_hkv8",
+                                 decode_program("float16", 16, b, n, 8), a.flags.split()))
+                    jobs.append((out / f"decsdyn_float16_m16_n{n}_hkv8",
+                                 decode_program("float16", 16, "?", n, 8), a.flags.split()))
     elif a.varlen:
         for dtype, d, seqs, causal in varlen_configs():
             tag = f"{dtype}_d{d}_s{seqs}_{'causal' if causal else 'full'}"
