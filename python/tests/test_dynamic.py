@@ -422,6 +422,12 @@ def test_launch_variant_checked(tmp_path):
     shutil.copytree(other, d / "v1")
     with pytest.raises(BundleError, match="not the one the bundle lists"):
         bundle.open_bundle(d)
+    # The right variant, but through a symlink out of the bundle.
+    shutil.rmtree(d / "v1")
+    fresh = attn_opt.compile_bundle(DECODE_PACKED, tmp_path / "fresh")
+    (d / "v1").symlink_to(fresh / "v1")
+    with pytest.raises(BundleError, match="variant v1: not a directory inside"):
+        bundle.open_bundle(d)
     # Without variants (a one-warp decode: 32-key tiles serve every grid).
     assert bundle.open_bundle(other).manifest.variants == ()
 

@@ -558,3 +558,40 @@ def test_real_bundles_mixed_by_hand(tmp_path):
     with pytest.raises(BundleError, match=r"kernel\.ptx does not match the manifest's "
                        "sha256: the bundle is mixed or modified"):
         bundle.open_bundle(a)
+
+
+# --- launch variants -------------------------------------------------------------
+
+GOOD_VARIANT = {"dir": "v1", "when": "one_range", "binding_sha256": "a" * 64,
+                "kernel_choice": "x"}
+
+
+@pytest.mark.parametrize("variants, match", [
+    ("v1", "'variants' must be a list"),
+    ([], "must be a list of 1 to 8"),
+    ([GOOD_VARIANT] * 9, "must be a list of 1 to 8"),
+    (["v1"], "is not an object|must be an object"),
+    ([dict(GOOD_VARIANT, dir="../v1")], r"dir must be 'v<digits>'"),
+    ([dict(GOOD_VARIANT, dir="v1/../../etc")], r"dir must be 'v<digits>'"),
+    ([dict(GOOD_VARIANT, dir="v1234")], r"dir must be 'v<digits>'"),
+    ([dict(GOOD_VARIANT, dir=1)], r"must be a string|dir must be"),
+    ([GOOD_VARIANT, GOOD_VARIANT], r"each once"),
+    ([dict(GOOD_VARIANT, when="always")], "when must be one of"),
+    ([dict(GOOD_VARIANT, binding_sha256="A" * 64)], "binding_sha256 must be 64 lowercase"),
+    ([dict(GOOD_VARIANT, kernel_choice="x" * 5000)], "kernel_choice must be a string"),
+    ([dict(GOOD_VARIANT, kernel_choice=None)], "must be a string"),
+    # Well formed, on a bundle whose split count is not chosen at launch.
+    ([GOOD_VARIANT], "need a split count chosen at launch"),
+])
+def test_hostile_variants(variants, match, tmp_path):
+    """A manifest's `variants`, sealed as a buggy writer would: refused by
+    the schema with a BundleError, never followed to a directory."""
+    obj = json.loads(GOOD_TEXT)
+    obj["variants"] = variants
+    try:
+        bundle.seal(obj, PTX, CUBIN)
+    except BundleError:  # no binding text: the good bundle's seal stays
+        pass
+    d = make_bundle(tmp_path / "b", obj)
+    (d / "v1").mkdir()
+    both_reject(d, match)
