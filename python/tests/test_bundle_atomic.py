@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tools import DECODE_PACKED
+
 ATTN_BUNDLE = os.environ.get("ATTN_BUNDLE", "")
 
 pytestmark = pytest.mark.skipif(not os.path.isfile(ATTN_BUNDLE),
@@ -137,30 +139,19 @@ def test_killed_run_leaves_old_or_new_bundle(tmp_path):
                                              .read_text())["binding_sha256"]}
 
 
-PACKED = """func.func @p(%q: tensor<?x8x4x16x128xf16>, %k: tensor<?x8x?x128xf16>, %v: tensor<?x8x?x128xf16>, %o: tensor<?x8x4x16x128xf16>) -> tensor<?x8x4x16x128xf16> {
-  %s = arith.constant 0.088 : f32
-  %r = attn.attention ins(%q, %k, %v : tensor<?x8x4x16x128xf16>, tensor<?x8x?x128xf16>, tensor<?x8x?x128xf16>) scale(%s)
-      outs(%o : tensor<?x8x4x16x128xf16>) indexing_maps = [
-        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
-        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>] -> tensor<?x8x4x16x128xf16>
-  return %r : tensor<?x8x4x16x128xf16>
-}
-"""
-
-
 def test_bundle_with_launch_variants_is_replaced_whole(tmp_path):
     """A bundle with launch variants (v1/, v2/: dynamic M = 16 packed decode)
     is replaced by another bundle with nothing left of them; a directory
     nested inside a variant is not part of a bundle, so not replaced."""
     out = tmp_path / "out"
-    bundle(PACKED, out, tmp_path)
+    bundle(DECODE_PACKED, out, tmp_path)
     man = consistent(out)
     assert [v["dir"] for v in man["variants"]] == ["v1", "v2"]
     for v in ("v1", "v2"):
         consistent(out / v)
     bundle(B, out, tmp_path)
     assert not (out / "v1").exists() and "variants" not in consistent(out)
-    bundle(PACKED, out, tmp_path)
+    bundle(DECODE_PACKED, out, tmp_path)
     (out / "v1" / "v3").mkdir()
     (out / "v1" / "v3" / "manifest.json").write_text("{}")
     p = bundle(B, out, tmp_path, check=False)

@@ -11,7 +11,7 @@ import attn_opt
 from attn_opt import bundle
 from attn_opt.bundle import BundleError
 from test_bundle import ptx_for, seal, try_seal
-from tools import needs_attn_bundle
+from tools import DECODE_PACKED, needs_attn_bundle
 
 
 def dyn_manifest(**over):
@@ -342,18 +342,6 @@ def test_frontend_program_with_dynamic_lengths(tmp_path):
     assert set(m.dynamic_dims) == {"b0", "m", "n"}
     assert m.attention.kernel_choice.startswith("wgmma (sm_90a)")
     assert m.attention.scale == 1.0 and m.arg("q").shape == (-1, -1, 64)
-
-
-DECODE_PACKED = """
-func.func @decode_packed(%q: tensor<?x8x4x16x128xf16>, %k: tensor<?x8x?x128xf16>, %v: tensor<?x8x?x128xf16>, %o: tensor<?x8x4x16x128xf16>) -> tensor<?x8x4x16x128xf16> {
-  %s = arith.constant 0.088 : f32
-  %r = attn.attention ins(%q, %k, %v : tensor<?x8x4x16x128xf16>, tensor<?x8x?x128xf16>, tensor<?x8x?x128xf16>) scale(%s)
-      outs(%o : tensor<?x8x4x16x128xf16>) indexing_maps = [
-        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
-        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>] -> tensor<?x8x4x16x128xf16>
-  return %r : tensor<?x8x4x16x128xf16>
-}
-"""
 
 
 def _reseal(d, edit):

@@ -338,7 +338,8 @@ BUNDLE = "<attn-bundle>"
 
 
 def check_bundle(d):
-    """A written bundle: its manifest parses and its hashes hold."""
+    """A written bundle: its manifest parses and its hashes hold, and so do
+    its launch variants' (DIR/v1, ...)."""
     import hashlib
     import json
     try:
@@ -347,6 +348,10 @@ def check_bundle(d):
             with open(os.path.join(d, name), "rb") as f:
                 if hashlib.sha256(f.read()).hexdigest() != digest:
                     return f"sha256 of {name} does not match"
+        for v in man.get("variants", []):
+            bad = check_bundle(os.path.join(d, v["dir"]))
+            if bad:
+                return f"variant {v['dir']}: {bad}"
     except Exception as e:  # noqa: BLE001 - any failure is the finding
         return f"bad bundle: {e}"
     return None
