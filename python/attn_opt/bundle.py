@@ -1901,8 +1901,14 @@ def _open_variant(d: Path, man: Manifest, entry: Tuple[str, str, str, str],
     if sig(vm) != sig(man):
         raise BundleError(f"{where}: takes other arguments than the bundle "
                           f"({_show(sig(vm), 300)} against {_show(sig(man), 300)})")
+    for a in man.args:  # the constants' data too
+        if a.constant is not None and (vm.file_sha256(a.constant)
+                                       != man.file_sha256(a.constant)):
+            raise BundleError(f"{where}: its constant {a.name!r} is not the bundle's")
+    # Launch-shape fields, and key_span (an input of the split rule of a
+    # count chosen at launch, which a variant compiled with one range has not).
     shape = dict(kernel_choice="", tile_q=None, tile_kv=None, warps=None, key_warps=1,
-                 persistent=0, tensor_cores=False)
+                 persistent=0, tensor_cores=False, key_span=None)
     if replace(vm.attention, **shape) != replace(man.attention, **shape):
         raise BundleError(f"{where}: computes another attention than the bundle's")
     return b
@@ -2534,10 +2540,13 @@ class Kernel:
             for when, vb in bundle.variants:
                 variants.append((when, Kernel(vb, device)))
         except BaseException:
-            for _, k in variants:
-                k.close()
-            self._variants = ()
-            self.close()
+            # What was loaded is unloaded; errors doing so must not hide why.
+            for k in [k for _, k in variants] + [self]:
+                k._variants = ()
+                try:
+                    k.close()
+                except Exception:  # noqa: BLE001
+                    pass
             raise
         self._variants = tuple(variants)
         for when, k in self._variants:

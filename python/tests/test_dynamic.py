@@ -452,3 +452,36 @@ def test_launch_variant_must_match(tmp_path):
         bundle.open_bundle(d)
     relist(tmp_path / "d" / "v2")  # v2 as v1 too: the same attention, loads
     assert bundle.open_bundle(d).variants[0][1].manifest.splits == 1
+
+
+CHUNKED_PACKED = """
+func.func @f(%q: tensor<?x8x4x16x128xf16>, %k: tensor<?x8x4096x128xf16>, %v: tensor<?x8x4096x128xf16>, %o: tensor<?x8x4x16x128xf16>) -> tensor<?x8x4x16x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<?x8x4x16x128xf16>, tensor<?x8x4096x128xf16>, tensor<?x8x4096x128xf16>) scale(%s) outs(%o : tensor<?x8x4x16x128xf16>)
+      indexing_maps = [affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>] score_mod {
+      ^bb0(%x: f32, %b0: index, %b1: index, %b2: index, %m: index, %n: index):
+        %off = arith.constant 4080 : index
+        %mp = arith.addi %m, %off : index
+        %c = arith.constant 1000 : index
+        %rq = arith.floordivsi %mp, %c : index
+        %rk = arith.floordivsi %n, %c : index
+        %eq = arith.cmpi eq, %rq, %rk : index
+        %f = arith.constant 0xFF800000 : f32
+        %y = arith.select %eq, %x, %f : f32
+        attn.yield %y : f32
+      } -> tensor<?x8x4x16x128xf16>
+  return %r : tensor<?x8x4x16x128xf16>
+}
+"""
+
+
+@needs_attn_bundle
+def test_launch_variants_of_chunked_decode_open(tmp_path):
+    """Chunked speculative decode (ids from the positions, a dynamic batch):
+    the bundle's key_span feeds its split count chosen at launch; its
+    variants, compiled with one range, have none, and still open (found by
+    review: key_span was compared as part of the attention)."""
+    b = bundle.open_bundle(attn_opt.compile_bundle(CHUNKED_PACKED, tmp_path / "c"))
+    assert b.manifest.attention.key_span is not None
+    assert [w for w, _ in b.variants] == ["full_grid_one_range", "one_range"]
+    assert all(vb.manifest.attention.key_span is None for _, vb in b.variants)

@@ -2118,6 +2118,13 @@ CASES.update({
     "dyn_dec_chunk_f16_gqa8_m1": Case(
         "float16", dims={"b": -1, "h": 4, "g": 8, "m": 1, "n": 10000, "d": 128, "e": 128},
         score_mod=chunk_mask(3000, batch=3, offset=9999), **_gqa),
+    # Chunked speculative decode (M = 16, 4 query heads per kv head) with a
+    # dynamic batch: the bundle's key ranges chosen at launch over the keys
+    # its chunks leave, and its launch variants (one range) at B = 40 and
+    # small batches.
+    "dyn_dec_chunk_f16_gqa4_m16": Case(
+        "float16", dims={"b": -1, "h": 8, "g": 4, "m": 16, "n": 4096, "d": 128, "e": 128},
+        score_mod=chunk_mask(1000, batch=3, offset=4080), **_gqa),
     "dec_chunk_jaxfill_bf16_m1": Case("bfloat16", **bhsd(2, 4, 1, 5000, 128),
                                       score_mod=chunk_mask(1024, "-2.38197633E+38",
                                                            offset=4999)),
