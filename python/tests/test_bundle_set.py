@@ -12,7 +12,7 @@ import pytest
 
 import attn_opt
 from attn_opt import bundle
-from tools import needs_attn_bundle, real_attn_bundle
+from tools import DECODE_PACKED, needs_attn_bundle, real_attn_bundle
 
 TWO_LAYERS = """
 func.func @layer0(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x130x64xf16>, %v: tensor<2x4x130x64xf16>, %o: tensor<2x4x100x64xf16>) -> tensor<2x4x100x64xf16> {
@@ -137,3 +137,23 @@ def test_set_is_not_written_over_foreign_files(tmp_path):
     with pytest.raises(attn_opt.CompileError):
         attn_opt.compile(TWO_LAYERS, out)
     assert (out / "attn0" / "notes.txt").read_text() == "mine"
+
+
+@needs_attn_bundle
+def test_set_members_carry_their_launch_variants(tmp_path):
+    """Two speculative decodes (dynamic batch, four row warps) in one module:
+    each member carries its own launch variants (attnN/v1, attnN/v2), opened
+    with it; a bundle written over the set leaves none of them."""
+    two = DECODE_PACKED + DECODE_PACKED.replace("@decode_packed", "@other").replace(
+        "0.088", "0.1")
+    out = tmp_path / "set"
+    attn_opt.compile_bundle(two, out)
+    members = bundle.read_set(out)
+    assert [[v[0] for v in m.manifest.variants] for m in members] == [["v1", "v2"]] * 2
+    scales = [vb.manifest.attention.scale for m in members
+              for _, vb in bundle.open_bundle(m.dir).variants]
+    assert scales == pytest.approx([0.088, 0.088, 0.1, 0.1])
+    attn_opt.compile_bundle(DECODE_PACKED, out)
+    assert sorted(p.name for p in out.iterdir()) == [
+        "kernel.cubin", "kernel.ptx", "manifest.json", "v1", "v2"] or sorted(
+        p.name for p in out.iterdir()) == ["kernel.ptx", "manifest.json", "v1", "v2"]

@@ -725,6 +725,23 @@ static std::string callerArgs(const llvm::json::Array *args) {
   return text;
 }
 
+/// Whether two attention descriptions compute the same thing: equal in
+/// every key the loader reads but the launch shape's (python/attn_opt/
+/// bundle.py, _open_variant, compares the same).
+static bool sameComputation(const llvm::json::Object &a,
+                            const llvm::json::Object &b) {
+  for (StringRef key :
+       {"scale", "causal", "window", "mask_value", "batch_dims", "layout",
+        "query_offset", "score_mod", "paged", "kv_lens", "varlen", "pack_dim",
+        "f32_precision", "value_scale", "scale_factors", "value_scale_factors",
+        "index_limit"}) {
+    const llvm::json::Value *x = a.get(key), *y = b.get(key);
+    if (!x != !y || (x && *x != *y))
+      return false;
+  }
+  return true;
+}
+
 /// Whether the GPU pipeline will find ptxas: on PATH or under
 /// /usr/local/cuda/bin (MLIR's default toolkit path).
 static bool ptxasAvailable() {
@@ -770,11 +787,12 @@ static std::string constantBytes(ElementsAttr value) {
 /// receives the set index's line for it. `variant`: the options of a launch
 /// variant the pass asked for (then `member` is its directory); the pass's
 /// variants of this kernel are built under `member/v1`, `member/v2`, ...
-static LogicalResult
-buildBundle(ModuleOp source, int64_t index, StringRef member,
-            BundleFiles &files, llvm::json::Object &entry,
-            DictionaryAttr variant = {}, std::string *bindingOut = nullptr,
-            const llvm::json::Array *parentArgs = nullptr) {
+static LogicalResult buildBundle(ModuleOp source, int64_t index,
+                                 StringRef member, BundleFiles &files,
+                                 llvm::json::Object &entry,
+                                 DictionaryAttr variant = {},
+                                 std::string *bindingOut = nullptr,
+                                 const llvm::json::Object *parent = nullptr) {
   OwningOpRef<ModuleOp> module = source.clone();
   OwningOpRef<ModuleOp> forCubin = source.clone();
 
@@ -857,9 +875,12 @@ buildBundle(ModuleOp source, int64_t index, StringRef member,
   if (!attention.get("window"))
     attention["window"] = nullptr;
   if (variant &&
-      callerArgs(manifest.getArray("args")) != callerArgs(parentArgs)) {
+      (callerArgs(manifest.getArray("args")) !=
+           callerArgs(parent->getArray("args")) ||
+       !sameComputation(attention, *parent->getObject("attention")))) {
     llvm::errs() << "attn-bundle: internal error: launch variant " << member
-                 << " takes other arguments than its bundle; nothing written\n";
+                 << " takes other arguments or computes another attention "
+                    "than its bundle; nothing written\n";
     return failure();
   }
   llvm::json::Object attentionCopy = attention;
@@ -874,7 +895,7 @@ buildBundle(ModuleOp source, int64_t index, StringRef member,
       llvm::json::Object sub;
       std::string subBinding;
       if (failed(buildBundle(source, index, prefix + dir, files, sub, opts,
-                             &subBinding, manifest.getArray("args"))))
+                             &subBinding, &manifest)))
         return failure();
       list.push_back(llvm::json::Object{
           {"dir", dir},
