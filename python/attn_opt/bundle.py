@@ -2143,6 +2143,19 @@ def _variant_applies(when: str, man: Manifest, at: Manifest,
     raise BundleError(f"{man._where()}: unknown variant rule {when!r}")
 
 
+def variant_at(man: Manifest, dims: Mapping[str, int],
+               multiprocessors: Optional[int] = None) -> Optional[str]:
+    """The launch variant (its directory, "v1", ...) that a launch of `man`
+    at the dynamic sizes `dims` takes, or None for the bundle's own kernel:
+    the first whose rule holds (what Kernel does at each call)."""
+    if not man.variants:
+        return None
+    sms = multiprocessors or MULTIPROCESSORS.get(man.chip, 132)
+    at = specialize(man, dims, sms)
+    return next((d for d, when, _, _ in man.variants
+                 if _variant_applies(when, man, at, sms)), None)
+
+
 def specialize(man: Manifest, dims: Mapping[str, int],
                multiprocessors: Optional[int] = None) -> Manifest:
     """A dynamic bundle's manifest at the sizes `dims` ({"m": 1000, "n": 77,
