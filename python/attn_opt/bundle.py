@@ -1026,7 +1026,7 @@ def _constant_of(a: Mapping[str, Any], name: str, shape: Sequence[int],
 
 # Launch variants' rules (attn-bundle's kVariantRules), evaluated at launch
 # by _variant_applies.
-VARIANT_RULES = ("full_grid_one_range", "one_range")
+VARIANT_RULES = ("full_grid_one_range", "one_range", "decode_stages")
 MAX_VARIANTS = 8
 _VARIANT_RE = re.compile(r"v[0-9]{1,3}")
 
@@ -2123,16 +2123,40 @@ def _split_span(man: Manifest, n: int, tq: int) -> int:
     return span
 
 
+def _resident_blocks(m: Manifest) -> int:
+    """Blocks of `m`'s kernel per multiprocessor by shared memory and warps
+    (the pass's residentBlocks for decode blocks)."""
+    warps = max(1, math.prod(m.block) // 32)
+    return max(1, min(228 * 1024 // (m.shared_bytes + 1024), 64 // warps, 32))
+
+
 def _variant_applies(when: str, man: Manifest, at: Manifest,
-                     multiprocessors: int) -> bool:
+                     multiprocessors: int, vm: Optional[Manifest] = None) -> bool:
     """Whether a launch variant's rule holds for the launch of `man` that
     `at` (its specialization) describes. "full_grid_one_range": at least a
     query tile per multiprocessor and one key range by the decode rule's
     first count (split_count without one_wave): what a static bundle of
     those sizes compiles without split-KV. "one_range": the launch's split
-    count (chosen at launch) is 1."""
+    count (chosen at launch) is 1. "decode_stages": that, and the pass's
+    decodeStages rule prefers the variant (`vm`, more stages, fewer resident
+    blocks) for this launch's blocks: where only the bundle's kernel runs
+    them in one wave, not; in one wave either way, not with GQA packing; else
+    where the variant's last wave is fuller."""
     if when == "one_range":
         return at.grid[2] == 1
+    if when == "decode_stages":
+        if at.grid[2] != 1 or vm is None:
+            return False
+        blocks = at.grid[0] * at.grid[1]
+        s_main = multiprocessors * _resident_blocks(man)
+        s_var = multiprocessors * _resident_blocks(vm)
+        if blocks <= s_var:
+            return man.attention.pack_dim is None
+        if blocks <= s_main:
+            return False
+        def fill(s: int) -> float:
+            return blocks / (-(-blocks // s) * s)
+        return fill(s_var) > fill(s_main)
     if when == "full_grid_one_range":
         blocks = at.grid[0] * at.grid[1]
         tq = man.attention.tile_q if man.attention.tile_q is not None else man.block[0]
@@ -2143,17 +2167,19 @@ def _variant_applies(when: str, man: Manifest, at: Manifest,
     raise BundleError(f"{man._where()}: unknown variant rule {when!r}")
 
 
-def variant_at(man: Manifest, dims: Mapping[str, int],
+def variant_at(b: "Bundle", dims: Mapping[str, int],
                multiprocessors: Optional[int] = None) -> Optional[str]:
-    """The launch variant (its directory, "v1", ...) that a launch of `man`
-    at the dynamic sizes `dims` takes, or None for the bundle's own kernel:
-    the first whose rule holds (what Kernel does at each call)."""
-    if not man.variants:
+    """The launch variant (its directory, "v1", ...) that a launch of the
+    opened bundle `b` at the dynamic sizes `dims` takes, or None for the
+    bundle's own kernel: the first whose rule holds (what Kernel does at
+    each call)."""
+    man = b.manifest
+    if not b.variants:
         return None
     sms = multiprocessors or MULTIPROCESSORS.get(man.chip, 132)
     at = specialize(man, dims, sms)
-    return next((d for d, when, _, _ in man.variants
-                 if _variant_applies(when, man, at, sms)), None)
+    return next((vb.dir.name for when, vb in b.variants
+                 if _variant_applies(when, man, at, sms, vb.manifest)), None)
 
 
 def specialize(man: Manifest, dims: Mapping[str, int],
@@ -2731,7 +2757,8 @@ class Kernel:
             at = self._specialize(dims)
             self._chosen[key] = next(
                 (k for when, k in self._variants
-                 if _variant_applies(when, self.manifest, at, self._multiprocessors)),
+                 if _variant_applies(when, self.manifest, at, self._multiprocessors,
+                                     k.manifest)),
                 None)
             if len(self._chosen) > _SPECIALIZED:
                 self._chosen.pop(next(iter(self._chosen)))

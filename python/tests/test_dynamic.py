@@ -485,3 +485,39 @@ def test_launch_variants_of_chunked_decode_open(tmp_path):
     assert b.manifest.attention.key_span is not None
     assert [w for w, _ in b.variants] == ["full_grid_one_range", "one_range"]
     assert all(vb.manifest.attention.key_span is None for _, vb in b.variants)
+
+
+DECODE_D256 = """
+func.func @decode_d256(%q: tensor<?x8x4x1x256xf16>, %k: tensor<?x8x?x256xf16>, %v: tensor<?x8x?x256xf16>, %o: tensor<?x8x4x1x256xf16>) -> tensor<?x8x4x1x256xf16> {
+  %s = arith.constant 0.0625 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<?x8x4x1x256xf16>, tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>) scale(%s)
+      outs(%o : tensor<?x8x4x1x256xf16>) indexing_maps = [
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>] -> tensor<?x8x4x1x256xf16>
+  return %r : tensor<?x8x4x1x256xf16>
+}
+"""
+
+
+@needs_attn_bundle
+def test_decode_stages_variant(tmp_path):
+    """D = 256 packed decode with a dynamic batch: the bundle's two stages
+    (three blocks per multiprocessor) and a three-stage variant (two), which
+    a launch with one key range takes where the pass's decodeStages would:
+    not where the bundle's kernel alone holds the grid in one wave, else
+    where the variant's last wave is fuller."""
+    b = bundle.open_bundle(attn_opt.compile_bundle(DECODE_D256, tmp_path / "d"))
+    (when, vb), = b.variants
+    assert when == "decode_stages" and vb.manifest.splits == 1
+    assert bundle._resident_blocks(b.manifest) == 3
+    assert bundle._resident_blocks(vb.manifest) == 2
+    # 132 multiprocessors: 396 blocks in one wave of the bundle's kernel,
+    # 264 of the variant's.
+    for b0, n, takes in ((32, 4096, None),     # 256 tiles: one wave either way
+                         (40, 4096, None),     # 320: one wave of the bundle's only
+                         (64, 4096, "v1"),     # 512: 512/528 against 512/792
+                         (128, 2048, "v1"),    # 1024: 1024/1056 against 1024/1188
+                         (99, 4096, None),     # 792: two whole waves either way
+                         (16, 8192, None),     # 128 tiles: split
+                         (1, 32768, None)):    # split
+        assert bundle.variant_at(b, {"b0": b0, "n": n}, 132) == takes, (b0, n)

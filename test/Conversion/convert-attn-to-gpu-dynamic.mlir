@@ -212,6 +212,25 @@ func.func @decode_packed_paged(%q: tensor<?x8x4x16x128xf16>, %kc: tensor<1000x64
 
 // -----
 
+// Past D = 128, GQA-packed one-warp decode keeps two 32-key stages; a
+// launch whose last wave three stages fill better takes the variant with
+// three (rule decode_stages).
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: 32-key tiles, 2 stages, 2 key warps per row tile
+// CHECK-SAME: a launch with one key range whose last wave three stages fill better takes variant v1 (three stages, no split)
+// CHECK-SAME: variants = [{key_warps = 2 : i64, splits = 1 : i64, stages = 3 : i64, when = "decode_stages"}]
+// SM80-LABEL: attn.bundle = {
+func.func @decode_d256(%q: tensor<?x8x4x1x256xf16>, %k: tensor<?x8x?x256xf16>, %v: tensor<?x8x?x256xf16>, %o: tensor<?x8x4x1x256xf16>) -> tensor<?x8x4x1x256xf16> {
+  %s = arith.constant 0.0625 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<?x8x4x1x256xf16>, tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>) scale(%s)
+      outs(%o : tensor<?x8x4x1x256xf16>) indexing_maps = [
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>] -> tensor<?x8x4x1x256xf16>
+  return %r : tensor<?x8x4x1x256xf16>
+}
+
+// -----
+
 // f32 runs on the tensor cores (3xTF32) with dynamic shapes too.
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: name = "q", shape = array<i64: -1, 64>

@@ -361,7 +361,8 @@ static bool isVariantName(StringRef name) {
 
 /// Launch variants' rules the loader evaluates (python/attn_opt/bundle.py,
 /// VARIANT_RULES).
-static const char *const kVariantRules[] = {"full_grid_one_range", "one_range"};
+static const char *const kVariantRules[] = {"full_grid_one_range", "one_range",
+                                            "decode_stages"};
 
 /// The schema the Python loader enforces, checked on what is about to be
 /// written: a manifest the loader would reject is never produced.

@@ -1800,6 +1800,13 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   // (B = 64, N = 4096, 8 kv heads): 0.87-0.89x without it, 1.02-1.03x with
   // it (log step 208).
   bool fullGridVariant = false;
+  // Past D = 128 a dynamic packed decode in one-warp blocks keeps two 32-key
+  // stages (three blocks per multiprocessor); where a static bundle would
+  // take three (decodeStages: a fuller last wave), so does the launch, by a
+  // variant (rule "decode_stages"): static ÷ dynamic at B = 64, N = 4096, 8
+  // kv heads, D = 256 on the H200 0.935-0.956x without it, 1.043-1.045x
+  // with it (log step 211).
+  bool stagesVariant = false;
   // Chunked decode (ids from the positions alone): the keys the tile's
   // segment ranges leave, which the split count spreads instead of N (the
   // manifest's key_span, for a count chosen at launch).
@@ -1912,6 +1919,11 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                         std::max(D, E) > 64 && std::max(D, E) <= 128 &&
                         !opts.tileKV && !opts.stages && !opts.pipeline &&
                         !opts.keyWarps && opts.splits < 1;
+      stagesVariant = cfg.runtimeSplits && cfg.keyWarps == 2 &&
+                      cfg.warps == 1 && packDim >= 0 && !cfg.tf32 &&
+                      !pageSize && std::max(D, E) > 128 && !opts.tileKV &&
+                      !opts.stages && !opts.pipeline && !opts.keyWarps &&
+                      opts.splits < 1;
     } else if (opts.splits >= 1)
       cfg.setSplits(opts.splits, span);
     else if (decode && splitWhy.empty() && !varlen) {
@@ -2208,6 +2220,10 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
               << (pageSize ? "" : "32-key tiles, 4 stages, ")
               << "no split), another launch with one key range v2 (this "
                  "launch shape, no split)";
+          if (stagesVariant)
+            d << "; a launch with one key range whose last wave three "
+                 "stages fill better takes variant v1 (three stages, no "
+                 "split)";
         } else if (decode)
           d << ", no split-KV ("
             << (splitWhy.empty() ? "the grid is full or the keys few"
@@ -2656,6 +2672,14 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       info.push_back(b.getNamedAttr(
           "variants", b.getArrayAttr({b.getDictionaryAttr(v), oneRange})));
     }
+    if (stagesVariant)
+      info.push_back(b.getNamedAttr(
+          "variants",
+          b.getArrayAttr({b.getDictionaryAttr(
+              {b.getNamedAttr("when", b.getStringAttr("decode_stages")),
+               b.getNamedAttr("key_warps", b.getI64IntegerAttr(2)),
+               b.getNamedAttr("stages", b.getI64IntegerAttr(3)),
+               b.getNamedAttr("splits", b.getI64IntegerAttr(1))})})));
   }
   // Where the attention came from: a module with many (one per layer)
   // gives one kernel each, told apart by these.

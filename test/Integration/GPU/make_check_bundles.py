@@ -1695,6 +1695,12 @@ CASES.update({
                                                                 "n": 256, "d": 128, "e": 128},
                                                mask=["b", "n"], kv_lens=True, pages=(64, 200),
                                                causal=True, query_offset=240, **_gqa),
+    # D = 256 GQA decode with a dynamic batch and key count: at the
+    # harness's batch of 40 (480 query tiles, one key range) the variant
+    # with three stages runs (log step 211), elsewhere the bundle's kernel.
+    "dyn_f16_decode_gqa2_d256": Case("float16", dims={"b": -1, "h": 12, "g": 2, "m": 1,
+                                                      "n": -1, "d": 256, "e": 256},
+                                     lse=True, **_gqa),
     "dyn_bf16_lens_m4_causal": Case("bfloat16", **bhsd(-1, 8, 4, 1500, 64), mask=["b", "n"],
                                     kv_lens=True, causal=True, query_offset=1496),
     "dyn_f32_paged_m1": Case("float32", **bhsd(-1, 4, 1, 704, 64), pages=(16, 300)),
