@@ -2145,7 +2145,10 @@ def _variant_applies(when: str, man: Manifest, at: Manifest,
     if when == "one_range":
         return at.grid[2] == 1
     if when == "decode_stages":
-        if at.grid[2] != 1 or vm is None:
+        if vm is None:
+            raise BundleError(f"{man._where()}: rule 'decode_stages' needs the "
+                              "variant's manifest")
+        if at.grid[2] != 1:
             return False
         blocks = at.grid[0] * at.grid[1]
         s_main = multiprocessors * _resident_blocks(man)

@@ -231,6 +231,24 @@ func.func @decode_d256(%q: tensor<?x8x4x1x256xf16>, %k: tensor<?x8x?x256xf16>, %
 
 // -----
 
+// With a static batch the pass's stage rule has already chosen for the
+// launch's blocks: no variant.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: 32-key tiles, 3 stages, 2 key warps per row tile
+// CHECK-NOT: variants
+// CHECK: func.func @attn_fwd
+// SM80-LABEL: attn.bundle = {
+func.func @decode_d256_static_batch(%q: tensor<64x8x4x1x256xf16>, %k: tensor<64x8x?x256xf16>, %v: tensor<64x8x?x256xf16>, %o: tensor<64x8x4x1x256xf16>) -> tensor<64x8x4x1x256xf16> {
+  %s = arith.constant 0.0625 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<64x8x4x1x256xf16>, tensor<64x8x?x256xf16>, tensor<64x8x?x256xf16>) scale(%s)
+      outs(%o : tensor<64x8x4x1x256xf16>) indexing_maps = [
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>] -> tensor<64x8x4x1x256xf16>
+  return %r : tensor<64x8x4x1x256xf16>
+}
+
+// -----
+
 // f32 runs on the tensor cores (3xTF32) with dynamic shapes too.
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: name = "q", shape = array<i64: -1, 64>

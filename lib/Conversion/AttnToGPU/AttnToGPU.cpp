@@ -1978,6 +1978,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     if (decode && !opts.stages && !cfg.pipeline && cfg.stages > 2 &&
         cfg.sharedBytes(D, E) > sharedLimit(opts.chip))
       cfg.stages = 2;
+    // The stage variant only where the launch's blocks are not known here
+    // (a dynamic batch dim) and this kernel took two stages; else the rule
+    // could never pick it.
+    stagesVariant = stagesVariant && cfg.stages == 2 &&
+                    llvm::any_of(llvm::seq(0u, r),
+                                 [&](unsigned i) { return bool(dynDim[i]); });
     if (failed(checkSharedBytes(op, "tensor-core", cfg.sharedBytes(D, E),
                                 cfg.keyTile, cfg.stages, D, E, opts.chip)))
       return failure();
