@@ -11,6 +11,14 @@ A bundle is a directory written by `attn-bundle IN.mlir -o DIR`:
   DIR/<name>.bin      the data of each argument that is a constant of the
                       program (its arg has "constant": "<name>.bin";
                       CONSTANT_ARGS), which the loader passes itself
+  DIR/v1, DIR/v2 ..   launch variants, where the manifest lists them in
+                      "variants": [{"dir", "when", "binding_sha256",
+                      "kernel_choice"}]: whole bundles of the same
+                      computation with other launch shapes, each bound to
+                      this manifest by its binding_sha256; a launch takes
+                      the first whose rule ("when", VARIANT_RULES) holds at
+                      its sizes (Kernel.variant_for, variant_at), else this
+                      bundle's kernel
 
 Every kernel parameter is one raw device pointer to a contiguous row-major
 tensor of exactly the manifest's shape and dtype, in `args` order; `out` is
