@@ -27,7 +27,8 @@ Serving rows (serve_paged_lens_*) at the same shapes: paged K/V (64-key
 pages of one 4096-page cache) with kv_lens, the bundle with a dynamic
 batch against the static bundle of each B. Speculative rows (spec_m16_*):
 16 new tokens per sequence, bottom-right causal, 8 kv heads, the bundle
-with a dynamic batch (launch variants) against the static one.
+with a dynamic batch (launch variants) against the static one. D = 256
+decode rows (decode_m1_hkv8_d256, Gemma's head dim) at the same shapes.
 
 Writes OUT/dynamic.csv and prints one line per row.
 """
@@ -182,14 +183,15 @@ def decode_rows(a: Any, torch: Any, F: Any, SDPBackend: Any, sdpa_kernel: Any,
                 root: Path, w: Any, fh: Any) -> int:
     failures = 0
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    for hkv in (32, 8):
-        ddir = root / f"decdyn_float16_m1_hkv{hkv}"
+    for hkv, D in ((32, 128), (8, 128), (8, 256)):
+        sfx = "" if D == 128 else f"_d{D}"
+        ddir = root / f"decdyn_float16_m1_hkv{hkv}{sfx}"
         if not ddir.is_dir():
             continue
         dyn = B.load(ddir)
-        hq, D, g = 32, 128, 32 // hkv
+        hq, g = 32, 32 // hkv
         for b, n in DYNAMIC_DECODE:
-            static = B.load(root / f"decst_float16_m1_b{b}_n{n}_hkv{hkv}")
+            static = B.load(root / f"decst_float16_m1_b{b}_n{n}_hkv{hkv}{sfx}")
             gen = torch.Generator(device="cuda").manual_seed(n + b)
             q = torch.randn(b, hkv, g, 1, D, generator=gen, device="cuda",
                             dtype=torch.float16)
@@ -204,7 +206,7 @@ def decode_rows(a: Any, torch: Any, F: Any, SDPBackend: Any, sdpa_kernel: Any,
             def run(name: str, fn: Callable[[], Any], result: Callable[[], Any],
                     note: str = "") -> None:
                 rows.append(check_and_time(
-                    a, torch, flush, dict(config=f"decode_m1_hkv{hkv}", n=n, b=b,
+                    a, torch, flush, dict(config=f"decode_m1_hkv{hkv}{sfx}", n=n, b=b,
                                           kernel=name, note=note),
                     fn, result, ref, kv_bytes, times))
 
@@ -226,6 +228,8 @@ def decode_rows(a: Any, torch: Any, F: Any, SDPBackend: Any, sdpa_kernel: Any,
                 run(be_name, sdpa, lambda res=res: res["o"].reshape(b, hkv, g, 1, D))
             failures += finish_rows(rows, times, w, fh)
             static.close()
+            if D != 128:
+                continue
             failures += serve_rows(a, torch, root, w, fh, flush, hkv, b, n)
             if hkv == 8:
                 failures += spec_rows(a, torch, root, w, fh, flush, b, n)

@@ -496,6 +496,12 @@ def main() -> int:
                 b = 16384 // n
                 jobs.append((out / f"st_{dtype}_d{d}_n{n}_b{b}_h{h}_{tag}",
                              program(dtype, d, n, b, h, causal), a.flags.split()))
+        # D = 256 (Gemma's head dim) over 8 kv heads, decode rows only.
+        for b, n in ((None, None),) + DYNAMIC_DECODE:
+            dest = (f"decdyn_float16_m1_hkv8_d256" if b is None
+                    else f"decst_float16_m1_b{b}_n{n}_hkv8_d256")
+            jobs.append((out / dest, decode_program("float16", 1, b or "?", n or "?", 8,
+                                                    d=256), a.flags.split()))
         for hkv in (32, 8):
             jobs.append((out / f"decdyn_float16_m1_hkv{hkv}",
                          decode_program("float16", 1, "?", "?", hkv), a.flags.split()))
