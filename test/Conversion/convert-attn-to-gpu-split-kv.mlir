@@ -550,3 +550,21 @@ func.func @gqa_full_grid_long(%q: tensor<64x8x4x1x128xf16>, %k: tensor<64x8x8192
       -> tensor<64x8x4x1x128xf16>
   return %r : tensor<64x8x4x1x128xf16>
 }
+
+// -----
+
+// Past D = 128 (Gemma's 256) packed one-warp blocks over a full grid take
+// two key warps without split-KV (a forced splits=1 keeps one).
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: 1 warps x 1 x 16 query rows, 32-key tiles, 3 stages, 2 key warps per row tile (16 keys of each tile each, merged at the end), GQA packing: 4 query heads x 1 rows per kv head, no split-KV
+// NOSPLIT-LABEL: attn.bundle = {
+// NOSPLIT-SAME: 1 warps x 1 x 16 query rows, 32-key tiles, 3 stages, GQA packing
+func.func @gqa_full_grid_d256(%q: tensor<64x8x4x1x256xf16>, %k: tensor<64x8x4096x256xf16>, %v: tensor<64x8x4096x256xf16>, %o: tensor<64x8x4x1x256xf16>) -> tensor<64x8x4x1x256xf16> {
+  %s = arith.constant 0.0625 : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<64x8x4x1x256xf16>, tensor<64x8x4096x256xf16>, tensor<64x8x4096x256xf16>) scale(%s)
+      outs(%o : tensor<64x8x4x1x256xf16>)
+      indexing_maps = [affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
+                       affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>]
+      -> tensor<64x8x4x1x256xf16>
+  return %r : tensor<64x8x4x1x256xf16>
+}

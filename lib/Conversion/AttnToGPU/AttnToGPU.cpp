@@ -1948,6 +1948,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
           cfg.keyWarps = 2;
           want = wave;
         }
+      } else if (keyWarpsOk && cfg.warps == 1 && packDim >= 0 &&
+                 std::max(D, E) > 128) {
+        // Past D = 128, GQA-packed one-warp blocks over a full grid take
+        // two key warps too: 1.046-1.050x one at D = 256 with 8 and 4 kv
+        // heads, 256-1024 blocks, on the H200 (log step 212).
+        cfg.keyWarps = 2;
       }
       // 32-key tiles (five blocks per multiprocessor fit) over a grid of
       // at most a quarter as many query tiles as multiprocessors take more

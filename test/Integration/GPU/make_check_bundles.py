@@ -1698,6 +1698,15 @@ CASES.update({
     # D = 256 GQA decode with a dynamic batch and key count: at the
     # harness's batch of 40 (480 query tiles, one key range) the variant
     # with three stages runs (log step 211), elsewhere the bundle's kernel.
+    # Past D = 128 a packed full grid (256 query tiles, one key range) takes
+    # two key warps without split-KV (log step 212): Gemma's 256, ragged
+    # keys, the lse; MLA's 192/128 in bf16.
+    "dec_f16_gqa2_d256_full_grid": Case("float16", dims={"b": 64, "h": 4, "g": 2, "m": 1,
+                                                         "n": 300, "d": 256, "e": 256},
+                                        lse=True, **_gqa),
+    "dec_bf16_gqa4_d192_e128_full_grid": Case("bfloat16", dims={"b": 64, "h": 4, "g": 4, "m": 1,
+                                                               "n": 500, "d": 192, "e": 128},
+                                              **_gqa),
     "dyn_f16_decode_gqa2_d256": Case("float16", dims={"b": -1, "h": 12, "g": 2, "m": 1,
                                                       "n": -1, "d": 256, "e": 256},
                                      lse=True, **_gqa),
