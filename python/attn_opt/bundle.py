@@ -1768,6 +1768,15 @@ def is_bundle_set(path: Union[str, Path]) -> bool:
         return False
 
 
+def _dir_inside(d: Path, sub: Path) -> bool:
+    """Whether `sub` resolves (symlinks followed) to a directory strictly
+    inside `d`: a set's member, a bundle's launch variant. OSError or
+    ValueError where it cannot be resolved."""
+    real_dir, real = os.path.realpath(d), os.path.realpath(sub)
+    return (real != real_dir and os.path.commonpath([real, real_dir]) == real_dir
+            and os.path.isdir(real))
+
+
 def read_set(set_dir: Union[str, Path]) -> List[SetMember]:
     """Reads and checks DIR/index.json (written by attn-bundle for a module
     with several attentions) and every member's manifest, in module order.
@@ -1811,12 +1820,10 @@ def read_set(set_dir: Union[str, Path]) -> List[SetMember]:
             texts[key] = val
         sub = d / name
         try:
-            real_dir, real = os.path.realpath(d), os.path.realpath(sub)
-            inside = (real != real_dir and
-                      os.path.commonpath([real, real_dir]) == real_dir)
+            inside = _dir_inside(d, sub)
         except (OSError, ValueError) as e:
             raise BundleError(f"{at}: cannot resolve {name}: {e}") from None
-        if not inside or not os.path.isdir(real):
+        if not inside:
             raise BundleError(f"{at}: {name} is not a directory inside the set")
         out.append(SetMember(sub, texts["function"], texts["location"],
                              texts["kernel_choice"], read_manifest(sub)))
@@ -1885,11 +1892,10 @@ def _open_variant(d: Path, man: Manifest, entry: Tuple[str, str, str, str],
     where = f"{man._where()}: variant {name}"
     sub = d / name
     try:
-        real_dir, real = os.path.realpath(d), os.path.realpath(sub)
-        inside = real != real_dir and os.path.commonpath([real, real_dir]) == real_dir
+        inside = _dir_inside(d, sub)
     except (OSError, ValueError) as e:
         raise BundleError(f"{where}: cannot resolve it: {e}") from None
-    if not inside or not os.path.isdir(real):
+    if not inside:
         raise BundleError(f"{where}: not a directory inside the bundle")
     b = open_bundle(sub, check_params, variants=False)
     vm = b.manifest
@@ -2120,6 +2126,11 @@ def split_count(span: int, blocks: int, tile_kv: int, multiprocessors: int,
     return max(1, -(-span // chunk))
 
 
+def _tile_q(man: Manifest) -> int:
+    """Query rows per block: attention.tile_q, else block x."""
+    return man.attention.tile_q if man.attention.tile_q is not None else man.block[0]
+
+
 def _split_span(man: Manifest, n: int, tq: int) -> int:
     """The keys a query tile's key ranges divide: N, or with a window its
     width plus the tile's rows, or the keys a chunked region leaves."""
@@ -2170,8 +2181,7 @@ def _variant_applies(when: str, man: Manifest, at: Manifest,
         return fill(s_var) > fill(s_main)
     if when == "full_grid_one_range":
         blocks = at.grid[0] * at.grid[1]
-        tq = man.attention.tile_q if man.attention.tile_q is not None else man.block[0]
-        span = _split_span(man, at.sizes()["n"], tq)
+        span = _split_span(man, at.sizes()["n"], _tile_q(man))
         return (blocks >= multiprocessors and
                 split_count(span, blocks, man.attention.tile_kv or 64,
                             multiprocessors) == 1)
@@ -2184,13 +2194,21 @@ def variant_at(b: "Bundle", dims: Mapping[str, int],
     opened bundle `b` at the dynamic sizes `dims` takes, or None for the
     bundle's own kernel: the first whose rule holds (what Kernel does at
     each call)."""
-    man = b.manifest
     if not b.variants:
         return None
-    sms = multiprocessors or MULTIPROCESSORS.get(man.chip, 132)
-    at = specialize(man, dims, sms)
-    return next((vb.dir.name for when, vb in b.variants
-                 if _variant_applies(when, man, at, sms, vb.manifest)), None)
+    sms = multiprocessors or MULTIPROCESSORS.get(b.manifest.chip, 132)
+    at = specialize(b.manifest, dims, sms)
+    i = _first_variant([(when, vb.manifest) for when, vb in b.variants],
+                       b.manifest, at, sms)
+    return None if i is None else b.variants[i][1].dir.name
+
+
+def _first_variant(variants: Sequence[Tuple[str, Manifest]], man: Manifest,
+                   at: Manifest, multiprocessors: int) -> Optional[int]:
+    """The index of the first (rule, variant manifest) whose rule holds for
+    the launch `at` of `man`, or None."""
+    return next((i for i, (when, vm) in enumerate(variants)
+                 if _variant_applies(when, man, at, multiprocessors, vm)), None)
 
 
 def specialize(man: Manifest, dims: Mapping[str, int],
@@ -2237,7 +2255,7 @@ def specialize(man: Manifest, dims: Mapping[str, int],
                               "not fit in 64-bit byte offsets")
         args.append(replace(a, shape=shape))
     sizes = _sizes(args, man.batch_names, where, man.attention.paged)
-    tq = man.attention.tile_q if man.attention.tile_q is not None else man.block[0]
+    tq = _tile_q(man)
     pack = man.attention.pack_dim
     group = sizes[f"b{pack}"] if pack is not None else 1
     gx, gy = _grid_xy(sizes, man.batch_names, tq, group, man.attention.varlen)
@@ -2703,9 +2721,8 @@ class Kernel:
         bound.update(self._constant_tensors())
         # Dynamic sizes from the inputs: the manifest at those sizes.
         dims = dynamic_sizes(man, bound) if man.dynamic_dims else {}
-        if man.splits == -1 and self._multiprocessors is None:
-            self._multiprocessors = torch.cuda.get_device_properties(
-                self.device).multi_processor_count
+        if man.splits == -1:
+            self._sms()
         at = self._specialize(dims)
         if self._variants:
             other = self.variant_for(dims)
@@ -2761,19 +2778,21 @@ class Kernel:
         takes (the first whose rule holds), or None for this kernel."""
         key = tuple(sorted(dims.items()))
         if key not in self._chosen:
-            if self._multiprocessors is None:
-                import torch
-                self._multiprocessors = torch.cuda.get_device_properties(
-                    self.device).multi_processor_count
-            at = self._specialize(dims)
-            self._chosen[key] = next(
-                (k for when, k in self._variants
-                 if _variant_applies(when, self.manifest, at, self._multiprocessors,
-                                     k.manifest)),
-                None)
+            sms = self._sms()
+            i = _first_variant([(when, k.manifest) for when, k in self._variants],
+                               self.manifest, self._specialize(dims), sms)
+            self._chosen[key] = None if i is None else self._variants[i][1]
             if len(self._chosen) > _SPECIALIZED:
                 self._chosen.pop(next(iter(self._chosen)))
         return self._chosen[key]
+
+    def _sms(self) -> int:
+        """This device's multiprocessor count (asked once)."""
+        if self._multiprocessors is None:
+            import torch
+            self._multiprocessors = torch.cuda.get_device_properties(
+                self.device).multi_processor_count
+        return self._multiprocessors
 
     def _specialize(self, dims: Dict[str, int]) -> Manifest:
         """specialize() at `dims`, remembered for up to _SPECIALIZED sizes,

@@ -11,7 +11,7 @@ import attn_opt
 from attn_opt import bundle
 from attn_opt.bundle import BundleError
 from test_bundle import ptx_for, seal, try_seal
-from tools import DECODE_PACKED, needs_attn_bundle
+from tools import DECODE_PACKED, needs_attn_bundle, packed_decode
 
 
 def dyn_manifest(**over):
@@ -487,16 +487,7 @@ def test_launch_variants_of_chunked_decode_open(tmp_path):
     assert all(vb.manifest.attention.key_span is None for _, vb in b.variants)
 
 
-DECODE_D256 = """
-func.func @decode_d256(%q: tensor<?x8x4x1x256xf16>, %k: tensor<?x8x?x256xf16>, %v: tensor<?x8x?x256xf16>, %o: tensor<?x8x4x1x256xf16>) -> tensor<?x8x4x1x256xf16> {
-  %s = arith.constant 0.0625 : f32
-  %r = attn.attention ins(%q, %k, %v : tensor<?x8x4x1x256xf16>, tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>) scale(%s)
-      outs(%o : tensor<?x8x4x1x256xf16>) indexing_maps = [
-        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
-        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>] -> tensor<?x8x4x1x256xf16>
-  return %r : tensor<?x8x4x1x256xf16>
-}
-"""
+DECODE_D256 = packed_decode("decode_d256", 1, 256, "0.0625")
 
 
 @needs_attn_bundle

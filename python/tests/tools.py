@@ -24,15 +24,24 @@ def compile_once(tmp_path_factory, name, program):
     return attn_opt.bundle.compile(program, out, attn_bundle=real_attn_bundle())
 
 
-# A dynamic GQA-packed decode of four row warps (M = 16, 4 query heads per kv
-# head, B and N dynamic): a bundle with launch variants (v1, v2).
-DECODE_PACKED = """
-func.func @decode_packed(%q: tensor<?x8x4x16x128xf16>, %k: tensor<?x8x?x128xf16>, %v: tensor<?x8x?x128xf16>, %o: tensor<?x8x4x16x128xf16>) -> tensor<?x8x4x16x128xf16> {
-  %s = arith.constant 0.088 : f32
-  %r = attn.attention ins(%q, %k, %v : tensor<?x8x4x16x128xf16>, tensor<?x8x?x128xf16>, tensor<?x8x?x128xf16>) scale(%s)
-      outs(%o : tensor<?x8x4x16x128xf16>) indexing_maps = [
-        affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, n, d)>,
-        affine_map<(b, h, g, m, n, d, e) -> (b, h, n, e)>, affine_map<(b, h, g, m, n, d, e) -> (b, h, g, m, e)>] -> tensor<?x8x4x16x128xf16>
-  return %r : tensor<?x8x4x16x128xf16>
-}
+
+def packed_decode(name, m, d, scale):
+    """A decode with a dynamic batch and key count, 8 kv heads of 4 query
+    heads each, M new tokens, head dim D (f16)."""
+    tq = f"tensor<?x8x4x{m}x{d}xf16>"
+    tk = f"tensor<?x8x?x{d}xf16>"
+    mp = "affine_map<(b, h, g, m, n, d, e) -> "
+    return f"""
+func.func @{name}(%q: {tq}, %k: {tk}, %v: {tk}, %o: {tq}) -> {tq} {{
+  %s = arith.constant {scale} : f32
+  %r = attn.attention ins(%q, %k, %v : {tq}, {tk}, {tk}) scale(%s)
+      outs(%o : {tq}) indexing_maps = [
+        {mp}(b, h, g, m, d)>, {mp}(b, h, n, d)>,
+        {mp}(b, h, n, e)>, {mp}(b, h, g, m, e)>] -> {tq}
+  return %r : {tq}
+}}
 """
+
+
+# Four row warps (M = 16): a bundle with launch variants (v1, v2).
+DECODE_PACKED = packed_decode("decode_packed", 16, 128, "0.088")

@@ -1876,10 +1876,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     //   bytes of two 64-key stages, more of them in flight): 1.01-1.13x
     //   with 64 rows at N = 1024-32768; not with two or three row warps
     //   (0.86-1.0x) nor where the grid takes two key warps (0.78-0.95x).
+    // No launch-shape option given: the decode rules below may choose one.
+    const bool shapeFree = !opts.tileKV && !opts.stages && !opts.pipeline &&
+                           !opts.keyWarps && opts.splits < 1;
     const bool packedOneRange =
         decode && !dynamic && !varlen && packDim >= 0 && !pageSize &&
-        !cfg.tf32 && !opts.tileKV && !opts.stages && !opts.pipeline &&
-        !opts.keyWarps && opts.splits < 1 && std::max(D, E) > 64 &&
+        !cfg.tf32 && shapeFree && std::max(D, E) > 64 &&
         std::max(D, E) <= 128 &&
         gridQ * launchBatch >= multiprocessors(opts.chip) &&
         decodeSplits(opts.chip, gridQ * launchBatch, span) <= 1;
@@ -1894,9 +1896,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
     // with 64-key tiles; not with two or four row warps (0.85-0.94x).
     const bool dynamicSmallTiles =
         decode && dynamic && !varlen && splitWhy.empty() && cfg.warps == 1 &&
-        !cfg.tf32 && !opts.tileKV && !opts.stages && !opts.pipeline &&
-        !opts.keyWarps && opts.splits < 1 && std::max(D, E) > 64 &&
-        std::max(D, E) <= 128;
+        !cfg.tf32 && shapeFree && std::max(D, E) > 64 && std::max(D, E) <= 128;
     if (packedSmallTiles || packedDeepTiles || dynamicSmallTiles)
       cfg.keyTile = 32;
     // Decode may take two key warps by default (log steps 118, 122).
@@ -1914,16 +1914,13 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       // static ones (log step 135).
       if (cfg.runtimeSplits && keyWarpsOk)
         cfg.keyWarps = 2;
-      fullGridVariant = cfg.runtimeSplits && cfg.keyWarps == 2 &&
-                        cfg.warps == 4 && packDim >= 0 && !cfg.tf32 &&
-                        std::max(D, E) > 64 && std::max(D, E) <= 128 &&
-                        !opts.tileKV && !opts.stages && !opts.pipeline &&
-                        !opts.keyWarps && opts.splits < 1;
-      stagesVariant = cfg.runtimeSplits && cfg.keyWarps == 2 &&
-                      cfg.warps == 1 && packDim >= 0 && !cfg.tf32 &&
-                      !pageSize && std::max(D, E) > 128 && !opts.tileKV &&
-                      !opts.stages && !opts.pipeline && !opts.keyWarps &&
-                      opts.splits < 1;
+      // Launch variants (see fullGridVariant, stagesVariant).
+      const bool variantsOk = cfg.runtimeSplits && cfg.keyWarps == 2 &&
+                              packDim >= 0 && !cfg.tf32 && shapeFree;
+      fullGridVariant = variantsOk && cfg.warps == 4 && std::max(D, E) > 64 &&
+                        std::max(D, E) <= 128;
+      stagesVariant =
+          variantsOk && cfg.warps == 1 && !pageSize && std::max(D, E) > 128;
     } else if (opts.splits >= 1)
       cfg.setSplits(opts.splits, span);
     else if (decode && splitWhy.empty() && !varlen) {
