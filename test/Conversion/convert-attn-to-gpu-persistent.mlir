@@ -60,7 +60,12 @@
 // CHECK: "fence.proxy.async.shared::cta;"
 // CHECK: "ld.shared.u32 $0, [$1];"
 // CHECK: scf.condition
+// O starts undefined; a query tile's first P V overwrites it (scale-d 0).
+// CHECK: llvm.mlir.poison : f32
 // CHECK: wgmma.mma_async
+// CHECK: %[[NOTFIRST:.*]] = arith.cmpi ne, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: %[[ACC:.*]] = arith.extui %[[NOTFIRST]] : i1 to i32
+// CHECK: setp.ne.b32 p, $69, 0;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}" %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ACC]],
 // CHECK: gpu.shuffle xor
 // CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<4x8x1100x128xf16>, vector<8xf16>
 // OFF-LABEL: module attributes

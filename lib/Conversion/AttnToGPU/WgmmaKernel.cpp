@@ -1539,8 +1539,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       }
     return p;
   };
-  // O += P V from buffer `buf`: tile-kv / 16 wgmma (not committed).
-  auto issuePV = [&](ArrayRef<Value> p, Value buf, SmallVector<Value> o) {
+  // O += P V from buffer `buf`: tile-kv / 16 wgmma (not committed). With
+  // `accumulate` (i32), the first k-step's scale-d is that value: 0 makes
+  // it O = P V, so O needs no zeros before a query tile's first product.
+  auto issuePV = [&](ArrayRef<Value> p, Value buf, SmallVector<Value> o,
+                     Value accumulate = Value()) {
     for (int64_t kk = 0; kk < BN / kStep; ++kk) {
       // scale-d (a predicate) true; scale-a, scale-b 1; B transposed (FP8:
       // no transpose immediate, V^T is K-major).
@@ -1551,7 +1554,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                          (vT ? ", p, 1, 1;\n}" : ", p, 1, 1, 1;\n}");
       o = em.asmCall(text,
                      {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3],
-                      vDesc(buf, kk), em.i32(1)},
+                      vDesc(buf, kk),
+                      kk == 0 && accumulate ? accumulate : em.i32(1)},
                      "r,r,r,r,l,r", o, "f", oRegs);
     }
     return o;
@@ -1676,6 +1680,15 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     if (!t0)
       t0 = c0;
     Value buf0 = persistent ? tk.remu(t0, S) : c0;
+    // O is undefined until the query tile's first P V, which overwrites it
+    // (scale-d 0): no zeros written per query tile (64 registers; twice
+    // where the key range may be empty, a dynamic N).
+    SmallVector<Value> oUndef(oRegs, LLVM::PoisonOp::create(b, loc, f32));
+    auto accumulateAfter = [&](Value pTile) -> Value {
+      return arith::ExtUIOp::create(
+          b, loc, i32,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, pTile, t0));
+    };
     // A mask tensor read from global memory (not staged) with a producer
     // warpgroup: tile t's fragments are loaded during tile t - 1 and carried
     // in the state (packed pairs), a whole tile ahead of their use; issued
@@ -1809,14 +1822,16 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       // shiftV: the first stage holds K (and the mask) alone, both read.
       if (cfg.shiftV)
         release(t0);
-      scf::YieldOp::create(b, loc,
-                           pack(m, l, SmallVector<Value>(oRegs, zero), p,
-                                ahead0, t0));
+      scf::YieldOp::create(b, loc, pack(m, l, oUndef, p, ahead0, t0));
       b.setInsertionPointToStart(&first.getElseRegion().front());
-      SmallVector<Value> p0(pRegs, em.i32(0));
-      scf::YieldOp::create(
-          b, loc,
-          pack(m0, l0, SmallVector<Value>(oRegs, zero), p0, ahead0, t0));
+      // No key tile: O zero, made opaque, so that it joins the undefined O
+      // of a nonempty range in the same registers (a constant would be
+      // folded into both and copied into them per query tile).
+      SmallVector<Value> p0(pRegs, LLVM::PoisonOp::create(b, loc, i32));
+      scf::YieldOp::create(b, loc,
+                           pack(m0, l0,
+                                em.through("", SmallVector<Value>(oRegs, zero)),
+                                p0, ahead0, t0));
     }
     auto body = [&](Value n0, ValueRange st, bool withMask) {
       Value prevTile = st.back();
@@ -1862,7 +1877,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         takeTurn();
       SmallVector<Value> acc = issueS(buf, n0);
       em.through("wgmma.commit_group.sync.aligned;", {});
-      o = issuePV(pPrev, prevBuf, o);
+      o = issuePV(pPrev, prevBuf, o, accumulateAfter(prevTile));
       em.through("wgmma.commit_group.sync.aligned;", {});
       if (passTurn)
         passTurn();
@@ -1922,7 +1937,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       live = em.through("wgmma.fence.sync.aligned;", live);
       SmallVector<Value> o(live.begin(), live.begin() + oRegs);
       SmallVector<Value> p(live.begin() + oRegs, live.end());
-      o = issuePV(p, tk.remu(vTile, S), o);
+      o = issuePV(p, tk.remu(vTile, S), o, accumulateAfter(st.back()));
       em.through("wgmma.commit_group.sync.aligned;", {});
       o = em.through("wgmma.wait_group.sync.aligned 0;", o);
       // The producer refills this stage for the next query tile.
