@@ -1201,13 +1201,21 @@ void TileKernel::storeOutput(
   const bool quadStores = pairStores && !outElt.isF32() && E % 32 == 0;
   Value quadLane = quadStores ? divu(c2, 2) : Value();
   Type i32 = b.getI32Type();
-  auto pick = [&](ArrayRef<Value> vals, Value sel) {
-    Value out = vals[0];
-    for (int64_t i = 1; i < static_cast<int64_t>(vals.size()); ++i)
-      out = arith::SelectOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, sel, idx(i)),
-          vals[i], out);
+  // out[i] = vals[i ^ q] for the lane's quad position q (bits 0 and 1).
+  Value qBit[2];
+  if (quadStores)
+    for (int64_t bit = 0; bit < 2; ++bit)
+      qBit[bit] = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne,
+          arith::AndIOp::create(b, loc, quadLane, idx(1 << bit)), idx(0));
+  auto xorPermute = [&](ArrayRef<Value> vals) {
+    SmallVector<Value> out(vals);
+    for (int64_t bit = 0; bit < 2; ++bit) {
+      SmallVector<Value> in(out);
+      for (int64_t i = 0; i < 4; ++i)
+        out[i] = arith::SelectOp::create(b, loc, qBit[bit], in[i ^ (1 << bit)],
+                                         in[i]);
+    }
     return out;
   };
   Value vScale = kb.valueScaleValue();
@@ -1238,18 +1246,17 @@ void TileKernel::storeOutput(
                   vector::FromElementsOp::create(b, loc, pairType, pair)),
               ArrayRef<int64_t>{0}));
         }
-        // got[i]: lane q ^ i's pair of block 4k + q.
-        SmallVector<Value> got = {pick(own, quadLane)};
-        for (int32_t i = 1; i < 4; ++i) {
-          Value send = pick(own, arith::XOrIOp::create(b, loc, quadLane, idx(i)));
-          got.push_back(
-              gpu::ShuffleOp::create(b, loc, send, i, 32, gpu::ShuffleMode::XOR)
-                  .getShuffleResult());
-        }
-        SmallVector<Value> cols;
-        for (int64_t lane = 0; lane < 4; ++lane)
-          cols.push_back(
-              pick(got, arith::XOrIOp::create(b, loc, quadLane, idx(lane))));
+        // Lane q sends own[q ^ i] to lane q ^ i, which keeps it as its
+        // column pair q: own permuted by q first (send[i] = own[i ^ q]),
+        // the received ones after (cols[j] = got[j ^ q]), each as two
+        // conditional swaps (8 selects) rather than a 4-way pick per value.
+        SmallVector<Value> send = xorPermute(own);
+        SmallVector<Value> got = {send[0]};
+        for (int32_t i = 1; i < 4; ++i)
+          got.push_back(gpu::ShuffleOp::create(b, loc, send[i], i, 32,
+                                               gpu::ShuffleMode::XOR)
+                            .getShuffleResult());
+        SmallVector<Value> cols = xorPermute(got);
         groups.push_back(vector::BitCastOp::create(
             b, loc, VectorType::get({8}, outElt),
             vector::FromElementsOp::create(b, loc, VectorType::get({4}, i32),
