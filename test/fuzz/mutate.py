@@ -34,6 +34,7 @@ import glob
 import os
 import re
 import shutil
+import struct
 import sys
 import tempfile
 import threading
@@ -413,8 +414,24 @@ F16_HEX = {"0xFC00": "0xFF800000", "0x7C00": "0x7F800000", "0x7E00": "0x7FC00000
            "0x0000": "0x00000000", "0x3C00": "0x3F800000"}
 
 
+def _f16_blob_to_f32(m):
+    """A dense f16 hex blob (little-endian, as MLIR prints it) as f32."""
+    data = bytes.fromhex(m.group(1))
+    if len(data) % 2:
+        return m.group(0)
+    vals = struct.unpack(f"<{len(data) // 2}e", data)
+    blob = struct.pack(f"<{len(vals)}f", *vals).hex().upper()
+    return f'dense<"0x{blob}">{m.group(2)}f32>'
+
+
 def promote_f16(text):
     """The mutant with f16 replaced by f32 (f16 hex literals translated)."""
+    text = re.sub(r'dense<"0x([0-9A-Fa-f]+)">(\s*:\s*tensor<[^>]*x)f16>', _f16_blob_to_f32, text)
+    # A typed f16 literal, any value: its f32 bits.
+    text = re.sub(r"\b0x([0-9A-Fa-f]{4})(\s*:\s*)f16\b",
+                  lambda m: "0x%08X%sf32" % (struct.unpack("<I", struct.pack(
+                      "<f", struct.unpack("<e", bytes.fromhex(m.group(1))[::-1])[0]))[0],
+                      m.group(2)), text)
     text = re.sub(r"\b(0x[0-9A-Fa-f]{4})\b", lambda m: F16_HEX.get(m.group(1).upper().replace("0X", "0x"),
                                                                   m.group(1)), text)
     text = re.sub(r"(?<=[x\W])f16\b", "f32", text)

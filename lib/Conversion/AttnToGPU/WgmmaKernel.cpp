@@ -1545,8 +1545,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   auto issuePV = [&](ArrayRef<Value> p, Value buf, SmallVector<Value> o,
                      Value accumulate = Value()) {
     for (int64_t kk = 0; kk < BN / kStep; ++kk) {
-      // scale-d (a predicate) true; scale-a, scale-b 1; B transposed (FP8:
-      // no transpose immediate, V^T is K-major).
+      // scale-d (a predicate: 1, or `accumulate` at the first k-step);
+      // scale-a, scale-b 1; B transposed (FP8: no transpose immediate, V^T
+      // is K-major).
       std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
                          std::to_string(oRegs + 5) + ", 0;\n" + pvInst +
                          regList(0, oRegs) + ", " + regList(oRegs, 4) + ", $" +
