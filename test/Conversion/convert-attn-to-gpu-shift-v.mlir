@@ -19,6 +19,10 @@
 // CHECK-SAME: 128-key tiles, 2 stages, Q/K/V and the mask by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, V a tile behind K in each stage
 // CHECK-SAME: mask_row_bytes = 256
 // CHECK-SAME: shared_bytes = 231424
+// A mask tile per key tile: O starts at zero (an undefined O made ptxas
+// wait for every product before the softmax; log step 216).
+// CHECK-NOT: llvm.mlir.poison : f32
+// CHECK: wgmma.mma_async
 // OFF-LABEL: module attributes
 // OFF-NOT: tmap_mask
 // OFF-SAME: 64-key tiles, 3 stages, K/V by TMA, mask tiles staged in shared memory (in the K/V stages), pipelined, ping-pong

@@ -1201,9 +1201,23 @@ void TileKernel::storeOutput(
   const bool quadStores = pairStores && !outElt.isF32() && E % 32 == 0;
   Value quadLane = quadStores ? divu(c2, 2) : Value();
   Type i32 = b.getI32Type();
+  // The quad transpose by two xor permutations (16 selects per 32 columns)
+  // up to e = 128; past it by a 4-way pick per value (24): with 128 O
+  // registers per thread the permutations' live values led ptxas to wait
+  // for every product before the main loop's softmax (D = 256: 0.80x).
+  const bool xorQuad = E <= 128;
+  auto pick = [&](ArrayRef<Value> vals, Value sel) {
+    Value out = vals[0];
+    for (int64_t i = 1; i < static_cast<int64_t>(vals.size()); ++i)
+      out = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, sel, idx(i)),
+          vals[i], out);
+    return out;
+  };
   // out[i] = vals[i ^ q] for the lane's quad position q (bits 0 and 1).
   Value qBit[2];
-  if (quadStores)
+  if (quadStores && xorQuad)
     for (int64_t bit = 0; bit < 2; ++bit)
       qBit[bit] = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::ne,
@@ -1250,13 +1264,29 @@ void TileKernel::storeOutput(
         // column pair q: own permuted by q first (send[i] = own[i ^ q]),
         // the received ones after (cols[j] = got[j ^ q]), each as two
         // conditional swaps (8 selects) rather than a 4-way pick per value.
-        SmallVector<Value> send = xorPermute(own);
-        SmallVector<Value> got = {send[0]};
-        for (int32_t i = 1; i < 4; ++i)
-          got.push_back(gpu::ShuffleOp::create(b, loc, send[i], i, 32,
-                                               gpu::ShuffleMode::XOR)
-                            .getShuffleResult());
-        SmallVector<Value> cols = xorPermute(got);
+        SmallVector<Value> cols;
+        if (xorQuad) {
+          SmallVector<Value> send = xorPermute(own);
+          SmallVector<Value> got = {send[0]};
+          for (int32_t i = 1; i < 4; ++i)
+            got.push_back(gpu::ShuffleOp::create(b, loc, send[i], i, 32,
+                                                 gpu::ShuffleMode::XOR)
+                              .getShuffleResult());
+          cols = xorPermute(got);
+        } else {
+          // got[i]: lane q ^ i's pair of block 4k + q.
+          SmallVector<Value> got = {pick(own, quadLane)};
+          for (int32_t i = 1; i < 4; ++i) {
+            Value send =
+                pick(own, arith::XOrIOp::create(b, loc, quadLane, idx(i)));
+            got.push_back(gpu::ShuffleOp::create(b, loc, send, i, 32,
+                                                 gpu::ShuffleMode::XOR)
+                              .getShuffleResult());
+          }
+          for (int64_t lane = 0; lane < 4; ++lane)
+            cols.push_back(
+                pick(got, arith::XOrIOp::create(b, loc, quadLane, idx(lane))));
+        }
         groups.push_back(vector::BitCastOp::create(
             b, loc, VectorType::get({8}, outElt),
             vector::FromElementsOp::create(b, loc, VectorType::get({4}, i32),
