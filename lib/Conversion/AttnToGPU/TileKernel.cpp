@@ -1203,8 +1203,9 @@ void TileKernel::storeOutput(
   Type i32 = b.getI32Type();
   // The quad transpose by two xor permutations (16 selects per 32 columns)
   // up to e = 128; past it by a 4-way pick per value (24): with 128 O
-  // registers per thread the permutations' live values led ptxas to wait
-  // for every product before the main loop's softmax (D = 256: 0.80x).
+  // registers per thread the permutations made ptxas wait for every
+  // product before the main loop's softmax in some D = 256 kernels (with
+  // zeroed O too; log step 216), which `spills.py --sass` counts.
   const bool xorQuad = E <= 128;
   auto pick = [&](ArrayRef<Value> vals, Value sel) {
     Value out = vals[0];
