@@ -645,7 +645,8 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
     mask has one more row of its dtype's lowest finite value (a padding
     bias as Hugging Face writes it, finfo.min: every key equally far, so the
     row averages V) unless `lowest_row` is False. `mask_pattern` "tiles":
-    a bool mask by tile_pattern_mask instead. Returns
+    a bool mask by tile_pattern_mask instead; "equal_seqs": varlen tables
+    of equal lengths (equal_cu_seqlens). Returns
     backend arrays of the manifest dtypes (numpy: bfloat16 unsupported)."""
     out: Dict[str, Any] = {}
     is_torch = isinstance(ops, TorchOps)
@@ -696,7 +697,8 @@ def make_inputs(man: Manifest, ops: Any, seed: int,
             # drawn alike (same seed offset): sequences of random lengths,
             # with an empty one where there are several.
             T = man.sizes()["m" if spec.name == "cu_seqlens_q" else "n"]
-            cu = random_cu_seqlens(spec.shape[0] - 1, T, seed)
+            cu = (equal_cu_seqlens if mask_pattern == "equal_seqs"
+                  else random_cu_seqlens)(spec.shape[0] - 1, T, seed)
             if is_torch:
                 cu = torch.as_tensor(cu, device=ops.device)
             out[spec.name] = cast(cu, "int32")
@@ -791,6 +793,20 @@ def random_cu_seqlens(seqs: int, total: int, seed: int) -> Any:
         cu[2] = cu[1]
         cu[2:] = np.maximum.accumulate(cu[2:])
     return cu
+
+
+def equal_cu_seqlens(seqs: int, total: int, seed: int = 0) -> Any:
+    """Cumulative lengths (numpy int64) of `seqs` sequences as equal as
+    they go (the first ones one token longer), with 3 or more sequences the
+    second empty, as random_cu_seqlens: the tables the varlen kernels take
+    by levels (WgmmaKernel), where random ones take slots. `seed` unused."""
+    import numpy as np
+    live = seqs - 1 if seqs >= 3 else seqs
+    base, extra = divmod(total, live)
+    lens = [base + (1 if i < extra else 0) for i in range(live)]
+    if seqs >= 3:
+        lens.insert(1, 0)
+    return np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
 
 
 def make_problem(dtype: str = "float16", batch: Sequence[int] = (2,), M: int = 8,

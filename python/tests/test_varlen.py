@@ -134,6 +134,25 @@ def test_reference_and_inputs(varlen_bundle):
 
 
 
+@needs_attn_bundle
+def test_equal_tables_input_pattern(varlen_bundle):
+    """mask_pattern "equal_seqs" (check.json): tables of equal lengths with
+    the second sequence empty, which the persistent causal kernel takes by
+    levels (S x max tiles <= floor(T / 128) + S here), on both sides."""
+    m = bundle.read_manifest(varlen_bundle)
+    inputs = reference.make_inputs(m, reference.NumpyOps(), seed=5,
+                                   mask_pattern="equal_seqs")
+    for n, total in (("cu_seqlens_q", 300), ("cu_seqlens_k", 200)):
+        cu = inputs[n]
+        assert cu.dtype == np.int32 and cu[0] == 0 and cu[-1] == total
+        lens = np.diff(cu)
+        assert lens[1] == 0 and lens.max() - lens[lens > 0].min() <= 1
+    cu = reference.equal_cu_seqlens(16, 16384)
+    tiles = -(-np.diff(cu) // 128)
+    assert cu[-1] == 16384 and 16 * tiles.max() <= 16384 // 128 + 16
+    assert list(reference.equal_cu_seqlens(2, 5)) == [0, 3, 5]
+
+
 def _varlen_program(tokens: str) -> str:
     """VARLEN at D = 128 with T = 300 query and key tokens, or dynamic ones."""
     t, tm = f"tensor<{tokens}x2x128xf16>", f"tensor<{tokens}x{tokens}xi1>"
@@ -172,6 +191,8 @@ def test_persistent_varlen(tmp_path, tokens):
     slots = 2 * (300 // tq + 3)
     assert m.arg("tile_counter").shape == (2,)
     assert "Q/K/V by TMA" in m.attention.kernel_choice
+    # Causal: the producer takes the tiles by levels where the tables allow.
+    assert "(causal tiles by levels" in m.attention.kernel_choice
     assert m.attention.varlen == (3, True, True)
     if tokens == "?":
         assert m.grid == (-1, 1, 1) and m.attention.persistent == 132

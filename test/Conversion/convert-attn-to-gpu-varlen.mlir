@@ -37,14 +37,25 @@
 // WSV-SAME: varlen: 4 packed sequences
 
 // Persistent blocks take the tile slots of every head from a counter; an
-// empty slot runs an empty key loop.
+// empty slot runs an empty key loop. Under causal the producer takes them
+// by levels where the tables allow: the most tiles a sequence has (one
+// redux over the table), blocks past the last tile counted out before the
+// loop (the counters' reset needs every block), and per tile the level's
+// tile of its sequence or, past that, the slot's vote.
 // PERS-LABEL: attn.bundle = {
 // PERS-SAME: name = "tile_counter"
 // PERS-SAME: grid = array<i64: 88, 1, 1>
 // PERS-SAME: persistent: 88 blocks take the 88 query tiles from a counter
-// PERS-SAME: varlen: 4 packed sequences
+// PERS-SAME: varlen: 4 packed sequences (causal tiles by levels, every sequence's last first, where the lengths give no more tiles than slots)
 // PERS-SAME: grid = "[min((floor(m / tile_q) + seqs) * b0, persistent), 1, 1]"
 // PERS-SAME: persistent = 88 : i64
+// PERS: redux.sync.max.u32
+// PERS: memref.atomic_rmw addi %{{.*}}, %{{.*}}[%{{.*}}] : (i32, memref<2xi32>)
+// PERS: scf.while
+// PERS: %[[ON:.*]]:6 = scf.if %{{.*}} -> (index, index, index, index, index, index)
+// PERS-NOT: vote.sync.ballot
+// PERS: } else {
+// PERS: vote.sync.ballot.b32
 
 // SM80-LABEL: attn.bundle = {
 // SM80-SAME: grid = array<i64: 11, 8, 1>
@@ -73,6 +84,9 @@ func.func @varlen(%q: tensor<1000x8x128xf16>, %k: tensor<1200x8x128xf16>, %v: te
 // CHECK-COUNT-9: arith.cmpi ule
 // CHECK: arith.cmpi sge
 // SM80-LABEL: attn.bundle = {
+// Persistent, past 256 sequences: slots, no levels.
+// PERS-LABEL: attn.bundle = {
+// PERS-SAME: varlen: 300 packed sequences"
 func.func @varlen_many(%q: tensor<4000x2x64xf16>, %k: tensor<4000x2x64xf16>, %v: tensor<4000x2x64xf16>, %cq: tensor<301xi32>, %ck: tensor<301xi32>, %o: tensor<4000x2x64xf16>) -> tensor<4000x2x64xf16> {
   %s = arith.constant 0.125 : f32
   %m = attn.varlen_mask %cq, %ck causal : tensor<301xi32>, tensor<301xi32> -> tensor<4000x4000xi1>
@@ -94,6 +108,8 @@ func.func @varlen_many(%q: tensor<4000x2x64xf16>, %k: tensor<4000x2x64xf16>, %v:
 // CHECK-NOT: vote.sync
 // CHECK: arith.cmpi sge
 // SM80-LABEL: attn.bundle = {
+// PERS-LABEL: attn.bundle = {
+// PERS-SAME: varlen: 70 packed sequences (causal tiles by levels
 func.func @varlen_70(%q: tensor<4000x2x64xf16>, %k: tensor<4000x2x64xf16>, %v: tensor<4000x2x64xf16>, %cq: tensor<71xi32>, %ck: tensor<71xi32>, %o: tensor<4000x2x64xf16>) -> tensor<4000x2x64xf16> {
   %s = arith.constant 0.125 : f32
   %m = attn.varlen_mask %cq, %ck causal : tensor<71xi32>, tensor<71xi32> -> tensor<4000x4000xi1>
@@ -114,6 +130,8 @@ func.func @varlen_70(%q: tensor<4000x2x64xf16>, %k: tensor<4000x2x64xf16>, %v: t
 // CHECK-NOT: cu_seqlens
 // CHECK-SAME: name = "mask"
 // SM80-LABEL: attn.bundle = {
+// PERS-LABEL: attn.bundle = {
+// PERS-NOT: cu_seqlens
 func.func @finite_fill(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: tensor<256x2x64xf16>, %m: tensor<256x256xi1>, %o: tensor<256x2x64xf16>) -> tensor<256x2x64xf16> {
   %s = arith.constant 0.125 : f32
   %r = attn.attention ins(%q, %k, %v : tensor<256x2x64xf16>, tensor<256x2x64xf16>, tensor<256x2x64xf16>) scale(%s)
@@ -150,7 +168,9 @@ func.func @with_causal(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: t
 // SM80-LABEL: attn.bundle = {
 // SM80-SAME: name = "cu_seqlens_q", shape = array<i64: 3>, value = dense<[0, 100, 256]>
 // WSV-LABEL: attn.bundle = {
+// Without causal every tile of a sequence is as long: slots, no levels.
 // PERS-LABEL: attn.bundle = {
+// PERS-SAME: varlen: 2 packed sequences"
 func.func @constant_tables(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: tensor<256x2x64xf16>, %o: tensor<256x2x64xf16>) -> tensor<256x2x64xf16> {
   %s = arith.constant 0.125 : f32
   %cu = arith.constant dense<[0, 100, 256]> : tensor<3xi32>

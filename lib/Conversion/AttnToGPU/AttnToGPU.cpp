@@ -2053,7 +2053,12 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   std::string noPersistent;
   // The tile count is a runtime value (a dynamic m or batch).
   const bool dynTiles = dynDim[r] || kb.dynBatch;
-  wcfg.publishMap = dynTiles;
+  // Varlen under causal: a persistent producer takes the tiles by levels
+  // and publishes each one's batch entry too.
+  kb.varlenLevels = useWgmma && varlen && (op.getCausal() || kb.varlenCausal) &&
+                    !wcfg.segTrim && kb.varlenSeqs >= 2 &&
+                    kb.varlenSeqs <= TileKernel::kVarlenVoteSeqs;
+  wcfg.publishMap = dynTiles || kb.varlenLevels;
   if (!useWgmma && opts.tma == 1)
     return op.emitError("tma=1: TMA loads are the Hopper (wgmma) kernel's; "
                         "this attention gets ")
@@ -2161,6 +2166,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
         d << ", " << wcfg.minBlocks << " block(s) per multiprocessor";
       if (varlen)
         d << ", varlen: " << kb.varlenSeqs << " packed sequences";
+      if (kb.varlenLevels && wcfg.persistent())
+        d << " (causal tiles by levels, every sequence's last first, where "
+             "the lengths give no more tiles than slots)";
     } else {
       std::string notWgmma =
           opts.chip != "sm_90a" ? "chip=" + opts.chip + " (wgmma needs sm_90a)"

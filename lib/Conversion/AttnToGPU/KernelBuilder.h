@@ -203,6 +203,13 @@ struct KernelBuilder {
   /// the mask's causal rule.
   int64_t varlenSeqs = 0;
   bool varlenCausal = false, varlenBottomRight = false;
+  /// Varlen under causal, up to TileKernel::kVarlenVoteSeqs sequences: the
+  /// persistent Hopper kernel's producer takes the tiles by levels (tile t
+  /// of every sequence, t from the most any has down) where the tables
+  /// give no more of them than slots, else by slots. (A block per tile
+  /// keeps the slots: each block's reduction over the table before its
+  /// body cost more than the order gained, 0.89-1.01x.)
+  bool varlenLevels = false;
   /// Dynamic shapes: the runtime size of each attention loop (b..., m, n,
   /// d, e) that is dynamic (a host function argument the launch captures,
   /// so a kernel parameter), null where the size is static; empty when
@@ -568,7 +575,8 @@ struct WgmmaConfig {
   /// producer also publishes each tile's (query block, batch entry), one
   /// slot more (mapSlot()), so that the consumers keep no divisors of the
   /// mapping (their registers held the multipliers, which ptxas spilled
-  /// and reloaded per tile beside a segment-id region).
+  /// and reloaded per tile beside a segment-id region). Also varlen by
+  /// levels (KernelBuilder::varlenLevels).
   bool publishMap = false;
   int64_t persistentSlots() const {
     return persistent() ? (varlenSlots ? 6 : 3) + (publishMap ? 1 : 0) : 0;
@@ -750,6 +758,27 @@ struct TileKernel {
   /// Varlen: sets qBase, kBase, rowLimit, keyLimit and offsetV from values
   /// setVarlen made elsewhere (a persistent producer's, published).
   void setVarlen(Value q0, Value k0, Value rowsLeft, Value keysLeft);
+  /// Varlen, up to kVarlenVoteSeqs sequences: the most query tiles of
+  /// `rows` rows any sequence has (a warp's loads of the table and a
+  /// `redux.sync`; the warp must be converged). Entries are clamped as
+  /// setVarlen clamps them.
+  Value varlenMaxTiles(int64_t rows);
+  /// Varlen by levels: tile `tile` (of `rows` rows) of sequence `seq`,
+  /// as setVarlen(blockX, rows) sets and returns it for a slot (no tile
+  /// past the sequence's last: no rows, no keys). Where `levelOn` is set,
+  /// setVarlen(blockX, rows) takes (levelSeq, levelTile) instead of its
+  /// slot where levelOn holds (a block-uniform i1).
+  Value setVarlenTile(Value seq, Value tile, int64_t rows);
+  Value levelOn, levelSeq, levelTile;
+  /// Varlen tables of at most this many sequences are searched by a warp
+  /// vote (setVarlen) and can be taken by levels (varlenMaxTiles).
+  static constexpr int64_t kVarlenVoteSeqs = 256;
+
+private:
+  /// setVarlen by the block's slot: the sequence from the tables.
+  Value setVarlenSlot(Value blockX, int64_t rows);
+
+public:
   /// The launch body's gpu.terminator (after the varlen guard if any).
   void terminate();
   Operation *bodyGuard = nullptr;

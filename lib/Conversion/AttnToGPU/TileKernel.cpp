@@ -511,28 +511,112 @@ SmallVector<Value> TileKernel::indices(StringRef name) {
   return out;
 }
 
-/// Varlen tables of at most this many sequences are searched by a warp
-/// vote (setVarlen).
-constexpr int64_t kVarlenVoteSeqs = 256;
+/// A varlen table's entry `i`, clamped to [0, T] (hostile tables stay in
+/// bounds).
+static Value tableEntry(KernelBuilder &kb, Value table, Value i, Value T) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value x = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(), memref::LoadOp::create(b, loc, table, i));
+  return arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, x, kb.cIdx(0)), T);
+}
+
+/// Sequence `s`'s first token and length (>= 0) in `table`.
+static std::pair<Value, Value> tableLength(KernelBuilder &kb, Value table,
+                                           Value s, Value T) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value lo = tableEntry(kb, table, s, T);
+  Value hi = tableEntry(
+      kb, table, arith::AddIOp::create(b, loc, s, kb.cIdx(1)).getResult(), T);
+  return {lo, arith::MaxSIOp::create(
+                  b, loc, arith::SubIOp::create(b, loc, hi, lo), kb.cIdx(0))};
+}
 
 Value TileKernel::setVarlen(Value blockX, int64_t rows) {
+  if (!levelOn)
+    return setVarlenSlot(blockX, rows);
+  // Both ways under a block-uniform branch (the slot's vote needs the warp
+  // converged, which a uniform branch keeps).
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  SmallVector<Type> types(6, b.getIndexType());
+  auto ifOp = scf::IfOp::create(b, loc, types, levelOn, /*withElse=*/true);
+  auto yieldFields = [&](Value row) {
+    scf::YieldOp::create(
+        b, loc, ValueRange{row, qBase, kBase, rowLimit, keyLimit, offsetV});
+  };
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    yieldFields(setVarlenTile(levelSeq, levelTile, rows));
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    yieldFields(setVarlenSlot(blockX, rows));
+  }
+  qBase = ifOp.getResult(1);
+  kBase = ifOp.getResult(2);
+  rowLimit = ifOp.getResult(3);
+  keyLimit = ifOp.getResult(4);
+  offsetV = ifOp.getResult(5);
+  return ifOp.getResult(0);
+}
+
+Value TileKernel::varlenMaxTiles(int64_t rows) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const int64_t S = kb.varlenSeqs;
+  Value cq = memArg("cu_seqlens_q");
+  Type i32 = b.getI32Type();
+  Value lane = remu(tid, 32);
+  Value most = arith::ConstantIntOp::create(b, loc, 0, 32);
+  for (int64_t j = 0; j * 32 < S; ++j) {
+    Value s = add(lane, 32 * j);
+    Value in =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, s, idx(S));
+    Value len =
+        tableLength(kb, cq, arith::MinUIOp::create(b, loc, s, idx(S - 1)), Mv())
+            .second;
+    Value tiles = arith::SelectOp::create(
+        b, loc, in, divu(add(len, rows - 1), rows), idx(0));
+    most = arith::MaxUIOp::create(
+        b, loc, most, arith::IndexCastUIOp::create(b, loc, i32, tiles));
+  }
+  Value all = NVVM::InlinePtxOp::create(
+                  b, loc, TypeRange{i32}, ValueRange{most}, ValueRange{},
+                  "redux.sync.max.u32 $0, $1, 0xffffffff;", Value())
+                  ->getResult(0);
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), all);
+}
+
+Value TileKernel::setVarlenTile(Value seq, Value tile, int64_t rows) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value cq = memArg("cu_seqlens_q"), ck = memArg("cu_seqlens_k");
+  auto [q0, lq] = tableLength(kb, cq, seq, Mv());
+  auto [k0, lk] = tableLength(kb, ck, seq, Nv());
+  Value found = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                      mul(tile, rows), lq);
+  qBase = q0;
+  kBase = k0;
+  rowLimit = arith::SelectOp::create(b, loc, found, lq, idx(0));
+  keyLimit = arith::SelectOp::create(b, loc, found, lk, idx(0));
+  offsetV = kb.varlenBottomRight
+                ? arith::SubIOp::create(b, loc, lk, lq).getResult()
+                : idx(0);
+  return arith::SelectOp::create(b, loc, found, mul(tile, rows), idx(0));
+}
+
+Value TileKernel::setVarlenSlot(Value blockX, int64_t rows) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const int64_t S = kb.varlenSeqs;
   Value cq = memArg("cu_seqlens_q"), ck = memArg("cu_seqlens_k");
-  // A table entry clamped to [0, T] (hostile tables stay in bounds).
-  auto entry = [&](Value table, Value i, Value T) -> Value {
-    Value x = arith::IndexCastOp::create(
-        b, loc, b.getIndexType(), memref::LoadOp::create(b, loc, table, i));
-    return arith::MinSIOp::create(
-        b, loc, arith::MaxSIOp::create(b, loc, x, idx(0)), T);
+  auto entry = [&](Value table, Value i, Value T) {
+    return tableEntry(kb, table, i, T);
   };
   auto length = [&](Value table, Value s, Value T) {
-    Value lo = entry(table, s, T), hi = entry(table, add(s, 1), T);
-    return std::pair<Value, Value>{
-        lo, arith::MaxSIOp::create(b, loc,
-                                   arith::SubIOp::create(b, loc, hi, lo),
-                                   idx(0))};
+    return tableLength(kb, table, s, T);
   };
   // Tile slots: sequence s owns blocks from V(s) = cu_q[s] / rows + s on
   // (V grows by at least ceil(len_q / rows) from s to s + 1, so each

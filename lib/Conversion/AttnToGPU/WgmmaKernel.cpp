@@ -2195,7 +2195,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
   // A runtime tile count (cfg.publishMap): the producer's mapping of each
   // tile, (query block, batch entry), published with it (the block as
   // enterRows takes it, or varlen's tile slot); -1 past the last tile.
-  const bool publishMap = persistent && cfg.publishMap && !constMap;
+  const bool publishMap =
+      persistent && cfg.publishMap && (!constMap || kb.varlenSeqs);
   auto mapAddr = [&](int64_t k) {
     return arith::AddIOp::create(b, loc, bars.addr(tk.idx(cfg.mapSlot())),
                                  em.i32(4 * k))
@@ -2873,6 +2874,58 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       if (cfg.tma)
         ifFirst([&] { prefetch(/*maps=*/true, /*rows=*/false); });
       Value cTiles = tilesV;
+      // Varlen under causal, by levels: tile t of every sequence needs the
+      // keys of t + 1 tiles whatever the sequence's length (bottom-right:
+      // plus its offset), so the tiles are taken from the last level down,
+      // tile tmax - 1 of each sequence, then tmax - 2, ... over groups of
+      // heads of about a block each, as the dense kernel takes query blocks
+      // longest first. The slot order (each sequence's tiles in turn, its
+      // longest first) ends the launch on a sawtooth of long and short
+      // tiles, and idles up to a long tile's time in the tail. By levels,
+      // where there are no more tiles than slots (S x tmax <= floor(T /
+      // BM) + S: equal lengths have none empty); otherwise the slots.
+      const int64_t seqs = kb.varlenSeqs;
+      const bool levels = kb.varlenLevels && publishMap && seqSlot;
+      Value lvlOn, lvlMax, lvlHeads, lvlSpan;
+      if (levels) {
+        lvlMax =
+            arith::MaxUIOp::create(b, loc, tk.varlenMaxTiles(BM), tk.idx(1));
+        Value perHead = tk.mul(lvlMax, seqs);
+        Value all = arith::MulIOp::create(b, loc, perHead, batchV);
+        lvlOn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                      perHead, gridXv);
+        cTiles = arith::SelectOp::create(b, loc, lvlOn, all, tilesV);
+        lvlHeads = arith::MaxUIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, blocksV, perHead),
+            tk.idx(1));
+        lvlSpan = arith::MulIOp::create(b, loc, lvlHeads, perHead);
+      }
+      // A block past the last tile (where `over`, in thread 0): the last
+      // block to get there (all others have taken their last number)
+      // zeroes the counters for the next launch.
+      Value counter = memArg("tile_counter");
+      auto finish = [&](Value over) {
+        auto ifOver = scf::IfOp::create(b, loc, over, /*withElse=*/false);
+        OpBuilder::InsertionGuard g3(b);
+        b.setInsertionPointToStart(&ifOver.getThenRegion().front());
+        Value done = memref::AtomicRMWOp::create(
+            b, loc, arith::AtomicRMWKind::addi, em.i32(1), counter,
+            ValueRange{tk.idx(1)});
+        Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           done, toI32(tk.add(blocksV, -1)));
+        auto ifLast = scf::IfOp::create(b, loc, last, /*withElse=*/false);
+        b.setInsertionPointToStart(&ifLast.getThenRegion().front());
+        for (int64_t i = 0; i < 2; ++i)
+          memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign,
+                                      em.i32(0), counter,
+                                      ValueRange{tk.idx(i)});
+      };
+      // By levels there may be fewer tiles than blocks: those take none.
+      if (levels)
+        ifFirst([&] {
+          finish(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                       launch.getBlockIds().x, cTiles));
+        });
       // (tile, t, j), and with segment ids (ids' batch entry, granule
       // min, max) as last built.
       SmallVector<Type> types(3, b.getIndexType());
@@ -2895,11 +2948,41 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         b.setInsertionPointToStart(after);
         Value tile = after->getArgument(0), t = after->getArgument(1),
               j = after->getArgument(2);
-        auto [x, y] = mapTile(tile);
+        auto [x, yTile] = mapTile(tile);
+        Value y = yTile;
+        if (levels) {
+          // Group, level (from the last), head and sequence of `tile`.
+          // 32-bit divisions (tile numbers are below 2^31): a few
+          // instructions of the producer's thread per tile.
+          auto div32 = [&](Value n, Value d) -> Value {
+            return arith::IndexCastUIOp::create(
+                b, loc, b.getIndexType(),
+                arith::DivUIOp::create(b, loc, toI32(n), toI32(d)));
+          };
+          Value group = div32(tile, lvlSpan);
+          Value head0 = arith::MulIOp::create(b, loc, group, lvlHeads);
+          Value inGroup = arith::MinUIOp::create(
+              b, loc, lvlHeads, arith::SubIOp::create(b, loc, batchV, head0));
+          Value within = arith::SubIOp::create(
+              b, loc, tile, arith::MulIOp::create(b, loc, group, lvlSpan));
+          // At least 1: past the last tile (by slots) the values are unused.
+          Value width =
+              arith::MaxUIOp::create(b, loc, tk.mul(inGroup, seqs), tk.idx(1));
+          Value level = div32(within, width);
+          Value rest = arith::SubIOp::create(
+              b, loc, within, arith::MulIOp::create(b, loc, level, width));
+          tk.levelOn = lvlOn;
+          tk.levelSeq = tk.remu(rest, seqs);
+          tk.levelTile =
+              arith::SubIOp::create(b, loc, tk.add(lvlMax, -1), level);
+          y = arith::SelectOp::create(b, loc, lvlOn,
+                                      tk.add(head0, tk.divu(rest, seqs)), y);
+        }
         // With publishMap the consumers get the query block itself (no
         // causal reversal on their side: it needs the tile count).
         Value bx = publishMap && !kb.varlenSeqs ? blockOf(x) : x;
         enterRows(bx, Value(), bx != x);
+        tk.levelOn = Value();
         tk.setBatch(y);
         enterKeys();
         SmallVector<Value> segState;
@@ -2942,7 +3025,6 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         // The next tile, taken once this one's loads are all issued (about
         // when the block will be free: taken earlier, a long tile's block
         // would hold the next number while short ones finish).
-        Value counter = memArg("tile_counter");
         auto take = scf::IfOp::create(b, loc, TypeRange{i32}, first,
                                       /*withElse=*/true);
         {
@@ -2964,25 +3046,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           // Past the last tile: the last block to get there (all others
           // have taken their last number) zeroes the counters for the next
           // launch.
-          Value over = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                             next, cTiles);
-          auto ifOver = scf::IfOp::create(b, loc, over, /*withElse=*/false);
-          {
-            OpBuilder::InsertionGuard g3(b);
-            b.setInsertionPointToStart(&ifOver.getThenRegion().front());
-            Value done = memref::AtomicRMWOp::create(
-                b, loc, arith::AtomicRMWKind::addi, em.i32(1), counter,
-                ValueRange{tk.idx(1)});
-            Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                               done,
-                                               toI32(tk.add(blocksV, -1)));
-            auto ifLast = scf::IfOp::create(b, loc, last, /*withElse=*/false);
-            b.setInsertionPointToStart(&ifLast.getThenRegion().front());
-            for (int64_t i = 0; i < 2; ++i)
-              memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign,
-                                          em.i32(0), counter,
-                                          ValueRange{tk.idx(i)});
-          }
+          finish(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, next,
+                                       cTiles));
           storeShared(bcast, next);
         });
         em.asmCall("bar.sync 8, 128;", {}, "", {}, "", 0);

@@ -78,7 +78,8 @@ class Case:
     # table for both when M == N and not bottom-right).
     varlen: Optional[Tuple[int, bool, bool]] = None
     # The harness's input pattern for the mask (reference.make_inputs'
-    # mask_pattern, written to the bundle's check.json): "tiles".
+    # mask_pattern, written to the bundle's check.json): "tiles", or
+    # "equal_seqs" (varlen tables of equal lengths).
     mask_pattern: str = ""
     # FP8: V's dequantization scale (the op's value_scale); None: none.
     value_scale: Optional[float] = None
@@ -1251,6 +1252,34 @@ CASES.update({
            ("f16_s40_lse", "float16", 3, 3001, 3001, (40, False, False), True))},
     "varlen_bf16_s16_causal_default": Case("bfloat16", **thd(2, 16384, 16384, 128),
                                            varlen=(16, True, False)),
+    # Equal lengths (the harness's "equal_seqs" tables: the second sequence
+    # empty, the rest equal), which persistent causal blocks take by levels
+    # (every sequence's last tile first): the default at S = 16; twelve
+    # sequences on three heads; bottom-right with more queries than keys and
+    # the lse on 16 tiles for 18 blocks (two take none and must still count
+    # themselves out for the next launch); dynamic token counts, whose sizes
+    # give levels or slots...
+    "varlen_f16_s16_levels_default": Case("float16", **thd(2, 16384, 16384, 128),
+                                          varlen=(16, True, False), mask_pattern="equal_seqs"),
+    "varlen_f16_s12_levels_persistent": Case("float16", **thd(3, 5000, 5000, 128),
+                                             varlen=(12, True, False), mask_pattern="equal_seqs",
+                                             flags=["--warp-specialize=1", "--pipeline=1",
+                                                    "--persistent=1"]),
+    "varlen_bf16_br_levels_idle_lse": Case("bfloat16", **thd(2, 700, 300, 128),
+                                           varlen=(4, True, True), lse=True,
+                                           mask_pattern="equal_seqs",
+                                           flags=["--warp-specialize=1", "--pipeline=1",
+                                                  "--persistent=1"]),
+    "dyn_f16_varlen_levels": Case("float16", **thd(4, -1, -1, 128), varlen=(4, True, False),
+                                  mask_pattern="equal_seqs"),
+    # ... and equal tables on a block per tile (by slots): the two-block
+    # kernel at D = 64, bottom-right with one-tile sequences and more keys
+    # than queries at D = 128.
+    "varlen_f16_s8_equal_two_block": Case("float16", **thd(3, 2100, 2100, 64),
+                                          varlen=(8, True, False), mask_pattern="equal_seqs"),
+    "varlen_bf16_s40_equal_br_wg": Case("bfloat16", **thd(2, 3001, 5000, 128),
+                                        varlen=(40, True, True), mask_pattern="equal_seqs",
+                                        flags=["--warp-specialize=0"]),
     # Soft-capping on packed sequences (a region that reads neither the
     # query nor the key index): the default wgmma kernel, the persistent
     # warp-specialized one, and mma.sync.
