@@ -61,16 +61,58 @@
 // SM80-SAME: grid = array<i64: 11, 8, 1>
 // SM80-SAME: kernel_choice = "mma.sync m16n8k16, 4 warps x 2 x 16 query rows
 // SM80-SAME: varlen: 4 packed sequences
-func.func @varlen(%q: tensor<1000x8x128xf16>, %k: tensor<1200x8x128xf16>, %v: tensor<1200x8x128xf16>, %cq: tensor<5xi32>, %ck: tensor<5xi32>, %o: tensor<1000x8x128xf16>) -> tensor<1000x8x128xf16> {
+func.func @varlen(%q: tensor<1000x8x128xf16>, %k: tensor<1020x8x128xf16>, %v: tensor<1020x8x128xf16>, %cq: tensor<5xi32>, %ck: tensor<5xi32>, %o: tensor<1000x8x128xf16>) -> tensor<1000x8x128xf16> {
   %s = arith.constant 0.088 : f32
-  %m = attn.varlen_mask %cq, %ck causal bottom_right : tensor<5xi32>, tensor<5xi32> -> tensor<1000x1200xi1>
-  %r = attn.attention ins(%q, %k, %v : tensor<1000x8x128xf16>, tensor<1200x8x128xf16>, tensor<1200x8x128xf16>) scale(%s)
-      mask(%m : tensor<1000x1200xi1>)
+  %m = attn.varlen_mask %cq, %ck causal bottom_right : tensor<5xi32>, tensor<5xi32> -> tensor<1000x1020xi1>
+  %r = attn.attention ins(%q, %k, %v : tensor<1000x8x128xf16>, tensor<1020x8x128xf16>, tensor<1020x8x128xf16>) scale(%s)
+      mask(%m : tensor<1000x1020xi1>)
       outs(%o : tensor<1000x8x128xf16>) indexing_maps = [
         affine_map<(h, m, n, d, e) -> (m, h, d)>, affine_map<(h, m, n, d, e) -> (n, h, d)>,
         affine_map<(h, m, n, d, e) -> (n, h, e)>, affine_map<(h, m, n, d, e) -> (m, h, e)>,
         affine_map<(h, m, n, d, e) -> (m, n)>] -> tensor<1000x8x128xf16>
   return %r : tensor<1000x8x128xf16>
+}
+
+// -----
+
+// Sequences of 256 tokens on average past D = 96: persistent blocks by
+// default (the empty slots run inside a block's loop, causal tiles by
+// levels); at D = 64 the two-block kernel stays.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: persistent: 132 blocks take the 3072 query tiles from a counter
+// CHECK-SAME: varlen: 64 packed sequences (causal tiles by levels
+// SM80-LABEL: attn.bundle = {
+// PERS-LABEL: attn.bundle = {
+func.func @varlen_256(%q: tensor<16384x16x128xf16>, %k: tensor<16384x16x128xf16>, %v: tensor<16384x16x128xf16>, %cu: tensor<65xi32>, %o: tensor<16384x16x128xf16>) -> tensor<16384x16x128xf16> {
+  %s = arith.constant 0.088 : f32
+  %m = attn.varlen_mask %cu, %cu causal : tensor<65xi32>, tensor<65xi32> -> tensor<16384x16384xi1>
+  %r = attn.attention ins(%q, %k, %v : tensor<16384x16x128xf16>, tensor<16384x16x128xf16>, tensor<16384x16x128xf16>) scale(%s)
+      mask(%m : tensor<16384x16384xi1>)
+      outs(%o : tensor<16384x16x128xf16>) indexing_maps = [
+        affine_map<(h, m, n, d, e) -> (m, h, d)>, affine_map<(h, m, n, d, e) -> (n, h, d)>,
+        affine_map<(h, m, n, d, e) -> (n, h, e)>, affine_map<(h, m, n, d, e) -> (m, h, e)>,
+        affine_map<(h, m, n, d, e) -> (m, n)>] -> tensor<16384x16x128xf16>
+  return %r : tensor<16384x16x128xf16>
+}
+
+// -----
+
+// CHECK-LABEL: attn.bundle = {
+// CHECK-NOT: persistent:
+// CHECK-SAME: 2 block(s) per multiprocessor, varlen: 64 packed sequences"
+// SM80-LABEL: attn.bundle = {
+// PERS-LABEL: attn.bundle = {
+// PERS-SAME: varlen: 64 packed sequences (causal tiles by levels
+func.func @varlen_256_d64(%q: tensor<16384x16x64xf16>, %k: tensor<16384x16x64xf16>, %v: tensor<16384x16x64xf16>, %cu: tensor<65xi32>, %o: tensor<16384x16x64xf16>) -> tensor<16384x16x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %m = attn.varlen_mask %cu, %cu causal : tensor<65xi32>, tensor<65xi32> -> tensor<16384x16384xi1>
+  %r = attn.attention ins(%q, %k, %v : tensor<16384x16x64xf16>, tensor<16384x16x64xf16>, tensor<16384x16x64xf16>) scale(%s)
+      mask(%m : tensor<16384x16384xi1>)
+      outs(%o : tensor<16384x16x64xf16>) indexing_maps = [
+        affine_map<(h, m, n, d, e) -> (m, h, d)>, affine_map<(h, m, n, d, e) -> (n, h, d)>,
+        affine_map<(h, m, n, d, e) -> (n, h, e)>, affine_map<(h, m, n, d, e) -> (m, h, e)>,
+        affine_map<(h, m, n, d, e) -> (m, n)>] -> tensor<16384x16x64xf16>
+  return %r : tensor<16384x16x64xf16>
 }
 
 // -----

@@ -375,7 +375,7 @@ resolveMmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts, int64_t M,
 static FailureOr<WgmmaConfig>
 resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
                    int64_t N, int64_t D, int64_t E, bool causal, bool maskArg,
-                   bool tmaOk, bool persistentOk, bool keyLinear) {
+                   bool tmaOk, bool persistentOk, bool keyLinear, bool varlen) {
   WgmmaConfig cfg;
   int64_t warps = opts.warps ? opts.warps : 8;
   if (warps % 4 != 0 || warps < 4 || warps > 12)
@@ -432,16 +432,23 @@ resolveWgmmaConfig(AttentionOp op, const ConvertAttnToGPUOptions &opts,
   // 1.15x at 1024-4096, 1.00-1.06x at 8192, 0.96-1.00x at 16384; the causal
   // forms (ALiBi, soft-capping, finite fill, sink) 1.03-1.22x to N = 4096;
   // D = 80/96 causal 1.07-1.21x (from N = 1024, where the warp-specialized
-  // kernel starts for them; N = 512 not measured); but a mask tensor (bias, key padding)
-  // 0.96-1.02x and D = 64 0.81-0.98x (the two-block kernel stays there).
-  // D <= 96 non-causal was not measured. Since TMA K/V (step 73) a bias in
-  // the K/V stages gains too: 1.01-1.06x at N = 1024-4096 (against three
+  // kernel starts for them; N = 512 not measured); but a mask tensor (bias, key
+  // padding) 0.96-1.02x and D = 64 0.81-0.98x (the two-block kernel stays
+  // there). D <= 96 non-causal was not measured. Since TMA K/V (step 73) a bias
+  // in the K/V stages gains too: 1.01-1.06x at N = 1024-4096 (against three
   // computing warpgroups at 4096), causal 1.09-1.13x; at 16384 0.95-1.02x
   // (N = 512 not measured). Not key padding (trimmed keys need a block per
   // query tile).
+  // Packed sequences (varlen tables; N is the average sequence) past
+  // D = 96 from 256 tokens a sequence: the empty tile slots (up to one per
+  // sequence) run inside a block's loop and causal tiles go by levels: 64
+  // sequences of 256 tokens at D = 128 1.045x the two-block kernel causal,
+  // 1.004x non-causal, random lengths 1.01-1.03x (log step 218). At D = 64
+  // 0.84-0.94x (steps 125 and 218).
+  const int64_t minPersistentN = varlen && widest > 96 ? 256 : 512;
   const bool persistentWins =
       tmaOk && persistentOk && (!maskArg || (ringBias && N >= 1024)) &&
-      (ShapedType::isDynamic(N) || (N >= 512 && N <= 8192)) &&
+      (ShapedType::isDynamic(N) || (N >= minPersistentN && N <= 8192)) &&
       (causal || widest > 96);
   // A causal sliding window (Mistral, Gemma-2's local layers, gpt-oss):
   // every query tile's loop is at most window + tile_q keys, so persistent
@@ -1706,7 +1713,8 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
                 : sizes[r + 1], // kDynamic when dynamic
             D, E, op.getCausal() || kb.varlenCausal,
             static_cast<bool>(memArg("mask")), noTma.empty() && opts.tma != 0,
-            /*persistentOk=*/opts.persistent != 0, keyLinear);
+            /*persistentOk=*/opts.persistent != 0, keyLinear,
+            static_cast<bool>(varlen));
     if (failed(resolved))
       return failure();
     wcfg = *resolved;
