@@ -37,8 +37,8 @@
 // WSV-SAME: varlen: 4 packed sequences
 
 // Persistent blocks take the tile slots of every head from a counter; an
-// empty slot runs an empty key loop. Under causal the producer takes them
-// by levels where the tables allow: the most tiles a sequence has (one
+// empty slot runs an empty key loop. The producer takes them by levels
+// where the tables allow: the most tiles a sequence has (one
 // redux over the table), blocks past the last tile counted out before the
 // loop (the counters' reset needs every block), and per tile the level's
 // tile of its sequence or, past that, the slot's vote.
@@ -46,7 +46,7 @@
 // PERS-SAME: name = "tile_counter"
 // PERS-SAME: grid = array<i64: 88, 1, 1>
 // PERS-SAME: persistent: 88 blocks take the 88 query tiles from a counter
-// PERS-SAME: varlen: 4 packed sequences (causal tiles by levels, every sequence's last first, where the lengths give no more tiles than slots)
+// PERS-SAME: varlen: 4 packed sequences (tiles by levels, every sequence's last first, where the lengths give no more tiles than slots)
 // PERS-SAME: grid = "[min((floor(m / tile_q) + seqs) * b0, persistent), 1, 1]"
 // PERS-SAME: persistent = 88 : i64
 // PERS: redux.sync.max.u32
@@ -80,7 +80,7 @@ func.func @varlen(%q: tensor<1000x8x128xf16>, %k: tensor<1020x8x128xf16>, %v: te
 // levels); at D = 64 the two-block kernel stays.
 // CHECK-LABEL: attn.bundle = {
 // CHECK-SAME: persistent: 132 blocks take the 3072 query tiles from a counter
-// CHECK-SAME: varlen: 64 packed sequences (causal tiles by levels
+// CHECK-SAME: varlen: 64 packed sequences (tiles by levels
 // SM80-LABEL: attn.bundle = {
 // PERS-LABEL: attn.bundle = {
 func.func @varlen_256(%q: tensor<16384x16x128xf16>, %k: tensor<16384x16x128xf16>, %v: tensor<16384x16x128xf16>, %cu: tensor<65xi32>, %o: tensor<16384x16x128xf16>) -> tensor<16384x16x128xf16> {
@@ -102,7 +102,7 @@ func.func @varlen_256(%q: tensor<16384x16x128xf16>, %k: tensor<16384x16x128xf16>
 // CHECK-SAME: 2 block(s) per multiprocessor, varlen: 64 packed sequences"
 // SM80-LABEL: attn.bundle = {
 // PERS-LABEL: attn.bundle = {
-// PERS-SAME: varlen: 64 packed sequences (causal tiles by levels
+// PERS-SAME: varlen: 64 packed sequences (tiles by levels
 func.func @varlen_256_d64(%q: tensor<16384x16x64xf16>, %k: tensor<16384x16x64xf16>, %v: tensor<16384x16x64xf16>, %cu: tensor<65xi32>, %o: tensor<16384x16x64xf16>) -> tensor<16384x16x64xf16> {
   %s = arith.constant 0.125 : f32
   %m = attn.varlen_mask %cu, %cu causal : tensor<65xi32>, tensor<65xi32> -> tensor<16384x16384xi1>
@@ -151,7 +151,7 @@ func.func @varlen_many(%q: tensor<4000x2x64xf16>, %k: tensor<4000x2x64xf16>, %v:
 // CHECK: arith.cmpi sge
 // SM80-LABEL: attn.bundle = {
 // PERS-LABEL: attn.bundle = {
-// PERS-SAME: varlen: 70 packed sequences (causal tiles by levels
+// PERS-SAME: varlen: 70 packed sequences (tiles by levels
 func.func @varlen_70(%q: tensor<4000x2x64xf16>, %k: tensor<4000x2x64xf16>, %v: tensor<4000x2x64xf16>, %cq: tensor<71xi32>, %ck: tensor<71xi32>, %o: tensor<4000x2x64xf16>) -> tensor<4000x2x64xf16> {
   %s = arith.constant 0.125 : f32
   %m = attn.varlen_mask %cq, %ck causal : tensor<71xi32>, tensor<71xi32> -> tensor<4000x4000xi1>
@@ -210,9 +210,9 @@ func.func @with_causal(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: t
 // SM80-LABEL: attn.bundle = {
 // SM80-SAME: name = "cu_seqlens_q", shape = array<i64: 3>, value = dense<[0, 100, 256]>
 // WSV-LABEL: attn.bundle = {
-// Without causal every tile of a sequence is as long: slots, no levels.
+// Without causal too (the levels leave no empty slot for equal lengths).
 // PERS-LABEL: attn.bundle = {
-// PERS-SAME: varlen: 2 packed sequences"
+// PERS-SAME: varlen: 2 packed sequences (tiles by levels
 func.func @constant_tables(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: tensor<256x2x64xf16>, %o: tensor<256x2x64xf16>) -> tensor<256x2x64xf16> {
   %s = arith.constant 0.125 : f32
   %cu = arith.constant dense<[0, 100, 256]> : tensor<3xi32>

@@ -2061,10 +2061,9 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
   std::string noPersistent;
   // The tile count is a runtime value (a dynamic m or batch).
   const bool dynTiles = dynDim[r] || kb.dynBatch;
-  // Varlen under causal: a persistent producer takes the tiles by levels
-  // and publishes each one's batch entry too.
-  kb.varlenLevels = useWgmma && varlen && (op.getCausal() || kb.varlenCausal) &&
-                    !wcfg.segTrim && kb.varlenSeqs >= 2 &&
+  // Varlen: a persistent producer takes the tiles by levels and publishes
+  // each one's batch entry too.
+  kb.varlenLevels = useWgmma && varlen && !wcfg.segTrim && kb.varlenSeqs >= 2 &&
                     kb.varlenSeqs <= TileKernel::kVarlenVoteSeqs;
   wcfg.publishMap = dynTiles || kb.varlenLevels;
   if (!useWgmma && opts.tma == 1)
@@ -2175,7 +2174,7 @@ static LogicalResult buildKernel(ModuleOp module, AttentionOp op,
       if (varlen)
         d << ", varlen: " << kb.varlenSeqs << " packed sequences";
       if (kb.varlenLevels && wcfg.persistent())
-        d << " (causal tiles by levels, every sequence's last first, where "
+        d << " (tiles by levels, every sequence's last first, where "
              "the lengths give no more tiles than slots)";
     } else {
       std::string notWgmma =

@@ -203,12 +203,12 @@ struct KernelBuilder {
   /// the mask's causal rule.
   int64_t varlenSeqs = 0;
   bool varlenCausal = false, varlenBottomRight = false;
-  /// Varlen under causal, up to TileKernel::kVarlenVoteSeqs sequences: the
-  /// persistent Hopper kernel's producer takes the tiles by levels (tile t
-  /// of every sequence, t from the most any has down) where the tables
-  /// give no more of them than slots, else by slots. (A block per tile
-  /// keeps the slots: each block's reduction over the table before its
-  /// body cost more than the order gained, 0.89-1.01x.)
+  /// Varlen, up to TileKernel::kVarlenVoteSeqs sequences: the persistent
+  /// Hopper kernel's producer takes the tiles by levels (tile t of every
+  /// sequence, t from the most any has down) where the tables give no
+  /// more of them than slots, else by slots. (A block per tile keeps the
+  /// slots: each block's reduction over the table before its body cost
+  /// more than the order gained, 0.89-1.01x.)
   bool varlenLevels = false;
   /// Dynamic shapes: the runtime size of each attention loop (b..., m, n,
   /// d, e) that is dynamic (a host function argument the launch captures,

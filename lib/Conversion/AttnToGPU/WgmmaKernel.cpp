@@ -2192,9 +2192,10 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
     if (cfg.varlenSlots)
       seqSlot = bars.addr(tk.idx(4 + 2 * S));
   }
-  // A runtime tile count (cfg.publishMap): the producer's mapping of each
-  // tile, (query block, batch entry), published with it (the block as
-  // enterRows takes it, or varlen's tile slot); -1 past the last tile.
+  // A runtime tile count or varlen by levels (cfg.publishMap): the
+  // producer's mapping of each tile, (query block, batch entry), published
+  // with it (the block as enterRows takes it, or varlen's tile slot); -1
+  // past the last tile.
   const bool publishMap =
       persistent && cfg.publishMap && (!constMap || kb.varlenSeqs);
   auto mapAddr = [&](int64_t k) {
@@ -2874,7 +2875,7 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       if (cfg.tma)
         ifFirst([&] { prefetch(/*maps=*/true, /*rows=*/false); });
       Value cTiles = tilesV;
-      // Varlen under causal, by levels: tile t of every sequence needs the
+      // Varlen by levels: under causal tile t of every sequence needs the
       // keys of t + 1 tiles whatever the sequence's length (bottom-right:
       // plus its offset), so the tiles are taken from the last level down,
       // tile tmax - 1 of each sequence, then tmax - 2, ... over groups of
@@ -2883,7 +2884,9 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       // longest first) ends the launch on a sawtooth of long and short
       // tiles, and idles up to a long tile's time in the tail. By levels,
       // where there are no more tiles than slots (S x tmax <= floor(T /
-      // BM) + S: equal lengths have none empty); otherwise the slots.
+      // BM) + S: equal lengths have none empty, where the slots leave up
+      // to one per sequence, which is also what non-causal ones gain);
+      // otherwise the slots.
       const int64_t seqs = kb.varlenSeqs;
       const bool levels = kb.varlenLevels && publishMap && seqSlot;
       Value lvlOn, lvlMax, lvlHeads, lvlSpan;
@@ -2898,7 +2901,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         lvlHeads = arith::MaxUIOp::create(
             b, loc, arith::DivUIOp::create(b, loc, blocksV, perHead),
             tk.idx(1));
-        lvlSpan = arith::MulIOp::create(b, loc, lvlHeads, perHead);
+        // 1 where the slots apply: their tile numbers need not divide (and
+        // the span need not fit in 32 bits).
+        lvlSpan = arith::SelectOp::create(
+            b, loc, lvlOn, arith::MulIOp::create(b, loc, lvlHeads, perHead),
+            tk.idx(1));
       }
       // A block past the last tile (where `over`, in thread 0): the last
       // block to get there (all others have taken their last number)

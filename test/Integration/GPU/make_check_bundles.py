@@ -1258,7 +1258,7 @@ CASES.update({
     # sequences on three heads; bottom-right with more queries than keys and
     # the lse on 16 tiles for 18 blocks (two take none and must still count
     # themselves out for the next launch); dynamic token counts, whose sizes
-    # give levels or slots...
+    # give levels or slots; non-causal with the lse...
     "varlen_f16_s16_levels_default": Case("float16", **thd(2, 16384, 16384, 128),
                                           varlen=(16, True, False), mask_pattern="equal_seqs"),
     "varlen_f16_s12_levels_persistent": Case("float16", **thd(3, 5000, 5000, 128),
@@ -1272,6 +1272,11 @@ CASES.update({
                                                   "--persistent=1"]),
     "dyn_f16_varlen_levels": Case("float16", **thd(4, -1, -1, 128), varlen=(4, True, False),
                                   mask_pattern="equal_seqs"),
+    "varlen_bf16_s24_levels_full_lse": Case("bfloat16", **thd(3, 5600, 5600, 128),
+                                            varlen=(24, False, False), lse=True,
+                                            mask_pattern="equal_seqs",
+                                            flags=["--warp-specialize=1", "--pipeline=1",
+                                                   "--persistent=1"]),
     # ... and equal tables on a block per tile (by slots): the two-block
     # kernel at D = 64, bottom-right with one-tile sequences and more keys
     # than queries at D = 128.
