@@ -70,6 +70,8 @@ struct ScoreFacts {
   bool shifted = false; ///< a row-uniform shift was dropped (exact w/o sink)
   /// causal/window came from an additive constant 0 / finfo.min mask.
   bool additiveCausal = false;
+  /// ... whose masked entries all hold this value (NaN: not one value).
+  double additiveFill = 0;
   /// Score modification steps, innermost first: `term` with `inner` as the
   /// score it reads, or (term < 0) a multiplication/division by `c`.
   struct Mod {
@@ -1235,6 +1237,17 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
             holdsOnEveryCorner(*cm, constant)) {
           mergeIndexMask(f, constant);
           f.additiveCausal = true;
+          f.additiveFill = [&] {
+            std::optional<double> fill;
+            for (int64_t m = 0; m < cm->M; ++m)
+              for (int64_t n = 0; n < cm->N; ++n)
+                if (double v = cm->value(m, n); v != 0.0) {
+                  if (fill && *fill != v)
+                    return std::numeric_limits<double>::quiet_NaN();
+                  fill = v;
+                }
+            return fill.value_or(std::numeric_limits<double>::quiet_NaN());
+          }();
           break;
         }
       }
@@ -1360,6 +1373,34 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
       return false;
     }
     }
+  }
+  // An additive constant causal mask never masks a whole row by itself, so
+  // its fill does not show, and it is the op's causal rule. Beside another
+  // mask a row may be masked by both: then each key keeps its own fill in
+  // the program (the table's, or the other mask's), which the op's one
+  // fill matches only where they are the same value.
+  if (f.additiveCausal && (f.bias >= 0 || f.maskValue)) {
+    if (f.bias >= 0 || !(*f.maskValue == f.additiveFill)) {
+      why = llvm::formatv(
+                "a constant additive causal mask (fill {0}) beside {1}: rows "
+                "both mask keep each key's own fill, which the op's single "
+                "fill cannot",
+                f.additiveFill,
+                f.bias >= 0
+                    ? std::string("an additive mask tensor")
+                    : llvm::formatv("a mask filling {0}", *f.maskValue).str())
+                .str();
+      return false;
+    }
+  }
+  // A fill that absorbs the scores (s + F == F) was assumed for scores below
+  // 1e31, which a very large scale reaches with ordinary inputs.
+  if (split && *split && std::abs(f.scale) > 65536.0) {
+    why = llvm::formatv("the scale ({0}) is too large for the mask's fill to "
+                        "absorb every score",
+                        f.scale)
+              .str();
+    return false;
   }
   // Windows are relative to the causal rule's diagonal: query m sits at
   // key m + K (bottom-right causal: K = N - M).

@@ -1760,6 +1760,91 @@ func.func @padding_over_additive_causal(%q: tensor<2x12x16xf32>, %k: tensor<2x12
 
 // -----
 
+// Look-alikes of the above (found by test/fuzz/mutate.py, seed 5702): the
+// padding fills -inf while the causal table fills finfo.min, so a row whose
+// visible keys are all padding averages V over its later, unpadded keys in
+// the program; one fill for both would not. The whole mask stays in the
+// score_mod region.
+// EXEC: amp=2.0 arg3=leftpad
+// CHECK-LABEL: func.func @padding_neginf_over_finfo_causal
+// CHECK: attn.attention
+// CHECK-NOT: causal
+// CHECK-SAME: score_mod
+// EXPLAIN: remark: attention fused: scale=0.25, mask=none, score_mod=addf(s, select(cmpf(x1, 0), -inf, x0)), causal=no, batch dims=1, dtype f32 -> f32
+func.func @padding_neginf_over_finfo_causal(%q: tensor<2x12x16xf32>, %k: tensor<2x12x16xf32>, %v: tensor<2x12x8xf32>, %am: tensor<2x12xf32>) -> tensor<2x12x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lowest = arith.constant 0xFF800000 : f32
+  %table = arith.constant dense<[[[0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]]> : tensor<1x12x12xf32>
+  %e = tensor.empty() : tensor<2x12x12xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x12x12xf32>) -> tensor<2x12x12xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x12x16xf32>, tensor<2x12x16xf32>) outs(%z : tensor<2x12x12xf32>) -> tensor<2x12x12xf32>
+  %eb = tensor.empty() : tensor<2x12xi1>
+  %pad = linalg.generic {indexing_maps = [affine_map<(b, n) -> (b, n)>, affine_map<(b, n) -> (b, n)>], iterator_types = ["parallel", "parallel"]}
+      ins(%am : tensor<2x12xf32>) outs(%eb : tensor<2x12xi1>) {
+  ^bb0(%a: f32, %o: i1):
+    %t = arith.cmpf oeq, %a, %zero : f32
+    linalg.yield %t : i1
+  } -> tensor<2x12xi1>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, n)>, affine_map<(b, m, n) -> (0, m, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %pad, %table : tensor<2x12x12xf32>, tensor<2x12xi1>, tensor<1x12x12xf32>) outs(%e : tensor<2x12x12xf32>) {
+  ^bb0(%x: f32, %pd: i1, %c: f32, %o: f32):
+    %sc = arith.constant 0.25 : f32
+    %y = arith.mulf %x, %sc : f32
+    %mk = arith.select %pd, %lowest, %c : f32
+    %r = arith.addf %y, %mk : f32
+    linalg.yield %r : f32
+  } -> tensor<2x12x12xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x12x12xf32>) outs(%e : tensor<2x12x12xf32>) -> tensor<2x12x12xf32>
+  %eo = tensor.empty() : tensor<2x12x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x12x8xf32>) -> tensor<2x12x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x12x12xf32>, tensor<2x12x8xf32>) outs(%zo : tensor<2x12x8xf32>) -> tensor<2x12x8xf32>
+  return %o : tensor<2x12x8xf32>
+}
+
+// -----
+
+// A scale of -1e30 puts ordinary scores at 1e31, where finfo.min no longer
+// absorbs them (s + finfo.min moves with s): the region again.
+// EXEC: amp=2.0 arg3=leftpad
+// CHECK-LABEL: func.func @padding_over_additive_causal_huge_scale
+// CHECK: attn.attention
+// CHECK-NOT: causal
+// CHECK-SAME: score_mod
+// EXPLAIN: remark: attention fused: scale=-1e+30, mask=none, score_mod=addf(s, select(cmpf(x1, 0), -3.40282e+38, x0)), causal=no, batch dims=1, dtype f32 -> f32
+func.func @padding_over_additive_causal_huge_scale(%q: tensor<2x12x16xf32>, %k: tensor<2x12x16xf32>, %v: tensor<2x12x8xf32>, %am: tensor<2x12xf32>) -> tensor<2x12x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lowest = arith.constant -3.40282347E+38 : f32
+  %table = arith.constant dense<[[[0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]]> : tensor<1x12x12xf32>
+  %e = tensor.empty() : tensor<2x12x12xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x12x12xf32>) -> tensor<2x12x12xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%q, %k : tensor<2x12x16xf32>, tensor<2x12x16xf32>) outs(%z : tensor<2x12x12xf32>) -> tensor<2x12x12xf32>
+  %eb = tensor.empty() : tensor<2x12xi1>
+  %pad = linalg.generic {indexing_maps = [affine_map<(b, n) -> (b, n)>, affine_map<(b, n) -> (b, n)>], iterator_types = ["parallel", "parallel"]}
+      ins(%am : tensor<2x12xf32>) outs(%eb : tensor<2x12xi1>) {
+  ^bb0(%a: f32, %o: i1):
+    %t = arith.cmpf oeq, %a, %zero : f32
+    linalg.yield %t : i1
+  } -> tensor<2x12xi1>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, m, n) -> (b, m, n)>, affine_map<(b, m, n) -> (b, n)>, affine_map<(b, m, n) -> (0, m, n)>, affine_map<(b, m, n) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %pad, %table : tensor<2x12x12xf32>, tensor<2x12xi1>, tensor<1x12x12xf32>) outs(%e : tensor<2x12x12xf32>) {
+  ^bb0(%x: f32, %pd: i1, %c: f32, %o: f32):
+    %sc = arith.constant -1.0e+30 : f32
+    %y = arith.mulf %x, %sc : f32
+    %mk = arith.select %pd, %lowest, %c : f32
+    %r = arith.addf %y, %mk : f32
+    linalg.yield %r : f32
+  } -> tensor<2x12x12xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x12x12xf32>) outs(%e : tensor<2x12x12xf32>) -> tensor<2x12x12xf32>
+  %eo = tensor.empty() : tensor<2x12x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x12x8xf32>) -> tensor<2x12x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x12x12xf32>, tensor<2x12x8xf32>) outs(%zo : tensor<2x12x8xf32>) -> tensor<2x12x8xf32>
+  return %o : tensor<2x12x8xf32>
+}
+
+// -----
+
 // The same in f16: -65504 + s moves with s past |s| = 16, so a row whose
 // every key is padding does not average V evenly; the mask stays in a
 // score_mod region. (Executed with the first key kept: on a row that sees
