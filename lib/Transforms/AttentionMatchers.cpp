@@ -1393,9 +1393,11 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
       return false;
     }
   }
-  // A fill that absorbs the scores (s + F == F) was assumed for scores below
-  // 1e31, which a very large scale reaches with ordinary inputs.
-  if (split && *split && std::abs(f.scale) > 65536.0) {
+  // A fill that absorbs the scores (s + F == F; a table's fill where rows
+  // may be masked whole) was assumed for scores below 1e31, which a very
+  // large scale reaches with ordinary inputs.
+  if (((split && *split) || (f.additiveCausal && f.maskValue)) &&
+      std::abs(f.scale) > 65536.0) {
     why = llvm::formatv("the scale ({0}) is too large for the mask's fill to "
                         "absorb every score",
                         f.scale)
