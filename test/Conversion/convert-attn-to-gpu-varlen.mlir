@@ -37,11 +37,12 @@
 // WSV-SAME: varlen: 4 packed sequences
 
 // Persistent blocks take the tile slots of every head from a counter; an
-// empty slot runs an empty key loop. The producer takes them by levels
-// where the tables allow: the most tiles a sequence has (one
-// redux over the table), blocks past the last tile counted out before the
-// loop (the counters' reset needs every block), and per tile the level's
-// tile of its sequence or, past that, the slot's vote.
+// empty slot runs an empty key loop. The producer takes them by levels:
+// under causal up to 64 sequences exactly (every sequence's tile count in
+// a lane: the most and the sum by redux; blocks past the last tile counted
+// out before the loop, since the counters' reset needs every block; per
+// tile a binary search over the levels of warp sums, then ballots for the
+// sequence; no vote over the slots).
 // PERS-LABEL: attn.bundle = {
 // PERS-SAME: name = "tile_counter"
 // PERS-SAME: grid = array<i64: 88, 1, 1>
@@ -50,12 +51,15 @@
 // PERS-SAME: grid = "[min((floor(m / tile_q) + seqs) * b0, persistent), 1, 1]"
 // PERS-SAME: persistent = 88 : i64
 // PERS: redux.sync.max.u32
+// PERS: redux.sync.add.u32
 // PERS: memref.atomic_rmw addi %{{.*}}, %{{.*}}[%{{.*}}] : (i32, memref<2xi32>)
 // PERS: scf.while
-// PERS: %[[ON:.*]]:6 = scf.if %{{.*}} -> (index, index, index, index, index, index)
-// PERS-NOT: vote.sync.ballot
-// PERS: } else {
-// PERS: vote.sync.ballot.b32
+// PERS: scf.while
+// PERS: redux.sync.add.u32
+// PERS: %lanemask_lt
+// PERS: vote.sync.ballot.b32 $0
+// PERS: bfind.u32
+// PERS-NOT: popc.b32 $0, v;
 
 // SM80-LABEL: attn.bundle = {
 // SM80-SAME: grid = array<i64: 11, 8, 1>
@@ -150,8 +154,15 @@ func.func @varlen_many(%q: tensor<4000x2x64xf16>, %k: tensor<4000x2x64xf16>, %v:
 // CHECK-NOT: vote.sync
 // CHECK: arith.cmpi sge
 // SM80-LABEL: attn.bundle = {
+// Past 64 sequences, levels where the tables give no more tiles than
+// slots (the most tiles a sequence has), else the slots' vote.
 // PERS-LABEL: attn.bundle = {
 // PERS-SAME: varlen: 70 packed sequences (tiles by levels
+// PERS: redux.sync.max.u32
+// PERS-NOT: bfind.u32
+// PERS: :6 = scf.if %{{.*}} -> (index, index, index, index, index, index)
+// PERS: } else {
+// PERS: popc.b32 $0, v;
 func.func @varlen_70(%q: tensor<4000x2x64xf16>, %k: tensor<4000x2x64xf16>, %v: tensor<4000x2x64xf16>, %cq: tensor<71xi32>, %ck: tensor<71xi32>, %o: tensor<4000x2x64xf16>) -> tensor<4000x2x64xf16> {
   %s = arith.constant 0.125 : f32
   %m = attn.varlen_mask %cq, %ck causal : tensor<71xi32>, tensor<71xi32> -> tensor<4000x4000xi1>

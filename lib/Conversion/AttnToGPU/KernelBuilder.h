@@ -763,11 +763,15 @@ struct TileKernel {
   /// `redux.sync`; the warp must be converged). Entries are clamped as
   /// setVarlen clamps them.
   Value varlenMaxTiles(int64_t rows);
+  /// The query tiles of sequences lane + 32 j (i32, one per j; 0 past S),
+  /// in the calling thread's lane.
+  SmallVector<Value> varlenTileCounts(int64_t rows);
   /// Varlen by levels: tile `tile` (of `rows` rows) of sequence `seq`,
   /// as setVarlen(blockX, rows) sets and returns it for a slot (no tile
   /// past the sequence's last: no rows, no keys). Where `levelOn` is set,
   /// setVarlen(blockX, rows) takes (levelSeq, levelTile) instead of its
-  /// slot where levelOn holds (a block-uniform i1).
+  /// slot where levelOn holds (a block-uniform i1; a constant true: only
+  /// them).
   Value setVarlenTile(Value seq, Value tile, int64_t rows);
   Value levelOn, levelSeq, levelTile;
   /// Varlen tables of at most this many sequences are searched by a warp

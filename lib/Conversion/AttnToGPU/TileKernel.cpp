@@ -537,6 +537,8 @@ static std::pair<Value, Value> tableLength(KernelBuilder &kb, Value table,
 Value TileKernel::setVarlen(Value blockX, int64_t rows) {
   if (!levelOn)
     return setVarlenSlot(blockX, rows);
+  if (matchPattern(levelOn, m_One()))
+    return setVarlenTile(levelSeq, levelTile, rows);
   // Both ways under a block-uniform branch (the slot's vote needs the warp
   // converged, which a uniform branch keeps).
   OpBuilder &b = kb.b;
@@ -562,14 +564,14 @@ Value TileKernel::setVarlen(Value blockX, int64_t rows) {
   return ifOp.getResult(0);
 }
 
-Value TileKernel::varlenMaxTiles(int64_t rows) {
+SmallVector<Value> TileKernel::varlenTileCounts(int64_t rows) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const int64_t S = kb.varlenSeqs;
   Value cq = memArg("cu_seqlens_q");
   Type i32 = b.getI32Type();
   Value lane = remu(tid, 32);
-  Value most = arith::ConstantIntOp::create(b, loc, 0, 32);
+  SmallVector<Value> counts;
   for (int64_t j = 0; j * 32 < S; ++j) {
     Value s = add(lane, 32 * j);
     Value in =
@@ -579,9 +581,18 @@ Value TileKernel::varlenMaxTiles(int64_t rows) {
             .second;
     Value tiles = arith::SelectOp::create(
         b, loc, in, divu(add(len, rows - 1), rows), idx(0));
-    most = arith::MaxUIOp::create(
-        b, loc, most, arith::IndexCastUIOp::create(b, loc, i32, tiles));
+    counts.push_back(arith::IndexCastUIOp::create(b, loc, i32, tiles));
   }
+  return counts;
+}
+
+Value TileKernel::varlenMaxTiles(int64_t rows) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Type i32 = b.getI32Type();
+  Value most = arith::ConstantIntOp::create(b, loc, 0, 32);
+  for (Value n : varlenTileCounts(rows))
+    most = arith::MaxUIOp::create(b, loc, most, n);
   Value all = NVVM::InlinePtxOp::create(
                   b, loc, TypeRange{i32}, ValueRange{most}, ValueRange{},
                   "redux.sync.max.u32 $0, $1, 0xffffffff;", Value())
