@@ -70,8 +70,12 @@ struct ScoreFacts {
   bool shifted = false; ///< a row-uniform shift was dropped (exact w/o sink)
   /// causal/window came from an additive constant 0 / finfo.min mask.
   bool additiveCausal = false;
-  /// ... whose masked entries all hold this value (NaN: not one value).
+  /// ... whose masked entries all hold this value (NaN: not one value),
+  /// added in this type.
   double additiveFill = 0;
+  Type additiveType;
+  /// A select's condition went into the score_mod region (toRegion).
+  bool regionMask = false;
   /// Score modification steps, innermost first: `term` with `inner` as the
   /// score it reads, or (term < 0) a multiplication/division by `c`.
   struct Mod {
@@ -1050,7 +1054,8 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
           }
           // s + select(c, F, t) is select(c, F, s + t) where s + F is F for
           // every score: F = -inf, or F <= -1e30 added in f32/bf16, whose
-          // spacing there (2^104 in f32) swallows any score below 1e31
+          // spacing there (2^76 at 1e30, 2^104 at finfo.min) swallows any
+          // score below 3.8e22 (1e31 at finfo.min)
           // (Hugging Face's Where(attention_mask == 0, finfo.min,
           // causal_table) added to the scores: a padding mask over a causal
           // one, with the fill kept, so a row that masks every key averages
@@ -1236,7 +1241,12 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
         if (isCausalAdditiveMask(*cm, step.addType, constant) &&
             holdsOnEveryCorner(*cm, constant)) {
           mergeIndexMask(f, constant);
+          double before = f.additiveCausal
+                              ? f.additiveFill
+                              : std::numeric_limits<double>::quiet_NaN();
+          bool second = f.additiveCausal;
           f.additiveCausal = true;
+          f.additiveType = step.addType;
           f.additiveFill = [&] {
             std::optional<double> fill;
             for (int64_t m = 0; m < cm->M; ++m)
@@ -1248,6 +1258,9 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
                 }
             return fill.value_or(std::numeric_limits<double>::quiet_NaN());
           }();
+          // Two tables: one fill only where both have the same.
+          if (second && !(before == f.additiveFill))
+            f.additiveFill = std::numeric_limits<double>::quiet_NaN();
           break;
         }
       }
@@ -1290,6 +1303,7 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
           cur = tr.compose(sel);
         }
         f.mods.push_back({cur, step.inner});
+        f.regionMask = true;
         return true;
       };
       IndexMask im;
@@ -1379,23 +1393,35 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
   // mask a row may be masked by both: then each key keeps its own fill in
   // the program (the table's, or the other mask's), which the op's one
   // fill matches only where they are the same value.
-  if (f.additiveCausal && (f.bias >= 0 || f.maskValue)) {
-    if (f.bias >= 0 || !(*f.maskValue == f.additiveFill)) {
+  // So must a mask that went into the score_mod region (its fill is the
+  // region's, and the table's keys would take the op's -inf), and the one
+  // fill must absorb the scores as the table's does: -inf, or <= -1e30 in
+  // f32/bf16 (an f16 table's -65504 + s moves with s past |s| = 16).
+  if (f.additiveCausal && (f.bias >= 0 || f.maskValue || f.regionMask)) {
+    bool absorbing = std::isinf(f.additiveFill) ||
+                     (f.additiveFill <= -1e30 && f.additiveType &&
+                      (f.additiveType.isF32() || f.additiveType.isBF16()));
+    if (f.bias >= 0 || f.regionMask || !absorbing ||
+        !(*f.maskValue == f.additiveFill)) {
       why = llvm::formatv(
                 "a constant additive causal mask (fill {0}) beside {1}: rows "
                 "both mask keep each key's own fill, which the op's single "
                 "fill cannot",
                 f.additiveFill,
-                f.bias >= 0
-                    ? std::string("an additive mask tensor")
+                f.bias >= 0    ? std::string("an additive mask tensor")
+                : f.regionMask ? std::string("a mask in the score_mod region")
+                : !absorbing
+                    ? std::string("another mask (its fill does not "
+                                  "absorb the scores in this type)")
                     : llvm::formatv("a mask filling {0}", *f.maskValue).str())
                 .str();
       return false;
     }
   }
   // A fill that absorbs the scores (s + F == F; a table's fill where rows
-  // may be masked whole) was assumed for scores below 1e31, which a very
-  // large scale reaches with ordinary inputs.
+  // may be masked whole) was assumed for scores below 3.8e22 (-1e30's
+  // spacing in f32; finfo.min's: 1e31), which a very large scale reaches
+  // with ordinary inputs.
   if (((split && *split) || (f.additiveCausal && f.maskValue)) &&
       std::abs(f.scale) > 65536.0) {
     why = llvm::formatv("the scale ({0}) is too large for the mask's fill to "

@@ -781,6 +781,11 @@ struct TileKernel {
 private:
   /// setVarlen by the block's slot: the sequence from the tables.
   Value setVarlenSlot(Value blockX, int64_t rows);
+  /// Sets the fields for a sequence at q0/k0 of lq/lk tokens and returns
+  /// tile `tile`'s first row, or no rows and keys where `found` does not
+  /// hold.
+  Value setVarlenFound(Value found, Value q0, Value lq, Value k0, Value lk,
+                       Value tile, int64_t rows);
 
 public:
   /// The launch body's gpu.terminator (after the varlen guard if any).

@@ -608,6 +608,13 @@ Value TileKernel::setVarlenTile(Value seq, Value tile, int64_t rows) {
   auto [k0, lk] = tableLength(kb, ck, seq, Nv());
   Value found = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                       mul(tile, rows), lq);
+  return setVarlenFound(found, q0, lq, k0, lk, tile, rows);
+}
+
+Value TileKernel::setVarlenFound(Value found, Value q0, Value lq, Value k0,
+                                 Value lk, Value tile, int64_t rows) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
   qBase = q0;
   kBase = k0;
   rowLimit = arith::SelectOp::create(b, loc, found, lq, idx(0));
@@ -691,14 +698,7 @@ Value TileKernel::setVarlenSlot(Value blockX, int64_t rows) {
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, t, idx(0)),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, t, tiles));
-  qBase = q0;
-  kBase = k0;
-  rowLimit = arith::SelectOp::create(b, loc, found, lq, idx(0));
-  keyLimit = arith::SelectOp::create(b, loc, found, lk, idx(0));
-  offsetV = kb.varlenBottomRight
-                ? arith::SubIOp::create(b, loc, lk, lq).getResult()
-                : idx(0);
-  return arith::SelectOp::create(b, loc, found, mul(t, rows), idx(0));
+  return setVarlenFound(found, q0, lq, k0, lk, t, rows);
 }
 
 void TileKernel::setVarlen(Value q0, Value k0, Value rowsLeft, Value keysLeft) {

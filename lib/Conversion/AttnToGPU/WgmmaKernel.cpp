@@ -2922,7 +2922,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           sum = arith::AddIOp::create(b, loc, sum, n);
         }
         lvlMax = toIdx(redux("max", most));
-        Value perHead = toIdx(redux("add", sum));
+        // At most the slots: valid tables have no more tiles (each sequence
+        // floor(len / BM) + 1 at most); hostile ones (overlapping
+        // sequences) leave the rest out instead of numbering past them.
+        Value perHead =
+            arith::MinUIOp::create(b, loc, toIdx(redux("add", sum)), gridXv);
         lvlTotal = perHead;
         lvlOn = arith::ConstantIntOp::create(b, loc, 1, 1);
         cTiles = arith::MulIOp::create(b, loc, perHead, batchV);
