@@ -6,7 +6,8 @@ under compute-sanitizer):
         test/Integration/GPU/bundles/varlen_f16_causal_wg ...
 
 For each varlen bundle: tables that decrease, start past 0, end past T,
-hold negative entries or entries far past T, and all-equal ones. The
+hold negative entries or entries far past T, all-equal ones, and
+overlapping sequences (0, T, 0, T, ...). The
 result is unspecified for such tables (attn.varlen_mask says so); what is
 checked is that every launch completes without a CUDA error (memcheck
 reports any access outside the tensors) and that rows no sequence covers
@@ -41,6 +42,9 @@ def main() -> int:
             torch.randint(-2 * T_q, 3 * T_q, (seqs + 1,), generator=gen).tolist(),
             [0] + [T_q + 7] * seqs,                          # ends past T
             [2**31 - 1] * (seqs + 1),
+            # overlapping: every other sequence all the tokens (more tiles
+            # than the slots by far)
+            [0 if i % 2 == 0 else T_q for i in range(seqs + 1)],
         ]
         for t in tables:
             cu = torch.tensor(t, dtype=torch.int32, device="cuda")
