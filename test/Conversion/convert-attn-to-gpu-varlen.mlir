@@ -38,7 +38,7 @@
 
 // Persistent blocks take the tile slots of every head from a counter; an
 // empty slot runs an empty key loop. The producer takes them by levels:
-// under causal up to 64 sequences exactly (every sequence's tile count in
+// under causal up to 128 sequences exactly (every sequence's tile count in
 // a lane: the most and the sum by redux; blocks past the last tile counted
 // out before the loop, since the counters' reset needs every block; per
 // tile a binary search over the levels of warp sums, then ballots for the
@@ -154,15 +154,12 @@ func.func @varlen_many(%q: tensor<4000x2x64xf16>, %k: tensor<4000x2x64xf16>, %v:
 // CHECK-NOT: vote.sync
 // CHECK: arith.cmpi sge
 // SM80-LABEL: attn.bundle = {
-// Past 64 sequences, levels where the tables give no more tiles than
-// slots (the most tiles a sequence has), else the slots' vote.
+// 70 sequences: exact levels over three lanes' chunks.
 // PERS-LABEL: attn.bundle = {
 // PERS-SAME: varlen: 70 packed sequences (tiles by levels
 // PERS: redux.sync.max.u32
-// PERS-NOT: bfind.u32
-// PERS: :6 = scf.if %{{.*}} -> (index, index, index, index, index, index)
-// PERS: } else {
-// PERS: popc.b32 $0, v;
+// PERS: bfind.u32
+// PERS-NOT: popc.b32 $0, v;
 func.func @varlen_70(%q: tensor<4000x2x64xf16>, %k: tensor<4000x2x64xf16>, %v: tensor<4000x2x64xf16>, %cq: tensor<71xi32>, %ck: tensor<71xi32>, %o: tensor<4000x2x64xf16>) -> tensor<4000x2x64xf16> {
   %s = arith.constant 0.125 : f32
   %m = attn.varlen_mask %cq, %ck causal : tensor<71xi32>, tensor<71xi32> -> tensor<4000x4000xi1>
@@ -221,9 +218,16 @@ func.func @with_causal(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: t
 // SM80-LABEL: attn.bundle = {
 // SM80-SAME: name = "cu_seqlens_q", shape = array<i64: 3>, value = dense<[0, 100, 256]>
 // WSV-LABEL: attn.bundle = {
-// Without causal too (the levels leave no empty slot for equal lengths).
+// Without causal too (the levels leave no empty slot for equal lengths):
+// levels where the tables give no more tiles than slots (the most tiles a
+// sequence has), else the slots' vote.
 // PERS-LABEL: attn.bundle = {
 // PERS-SAME: varlen: 2 packed sequences (tiles by levels
+// PERS: redux.sync.max.u32
+// PERS-NOT: bfind.u32
+// PERS: :6 = scf.if %{{.*}} -> (index, index, index, index, index, index)
+// PERS: } else {
+// PERS: popc.b32 $0, v;
 func.func @constant_tables(%q: tensor<256x2x64xf16>, %k: tensor<256x2x64xf16>, %v: tensor<256x2x64xf16>, %o: tensor<256x2x64xf16>) -> tensor<256x2x64xf16> {
   %s = arith.constant 0.125 : f32
   %cu = arith.constant dense<[0, 100, 256]> : tensor<3xi32>

@@ -2888,18 +2888,20 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       // to one per sequence, which is also what non-causal ones gain);
       // otherwise the slots.
       //
-      // Under causal, up to 64 sequences, the levels are exact, with no
+      // Under causal, up to 128 sequences, the levels are exact, with no
       // empty tile for any lengths: each producer lane holds the tile
-      // counts n_s of sequences lane and lane + 32, and a tile number's
+      // counts n_s of sequences lane + 32 j, and a tile number's
       // level t is the largest with W(t) > its rank, W(t) = sum_s max(0,
       // n_s - t) the tiles at levels >= t (a binary search over t of warp
       // sums); within the level it is the j-th sequence with n_s > t
-      // (ballots). Random lengths: 1.03-1.05x at S = 64. Not without causal,
-      // where a tile's work is its sequence's length, not its level, and
-      // random lengths measured 0.96-1.02x.
+      // (ballots). Random lengths: 1.03-1.05x at S = 64 and 128. At 256
+      // sequences the per-tile search over eight chunks cost 1.6% on equal
+      // lengths (random 1.01-1.05x): the tmax levels there. Not without
+      // causal, where a tile's work is its sequence's length, not its
+      // level, and random lengths measured 0.96-1.02x.
       const int64_t seqs = kb.varlenSeqs;
       const bool levels = kb.varlenLevels && publishMap && seqSlot;
-      const bool exact = levels && tk.causal && seqs <= 64;
+      const bool exact = levels && tk.causal && seqs <= 128;
       Value lvlOn, lvlMax, lvlHeads, lvlSpan;
       SmallVector<Value> lvlCounts; // exact: the lane's n_s (i32)
       Value lvlTotal;               // exact: each head's tiles

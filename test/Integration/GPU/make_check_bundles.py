@@ -1258,7 +1258,8 @@ CASES.update({
     # sequences on three heads; bottom-right with more queries than keys and
     # the lse on 16 tiles for 18 blocks (two take none and must still count
     # themselves out for the next launch); dynamic token counts, whose sizes
-    # give levels or slots; non-causal with the lse...
+    # give levels or slots; 100 causal sequences of random lengths (exact
+    # levels over four lanes' chunks); non-causal with the lse...
     "varlen_f16_s16_levels_default": Case("float16", **thd(2, 16384, 16384, 128),
                                           varlen=(16, True, False), mask_pattern="equal_seqs"),
     "varlen_f16_s12_levels_persistent": Case("float16", **thd(3, 5000, 5000, 128),
@@ -1272,6 +1273,10 @@ CASES.update({
                                                   "--persistent=1"]),
     "dyn_f16_varlen_levels": Case("float16", **thd(4, -1, -1, 128), varlen=(4, True, False),
                                   mask_pattern="equal_seqs"),
+    "varlen_f16_s100_levels_causal": Case("float16", **thd(2, 12000, 12000, 128),
+                                          varlen=(100, True, False),
+                                          flags=["--warp-specialize=1", "--pipeline=1",
+                                                 "--persistent=1"]),
     "varlen_bf16_s24_levels_full_lse": Case("bfloat16", **thd(3, 5600, 5600, 128),
                                             varlen=(24, False, False), lse=True,
                                             mask_pattern="equal_seqs",
