@@ -2888,23 +2888,25 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
       // to one per sequence, which is also what non-causal ones gain);
       // otherwise the slots.
       //
-      // Under causal, up to 128 sequences, the levels are exact, with no
+      // Under causal (up to 256 sequences) the levels are exact, with no
       // empty tile for any lengths: each producer lane holds the tile
       // counts n_s of sequences lane + 32 j, and a tile number's
       // level t is the largest with W(t) > its rank, W(t) = sum_s max(0,
       // n_s - t) the tiles at levels >= t (a binary search over t of warp
       // sums); within the level it is the j-th sequence with n_s > t
-      // (ballots). Random lengths: 1.03-1.05x at S = 64 and 128. At 256
-      // sequences the per-tile search over eight chunks cost 1.6% on equal
-      // lengths (random 1.01-1.05x): the tmax levels there. Not without
+      // (ballots). Random lengths: 1.03-1.05x at S = 64 and 128. Past 128
+      // sequences the tmax levels where they apply (equal lengths: the
+      // per-tile search over eight chunks cost 1.6% at 256), else exact
+      // (random lengths 1.01-1.05x). Not without
       // causal, where a tile's work is its sequence's length, not its
       // level, and random lengths measured 0.96-1.02x.
       const int64_t seqs = kb.varlenSeqs;
       const bool levels = kb.varlenLevels && publishMap && seqSlot;
-      const bool exact = levels && tk.causal && seqs <= 128;
+      const bool exact = levels && tk.causal;
       Value lvlOn, lvlMax, lvlHeads, lvlSpan;
       SmallVector<Value> lvlCounts; // exact: the lane's n_s (i32)
       Value lvlTotal;               // exact: each head's tiles
+      Value lvlCheap;               // past 128 sequences: the tmax levels apply
       auto redux = [&](StringRef op, Value x) {
         return em.asmI32(
             ("redux.sync." + op + ".u32 $0, $1, 0xffffffff;").str(), {x}, "r");
@@ -2930,6 +2932,17 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
         Value perHead =
             arith::MinUIOp::create(b, loc, toIdx(redux("add", sum)), gridXv);
         lvlTotal = perHead;
+        if (seqs > 128) {
+          // tmax levels where S x tmax <= the slots: the same order, and no
+          // search over eight chunks per tile (1.6% at 256 sequences).
+          Value lvlMax1 = arith::MaxUIOp::create(b, loc, lvlMax, tk.idx(1));
+          Value cheapTiles = tk.mul(lvlMax1, seqs);
+          lvlCheap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                           cheapTiles, gridXv);
+          lvlMax = lvlMax1;
+          perHead =
+              arith::SelectOp::create(b, loc, lvlCheap, cheapTiles, perHead);
+        }
         lvlOn = arith::ConstantIntOp::create(b, loc, 1, 1);
         cTiles = arith::MulIOp::create(b, loc, perHead, batchV);
         Value perHead1 = arith::MaxUIOp::create(b, loc, perHead, tk.idx(1));
@@ -3022,7 +3035,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           // At least 1: past the last tile (by slots) the values are unused.
           Value width =
               arith::MaxUIOp::create(b, loc, tk.mul(inGroup, seqs), tk.idx(1));
-          if (exact) {
+          // (sequence, tile, batch entry) of `tile`, exactly.
+          auto exactMap = [&]() -> std::array<Value, 3> {
             // rank = within / inGroup; t: the largest level with W(t) >
             // rank (W(0) is the head's tiles, W(tmax) = 0).
             Value inG = toI32(inGroup);
@@ -3129,10 +3143,38 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                   arith::SubIOp::create(b, loc, left, here));
               found = arith::OrIOp::create(b, loc, found, inChunk);
             }
+            return {toIdx(seq), toIdx(t), tk.add(head0, toIdx(headIn))};
+          };
+          if (exact) {
+            std::array<Value, 3> r;
+            if (lvlCheap) {
+              // The tmax levels where they have no more tiles than slots
+              // (no search per tile), else the exact ones.
+              Type it = b.getIndexType();
+              auto pick = scf::IfOp::create(b, loc, TypeRange{it, it, it},
+                                            lvlCheap, /*withElse=*/true);
+              OpBuilder::InsertionGuard g2(b);
+              b.setInsertionPointToStart(&pick.getThenRegion().front());
+              Value level = div32(within, width);
+              Value rest = arith::SubIOp::create(
+                  b, loc, within, arith::MulIOp::create(b, loc, level, width));
+              scf::YieldOp::create(
+                  b, loc,
+                  ValueRange{
+                      tk.remu(rest, seqs),
+                      arith::SubIOp::create(b, loc, tk.add(lvlMax, -1), level),
+                      tk.add(head0, tk.divu(rest, seqs))});
+              b.setInsertionPointToStart(&pick.getElseRegion().front());
+              std::array<Value, 3> e = exactMap();
+              scf::YieldOp::create(b, loc, ValueRange{e[0], e[1], e[2]});
+              r = {pick.getResult(0), pick.getResult(1), pick.getResult(2)};
+            } else {
+              r = exactMap();
+            }
             tk.levelOn = lvlOn;
-            tk.levelSeq = toIdx(seq);
-            tk.levelTile = toIdx(t);
-            y = tk.add(head0, toIdx(headIn));
+            tk.levelSeq = r[0];
+            tk.levelTile = r[1];
+            y = r[2];
           } else {
             Value level = div32(within, width);
             Value rest = arith::SubIOp::create(

@@ -1259,7 +1259,8 @@ CASES.update({
     # the lse on 16 tiles for 18 blocks (two take none and must still count
     # themselves out for the next launch); dynamic token counts, whose sizes
     # give levels or slots; 100 causal sequences of random lengths (exact
-    # levels over four lanes' chunks); non-causal with the lse...
+    # levels over four lanes' chunks); 200 (the tmax levels for equal
+    # tables, else exact over seven chunks); non-causal with the lse...
     "varlen_f16_s16_levels_default": Case("float16", **thd(2, 16384, 16384, 128),
                                           varlen=(16, True, False), mask_pattern="equal_seqs"),
     "varlen_f16_s12_levels_persistent": Case("float16", **thd(3, 5000, 5000, 128),
@@ -1277,6 +1278,11 @@ CASES.update({
                                           varlen=(100, True, False),
                                           flags=["--warp-specialize=1", "--pipeline=1",
                                                  "--persistent=1"]),
+    **{f"varlen_f16_s200_levels_causal_{tables}": Case(
+        "float16", **thd(2, 51200, 51200, 128), varlen=(200, True, False),
+        mask_pattern="equal_seqs" if tables == "equal" else "",
+        flags=["--warp-specialize=1", "--pipeline=1", "--persistent=1"])
+       for tables in ("equal", "random")},
     "varlen_bf16_s24_levels_full_lse": Case("bfloat16", **thd(3, 5600, 5600, 128),
                                             varlen=(24, False, False), lse=True,
                                             mask_pattern="equal_seqs",
