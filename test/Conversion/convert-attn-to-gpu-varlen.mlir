@@ -174,6 +174,34 @@ func.func @varlen_70(%q: tensor<4000x2x64xf16>, %k: tensor<4000x2x64xf16>, %v: t
 
 // -----
 
+// 200 sequences: the tmax levels where they apply (a uniform branch per
+// tile), else exact over seven lanes' chunks.
+// CHECK-LABEL: attn.bundle = {
+// CHECK-SAME: varlen: 200 packed sequences
+// SM80-LABEL: attn.bundle = {
+// PERS-LABEL: attn.bundle = {
+// PERS-SAME: varlen: 200 packed sequences (tiles by levels
+// PERS: redux.sync.max.u32
+// PERS: redux.sync.add.u32
+// PERS: scf.while
+// PERS: %{{.*}}:3 = scf.if %{{.*}} -> (index, index, index) {
+// PERS: } else {
+// PERS: scf.while
+// PERS: bfind.u32
+func.func @varlen_200(%q: tensor<4000x2x64xf16>, %k: tensor<4000x2x64xf16>, %v: tensor<4000x2x64xf16>, %cq: tensor<201xi32>, %ck: tensor<201xi32>, %o: tensor<4000x2x64xf16>) -> tensor<4000x2x64xf16> {
+  %s = arith.constant 0.125 : f32
+  %m = attn.varlen_mask %cq, %ck causal : tensor<201xi32>, tensor<201xi32> -> tensor<4000x4000xi1>
+  %r = attn.attention ins(%q, %k, %v : tensor<4000x2x64xf16>, tensor<4000x2x64xf16>, tensor<4000x2x64xf16>) scale(%s)
+      mask(%m : tensor<4000x4000xi1>)
+      outs(%o : tensor<4000x2x64xf16>) indexing_maps = [
+        affine_map<(h, m, n, d, e) -> (m, h, d)>, affine_map<(h, m, n, d, e) -> (n, h, d)>,
+        affine_map<(h, m, n, d, e) -> (n, h, e)>, affine_map<(h, m, n, d, e) -> (m, h, e)>,
+        affine_map<(h, m, n, d, e) -> (m, n)>] -> tensor<4000x2x64xf16>
+  return %r : tensor<4000x2x64xf16>
+}
+
+// -----
+
 // A finite fill: keys of other sequences would score the fill, so the
 // mask stays a mask tensor (a constant-free program: it is computed).
 // CHECK-LABEL: attn.bundle = {
