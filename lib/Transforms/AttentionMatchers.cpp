@@ -886,6 +886,15 @@ static bool applyMaskParts(ScoreTracer &tr, int cond, bool maskedWhen, int mDim,
   return true;
 }
 
+/// s + F == F for every score below 3.8e22 in `addType`: F = -inf, or
+/// F <= -1e30 added in f32/bf16 (not f16, where -65504 + s moves with s past
+/// |s| = 16).
+static bool fillAbsorbsScores(double fill, Type addType) {
+  return fill < 0 &&
+         (std::isinf(fill) ||
+          (fill <= -1e30 && addType && (addType.isF32() || addType.isBF16())));
+}
+
 /// Peels scale, additive masks and selects off the softmax input down to
 /// the Q·K^T leaf. A chain of any length: the descent collects one step per
 /// level (checks that decide the path first), the unwind applies them
@@ -1062,9 +1071,7 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
           // V over all of them, as the program's equal scores do). Not in
           // f16, where -65504 + s moves with s past |s| = 16.
           auto absorbs = [&](std::optional<double> v) {
-            return v && *v < 0 &&
-                   (std::isinf(*v) ||
-                    (*v <= -1e30 && (t.type.isF32() || t.type.isBF16())));
+            return v && fillAbsorbsScores(*v, t.type);
           };
           int kept = -1;
           if (splitFills && absorbs(a) && !z)
@@ -1241,13 +1248,7 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
         if (isCausalAdditiveMask(*cm, step.addType, constant) &&
             holdsOnEveryCorner(*cm, constant)) {
           mergeIndexMask(f, constant);
-          double before = f.additiveCausal
-                              ? f.additiveFill
-                              : std::numeric_limits<double>::quiet_NaN();
-          bool second = f.additiveCausal;
-          f.additiveCausal = true;
-          f.additiveType = step.addType;
-          f.additiveFill = [&] {
+          double fill = [&] {
             std::optional<double> fill;
             for (int64_t m = 0; m < cm->M; ++m)
               for (int64_t n = 0; n < cm->N; ++n)
@@ -1259,8 +1260,11 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
             return fill.value_or(std::numeric_limits<double>::quiet_NaN());
           }();
           // Two tables: one fill only where both have the same.
-          if (second && !(before == f.additiveFill))
-            f.additiveFill = std::numeric_limits<double>::quiet_NaN();
+          if (f.additiveCausal && f.additiveFill != fill)
+            fill = std::numeric_limits<double>::quiet_NaN();
+          f.additiveCausal = true;
+          f.additiveFill = fill;
+          f.additiveType = step.addType;
           break;
         }
       }
@@ -1391,16 +1395,12 @@ static bool analyzeScores(ScoreTracer &tr, int x, int mDim, int nDim,
   // An additive constant causal mask never masks a whole row by itself, so
   // its fill does not show, and it is the op's causal rule. Beside another
   // mask a row may be masked by both: then each key keeps its own fill in
-  // the program (the table's, or the other mask's), which the op's one
-  // fill matches only where they are the same value.
-  // So must a mask that went into the score_mod region (its fill is the
-  // region's, and the table's keys would take the op's -inf), and the one
-  // fill must absorb the scores as the table's does: -inf, or <= -1e30 in
-  // f32/bf16 (an f16 table's -65504 + s moves with s past |s| = 16).
+  // the program (the table's s + fill, or the other mask's), which the op's
+  // one fill matches only where both are the same value and that value
+  // absorbs the scores. Not beside a bias tensor or a mask moved into the
+  // score_mod region (its keys take the region's fill, the table's -inf).
   if (f.additiveCausal && (f.bias >= 0 || f.maskValue || f.regionMask)) {
-    bool absorbing = std::isinf(f.additiveFill) ||
-                     (f.additiveFill <= -1e30 && f.additiveType &&
-                      (f.additiveType.isF32() || f.additiveType.isBF16()));
+    bool absorbing = fillAbsorbsScores(f.additiveFill, f.additiveType);
     if (f.bias >= 0 || f.regionMask || !absorbing ||
         !(*f.maskValue == f.additiveFill)) {
       why = llvm::formatv(

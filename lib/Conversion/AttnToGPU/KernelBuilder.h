@@ -758,13 +758,9 @@ struct TileKernel {
   /// Varlen: sets qBase, kBase, rowLimit, keyLimit and offsetV from values
   /// setVarlen made elsewhere (a persistent producer's, published).
   void setVarlen(Value q0, Value k0, Value rowsLeft, Value keysLeft);
-  /// Varlen, up to kVarlenVoteSeqs sequences: the most query tiles of
-  /// `rows` rows any sequence has (a warp's loads of the table and a
-  /// `redux.sync`; the warp must be converged). Entries are clamped as
+  /// The query tiles of `rows` rows of sequences lane + 32 j (i32, one per
+  /// j; 0 past S), in the calling thread's lane; entries clamped as
   /// setVarlen clamps them.
-  Value varlenMaxTiles(int64_t rows);
-  /// The query tiles of sequences lane + 32 j (i32, one per j; 0 past S),
-  /// in the calling thread's lane.
   SmallVector<Value> varlenTileCounts(int64_t rows);
   /// Varlen by levels: tile `tile` (of `rows` rows) of sequence `seq`,
   /// as setVarlen(blockX, rows) sets and returns it for a slot (no tile
@@ -775,7 +771,7 @@ struct TileKernel {
   Value setVarlenTile(Value seq, Value tile, int64_t rows);
   Value levelOn, levelSeq, levelTile;
   /// Varlen tables of at most this many sequences are searched by a warp
-  /// vote (setVarlen) and can be taken by levels (varlenMaxTiles).
+  /// vote (setVarlen) and can be taken by levels (varlenTileCounts).
   static constexpr int64_t kVarlenVoteSeqs = 256;
 
 private:

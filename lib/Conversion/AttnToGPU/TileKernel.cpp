@@ -586,20 +586,6 @@ SmallVector<Value> TileKernel::varlenTileCounts(int64_t rows) {
   return counts;
 }
 
-Value TileKernel::varlenMaxTiles(int64_t rows) {
-  OpBuilder &b = kb.b;
-  Location loc = kb.loc;
-  Type i32 = b.getI32Type();
-  Value most = arith::ConstantIntOp::create(b, loc, 0, 32);
-  for (Value n : varlenTileCounts(rows))
-    most = arith::MaxUIOp::create(b, loc, most, n);
-  Value all = NVVM::InlinePtxOp::create(
-                  b, loc, TypeRange{i32}, ValueRange{most}, ValueRange{},
-                  "redux.sync.max.u32 $0, $1, 0xffffffff;", Value())
-                  ->getResult(0);
-  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), all);
-}
-
 Value TileKernel::setVarlenTile(Value seq, Value tile, int64_t rows) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;

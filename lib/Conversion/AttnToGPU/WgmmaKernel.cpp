@@ -2951,8 +2951,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
             tk.idx(1));
         lvlSpan = arith::MulIOp::create(b, loc, lvlHeads, perHead1);
       } else if (levels) {
-        lvlMax =
-            arith::MaxUIOp::create(b, loc, tk.varlenMaxTiles(BM), tk.idx(1));
+        Value most = i32c(0);
+        for (Value n : tk.varlenTileCounts(BM))
+          most = arith::MaxUIOp::create(b, loc, most, n);
+        lvlMax = arith::MaxUIOp::create(b, loc, toIdx(redux("max", most)),
+                                        tk.idx(1));
         Value perHead = tk.mul(lvlMax, seqs);
         Value all = arith::MulIOp::create(b, loc, perHead, batchV);
         lvlOn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
@@ -3035,6 +3038,15 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
           // At least 1: past the last tile (by slots) the values are unused.
           Value width =
               arith::MaxUIOp::create(b, loc, tk.mul(inGroup, seqs), tk.idx(1));
+          // (sequence, tile, batch entry) of `tile` by the tmax levels.
+          auto tmaxMap = [&]() -> std::array<Value, 3> {
+            Value level = div32(within, width);
+            Value rest = arith::SubIOp::create(
+                b, loc, within, arith::MulIOp::create(b, loc, level, width));
+            return {tk.remu(rest, seqs),
+                    arith::SubIOp::create(b, loc, tk.add(lvlMax, -1), level),
+                    tk.add(head0, tk.divu(rest, seqs))};
+          };
           // (sequence, tile, batch entry) of `tile`, exactly.
           auto exactMap = [&]() -> std::array<Value, 3> {
             // rank = within / inGroup; t: the largest level with W(t) >
@@ -3098,6 +3110,14 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
             Value j = arith::SubIOp::create(
                 b, loc, k, arith::MulIOp::create(b, loc, headIn, cnt));
             // The j-th sequence with n_s > t: ballots per chunk of 32.
+            auto ballot = [&](Value x) {
+              return em.asmI32("{ .reg .pred p; setp.ne.u32 p, $1, 0; "
+                               "vote.sync.ballot.b32 $0, p, 0xffffffff; }",
+                               {x}, "r");
+            };
+            auto popc = [&](Value x) {
+              return em.asmI32("popc.b32 $0, $1;", {x}, "r");
+            };
             Value ltMask = em.asmI32("mov.u32 $0, %lanemask_lt;", {}, "");
             Value seq = i32c(0), left = j;
             Value found = arith::ConstantIntOp::create(b, loc, 0, 1);
@@ -3106,25 +3126,17 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                   b, loc, i32t,
                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, n,
                                         t));
-              Value mask =
-                  em.asmI32("{ .reg .pred p; setp.ne.u32 p, $1, 0; "
-                            "vote.sync.ballot.b32 $0, p, 0xffffffff; }",
-                            {live}, "r");
-              Value here = em.asmI32("popc.b32 $0, $1;", {mask}, "r");
+              Value mask = ballot(live);
+              Value here = popc(mask);
               // This lane holds the left-th live sequence of the chunk.
-              Value before =
-                  em.asmI32("popc.b32 $0, $1;",
-                            {arith::AndIOp::create(b, loc, mask, ltMask)}, "r");
+              Value before = popc(arith::AndIOp::create(b, loc, mask, ltMask));
               Value mine = arith::AndIOp::create(
                   b, loc,
                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, live,
                                         i32c(0)),
                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                         before, left));
-              Value who =
-                  em.asmI32("{ .reg .pred p; setp.ne.u32 p, $1, 0; "
-                            "vote.sync.ballot.b32 $0, p, 0xffffffff; }",
-                            {arith::ExtUIOp::create(b, loc, i32t, mine)}, "r");
+              Value who = ballot(arith::ExtUIOp::create(b, loc, i32t, mine));
               Value bit = em.asmI32("bfind.u32 $0, $1;", {who}, "r");
               Value inChunk = arith::CmpIOp::create(
                   b, loc, arith::CmpIPredicate::ult, left, here);
@@ -3155,15 +3167,8 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
                                             lvlCheap, /*withElse=*/true);
               OpBuilder::InsertionGuard g2(b);
               b.setInsertionPointToStart(&pick.getThenRegion().front());
-              Value level = div32(within, width);
-              Value rest = arith::SubIOp::create(
-                  b, loc, within, arith::MulIOp::create(b, loc, level, width));
-              scf::YieldOp::create(
-                  b, loc,
-                  ValueRange{
-                      tk.remu(rest, seqs),
-                      arith::SubIOp::create(b, loc, tk.add(lvlMax, -1), level),
-                      tk.add(head0, tk.divu(rest, seqs))});
+              std::array<Value, 3> c = tmaxMap();
+              scf::YieldOp::create(b, loc, ValueRange{c[0], c[1], c[2]});
               b.setInsertionPointToStart(&pick.getElseRegion().front());
               std::array<Value, 3> e = exactMap();
               scf::YieldOp::create(b, loc, ValueRange{e[0], e[1], e[2]});
@@ -3176,15 +3181,11 @@ void gpu_kernel::buildWgmmaKernel(KernelBuilder &kb, MemArgFn memArg,
             tk.levelTile = r[1];
             y = r[2];
           } else {
-            Value level = div32(within, width);
-            Value rest = arith::SubIOp::create(
-                b, loc, within, arith::MulIOp::create(b, loc, level, width));
+            std::array<Value, 3> c = tmaxMap();
             tk.levelOn = lvlOn;
-            tk.levelSeq = tk.remu(rest, seqs);
-            tk.levelTile =
-                arith::SubIOp::create(b, loc, tk.add(lvlMax, -1), level);
-            y = arith::SelectOp::create(b, loc, lvlOn,
-                                        tk.add(head0, tk.divu(rest, seqs)), y);
+            tk.levelSeq = c[0];
+            tk.levelTile = c[1];
+            y = arith::SelectOp::create(b, loc, lvlOn, c[2], y);
           }
         }
         // With publishMap the consumers get the query block itself (no

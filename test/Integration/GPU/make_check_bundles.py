@@ -498,6 +498,9 @@ PERSIST = ["--warp-specialize=1", "--pipeline=1", "--tile-kv=128", "--stages=3",
 W12_WS = ["--warps=12", "--warp-specialize=1", "--pipeline=1", "--stages=3",
           "--tile-kv=128"]
 
+# The persistent warp-specialized kernel, forced.
+WS_PERSISTENT = ["--warp-specialize=1", "--pipeline=1", "--persistent=1"]
+
 CASES: Dict[str, Case] = {
     "f16_bhsd_causal": Case("float16", **bhsd(2, 4, 100, 100, 64), causal=True),
     "f16_bhsd_full": Case("float16", **bhsd(2, 4, 200, 200, 64)),
@@ -1265,23 +1268,20 @@ CASES.update({
                                           varlen=(16, True, False), mask_pattern="equal_seqs"),
     "varlen_f16_s12_levels_persistent": Case("float16", **thd(3, 5000, 5000, 128),
                                              varlen=(12, True, False), mask_pattern="equal_seqs",
-                                             flags=["--warp-specialize=1", "--pipeline=1",
-                                                    "--persistent=1"]),
+                                             flags=WS_PERSISTENT),
     "varlen_bf16_br_levels_idle_lse": Case("bfloat16", **thd(2, 700, 300, 128),
                                            varlen=(4, True, True), lse=True,
                                            mask_pattern="equal_seqs",
-                                           flags=["--warp-specialize=1", "--pipeline=1",
-                                                  "--persistent=1"]),
+                                           flags=WS_PERSISTENT),
     "dyn_f16_varlen_levels": Case("float16", **thd(4, -1, -1, 128), varlen=(4, True, False),
                                   mask_pattern="equal_seqs"),
     "varlen_f16_s100_levels_causal": Case("float16", **thd(2, 12000, 12000, 128),
                                           varlen=(100, True, False),
-                                          flags=["--warp-specialize=1", "--pipeline=1",
-                                                 "--persistent=1"]),
+                                          flags=WS_PERSISTENT),
     **{f"varlen_f16_s200_levels_causal_{tables}": Case(
         "float16", **thd(2, 51200, 51200, 128), varlen=(200, True, False),
         mask_pattern="equal_seqs" if tables == "equal" else "",
-        flags=["--warp-specialize=1", "--pipeline=1", "--persistent=1"])
+        flags=WS_PERSISTENT)
        for tables in ("equal", "random")},
     "varlen_bf16_s24_levels_full_lse": Case("bfloat16", **thd(3, 5600, 5600, 128),
                                             varlen=(24, False, False), lse=True,
